@@ -1,0 +1,18 @@
+"""gpulite: run .tflite models from Python on the CPU or any GPU through WebGPU."""
+
+from gpulite.errors import (
+    DeviceLostError,
+    DeviceMismatchError,
+    GpuliteError,
+    ModelError,
+    ShapeError,
+    UnsupportedOpError,
+)
+from gpulite.interpreter import Interpreter, SignatureRunner
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DeviceLostError", "DeviceMismatchError", "GpuliteError", "Interpreter", "ModelError", "ShapeError",
+    "SignatureRunner", "UnsupportedOpError",
+]

@@ -1,0 +1,1 @@
+"""Backends and the kernel registry."""

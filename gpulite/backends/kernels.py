@@ -1,0 +1,68 @@
+"""The kernel registry: one kernel factory per (op, backend).
+
+A kernel factory is called once at ``allocate_tensors`` with the node and a backend
+context, does all the per-model work there (weight layout, shape checks, buffers), and
+returns the callable that runs the op. Kernel modules register with
+``@register_kernel(op, backend)`` and are discovered from each backend's ``kernels``
+package, never listed by hand.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from typing import Any
+
+KernelFactory = Callable[..., Any]
+_KERNELS: dict[tuple[str, str], KernelFactory] = {}
+_DISCOVERED: set[str] = set()
+_PACKAGES = {"cpu": "gpulite.backends.cpu.kernels", "webgpu": "gpulite.backends.webgpu.kernels"}
+
+
+def register_kernel(op: str, backend: str, fn: KernelFactory | None = None):
+    """Register ``fn`` as the kernel of ``op`` on ``backend``; usable as a decorator.
+
+    Raises ``ValueError`` if that pair already has a kernel (use :func:`unregister_kernel` first).
+    """
+    def deco(f: KernelFactory) -> KernelFactory:
+        key = (op, backend)
+        if key in _KERNELS and _KERNELS[key] is not f:
+            raise ValueError(f"kernel for op {op} on backend {backend!r} is already registered")
+        _KERNELS[key] = f
+        return f
+    return deco(fn) if fn is not None else deco
+
+
+def unregister_kernel(op: str, backend: str) -> None:
+    _KERNELS.pop((op, backend), None)
+
+
+def discover(backend: str) -> None:
+    pkg = _PACKAGES.get(backend)
+    if pkg is None or backend in _DISCOVERED:
+        return
+    mod = importlib.import_module(pkg)
+    for m in pkgutil.iter_modules(mod.__path__):
+        importlib.import_module(f"{pkg}.{m.name}")
+    _DISCOVERED.add(backend)
+
+
+def get_kernel(op: str, backend: str) -> KernelFactory | None:
+    discover(backend)
+    return _KERNELS.get((op, backend))
+
+
+def get_kernels_for_backend(backend: str) -> dict[str, KernelFactory]:
+    discover(backend)
+    return {op: f for (op, b), f in _KERNELS.items() if b == backend}
+
+
+def copy_kernels(src: str, dst: str) -> int:
+    """Register every kernel of backend ``src`` for ``dst`` too (seed 000's ``humangl`` pattern)."""
+    n = 0
+    for op, f in get_kernels_for_backend(src).items():
+        if (op, dst) not in _KERNELS:
+            _KERNELS[(op, dst)] = f
+            n += 1
+    return n

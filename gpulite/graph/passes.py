@@ -1,0 +1,76 @@
+"""Load-time passes: constant folding and activation fusion.
+
+Folding evaluates DEQUANTIZE (fp16/int8 weights to fp32) and DENSIFY (sparse weights to
+dense) when their inputs are constants, so backends only ever see dense fp32 weights and
+the folded nodes disappear from the plan. Fusion moves a standalone RELU/RELU6/RELU_N1_TO_1
+into the producing node's fused activation when nothing else reads the intermediate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.graph.densify import densify
+from gpulite.graph.ir import Graph, Node, TensorInfo
+
+FUSABLE_PRODUCERS = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "DIV",
+                     "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "TRANSPOSE_CONV"}
+FUSABLE_ACTIVATIONS = {"RELU", "RELU6", "RELU_N1_TO_1"}
+
+
+def dequantize_const(t: TensorInfo) -> np.ndarray:
+    x = t.const
+    assert x is not None
+    if x.dtype == np.float16:
+        return x.astype(np.float32)
+    if t.quant is None:
+        return x.astype(np.float32)
+    q = t.quant
+    if q.per_channel:
+        bshape = [1] * x.ndim
+        bshape[q.axis] = -1
+        scale, zp = q.scale.reshape(bshape), q.zero_point.reshape(bshape)
+    else:
+        scale, zp = q.scale[0], q.zero_point[0]
+    return ((x.astype(np.float32) - zp.astype(np.float32)) * scale).astype(np.float32)
+
+
+def fold_constants(g: Graph) -> Graph:
+    """Evaluate DEQUANTIZE and DENSIFY of constants; drop those nodes."""
+    keep: list[Node] = []
+    for n in g.nodes:
+        ins = [g.tensors[i] for i in n.inputs if i >= 0]
+        if n.op in ("DEQUANTIZE", "DENSIFY") and ins and all(t.is_const for t in ins):
+            src, dst = ins[0], g.tensors[n.outputs[0]]
+            if n.op == "DEQUANTIZE":
+                dst.const = dequantize_const(src)
+            else:
+                dst.const = densify(src)
+            dst.const = dst.const.reshape(dst.shape)
+            if dst.index in g.outputs:  # a graph output must still be produced by a node
+                keep.append(n)
+            continue
+        keep.append(n)
+    g.nodes = keep
+    return g
+
+
+def fuse_activations(g: Graph) -> Graph:
+    """Fold RELU-family nodes into their producer's fused activation."""
+    consumers = g.consumers()
+    producer = {o: n for n in g.nodes for o in n.outputs}
+    drop = set()
+    for n in g.nodes:
+        if n.op not in FUSABLE_ACTIVATIONS:
+            continue
+        src = n.inputs[0]
+        p = producer.get(src)
+        if (p is None or p.op not in FUSABLE_PRODUCERS or p.activation is not None
+                or len(consumers.get(src, [])) != 1 or src in g.outputs
+                or g.tensors[src].quant is not None or g.tensors[src].dtype != np.float32):
+            continue
+        p.activation = n.op
+        p.outputs = (n.outputs[0],) + p.outputs[1:]
+        drop.add(id(n))
+    g.nodes = [n for n in g.nodes if id(n) not in drop]
+    return g

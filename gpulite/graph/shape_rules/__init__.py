@@ -1,0 +1,1 @@
+"""Shape rules per op family; each module registers with ``@shape_rule``."""

@@ -1,0 +1,26 @@
+"""Shapes of elementwise and activation ops."""
+
+from __future__ import annotations
+
+from gpulite.graph.shapes import broadcast, shape_rule
+
+BINARY = ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "POW",
+          "FLOOR_DIV", "FLOOR_MOD", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL")
+UNARY = ("RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU",
+         "EXP", "SQRT", "RSQRT", "ABS", "NEG", "LOG", "SIN", "COS", "FLOOR", "CEIL", "ROUND", "SQUARE",
+         "ELU", "GELU", "QUANTIZE", "DEQUANTIZE", "CAST", "SOFTMAX", "LOG_SOFTMAX", "SIGN")
+
+
+@shape_rule(*BINARY)
+def _binary(node, ins, consts):
+    return [broadcast(ins[0], ins[1], node)]
+
+
+@shape_rule(*UNARY)
+def _unary(node, ins, consts):
+    return [tuple(ins[0])]
+
+
+@shape_rule("PRELU")
+def _prelu(node, ins, consts):
+    return [broadcast(ins[0], ins[1], node)]

@@ -1,0 +1,79 @@
+"""Shape inference, used after ``resize_tensor_input``.
+
+A model file stores every tensor's shape, so a model run at its stored size needs no
+inference. After an input resize, :func:`propagate` walks the plan and recomputes each
+node's output shapes with the rule registered for its op. Rules live in
+``gpulite/graph/shape_rules/*.py`` (discovered, not listed) and take
+``(node, in_shapes, in_consts)`` where ``in_consts[i]`` is the constant value of input i
+or None, returning the list of output shapes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from gpulite.errors import ShapeError
+from gpulite.graph.ir import Graph, Node
+
+Shape = tuple[int, ...]
+ShapeRule = Callable[[Node, list[Shape], list[np.ndarray | None]], list[Shape]]
+_RULES: dict[str, ShapeRule] = {}
+_loaded = False
+
+
+def shape_rule(*ops: str) -> Callable[[ShapeRule], ShapeRule]:
+    def deco(fn: ShapeRule) -> ShapeRule:
+        for op in ops:
+            if op in _RULES:
+                raise ValueError(f"shape rule for {op} registered twice")
+            _RULES[op] = fn
+        return fn
+    return deco
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        from gpulite.graph import shape_rules
+        for m in pkgutil.iter_modules(shape_rules.__path__):
+            importlib.import_module(f"{shape_rules.__name__}.{m.name}")
+        _loaded = True
+
+
+def broadcast(a: Sequence[int], b: Sequence[int], node: Node | None = None) -> Shape:
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        where = f"node {node.index} ({node.op}): " if node else ""
+        raise ShapeError(f"{where}shapes {list(a)} and {list(b)} do not broadcast") from None
+
+
+def has_rule(op: str) -> bool:
+    _load()
+    return op in _RULES
+
+
+def propagate(g: Graph, order: list[Node]) -> None:
+    """Recompute output shapes of every node in ``order`` from the current input shapes."""
+    _load()
+    for n in order:
+        ins = [g.tensors[i].shape if i >= 0 else () for i in n.inputs]
+        consts = [g.tensors[i].const if i >= 0 else None for i in n.inputs]
+        rule = _RULES.get(n.op)
+        if rule is None:
+            stored = [g.tensors[o].shape for o in n.outputs]
+            raise ShapeError(
+                f"node {n.index} ({n.op}) has no shape rule, so its outputs cannot follow a resized input "
+                f"(stored output shapes {stored})"
+            )
+        outs = rule(n, ins, consts)
+        if len(outs) != len(n.outputs):
+            raise ShapeError(f"node {n.index} ({n.op}): rule gave {len(outs)} shapes for {len(n.outputs)} outputs")
+        for o, s in zip(n.outputs, outs, strict=True):
+            if any(d < 0 for d in s):
+                raise ShapeError(f"node {n.index} ({n.op}): computed negative output shape {list(s)}")
+            g.tensors[o].shape = tuple(int(d) for d in s)

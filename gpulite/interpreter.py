@@ -1,0 +1,369 @@
+"""A ``tflite_runtime``/``ai_edge_litert`` compatible Interpreter over gpulite's backends.
+
+Existing code switches by changing the import::
+
+    from gpulite import Interpreter          # was: from ai_edge_litert.interpreter import Interpreter
+    it = Interpreter(model_path="face_detection_short_range.tflite", backend="cpu")
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    scores = it.get_tensor(it.get_output_details()[1]["index"])
+
+Lifecycle: the model is read and the graph folded at construction; ``allocate_tensors``
+plans memory and compiles every kernel (an op without a kernel raises
+``UnsupportedOpError`` here, not at invoke); ``invoke`` runs the compiled plan.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpulite import zoo
+from gpulite.errors import ModelError
+from gpulite.graph import passes
+from gpulite.graph.ir import Graph
+from gpulite.graph.plan import MemoryPlan, plan_memory, topological_order
+from gpulite.graph.shapes import propagate
+from gpulite.model.reader import Model, load
+
+log = logging.getLogger(__name__)
+
+_UNSAFE = (
+    "There is at least 1 reference to internal data in the interpreter in the form of a numpy array "
+    "or slice. Be sure to only hold the function returned from tensor() if you are using raw data access."
+)
+
+
+def _make_backend(name: str, num_threads: int | None, options: dict[str, Any]):
+    if name == "cpu":
+        from gpulite.backends.cpu import CpuBackend
+        if options:
+            raise TypeError(f"backend 'cpu' takes no options, got {sorted(options)}")
+        return CpuBackend(num_threads=num_threads)
+    if name == "webgpu":
+        from gpulite.backends.webgpu import WebGpuBackend
+        return WebGpuBackend(num_threads=num_threads, **options)
+    raise ValueError(f"unknown backend {name!r}; expected 'cpu' or 'webgpu'")
+
+
+class Interpreter:
+    """Run a .tflite model; see the module docstring.
+
+    Parameters
+    ----------
+    model_path : str or Path, optional
+        A .tflite file, or a model zoo name such as ``"face_detection_short_range"``.
+    model_content : bytes, optional
+        The model file's bytes (instead of ``model_path``).
+    experimental_delegates : list, optional
+        Accepted for compatibility and ignored: gpulite's GPU path is ``backend="webgpu"``,
+        not a TFLite delegate. A non-empty list logs a notice.
+    num_threads : int, optional
+        Threads the CPU backend may use (numpy's BLAS decides its own; kept for parity).
+    backend : {"cpu", "webgpu"}
+        Where kernels run.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        model_content: bytes | None = None,
+        experimental_delegates: list | None = None,
+        num_threads: int | None = None,
+        experimental_op_resolver_type: Any = None,
+        experimental_preserve_all_tensors: bool = False,
+        *,
+        backend: str = "cpu",
+        **backend_options: Any,
+    ) -> None:
+        if (model_path is None) == (model_content is None):
+            raise ValueError("give exactly one of model_path and model_content")
+        if num_threads is not None and (not isinstance(num_threads, int) or num_threads < -1):
+            raise ValueError(f"num_threads must be an int >= -1, got {num_threads!r}")
+        if experimental_delegates:
+            log.info("experimental_delegates are ignored by gpulite; use backend='webgpu' for the GPU")
+        if model_path is not None:
+            self._model: Model = load(zoo.resolve(model_path))
+        else:
+            if not isinstance(model_content, (bytes, bytearray, memoryview)):
+                raise TypeError(f"model_content must be bytes, got {type(model_content).__name__}")
+            self._model = load(model_content)
+        self._num_threads = None if num_threads in (None, -1) else num_threads
+        self._backend_name = backend
+        self._backend = _make_backend(backend, self._num_threads, backend_options)
+        self._graph = self._build_graph()
+        self._order = topological_order(self._graph)
+        self._resized = False
+        self._exe: Any = None
+        self._plan: MemoryPlan | None = None
+        self._guard: np.ndarray | None = None
+        self._input_set = False
+
+    # -- construction -------------------------------------------------------------------
+    def _build_graph(self) -> Graph:
+        g = Graph.from_model(self._model, 0)
+        passes.fold_constants(g)
+        passes.fuse_activations(g)
+        return g
+
+    @property
+    def backend(self) -> str:
+        return self._backend_name
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def memory_plan(self) -> MemoryPlan | None:
+        return self._plan
+
+    # -- safety ---------------------------------------------------------------------------
+    def _safe_to_run(self) -> bool:
+        # One reference from self, one from getrefcount's argument; more are tensor() views.
+        return self._guard is None or sys.getrefcount(self._guard) == 2
+
+    def _ensure_safe(self) -> None:
+        if not self._safe_to_run():
+            raise RuntimeError(_UNSAFE)
+
+    def _ensure_allocated(self, what: str) -> None:
+        if self._exe is None:
+            raise RuntimeError(f"{what} needs allocate_tensors() to be called first")
+
+    # -- LiteRT API -----------------------------------------------------------------------
+    def allocate_tensors(self) -> None:
+        self._ensure_safe()
+        if self._resized:
+            propagate(self._graph, self._order)
+            self._resized = False
+        self._plan = plan_memory(self._graph, self._order)
+        self._exe = self._backend.compile(self._graph, self._order, self._plan)
+        self._guard = np.frombuffer(memoryview(self._exe.arena), dtype=np.uint8)
+
+    def invoke(self) -> None:
+        self._ensure_safe()
+        self._ensure_allocated("invoke()")
+        self._exe.invoke()
+
+    def _tensor_index(self, tensor_index: Any) -> int:
+        try:
+            i = int(tensor_index)
+        except (TypeError, ValueError):
+            raise ValueError(f"tensor index must be an int, got {tensor_index!r}") from None
+        if not 0 <= i < len(self._graph.tensors):
+            raise ValueError(f"tensor index {i} out of range: the model has {len(self._graph.tensors)} tensors")
+        return i
+
+    def _details(self, i: int) -> dict[str, Any]:
+        t = self._graph.tensors[i]
+        q = t.quant
+        if q is None:
+            scales, zps, dim, quant = np.zeros(0, np.float32), np.zeros(0, np.int32), 0, (0.0, 0)
+        else:
+            scales, zps, dim = q.scale.astype(np.float32), q.zero_point.astype(np.int32), q.axis
+            quant = (float(q.scale[0]), int(q.zero_point[0])) if q.scale.size == 1 else (0.0, 0)
+        src = self._model.subgraphs[0].tensors[i]
+        dtype = src.dtype.type if src.dtype != np.object_ else np.bytes_
+        return {
+            "name": t.name,
+            "index": i,
+            "shape": np.array(t.shape, np.int32),
+            "shape_signature": np.array(t.shape_signature if not self._shape_changed(t) else t.shape, np.int32),
+            "dtype": dtype,
+            "quantization": quant,
+            "quantization_parameters": {
+                "scales": scales, "zero_points": zps, "quantized_dimension": dim, "block_size": 0,
+            },
+            "sparsity_parameters": _sparsity_details(src.sparsity),
+        }
+
+    def _shape_changed(self, t) -> bool:
+        return False
+
+    def get_tensor_details(self, subgraph_index: int = 0) -> list[dict[str, Any]]:
+        if subgraph_index != 0:
+            raise ValueError(f"subgraph_index is out of range: {subgraph_index}; gpulite runs subgraph 0")
+        return [self._details(i) for i in range(len(self._graph.tensors))]
+
+    def get_input_details(self) -> list[dict[str, Any]]:
+        return [self._details(i) for i in self._graph.inputs]
+
+    def get_output_details(self) -> list[dict[str, Any]]:
+        return [self._details(i) for i in self._graph.outputs]
+
+    def set_tensor(self, tensor_index: int, value: Any) -> None:
+        """Copy ``value`` into a tensor (normally an input); dtype and shape must match exactly."""
+        i = self._tensor_index(tensor_index)
+        self._ensure_allocated("set_tensor()")
+        t = self._graph.tensors[i]
+        if t.is_const:
+            raise ValueError(f"tensor {i} ({t.name!r}) is a constant of the model and cannot be set")
+        arr = np.asarray(value)
+        if arr.dtype != t.dtype:
+            raise ValueError(
+                f"Cannot set tensor: got value of type {arr.dtype.name.upper()} but expected type "
+                f"{t.dtype.name.upper()} for tensor {i}, name: {t.name}"
+            )
+        if arr.shape != t.shape:
+            raise ValueError(
+                f"Cannot set tensor: dimension mismatch; got shape {list(arr.shape)} but expected "
+                f"{list(t.shape)} for tensor {i}, name: {t.name}"
+            )
+        dst = self._exe.arrays.get(i)
+        if dst is None:
+            raise ValueError(f"tensor {i} ({t.name!r}) is not stored by the plan (it is never read)")
+        self._exe.write(i, arr) if hasattr(self._exe, "write") else np.copyto(dst, arr)
+
+    def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
+        """A copy of a tensor's value (inputs, outputs and constants; intermediates may be reused)."""
+        i = self._tensor_index(tensor_index)
+        t = self._graph.tensors[i]
+        if t.is_const:
+            return np.array(t.const, copy=True)
+        self._ensure_allocated("get_tensor()")
+        if hasattr(self._exe, "read"):
+            return self._exe.read(i)
+        arr = self._exe.arrays.get(i)
+        if arr is None:
+            raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
+        return arr.copy()
+
+    def tensor(self, tensor_index: int):
+        """A function returning a numpy view of the tensor's buffer (no copy).
+
+        As in LiteRT, do not hold the returned array across ``invoke()``/``allocate_tensors()``:
+        they raise ``RuntimeError`` while such a view is alive, because reallocation would
+        leave it pointing at freed memory.
+        """
+        i = self._tensor_index(tensor_index)
+
+        def view() -> np.ndarray:
+            t = self._graph.tensors[i]
+            if t.is_const:
+                v = t.const.view()
+                v.flags.writeable = False
+                return v
+            self._ensure_allocated("tensor()")
+            assert self._plan is not None and self._guard is not None
+            if i not in self._plan.offsets:
+                raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
+            off = self._plan.offsets[i]
+            return self._guard[off : off + t.nbytes].view(t.dtype).reshape(t.shape)
+
+        return view
+
+    def resize_tensor_input(self, input_index: int, tensor_size: Any, strict: bool = False) -> None:
+        self._ensure_safe()
+        i = self._tensor_index(input_index)
+        if i not in self._graph.inputs:
+            raise ValueError(f"tensor {i} is not an input; inputs are {list(self._graph.inputs)}")
+        size = np.asarray(tensor_size)
+        if size.ndim != 1 or not np.issubdtype(size.dtype, np.integer) or (size < 0).any():
+            raise ValueError(f"tensor_size must be a 1-D list of non-negative ints, got {tensor_size!r}")
+        t = self._graph.tensors[i]
+        new = tuple(int(d) for d in size)
+        if strict:
+            sig = t.shape_signature
+            if len(sig) != len(new) or any(s != -1 and s != d for s, d in zip(sig, new, strict=True)):
+                raise ValueError(
+                    f"strict resize of tensor {i} to {list(new)}: only dimensions that are -1 in the "
+                    f"shape signature {list(sig)} may change"
+                )
+        if new != t.shape:
+            t.shape = new
+            self._resized = True
+            self._exe = None
+
+    def get_signature_list(self) -> dict[str, dict[str, list[str]]]:
+        return {
+            s.key: {"inputs": list(s.inputs), "outputs": list(s.outputs)} for s in self._model.signatures
+        }
+
+    def get_signature_runner(self, signature_key: str | None = None) -> SignatureRunner:
+        sigs = {s.key: s for s in self._model.signatures}
+        if signature_key is None:
+            if len(sigs) != 1:
+                raise ValueError(
+                    f"SignatureDef signature_key is None and model has {len(sigs)} Signatures. "
+                    "None is only allowed when the model has 1 SignatureDef"
+                )
+            signature_key = next(iter(sigs))
+        if signature_key not in sigs:
+            raise ValueError(f'Invalid signature_key provided: "{signature_key}"; the model has {sorted(sigs)}')
+        if sigs[signature_key].subgraph_index != 0:
+            raise ValueError(f"signature {signature_key!r} runs subgraph {sigs[signature_key].subgraph_index}; "
+                             "gpulite runs subgraph 0 only")
+        return SignatureRunner(self, sigs[signature_key])
+
+    def get_plan(self) -> dict[str, Any]:
+        """What runs where: nodes, arena bytes and (on webgpu) partitions and crossings."""
+        plan = {
+            "backend": self._backend_name,
+            "nodes": len(self._order),
+            "arena_bytes": self._plan.arena_bytes if self._plan else None,
+            "intermediate_bytes": self._plan.total_bytes if self._plan else None,
+        }
+        if self._exe is not None and hasattr(self._exe, "describe"):
+            plan.update(self._exe.describe())
+        return plan
+
+    def __repr__(self) -> str:
+        return f"Interpreter(backend={self._backend_name!r}, nodes={len(self._order)})"
+
+
+def _sparsity_details(sp) -> dict[str, Any]:
+    if sp is None:
+        return {}
+    dims = []
+    for d in sp.dim_metadata:
+        if d.format == 0:
+            dims.append({"format": 0, "dense_size": d.dense_size})
+        else:
+            dims.append({"format": 1, "array_segments": d.array_segments, "array_indices": d.array_indices})
+    return {
+        "traversal_order": np.array(sp.traversal_order, np.int32),
+        "block_map": np.array(sp.block_map, np.int32),
+        "dim_metadata": dims,
+    }
+
+
+class SignatureRunner:
+    """Callable for one SignatureDef: ``runner(x=array) -> {"output_name": array}``."""
+
+    def __init__(self, interpreter: Interpreter, sig) -> None:
+        self._it, self._sig = interpreter, sig
+
+    def __call__(self, **kwargs: Any) -> dict[str, np.ndarray]:
+        ins = self._sig.inputs
+        if len(kwargs) != len(ins):
+            raise ValueError(
+                f"Invalid number of inputs provided for running a SignatureDef, expected {len(ins)} "
+                f"vs provided {len(kwargs)}"
+            )
+        for name, value in kwargs.items():
+            if name not in ins:
+                raise ValueError(f"Invalid Input name ({name}) for SignatureDef; expected one of {sorted(ins)}")
+            shape = np.shape(value)
+            if tuple(shape) != self._it._graph.tensors[ins[name]].shape:
+                self._it.resize_tensor_input(ins[name], list(shape))
+        if self._it._exe is None:
+            self._it.allocate_tensors()
+        for name, value in kwargs.items():
+            self._it.set_tensor(ins[name], value)
+        self._it.invoke()
+        return {name: self._it.get_tensor(i) for name, i in self._sig.outputs.items()}
+
+    def get_input_details(self) -> dict[str, dict[str, Any]]:
+        return {n: self._it._details(i) for n, i in self._sig.inputs.items()}
+
+    def get_output_details(self) -> dict[str, dict[str, Any]]:
+        return {n: self._it._details(i) for n, i in self._sig.outputs.items()}
+
+
+__all__ = ["Interpreter", "ModelError", "SignatureRunner"]
