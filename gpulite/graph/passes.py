@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpulite.errors import ModelError
 from gpulite.graph.densify import densify
 from gpulite.graph.ir import Graph, Node, TensorInfo
 
@@ -41,12 +42,19 @@ def fold_constants(g: Graph) -> Graph:
     for n in g.nodes:
         ins = [g.tensors[i] for i in n.inputs if i >= 0]
         if n.op in ("DEQUANTIZE", "DENSIFY") and ins and all(t.is_const for t in ins):
+            if len(n.outputs) != 1:
+                raise ModelError(f"node {n.index} ({n.op}) has {len(n.outputs)} outputs, expected 1")
             src, dst = ins[0], g.tensors[n.outputs[0]]
-            if n.op == "DEQUANTIZE":
-                dst.const = dequantize_const(src)
-            else:
-                dst.const = densify(src)
-            dst.const = dst.const.reshape(dst.shape)
+            value = dequantize_const(src) if n.op == "DEQUANTIZE" else densify(src)
+            # The output's declared shape and type come from the file too; a mismatch is a
+            # corrupted model, and folding it anyway would hand kernels a mislabelled tensor.
+            want_dtype = np.dtype(np.float32) if n.op == "DEQUANTIZE" else src.dtype
+            if value.size != int(np.prod(dst.shape, dtype=np.int64)) or dst.dtype != want_dtype:
+                raise ModelError(
+                    f"node {n.index} ({n.op}): folding constant tensor {src.index} gives {value.size} "
+                    f"{value.dtype} values, but output tensor {dst.index} is declared {list(dst.shape)} {dst.dtype}"
+                )
+            dst.const = value.reshape(dst.shape)
             if dst.index in g.outputs:  # a graph output must still be produced by a node
                 keep.append(n)
             continue
@@ -61,8 +69,8 @@ def fuse_activations(g: Graph) -> Graph:
     producer = {o: n for n in g.nodes for o in n.outputs}
     drop = set()
     for n in g.nodes:
-        if n.op not in FUSABLE_ACTIVATIONS:
-            continue
+        if n.op not in FUSABLE_ACTIVATIONS or len(n.inputs) != 1 or len(n.outputs) != 1:
+            continue  # malformed arity: left for the kernel to reject at allocate_tensors
         src = n.inputs[0]
         p = producer.get(src)
         if (p is None or p.op not in FUSABLE_PRODUCERS or p.activation is not None

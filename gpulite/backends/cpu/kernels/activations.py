@@ -1,0 +1,136 @@
+"""Activation ops: RELU family, LOGISTIC, TANH, LEAKY_RELU, PRELU, HARD_SWISH.
+
+Float32 is computed in place into the output with no temporaries; the 8-bit quantized
+forms LiteRT computes by table (LOGISTIC, TANH, RELU family) come from
+:mod:`.quantized_elementwise`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from gpulite.backends.cpu.kernels import quantized_elementwise as qe
+from gpulite.backends.kernels import register_kernel
+from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.graph.ir import Node
+
+Run = Callable[[], None]
+_FLOAT = np.dtype(np.float32)
+
+
+def _logistic(x: np.ndarray, out: np.ndarray) -> None:
+    # 1 / (1 + exp(-x)) with the exponent capped so exp never overflows (no inf, no warning);
+    # below x = -88 the true value is < 7e-39, which the cap turns into ~6e-39.
+    np.multiply(x, -1.0, out=out)
+    np.minimum(out, 88.0, out=out)
+    np.exp(out, out=out)
+    np.add(out, 1.0, out=out)
+    np.divide(1.0, out, out=out)
+
+
+FLOAT_UNARY: dict[str, Callable[[np.ndarray, np.ndarray], None]] = {
+    "RELU": lambda x, out: np.maximum(x, 0.0, out=out),
+    "RELU6": lambda x, out: np.clip(x, 0.0, 6.0, out=out),
+    "RELU_N1_TO_1": lambda x, out: np.clip(x, -1.0, 1.0, out=out),
+    "TANH": lambda x, out: np.tanh(x, out=out),
+    "LOGISTIC": _logistic,
+}
+_QUANTIZED: dict[str, Callable[[Node, object], Run]] = {
+    "LOGISTIC": qe.quantized_logistic, "TANH": qe.quantized_tanh,
+    "RELU": qe.quantized_relu(0.0, None), "RELU6": qe.quantized_relu(0.0, 6.0),
+    "RELU_N1_TO_1": qe.quantized_relu(-1.0, 1.0),
+}
+
+
+def _float_io(node: Node, ctx) -> tuple[np.ndarray, np.ndarray]:
+    x, out = ctx.input(0), ctx.output(0)
+    if ctx.in_info(0).dtype != _FLOAT or ctx.out_info(0).dtype != _FLOAT:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"float32 or 8-bit quantized only, got "
+                                 f"{ctx.in_info(0).dtype} -> {ctx.out_info(0).dtype}")
+    if x.shape != out.shape:
+        raise ShapeError(f"node {node.index} ({node.op}): input {list(x.shape)} but output {list(out.shape)}")
+    return x, out
+
+
+def unary_activation(node: Node, ctx) -> Run:
+    """Factory for RELU, RELU6, RELU_N1_TO_1, TANH and LOGISTIC (float32 or int8/uint8)."""
+    if qe.is_quantized(ctx.in_info(0)):
+        return _QUANTIZED[node.op](node, ctx)
+    x, out = _float_io(node, ctx)
+    fn = FLOAT_UNARY[node.op]
+
+    def run() -> None:
+        fn(x, out)
+    return run
+
+
+def _select_by_slope(x: np.ndarray, alpha: np.ndarray | float, out: np.ndarray) -> Run | None:
+    """``x >= 0 ? x : alpha * x`` as one multiply and one max/min, when alpha allows it.
+
+    For alpha <= 1 the answer is max(x, alpha*x); for alpha >= 1 it is min(x, alpha*x).
+    Returns None for an alpha that mixes both sides of 1 (or is not known yet).
+    """
+    a = np.asarray(alpha, np.float32)
+    pick = np.maximum if (a <= 1).all() else np.minimum if (a >= 1).all() else None
+    if pick is None:
+        return None
+
+    def run() -> None:
+        np.multiply(x, alpha, out=out)
+        pick(out, x, out=out)
+    return run
+
+
+@register_kernel("LEAKY_RELU", "cpu")
+def leaky_relu(node: Node, ctx) -> Run:
+    """Float32 LEAKY_RELU: ``x > 0 ? x : alpha * x`` with ``alpha`` from LeakyReluOptions."""
+    x, out = _float_io(node, ctx)
+    alpha = np.float32(getattr(node.options, "alpha", 0.0))
+    run = _select_by_slope(x, alpha, out)
+    assert run is not None  # a scalar alpha is always on one side of 1
+    return run
+
+
+@register_kernel("PRELU", "cpu")
+def prelu(node: Node, ctx) -> Run:
+    """Float32 PRELU: ``x >= 0 ? x : alpha * x``, alpha broadcast against x (e.g. (1, 1, C))."""
+    x, alpha, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    dts = {ctx.in_info(0).dtype, ctx.in_info(1).dtype, ctx.out_info(0).dtype}
+    if dts != {_FLOAT}:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"float32 only, got {sorted(map(str, dts))}")
+    if np.broadcast_shapes(x.shape, alpha.shape) != out.shape:
+        raise ShapeError(f"node {node.index} (PRELU): input {list(x.shape)} and alpha {list(alpha.shape)} "
+                         f"do not broadcast to output {list(out.shape)}")
+    if ctx.const(1) is not None:
+        run = _select_by_slope(x, alpha, out)
+        if run is not None:
+            return run
+    mask = np.empty(out.shape, np.bool_)  # alpha on both sides of 1, or computed at run time
+    xb = np.broadcast_to(x, out.shape)
+
+    def run_masked() -> None:
+        np.multiply(x, alpha, out=out)
+        np.greater_equal(xb, 0.0, out=mask)
+        np.copyto(out, xb, where=mask)
+    return run_masked
+
+
+@register_kernel("HARD_SWISH", "cpu")
+def hard_swish(node: Node, ctx) -> Run:
+    """Float32 HARD_SWISH: ``x * relu6(x + 3) / 6``."""
+    x, out = _float_io(node, ctx)
+    # relu6(x + 3) is built in the output itself; only if the output aliases x is a scratch needed.
+    tmp = np.empty_like(out) if np.shares_memory(x, out) else out
+
+    def run() -> None:
+        np.add(x, 3.0, out=tmp)
+        np.clip(tmp, 0.0, 6.0, out=tmp)
+        np.multiply(tmp, x, out=out)
+        np.divide(out, 6.0, out=out)
+    return run
+
+
+for _op in FLOAT_UNARY:
+    register_kernel(_op, "cpu", unary_activation)

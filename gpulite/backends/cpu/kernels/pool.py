@@ -1,0 +1,108 @@
+"""AVERAGE_POOL_2D and MAX_POOL_2D, float and int8/uint8.
+
+Both reduce the filter taps as strided views of a padded input. TFLite ignores padded
+pixels: max pooling pads with the lowest value (TFLite starts its max at ``lowest()``),
+average pooling pads with 0 and divides by the count of valid pixels under each window,
+precomputed once. Quantized average pooling sums in int32 and divides rounding half away
+from zero, as ``integer_ops::AveragePool``; quantized max pooling clamps to the fused
+activation's range.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.backends.cpu.activation import activation_fn
+from gpulite.backends.cpu.quant import output_bounds, per_tensor
+from gpulite.backends.cpu.window import PaddedInput, Window, tap_view, window
+from gpulite.backends.kernels import register_kernel
+from gpulite.errors import UnsupportedOpError
+
+_LOWEST = {np.dtype(np.float32): np.finfo(np.float32).min, np.dtype(np.int8): -128, np.dtype(np.uint8): 0}
+
+
+def _setup(node, ctx) -> tuple[np.ndarray, np.ndarray, Window]:
+    x, out = ctx.input(0), ctx.output(0)
+    o = node.options
+    if x.dtype not in _LOWEST or out.dtype != x.dtype:
+        raise UnsupportedOpError(node.op, node.index, "cpu",
+                                 f"expected float32, int8 or uint8 in and out alike, got {x.dtype} -> {out.dtype}")
+    win = window(x.shape, int(o.filter_height), int(o.filter_width), o, out.shape)
+    if x.dtype != np.float32:
+        # TFLite requires equal input and output quantization for pooling; rescaling is not done.
+        (si, zi), (so, zo) = per_tensor(node, ctx.in_info(0), "input"), per_tensor(node, ctx.out_info(0), "output")
+        if abs(si - so) > 1e-6 or zi != zo:  # TFLite's own check in pooling.cc Prepare
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"input and output quantization must match, "
+                                     f"got scale/zero point {si}/{zi} in and {so}/{zo} out")
+    return x, out, win
+
+
+def _valid_counts(win: Window) -> np.ndarray:
+    """(OH, OW, 1) count of input pixels (not padding) under each window."""
+    def axis(size, k, s, pad, out):
+        start = np.arange(out) * s - pad
+        return np.minimum(start + k, size) - np.maximum(start, 0)
+    rows = axis(win.h, win.kh, win.sh, win.pad_t, win.oh)
+    cols = axis(win.w, win.kw, win.sw, win.pad_l, win.ow)
+    return (rows[:, None] * cols[None, :])[..., None].astype(np.int32)
+
+
+@register_kernel("MAX_POOL_2D", "cpu")
+def max_pool_2d(node, ctx):
+    x, out, win = _setup(node, ctx)
+    pad = PaddedInput(x, win, _LOWEST[x.dtype])
+    taps = [tap_view(pad.buf, win, i, j) for i in range(win.kh) for j in range(win.kw)]
+    if x.dtype == np.float32:
+        act, bounds = activation_fn(node.activation), None
+    else:
+        act, bounds = None, output_bounds(node, ctx.out_info(0))
+
+    def run() -> None:
+        pad.refresh()
+        np.copyto(out, taps[0])
+        for v in taps[1:]:
+            np.maximum(out, v, out=out)
+        if act:
+            act(out)
+        if bounds is not None:
+            np.clip(out, bounds[0], bounds[1], out=out)
+    return run
+
+
+@register_kernel("AVERAGE_POOL_2D", "cpu")
+def average_pool_2d(node, ctx):
+    x, out, win = _setup(node, ctx)
+    counts = _valid_counts(win)
+    if (counts <= 0).any():
+        raise UnsupportedOpError(node.op, node.index, "cpu", "a window covers only padding")
+    if x.dtype == np.float32:
+        pad = PaddedInput(x, win, 0.0)
+        acc, fcounts, act = out, counts.astype(np.float32), activation_fn(node.activation)
+    else:
+        pad = PaddedInput(x, win, 0, np.int32)  # int32 sums; padding adds nothing
+        acc = np.empty(out.shape, np.int32)
+        sign = np.empty(out.shape, np.int32)
+        half = counts // 2
+        lo, hi = output_bounds(node, ctx.out_info(0))
+    taps = [tap_view(pad.buf, win, i, j) for i in range(win.kh) for j in range(win.kw)]
+
+    def run() -> None:
+        pad.refresh()
+        np.copyto(acc, taps[0])
+        for v in taps[1:]:
+            np.add(acc, v, out=acc)
+        if x.dtype == np.float32:
+            np.divide(acc, fcounts, out=acc)
+            if act:
+                act(acc)
+            return
+        # (|acc| + count/2) / count with the sign put back: C's truncating division of
+        # acc ± count/2, i.e. rounding half away from zero.
+        np.sign(acc, out=sign)
+        np.abs(acc, out=acc)
+        np.add(acc, half, out=acc)
+        np.floor_divide(acc, counts, out=acc)
+        np.multiply(acc, sign, out=acc)
+        np.clip(acc, lo, hi, out=acc)
+        np.copyto(out, acc, casting="unsafe")
+    return run

@@ -1,0 +1,101 @@
+"""SOFTMAX over the last axis: float32, and int8/uint8 as LiteRT's optimized kernel does it.
+
+Float: ``exp(beta * (x - max)) / sum``, the max subtracted first so exp never overflows.
+
+Quantized (``optimized_ops::Softmax`` with ``PopulateSoftmaxLookupTable``): a 256-entry
+float table ``exp(-input_scale * beta * d)`` for d = max - x, a float32 sum accumulated
+left to right, ``p = table * (1 / (sum * output_scale))``, then int8 ``round(p) + zp`` and
+uint8 ``int(p + 0.5f)`` (LiteRT's non-ARM uint8 path, which ignores the zero point).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from gpulite.backends.cpu.kernels.quantized_elementwise import is_quantized
+from gpulite.backends.cpu.quant import QRANGE
+from gpulite.backends.kernels import register_kernel
+from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.graph.ir import Node
+
+Run = Callable[[], None]
+
+
+def _float_softmax(x: np.ndarray, out: np.ndarray, beta: float) -> Run:
+    row = np.empty(x.shape[:-1] + (1,), np.float32)
+    beta32 = np.float32(beta)
+
+    def run() -> None:
+        np.maximum.reduce(x, axis=-1, keepdims=True, out=row)
+        np.subtract(x, row, out=out)
+        if beta32 != 1:
+            np.multiply(out, beta32, out=out)
+        np.exp(out, out=out)
+        np.add.reduce(out, axis=-1, keepdims=True, out=row)
+        np.divide(out, row, out=out)
+    return run
+
+
+def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
+    ii, io = ctx.in_info(0), ctx.out_info(0)
+    if io.dtype != ii.dtype:
+        raise UnsupportedOpError("SOFTMAX", node.index, "cpu", f"{ii.dtype} input needs a {ii.dtype} output, got {io.dtype}")
+    for t in (ii, io):
+        if t.quant is None or t.quant.scale.size != 1:
+            raise UnsupportedOpError("SOFTMAX", node.index, "cpu", f"tensor {t.index} needs per-tensor quantization")
+    x, out = ctx.input(0), ctx.output(0)
+    in_scale, out_scale = np.float32(ii.quant.scale[0]), np.float32(io.quant.scale[0])
+    zp = int(io.quant.zero_point[0])
+    # table[255 - d] = expf(-input_scale * beta * d), all float32 as in the C++.
+    d = np.arange(256, dtype=np.float32)
+    coef = np.float32(-in_scale * np.float32(beta))
+    table = np.empty(256, np.float32)
+    table[255 - np.arange(256)] = np.exp((coef * d).astype(np.float64)).astype(np.float32)
+
+    rows = x.shape[:-1] + (1,)
+    mx, inv = np.empty(rows, np.intp), np.empty(rows, np.float32)
+    idx = np.empty(x.shape, np.intp)
+    e, acc, t = (np.empty(x.shape, np.float32) for _ in range(3))
+    total = acc[..., -1:]
+    qmin, qmax = QRANGE[io.dtype]
+    signed = io.dtype == np.int8
+
+    def run() -> None:
+        np.maximum.reduce(x, axis=-1, keepdims=True, out=mx)
+        np.subtract(x, mx, out=idx)
+        np.add(idx, 255, out=idx)
+        np.take(table, idx, out=e, mode="clip")
+        np.cumsum(e, axis=-1, out=acc)  # sequential float32 sum, as the C++ loop adds
+        np.multiply(total, out_scale, out=inv)
+        np.divide(np.float32(1), inv, out=inv)
+        np.multiply(e, inv, out=e)
+        if signed:  # std::round: p >= 0, so add 1 where the fraction is >= 0.5 (exact in float32)
+            np.trunc(e, out=t)
+            np.subtract(e, t, out=e)
+            np.multiply(e, 2, out=e)
+            np.trunc(e, out=e)
+            np.add(t, e, out=t)
+            np.add(t, zp, out=t)
+        else:
+            np.add(e, np.float32(0.5), out=t)
+            np.trunc(t, out=t)
+        np.clip(t, qmin, qmax, out=t)
+        np.copyto(out, t, casting="unsafe")
+    return run
+
+
+@register_kernel("SOFTMAX", "cpu")
+def softmax(node: Node, ctx) -> Run:
+    """SOFTMAX along the last axis with ``beta`` from SoftmaxOptions (float32, int8, uint8)."""
+    x, out = ctx.input(0), ctx.output(0)
+    if x.shape != out.shape or x.ndim < 1:
+        raise ShapeError(f"node {node.index} (SOFTMAX): input {list(x.shape)} but output {list(out.shape)}")
+    beta = float(getattr(node.options, "beta", 0.0))
+    if is_quantized(ctx.in_info(0)):
+        return _quantized_softmax(node, ctx, beta)
+    if ctx.in_info(0).dtype != np.float32 or ctx.out_info(0).dtype != np.float32:
+        raise UnsupportedOpError("SOFTMAX", node.index, "cpu",
+                                 f"float32 or 8-bit quantized only, got {ctx.in_info(0).dtype} -> {ctx.out_info(0).dtype}")
+    return _float_softmax(x, out, beta)

@@ -1,0 +1,32 @@
+"""TRANSPOSE: a precomputed transposed view of the input, copied each run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.kernels import register_kernel
+from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.graph import layout as L
+from gpulite.graph.ir import Node
+
+
+@register_kernel("TRANSPOSE", "cpu")
+def transpose(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """Copy ``input.transpose(perm)`` into the output; ``perm`` must be a constant."""
+    if ctx.const(1) is None:
+        raise UnsupportedOpError(node.op, node.index, "cpu", "perm is computed at run time; expected a constant")
+    src, out = ctx.input(0), ctx.output(0)
+    perm = L.ints(ctx.const(1))
+    if sorted(perm) != list(range(src.ndim)):
+        raise ShapeError(f"{L.where(node)}perm {perm} is not a permutation of {src.ndim} dims")
+    view = src.transpose(perm)
+    if out.shape != view.shape or out.dtype != src.dtype:
+        raise ShapeError(f"{L.where(node)}output is {list(out.shape)} {out.dtype}; transposing gives "
+                         f"{list(view.shape)} {src.dtype}")
+
+    def run() -> None:
+        np.copyto(out, view)
+    return run

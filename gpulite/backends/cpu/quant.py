@@ -1,0 +1,209 @@
+"""Integer helpers shared by quantized CPU kernels, bit-exact with TFLite's reference kernels.
+
+TFLite turns a real rescale factor into a Q31 ``multiplier`` and a power-of-two ``shift``
+(``QuantizeMultiplier``), then rescales an int32 accumulator with
+``MultiplyByQuantizedMultiplier``: a saturating rounding doubling high multiply followed by
+a rounding right shift (gemmlowp's two roundings; the default build, not
+``TFLITE_SINGLE_ROUNDING``). Everything here is vectorised over int64 arrays so per-channel
+multipliers broadcast, and :class:`Requantizer` does the whole int32 → int8/uint8 step into
+preallocated scratch so kernels allocate nothing per invoke.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gpulite.errors import UnsupportedOpError
+
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+QRANGE = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255), np.dtype(np.int16): (-32768, 32767)}
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """TFLite's ``QuantizeMultiplier``: ``real ≈ multiplier * 2**(shift - 31)``.
+
+    Parameters
+    ----------
+    real : float
+        The rescale factor (a double in TFLite).
+
+    Returns
+    -------
+    (int, int)
+        ``multiplier`` in [2**30, 2**31) (or 0) and ``shift`` (positive = left shift).
+    """
+    if real == 0.0:
+        return 0, 0
+    q, shift = math.frexp(real)
+    # TfLiteRound is std::round: halves away from zero (Python's round() would go to even).
+    q_fixed = int(math.floor(abs(q) * (1 << 31) + 0.5)) * (1 if q >= 0 else -1)
+    if q_fixed == (1 << 31):
+        q_fixed //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return q_fixed, shift
+
+
+def quantize_multipliers(reals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`quantize_multiplier` for each entry; returns int64 ``(multipliers, shifts)``."""
+    pairs = [quantize_multiplier(float(r)) for r in np.asarray(reals, np.float64).reshape(-1)]
+    return np.array([p[0] for p in pairs], np.int64), np.array([p[1] for p in pairs], np.int64)
+
+
+def _wrap32(x: np.ndarray) -> np.ndarray:
+    # int32 arithmetic in C wraps; emulate it on int64 so overflow cases match too.
+    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def multiply_by_quantized_multiplier(x, multiplier, shift) -> np.ndarray:
+    """TFLite's ``MultiplyByQuantizedMultiplier(x, multiplier, shift)``, elementwise.
+
+    Parameters
+    ----------
+    x : array_like of int
+        int32 values (any integer dtype; computed in int64).
+    multiplier, shift : array_like of int
+        From :func:`quantize_multiplier`; broadcast against ``x``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 array of the rescaled values (each within int32).
+    """
+    x = np.asarray(x, np.int64)
+    m = np.asarray(multiplier, np.int64)
+    s = np.asarray(shift, np.int64)
+    left, right = np.maximum(s, 0), np.maximum(-s, 0)
+    a = _wrap32(x << left)
+    ab = a * m
+    nudged = ab + np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    # C's int64 division truncates toward zero; >> floors, so divide magnitudes.
+    high = np.where(nudged >= 0, nudged >> 31, -((-nudged) >> 31))
+    high = np.where((a == INT32_MIN) & (m == INT32_MIN), INT32_MAX, high)
+    return rounding_divide_by_pot(high, right)
+
+
+def rounding_divide_by_pot(x, exponent) -> np.ndarray:
+    """gemmlowp's ``RoundingDivideByPOT``: ``x / 2**exponent`` rounded half away from zero."""
+    x = np.asarray(x, np.int64)
+    e = np.asarray(exponent, np.int64)
+    mask = (np.int64(1) << e) - 1
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> e) + ((x & mask) > threshold)
+
+
+class Requantizer:
+    """Rescale an int64 accumulator to int8/uint8 in place-friendly steps, allocation-free.
+
+    Equivalent to ``clip(multiply_by_quantized_multiplier(acc, m, s) + zero_point, lo, hi)``
+    with the multiplier and shift broadcast along the last axis (per output channel), but
+    every intermediate lives in scratch arrays made once here.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Shape of the accumulator (channels last).
+    multiplier, shift : numpy.ndarray
+        int64, length 1 or the channel count.
+    zero_point, lo, hi : int
+        Output zero point and the (activation-clamped) quantized range.
+    """
+
+    def __init__(self, shape: tuple[int, ...], multiplier: np.ndarray, shift: np.ndarray,
+                 zero_point: int, lo: int, hi: int) -> None:
+        m = np.asarray(multiplier, np.int64).reshape(-1)
+        s = np.asarray(shift, np.int64).reshape(-1)
+        self.left = np.maximum(s, 0)
+        self.right = np.maximum(-s, 0)
+        self.mult = m
+        self.mask = (np.int64(1) << self.right) - 1
+        self.half_mask = self.mask >> 1
+        self.zero_point, self.lo, self.hi = zero_point, lo, hi
+        self.t = np.empty(shape, np.int64)
+        self.u = np.empty(shape, np.int64)
+        self.b = np.empty(shape, np.bool_)
+        self.neg = np.empty(shape, np.bool_)
+        self._shift_left = bool((self.left != 0).any())
+        if (m == INT32_MIN).any():
+            raise ValueError(f"multiplier INT32_MIN needs the saturating path; got multipliers {m.tolist()}")
+
+    def __call__(self, acc: np.ndarray, out: np.ndarray) -> None:
+        """Rescale ``acc`` (int64, clobbered) and write the clamped result into ``out``."""
+        t, u, neg, b = self.t, self.u, self.neg, self.b
+        if self._shift_left:
+            np.left_shift(acc, self.left, out=acc)
+            np.add(acc, 1 << 31, out=acc)  # wrap to int32 as C's int32 multiply would
+            np.bitwise_and(acc, 0xFFFFFFFF, out=acc)
+            np.subtract(acc, 1 << 31, out=acc)
+        np.multiply(acc, self.mult, out=acc)
+        # Saturating rounding doubling high mul: nudge is 2**30 for ab >= 0 and 1 - 2**30 below.
+        np.less(acc, 0, out=neg)
+        np.multiply(neg, (1 << 31) - 1, out=u)
+        np.add(acc, 1 << 30, out=acc)
+        np.subtract(acc, u, out=acc)
+        # C divides by 2**31 truncating toward zero; >> floors, so add 1 for inexact negatives.
+        np.bitwise_and(acc, (1 << 31) - 1, out=u)
+        np.right_shift(acc, 31, out=t)
+        np.not_equal(u, 0, out=b)
+        np.logical_and(b, neg, out=b)
+        np.add(t, b, out=t)
+        # RoundingDivideByPOT: remainder > half_mask + (x < 0) rounds up.
+        np.bitwise_and(t, self.mask, out=u)
+        np.less(t, 0, out=neg)
+        np.right_shift(t, self.right, out=t)
+        np.subtract(u, neg, out=u)
+        np.greater(u, self.half_mask, out=b)
+        np.add(t, b, out=t)
+        np.add(t, self.zero_point, out=t)
+        np.clip(t, self.lo, self.hi, out=t)
+        np.copyto(out, t, casting="unsafe")
+
+
+def round_half_away(x: float) -> int:
+    """C's ``std::round``: halves go away from zero (Python's ``round`` goes to even)."""
+    return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
+
+
+def activation_bounds(name: str | None, scale: float, zero_point: int, dtype) -> tuple[int, int]:
+    """TFLite's ``CalculateActivationRangeQuantized``: the clamp range of a fused activation.
+
+    The quantization of the bounds is done as TFLite does it, in float32 (``f / scale``) with
+    ``std::round``, so a bound that falls exactly between two codes lands where TFLite's does.
+    """
+    qmin, qmax = QRANGE[np.dtype(dtype)]
+
+    def q(f: float) -> int:
+        return zero_point + round_half_away(float(np.float32(f) / np.float32(scale)))
+    if name is None:
+        return qmin, qmax
+    if name == "RELU":
+        return max(qmin, q(0.0)), qmax
+    if name == "RELU6":
+        return max(qmin, q(0.0)), min(qmax, q(6.0))
+    if name == "RELU_N1_TO_1":
+        return max(qmin, q(-1.0)), min(qmax, q(1.0))
+    raise ValueError(f"fused activation {name} has no quantized form; expected RELU, RELU6 or RELU_N1_TO_1")
+
+
+def output_bounds(node, info) -> tuple[int, int]:
+    """:func:`activation_bounds` for a node's quantized output tensor ``info``.
+
+    Raises ``UnsupportedOpError`` for an activation with no quantized form (e.g. TANH).
+    """
+    scale, zp = per_tensor(node, info, "output")
+    try:
+        return activation_bounds(node.activation, scale, zp, info.dtype)
+    except ValueError as e:
+        raise UnsupportedOpError(node.op, node.index, "cpu", str(e)) from None
+
+
+def per_tensor(node, info, what: str) -> tuple[float, int]:
+    """(scale, zero_point) of a per-tensor quantized tensor; ``UnsupportedOpError`` otherwise."""
+    q = info.quant
+    if q is None or q.scale.size != 1:
+        got = "no quantization" if q is None else f"{q.scale.size} scales"
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} must be quantized per tensor, got {got}")
+    return float(q.scale[0]), int(q.zero_point[0])

@@ -1,0 +1,121 @@
+"""Sliding-window geometry shared by the conv, depthwise and pooling CPU kernels.
+
+Kernels never loop over pixels: they read each filter tap as one strided view of a
+padded copy of the input. The padded buffer is made once per kernel with its border
+already filled (zeros, the input zero point, or the lowest float for max pooling); each
+invoke only copies the input into its interior, so the border is never rewritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from gpulite.errors import ShapeError
+from gpulite.graph.shape_rules.conv import out_size, pad_before_after
+
+
+@dataclass(frozen=True)
+class Window:
+    """A 2-D window op over an NHWC input: sizes, strides, dilations and TFLite's padding."""
+
+    n: int
+    h: int
+    w: int
+    c: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    oh: int
+    ow: int
+    pad_t: int
+    pad_b: int
+    pad_l: int
+    pad_r: int
+
+    @property
+    def padded(self) -> bool:
+        return bool(self.pad_t or self.pad_b or self.pad_l or self.pad_r)
+
+
+def window(x_shape: tuple[int, ...], kh: int, kw: int, options, out_shape: tuple[int, ...] | None = None) -> Window:
+    """Geometry of a window op from its options (``padding``, ``stride_*``, ``dilation_*``).
+
+    Raises ``ShapeError`` when ``out_shape`` (the stored output shape) disagrees with TFLite's
+    output size, so a corrupt model fails at ``allocate_tensors``.
+    """
+    if len(x_shape) != 4:
+        raise ShapeError(f"window ops need a 4-D NHWC input, got shape {list(x_shape)}")
+    n, h, w, c = (int(d) for d in x_shape)
+    sh, sw = int(options.stride_h), int(options.stride_w)
+    dh, dw = int(getattr(options, "dilation_h_factor", 1)), int(getattr(options, "dilation_w_factor", 1))
+    oh, ow = out_size(options.padding, h, kh, sh, dh), out_size(options.padding, w, kw, sw, dw)
+    if out_shape is not None and tuple(out_shape[1:3]) != (oh, ow):
+        raise ShapeError(f"output spatial size should be {[oh, ow]} for input {list(x_shape)}, "
+                         f"filter {[kh, kw]}, stride {[sh, sw]}; the model says {list(out_shape)}")
+    pt, pb = pad_before_after(h, kh, sh, dh, oh)
+    pl, pr = pad_before_after(w, kw, sw, dw, ow)
+    return Window(n, h, w, c, kh, kw, sh, sw, dh, dw, oh, ow, pt, pb, pl, pr)
+
+
+class PaddedInput:
+    """A preallocated copy of ``x`` with a constant border, or ``x`` itself when unpadded.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The kernel's input array (fixed for the life of the kernel).
+    win : Window
+        Geometry with the padding to apply.
+    fill : scalar
+        Value of the border (only written here, once).
+    dtype : numpy.dtype, optional
+        Buffer dtype when it must differ from the input's (e.g. int32 sums of int8); forces
+        a copy even without padding.
+    """
+
+    def __init__(self, x: np.ndarray, win: Window, fill, dtype=None) -> None:
+        self.x = x
+        widen = dtype is not None and np.dtype(dtype) != x.dtype
+        if win.padded or widen:
+            hp, wp = win.h + win.pad_t + win.pad_b, win.w + win.pad_l + win.pad_r
+            self.buf = np.full((win.n, hp, wp, win.c), fill, dtype or x.dtype)
+            self.interior = self.buf[:, win.pad_t:win.pad_t + win.h, win.pad_l:win.pad_l + win.w, :]
+        else:
+            self.buf = np.ascontiguousarray(x)
+            self.interior = None
+            if self.buf is not x:  # a non-contiguous constant: copied once, never changes
+                self.x = None
+
+    def refresh(self) -> None:
+        """Copy the current input into the interior (no-op when unpadded)."""
+        if self.interior is not None:
+            np.copyto(self.interior, self.x)
+
+
+def tap_view(buf: np.ndarray, win: Window, i: int, j: int, rows: slice | None = None) -> np.ndarray:
+    """The (N, OH, OW, C) view of ``buf`` that filter tap (i, j) reads; optionally only some output rows."""
+    r0, r1 = (0, win.oh) if rows is None else (rows.start, rows.stop)
+    y0, x0 = i * win.dh + r0 * win.sh, j * win.dw
+    sn, sy, sx, sc = buf.strides
+    return as_strided(buf[:, y0:, x0:, :], (buf.shape[0], r1 - r0, win.ow, buf.shape[3]),
+                      (sn, sy * win.sh, sx * win.sw, sc), writeable=False)
+
+
+def patches_view(buf: np.ndarray, win: Window, n: int, r0: int, r1: int) -> np.ndarray:
+    """The (r1-r0, OW, KH, KW, C) im2col view of batch ``n``'s output rows r0..r1."""
+    sn, sy, sx, sc = buf.strides
+    base = buf[n, r0 * win.sh:, :, :]
+    return as_strided(base, (r1 - r0, win.ow, win.kh, win.kw, buf.shape[3]),
+                      (sy * win.sh, sx * win.sw, sy * win.dh, sx * win.dw, sc), writeable=False)
+
+
+def row_chunks(total: int, per_row: int, budget: int) -> list[tuple[int, int]]:
+    """Split ``total`` rows into runs of at most ``budget`` elements (``per_row`` each), ≥ 1 row."""
+    step = max(1, budget // max(per_row, 1))
+    return [(r, min(total, r + step)) for r in range(0, total, step)]

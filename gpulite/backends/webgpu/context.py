@@ -1,0 +1,112 @@
+"""What a WebGPU kernel factory sees: tensor references into the arena, and node metadata.
+
+Kernel factory contract (see docs/webgpu.md)::
+
+    @register_kernel("ADD", "webgpu")
+    def add(node: Node, ctx: GpuContext) -> Program | list[Program]:
+        a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)   # TensorRef: word offset + shape
+        ...
+        return make_program(f"add {a.shape}+{b.shape}", "binary", params, out.size, act=node.activation)
+
+Raise ``ctx.unsupported("why")`` for a case the kernel does not handle: the node then runs
+on the CPU backend instead (a partition crossing), or fails if the CPU has no kernel either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpulite.errors import UnsupportedOpError
+from gpulite.graph.ir import Graph, Node, TensorInfo
+from gpulite.graph.plan import MemoryPlan
+
+from .arena import GpuArena
+
+NHWC = "NHWC"
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    """A tensor as a kernel addresses it.
+
+    Attributes
+    ----------
+    offset : int
+        Offset of element 0 in 4-byte words from the start of the arena buffer.
+    shape : tuple of int
+        Logical (TFLite) shape.
+    dtype : numpy dtype
+    layout : str
+        How elements are laid out. Only ``"NHWC"`` (dense, row-major, the TFLite order)
+        exists today; a ``"PHWC4"`` layout (channels in slices of 4) is the planned next
+        one, and kernels check ``layout`` so they cannot silently misread it.
+    """
+
+    offset: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    layout: str = NHWC
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+class GpuContext:
+    """Per-node view of the graph for a kernel factory; see the module docstring."""
+
+    def __init__(self, graph: Graph, node: Node, plan: MemoryPlan, arena: GpuArena, gdev: Any) -> None:
+        self.graph, self.node, self.plan, self.arena, self.gdev = graph, node, plan, arena, gdev
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.node.inputs)
+
+    def has_input(self, i: int) -> bool:
+        return i < len(self.node.inputs) and self.node.inputs[i] >= 0
+
+    def in_info(self, i: int) -> TensorInfo:
+        return self.graph.tensors[self.node.inputs[i]]
+
+    def out_info(self, i: int) -> TensorInfo:
+        return self.graph.tensors[self.node.outputs[i]]
+
+    def const(self, i: int) -> np.ndarray | None:
+        """The constant value of input i, or None when it is computed at run time."""
+        return self.in_info(i).const if self.has_input(i) else None
+
+    def _ref(self, t: TensorInfo) -> TensorRef:
+        if t.const is not None:
+            off = self.arena.add_constant(t.const, key=("tensor", t.index))
+        elif t.index in self.plan.offsets:
+            off = self.plan.offsets[t.index]
+        else:
+            raise self.unsupported(f"tensor {t.index} ({t.name!r}) has no storage in the plan")
+        return TensorRef(off // 4, tuple(t.shape), t.dtype)
+
+    def input(self, i: int) -> TensorRef:
+        """Input i in the arena (a constant is uploaded once, on first reference)."""
+        return self._ref(self.in_info(i))
+
+    def output(self, i: int) -> TensorRef:
+        return self._ref(self.out_info(i))
+
+    def upload(self, data: np.ndarray) -> TensorRef:
+        """Store a pre-transformed constant (e.g. re-laid-out weights) and address it."""
+        data = np.ascontiguousarray(data)
+        return TensorRef(self.arena.add_constant(data) // 4, tuple(data.shape), data.dtype)
+
+    def unsupported(self, why: str) -> UnsupportedOpError:
+        """The error to raise for a case this kernel does not handle (caller raises it)."""
+        return UnsupportedOpError(self.node.op, self.node.index, "webgpu", why)
+
+    def require_f32(self, *refs: TensorRef) -> None:
+        """Raise the unsupported error unless every ref is float32 NHWC."""
+        for r in refs:
+            if r.dtype != np.float32:
+                raise self.unsupported(f"dtype {r.dtype} (webgpu kernels are float32)")
+            if r.layout != NHWC:
+                raise self.unsupported(f"layout {r.layout}")

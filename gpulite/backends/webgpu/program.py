@@ -1,0 +1,167 @@
+"""Programs: one compute dispatch, its WGSL and its uniform block; plus the pipeline cache.
+
+A :class:`Program` is what a kernel factory returns. Its ``key`` names everything the WGSL
+depends on (the ``.wgsl`` file, the template substitutions that encode dtypes and options,
+the workgroup size and the uniform layout) and nothing that depends on sizes: sizes and
+tensor offsets travel in the uniform block (``params``). So two interpreters of one model,
+or one model at several input sizes, reuse the same pipelines.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+import struct
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import wgpu
+
+from gpulite.errors import GpuliteError
+
+WGSL_DIR = Path(__file__).parent / "wgsl"
+MAX_WORKGROUPS_PER_DIM = 65535  # WebGPU's guaranteed minimum of maxComputeWorkgroupsPerDimension
+DEFAULT_WORKGROUP_SIZE = 64
+
+# Fused activations as WGSL bodies of ``fn act(v: f32) -> f32``. The activation is part of the
+# program key: four clamp variants are cheaper than a branch per element in every kernel.
+ACTIVATIONS = {
+    None: "return v;",
+    "RELU": "return max(v, 0.0);",
+    "RELU6": "return clamp(v, 0.0, 6.0);",
+    "RELU_N1_TO_1": "return clamp(v, -1.0, 1.0);",
+    # tanh through exp(-2|v|) so large |v| cannot overflow to inf/inf = NaN.
+    "TANH": "let e = exp(-2.0 * abs(v)); return sign(v) * (1.0 - e) / (1.0 + e);",
+}
+
+_SCALAR = {"u32": "I", "i32": "i", "f32": "f"}
+_VEC4 = {"vec4u": ("vec4<u32>", "I"), "vec4i": ("vec4<i32>", "i"), "vec4f": ("vec4<f32>", "f")}
+
+
+class KernelError(GpuliteError, RuntimeError):
+    """The GPU rejected a kernel (WGSL, pipeline, bind group or dispatch); names the kernel."""
+
+
+@dataclass(frozen=True)
+class Program:
+    """One compute dispatch.
+
+    Attributes
+    ----------
+    name : str
+        Kernel name and shapes, for error messages and ``describe()``.
+    key : tuple
+        Pipeline cache key; equal keys must mean identical ``wgsl``.
+    wgsl : str
+        Complete shader source.
+    workgroup_size : int
+        Threads per workgroup (1-D).
+    dispatch : tuple of int
+        Workgroup counts (x, y, z).
+    params : bytes
+        The uniform block, laid out as the generated ``struct Params``.
+    threads : int
+        Threads that do work (``P.n``); the rest of the last workgroups return at once.
+    """
+
+    name: str
+    key: tuple
+    wgsl: str
+    workgroup_size: int
+    dispatch: tuple[int, int, int]
+    params: bytes
+    threads: int
+
+
+def _pack(fields: list[tuple[str, str, Any]]) -> tuple[str, bytes]:
+    """WGSL ``struct Params`` text and its bytes, following the uniform address space layout."""
+    decl, data = [], bytearray()
+    for name, typ, value in fields:
+        if typ in _SCALAR:
+            decl.append(f"  {name}: {typ},")
+            data += struct.pack("<" + _SCALAR[typ], value)
+        elif typ in _VEC4:
+            wgsl_t, code = _VEC4[typ]
+            data += bytes(-len(data) % 16)  # vec4 aligns to 16 bytes
+            vals = list(value) + [0] * (4 - len(value))
+            if len(vals) != 4:
+                raise ValueError(f"param {name}: {typ} takes at most 4 values, got {value!r}")
+            decl.append(f"  {name}: {wgsl_t},")
+            data += struct.pack("<4" + code, *vals)
+        else:
+            raise ValueError(f"param {name}: unknown type {typ!r}")
+    data += bytes(-len(data) % 16)  # a uniform struct's size rounds up to 16
+    return "struct Params {\n" + "\n".join(decl) + "\n};", bytes(data)
+
+
+@cache
+def _source(name: str) -> str:
+    return (WGSL_DIR / f"{name}.wgsl").read_text()
+
+
+def dispatch_size(threads: int, workgroup_size: int) -> tuple[int, int, int]:
+    """Workgroup counts covering ``threads``; spills into y past the per-dimension limit."""
+    groups = max(1, math.ceil(threads / workgroup_size))
+    if groups <= MAX_WORKGROUPS_PER_DIM:
+        return (groups, 1, 1)
+    x = MAX_WORKGROUPS_PER_DIM
+    return (x, math.ceil(groups / x), 1)
+
+
+def make_program(name: str, source: str, params: list[tuple[str, str, Any]], threads: int, *,
+                 act: str | None = None, workgroup_size: int = DEFAULT_WORKGROUP_SIZE,
+                 **subs: str) -> Program:
+    """Build a :class:`Program` from ``wgsl/<source>.wgsl``.
+
+    Parameters
+    ----------
+    name : str
+        Kernel name with shapes, shown in errors.
+    source : str
+        File stem under ``wgsl/``; it defines ``fn run(i: u32)`` and reads ``P.<field>``.
+    params : list of (field, type, value)
+        The uniform block after the implicit leading ``n: u32`` (= ``threads``). Types:
+        ``u32``, ``i32``, ``f32``, ``vec4u``, ``vec4i``, ``vec4f``. Sizes and offsets only.
+    threads : int
+        One thread per ``i`` in ``0 .. threads-1``.
+    act : str, optional
+        Fused activation name; becomes ``fn act(v: f32) -> f32``.
+    **subs : str
+        ``$NAME`` template substitutions in the source (dtypes, options); part of the key.
+    """
+    if act not in ACTIVATIONS:
+        raise ValueError(f"fused activation {act!r} has no WGSL form")
+    struct_src, data = _pack([("n", "u32", threads), *params])
+    header = string.Template(_source("common")).substitute(
+        PARAMS=struct_src, WG=workgroup_size, ACT=ACTIVATIONS[act])
+    body = string.Template(_source(source)).substitute(subs)
+    layout = tuple((f, t) for f, t, _ in params)
+    key = (source, tuple(sorted(subs.items())), act, workgroup_size, layout)
+    return Program(name, key, header + "\n" + body, workgroup_size, dispatch_size(threads, workgroup_size),
+                   data, threads)
+
+
+def get_pipeline(gdev: Any, program: Program) -> Any:
+    """The compute pipeline for ``program`` from ``gdev``'s cache, compiling it on first use.
+
+    Raises
+    ------
+    KernelError
+        When the WGSL or the pipeline is rejected, naming the kernel; or when two programs
+        share a key but not their WGSL (a kernel forgot to put an option into its key).
+    """
+    hit = gdev.pipelines.get(program.key)
+    if hit is not None:
+        if hit[0] != program.wgsl:
+            raise KernelError(f"{program.name}: pipeline key {program.key} already names different WGSL")
+        return hit[1]
+    try:
+        module = gdev.device.create_shader_module(label=program.name, code=program.wgsl)
+        pipeline = gdev.device.create_compute_pipeline(
+            label=program.name, layout=gdev.pipeline_layout, compute={"module": module, "entry_point": "main"})
+    except wgpu.GPUError as e:
+        raise KernelError(f"{program.name}: the GPU rejected the kernel: {e}") from e
+    gdev.pipelines[program.key] = (program.wgsl, pipeline)
+    return pipeline

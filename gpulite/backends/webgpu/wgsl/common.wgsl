@@ -1,0 +1,21 @@
+// gpulite common header, prepended to every kernel.
+// Binding 0 is the whole arena: activations at the memory plan's offsets, then constants.
+// Binding 1 is this dispatch's uniform block: tensor offsets (in f32 words) and sizes.
+// A kernel file defines `fn run(i: u32)`; thread i is only called for i < P.n.
+
+$PARAMS
+
+@group(0) @binding(0) var<storage, read_write> buf: array<f32>;
+@group(0) @binding(1) var<uniform> P: Params;
+
+fn act(v: f32) -> f32 { $ACT }
+
+@compute @workgroup_size($WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    // Large grids spill into y (65535 workgroups per dimension); fold them back to one index.
+    let i = gid.x + gid.y * nwg.x * ${WG}u;
+    if (i >= P.n) {
+        return;
+    }
+    run(i);
+}

@@ -1,0 +1,49 @@
+"""Shapes of MediaPipe's custom ops, as their ``Prepare`` functions (or GPU parsers) set them.
+
+The transpose-conv arithmetic is the CPU kernel's own
+(:func:`gpulite.backends.cpu.kernels.mediapipe_ops.transpose_conv_bias_geometry` is not
+imported here, because ``gpulite/graph`` imports no backend; the formula is repeated and
+the op tests check both against LiteRT's outputs).
+"""
+
+from __future__ import annotations
+
+from gpulite.errors import ShapeError
+from gpulite.graph.ir import Node
+from gpulite.graph.shapes import shape_rule
+from gpulite.model.custom_options import decode_transform_tensor_bilinear, decode_transpose_conv_bias
+
+
+def _out_len(in_size: int, filter_size: int, stride: int, padding: str) -> int:
+    # MediaPipe transpose_conv_bias.cc Prepare: SAME trims max(0, f - (in-1) % s - 1).
+    trim = max(0, filter_size - (in_size - 1) % stride - 1) if padding == "SAME" else 0
+    return stride * (in_size - 1) + filter_size - trim
+
+
+@shape_rule("Convolution2DTransposeBias")
+def _transpose_conv_bias(node: Node, ins, consts):
+    if len(ins) != 3 or len(ins[0]) != 4 or len(ins[1]) != 4:
+        raise ShapeError(f"node {node.index} ({node.op}): expected input NHWC, weights OHWI and a bias, "
+                         f"got shapes {[list(s) for s in ins]}")
+    opts = decode_transpose_conv_bias(node.custom_options)
+    n, h, w, _ = ins[0]
+    o, fh, fw, _ = ins[1]
+    return [(n, _out_len(h, fh, opts.stride_h, opts.padding), _out_len(w, fw, opts.stride_w, opts.padding), o)]
+
+
+@shape_rule("Landmarks2TransformMatrix")
+def _landmarks_to_transform_matrix(node: Node, ins, consts):
+    return [(1, 4, 4)]
+
+
+@shape_rule("TransformTensorBilinear")
+def _transform_tensor_bilinear(node: Node, ins, consts):
+    if len(ins[0]) != 4:
+        raise ShapeError(f"node {node.index} ({node.op}): expected input (1, H, W, C), got {list(ins[0])}")
+    opts = decode_transform_tensor_bilinear(node.custom_options)
+    return [(1, opts.output_height, opts.output_width, ins[0][3])]
+
+
+@shape_rule("TransformLandmarks")
+def _transform_landmarks(node: Node, ins, consts):
+    return [tuple(ins[0])]
