@@ -30,6 +30,22 @@ def densify(t: TensorInfo) -> np.ndarray:
     if any(not 0 <= b < rank for b in bmap):
         raise ModelError(f"{what}: block_map {list(bmap)} names a dimension outside rank {rank}")
     block_size = [dims[order.index(rank + k)].dense_size for k in range(len(bmap))]
+    # Every level's extent follows from the shape and the block sizes (FormatConverter's
+    # blocked shape). Checking DENSE levels against it bounds each expansion below by the
+    # tensor's own size, so a corrupted dense_size cannot ask for terabytes of index rows.
+    block_of = [1] * rank
+    for k, b in enumerate(bmap):
+        block_of[b] *= max(block_size[k], 1)
+    if any(d < 0 for d in shape) or any(b <= 0 for b in block_size) or any(
+            shape[i] % block_of[i] for i in range(rank)):
+        raise ModelError(f"{what}: block sizes {block_size} on block_map {list(bmap)} do not divide shape {list(shape)}")
+    extent = [shape[o] // block_of[o] if o < rank else block_size[o - rank] for o in order]
+    for level, d in enumerate(dims):
+        if d.format == 0 and d.dense_size != extent[level]:
+            raise ModelError(
+                f"{what}: level {level} is DENSE with dense_size {d.dense_size}, but shape {list(shape)} "
+                f"and block sizes {block_size} make it {extent[level]}"
+            )
     values = values.reshape(-1)
     idx = np.zeros((1, 0), np.int64)
     prev = np.zeros(1, np.int64)
@@ -57,8 +73,6 @@ def densify(t: TensorInfo) -> np.ndarray:
             col = ind.astype(np.int64)[pos]
             prev = pos
         idx = np.concatenate([idx, col[:, None]], axis=1)
-        if idx.shape[0] > values.size * 4 + 1 << 20:
-            raise ModelError(f"{what}: sparse metadata expands beyond the stored values")
     if idx.shape[0] != values.size:
         raise ModelError(f"{what}: sparse metadata addresses {idx.shape[0]} values but {values.size} are stored")
     orig = np.zeros((idx.shape[0], rank), np.int64)

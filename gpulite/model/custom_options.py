@@ -119,7 +119,7 @@ def _flex_map(data: bytes | None, op: str) -> dict[str, Any]:
     # The flexbuffers reader signals bad input with whatever its internals hit (struct.error,
     # IndexError, TypeError, ValueError, UnicodeDecodeError, RecursionError on cyclic
     # offsets, ...), so everything is turned into one ModelError here.
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise _op_error(op, f"expected a FlexBuffer map, got {len(data)} bytes that do not decode "
                             f"({type(e).__name__}: {e})") from None
     if not isinstance(value, dict):

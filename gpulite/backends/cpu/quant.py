@@ -170,34 +170,28 @@ def round_half_away(x: float) -> int:
 def activation_bounds(name: str | None, scale: float, zero_point: int, dtype) -> tuple[int, int]:
     """TFLite's ``CalculateActivationRangeQuantized``: the clamp range of a fused activation.
 
-    The quantization of the bounds is done as TFLite does it, in float32 (``f / scale``) with
-    ``std::round``, so a bound that falls exactly between two codes lands where TFLite's does.
+    The bounds are quantized as TFLite does it, in float32 (``f / scale``) with
+    ``std::round``, so a bound exactly between two codes lands where TFLite's does. Any
+    other fused activation (TANH, SIGN_BIT) leaves the full range, as in TFLite, where it is
+    silently a no-op on these ops.
     """
     qmin, qmax = QRANGE[np.dtype(dtype)]
 
     def q(f: float) -> int:
         return zero_point + round_half_away(float(np.float32(f) / np.float32(scale)))
-    if name is None:
-        return qmin, qmax
     if name == "RELU":
         return max(qmin, q(0.0)), qmax
     if name == "RELU6":
         return max(qmin, q(0.0)), min(qmax, q(6.0))
     if name == "RELU_N1_TO_1":
         return max(qmin, q(-1.0)), min(qmax, q(1.0))
-    raise ValueError(f"fused activation {name} has no quantized form; expected RELU, RELU6 or RELU_N1_TO_1")
+    return qmin, qmax
 
 
 def output_bounds(node, info) -> tuple[int, int]:
-    """:func:`activation_bounds` for a node's quantized output tensor ``info``.
-
-    Raises ``UnsupportedOpError`` for an activation with no quantized form (e.g. TANH).
-    """
+    """:func:`activation_bounds` of ``node``'s fused activation for its quantized output ``info``."""
     scale, zp = per_tensor(node, info, "output")
-    try:
-        return activation_bounds(node.activation, scale, zp, info.dtype)
-    except ValueError as e:
-        raise UnsupportedOpError(node.op, node.index, "cpu", str(e)) from None
+    return activation_bounds(node.activation, scale, zp, info.dtype)
 
 
 def per_tensor(node, info, what: str) -> tuple[float, int]:

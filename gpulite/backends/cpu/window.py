@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from gpulite.backends.cpu.activation import activation_fn
 from gpulite.errors import ShapeError
 from gpulite.graph.shape_rules.conv import out_size, pad_before_after
 
@@ -119,3 +120,16 @@ def row_chunks(total: int, per_row: int, budget: int) -> list[tuple[int, int]]:
     """Split ``total`` rows into runs of at most ``budget`` elements (``per_row`` each), ≥ 1 row."""
     step = max(1, budget // max(per_row, 1))
     return [(r, min(total, r + step)) for r in range(0, total, step)]
+
+
+CLAMP_ACTIVATIONS = ("RELU", "RELU6", "RELU_N1_TO_1")
+
+
+def clamp_activation(node):
+    """The float fused activation as TFLite's conv/pool kernels apply it, or None.
+
+    They call ``CalculateActivationRange``, which clamps for RELU, RELU6 and RELU_N1_TO_1 and
+    leaves the range unbounded for anything else: a fused TANH or SIGN_BIT on these ops is a
+    no-op in LiteRT (checked against its reference kernels), so it is one here too.
+    """
+    return activation_fn(node.activation if node.activation in CLAMP_ACTIVATIONS else None)

@@ -74,7 +74,7 @@ def _resize(node, ins, consts):
     return [(n, size[0], size[1], c)]
 
 
-@shape_rule("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD")
+@shape_rule("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN")
 def _reduce(node, ins, consts):
     axes = L.reduce_axes(node, len(ins[0]), consts[1])
     return [L.reduced_shape(tuple(ins[0]), axes, bool(getattr(node.options, "keep_dims", False)))]

@@ -1,9 +1,7 @@
 """Shapes of MediaPipe's custom ops, as their ``Prepare`` functions (or GPU parsers) set them.
 
-The transpose-conv arithmetic is the CPU kernel's own
-(:func:`gpulite.backends.cpu.kernels.mediapipe_ops.transpose_conv_bias_geometry` is not
-imported here, because ``gpulite/graph`` imports no backend; the formula is repeated and
-the op tests check both against LiteRT's outputs).
+:func:`transpose_conv_bias_geometry` is shared with the CPU kernel, so shape inference and
+execution cannot disagree.
 """
 
 from __future__ import annotations
@@ -14,10 +12,26 @@ from gpulite.graph.shapes import shape_rule
 from gpulite.model.custom_options import decode_transform_tensor_bilinear, decode_transpose_conv_bias
 
 
-def _out_len(in_size: int, filter_size: int, stride: int, padding: str) -> int:
-    # MediaPipe transpose_conv_bias.cc Prepare: SAME trims max(0, f - (in-1) % s - 1).
+def transpose_conv_bias_geometry(in_size: int, filter_size: int, stride: int, padding: str) -> tuple[int, int]:
+    """Output length and top/left offset of ``Convolution2DTransposeBias`` along one axis.
+
+    Parameters
+    ----------
+    in_size, filter_size, stride : int
+        Input length, filter length and stride along the axis.
+    padding : {"SAME", "VALID"}
+
+    Returns
+    -------
+    out_size, pad_before : int
+        MediaPipe's ``Prepare``/``Eval`` arithmetic (``transpose_conv_bias.cc``): SAME
+        trims ``max(0, filter - (in - 1) % stride - 1)`` from the full
+        ``stride * (in - 1) + filter`` and starts ``trim // 2`` in. This is not TFLite's
+        TRANSPOSE_CONV rule (``in * stride`` for SAME): they differ when the filter
+        is not a multiple of the stride.
+    """
     trim = max(0, filter_size - (in_size - 1) % stride - 1) if padding == "SAME" else 0
-    return stride * (in_size - 1) + filter_size - trim
+    return stride * (in_size - 1) + filter_size - trim, trim // 2
 
 
 @shape_rule("Convolution2DTransposeBias")
@@ -28,7 +42,9 @@ def _transpose_conv_bias(node: Node, ins, consts):
     opts = decode_transpose_conv_bias(node.custom_options)
     n, h, w, _ = ins[0]
     o, fh, fw, _ = ins[1]
-    return [(n, _out_len(h, fh, opts.stride_h, opts.padding), _out_len(w, fw, opts.stride_w, opts.padding), o)]
+    oh, _ = transpose_conv_bias_geometry(h, fh, opts.stride_h, opts.padding)
+    ow, _ = transpose_conv_bias_geometry(w, fw, opts.stride_w, opts.padding)
+    return [(n, oh, ow, o)]
 
 
 @shape_rule("Landmarks2TransformMatrix")

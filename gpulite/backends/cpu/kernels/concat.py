@@ -6,9 +6,10 @@ are requantized with TFLite's ``ConcatenationWithScaling`` arithmetic (float32
 from zero, plus the output zero point, clamped). LiteRT itself requantizes only uint8 and
 refuses int8 inputs with differing parameters; the same formula serves both here.
 
-TFLite's kernel ignores a fused activation declared in the model's options (and refuses one
-on quantized tensors); gpulite matches that. An activation that gpulite's own
-``fuse_activations`` pass moved here (from a following RELU node) is applied.
+A fused activation declared in the model's options is refused at allocate time, as TFLite's
+own kernel refuses it in Prepare (LiteRT's XNNPACK delegate accepts it but silently drops
+it, so there is no consistent reference to follow). An activation that gpulite's
+``fuse_activations`` pass moved here from a following RELU node is applied.
 """
 
 from __future__ import annotations
@@ -64,12 +65,11 @@ def concatenation(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Concatenate the inputs along ``axis`` (negative allowed) into the output."""
     out = ctx.output(0)
     axis = L.normalize_axis(getattr(node.options, "axis", 0), out.ndim, node)
-    declared = getattr(node.options, "fused_activation_function", 0) != 0
+    if getattr(node.options, "fused_activation_function", 0) != 0:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"fused activation {node.activation} declared in "
+                                 "the options (TFLite's CONCATENATION kernel refuses it too)")
     quantized = out.dtype in (np.int8, np.uint8) and _qparams(ctx.out_info(0)) is not None
-    if quantized and node.activation is not None:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"fused {node.activation} on a quantized concat "
-                                 "(TFLite refuses it too)")
-    act = None if declared else activation_fn(node.activation)
+    act = activation_fn(node.activation)  # only ever set by gpulite's float fusion pass
     q_out = _qparams(ctx.out_info(0)) if quantized else None
     if q_out is not None and np.isnan(q_out[0]):
         raise UnsupportedOpError(node.op, node.index, "cpu", "per-channel quantized output")

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.activation import activation_fn
-from gpulite.backends.cpu.window import PaddedInput, Window, patches_view, row_chunks, window
+from gpulite.backends.cpu.window import PaddedInput, Window, clamp_activation, patches_view, row_chunks, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 
@@ -35,25 +34,48 @@ def conv_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
     return win, win.c // ci
 
 
-def gemm_plan(win: Window, x: np.ndarray, fill) -> tuple[PaddedInput | None, list]:
-    """How to feed the GEMM: None for a direct 1x1 matmul, else the padded input and chunks.
+def gemm_plan(win: Window, x: np.ndarray, fill, dtype=None) -> tuple[PaddedInput, list, np.ndarray | None]:
+    """How to feed the GEMM: ``(padded input, chunks, direct matrix)``.
 
-    Each chunk is ``(n, r0, r1, src, cols)``: batch ``n``'s output rows r0..r1, the strided
-    patches view ``src`` and the scratch view ``cols`` (rows*OW, KH*KW*C) it is copied to.
+    A 1x1 stride-1 unpadded conv needs no im2col: the direct matrix is the (widened, if
+    ``dtype`` differs from the input's) input viewed as (pixels, C) and there are no chunks.
+    Otherwise each chunk is ``(n, r0, r1, src, dst, cols)``: batch ``n``'s output rows
+    r0..r1, the strided patches view ``src``, its shaped destination ``dst`` and the scratch
+    matrix ``cols`` (rows*OW, KH*KW*C) that ``dst`` views.
     """
+    pad = PaddedInput(x, win, fill, dtype)
     if win.kh == win.kw == 1 and win.sh == win.sw == 1 and not win.padded:
-        return None, []
-    pad = PaddedInput(x, win, fill)
+        return pad, [], pad.buf.reshape(-1, win.c)
     k = win.kh * win.kw * win.c
     spans = row_chunks(win.oh, win.ow * k, IM2COL_BUDGET)
-    scratch = np.empty(((spans[0][1] - spans[0][0]) * win.ow, k), x.dtype)
+    scratch = np.empty(((spans[0][1] - spans[0][0]) * win.ow, k), pad.buf.dtype)
     chunks = []
     for n in range(win.n):
         for r0, r1 in spans:
             cols = scratch[: (r1 - r0) * win.ow]
             dst = cols.reshape(r1 - r0, win.ow, win.kh, win.kw, win.c)
             chunks.append((n, r0, r1, patches_view(pad.buf, win, n, r0, r1), dst, cols))
-    return pad, chunks
+    return pad, chunks, None
+
+
+def run_gemm(pad: PaddedInput, chunks: list, direct: np.ndarray | None, wt: np.ndarray,
+             outs: list[np.ndarray]) -> None:
+    """``im2col @ wt`` into ``outs`` (one 2-D output view per chunk, or one for direct)."""
+    pad.refresh()
+    if direct is not None:
+        np.matmul(direct, wt, out=outs[0])
+        return
+    for (_, _, _, src, dst, cols), o in zip(chunks, outs):
+        np.copyto(dst, src)
+        np.matmul(cols, wt, out=o)
+
+
+def chunk_outputs(out: np.ndarray, chunks: list) -> list[np.ndarray]:
+    """The 2-D (pixels, O) output view each chunk writes (one view when there are no chunks)."""
+    o = out.shape[-1]
+    if not chunks:
+        return [out.reshape(-1, o)]
+    return [out[n, r0:r1].reshape(-1, o) for n, r0, r1, *_ in chunks]
 
 
 @register_kernel("CONV_2D", "cpu")
@@ -73,22 +95,15 @@ def conv_2d(node, ctx):
     if wconst is not None:
         np.copyto(wt, wconst.reshape(o, -1).T)
     bias = ctx.input(2).reshape(o) if ctx.has_input(2) else None
-    act = activation_fn(node.activation)
-    pad, chunks = gemm_plan(win, x, 0.0)
+    act = clamp_activation(node)
+    pad, chunks, direct = gemm_plan(win, x, 0.0)
+    outs = chunk_outputs(out, chunks)
     out2 = out.reshape(-1, o)
-    outs = [out[n, r0:r1].reshape(-1, o) for n, r0, r1, *_ in chunks]
-    x2 = x.reshape(-1, ci)
 
     def run() -> None:
         if wconst is None:
             np.copyto(wt, w.reshape(o, -1).T)
-        if pad is None:
-            np.matmul(x2, wt, out=out2)
-        else:
-            pad.refresh()
-            for (_, _, _, src, dst, cols), dst_out in zip(chunks, outs):
-                np.copyto(dst, src)
-                np.matmul(cols, wt, out=dst_out)
+        run_gemm(pad, chunks, direct, wt, outs)
         if bias is not None:
             np.add(out2, bias, out=out2)
         if act:

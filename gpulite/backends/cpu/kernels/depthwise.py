@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.activation import activation_fn
-from gpulite.backends.cpu.window import PaddedInput, Window, row_chunks, tap_view, window
+from gpulite.backends.cpu.window import PaddedInput, Window, clamp_activation, row_chunks, tap_view, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 
@@ -86,19 +85,23 @@ def depthwise_conv_2d(node, ctx):
         raise UnsupportedOpError("DEPTHWISE_CONV_2D", node.index, "cpu", "needs a constant bias")
     bias = np.asarray(ctx.const(2), np.float32).reshape(co) if ctx.has_input(2) else None
     plan = tap_plan(win, pad.buf, out, mult, np.asarray(w, np.float32)[0], bias)
-    act = activation_fn(node.activation)
+    act = clamp_activation(node)
 
     def run() -> None:
         pad.refresh()
-        # Bias and activation per chunk, while the chunk is still in cache.
-        for o, t, taps, b in plan:
-            (v0, w0), rest = taps[0], taps[1:]
-            np.multiply(v0, w0, out=o)
-            for v, wt in rest:
-                np.multiply(v, wt, out=t)
-                np.add(o, t, out=o)
-            if b is not None:
-                np.add(o, b, out=o)
-            if act:
-                act(o)
+        accumulate(plan, act)
     return run
+
+
+def accumulate(plan: list, act=None) -> None:
+    """Run a :func:`tap_plan`: sum the taps per chunk, then bias and activation while hot."""
+    for o, t, taps, b in plan:
+        (v0, w0), rest = taps[0], taps[1:]
+        np.multiply(v0, w0, out=o)
+        for v, wt in rest:
+            np.multiply(v, wt, out=t)
+            np.add(o, t, out=o)
+        if b is not None:
+            np.add(o, b, out=o)
+        if act:
+            act(o)

@@ -27,6 +27,7 @@ from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ModelError, ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
+from gpulite.graph.shape_rules.mediapipe_ops import transpose_conv_bias_geometry
 from gpulite.model.custom_options import (
     decode_landmarks_to_transform_matrix,
     decode_transform_tensor_bilinear,
@@ -60,26 +61,6 @@ def _options(node: Node, decode: Callable[[bytes | None], object]) -> object:
         return decode(node.custom_options)
     except ModelError as e:
         raise ModelError(f"node {node.index}: {e}") from None
-
-
-def transpose_conv_bias_geometry(in_size: int, filter_size: int, stride: int, padding: str) -> tuple[int, int]:
-    """Output length and top/left offset of ``Convolution2DTransposeBias`` along one axis.
-
-    Parameters
-    ----------
-    in_size, filter_size, stride : int
-        Input length, filter length and stride along the axis.
-    padding : {"SAME", "VALID"}
-
-    Returns
-    -------
-    out_size, pad_before : int
-        MediaPipe's ``Prepare``/``Eval`` arithmetic (``transpose_conv_bias.cc``): SAME
-        trims ``max(0, filter - (in - 1) % stride - 1)`` from the full
-        ``stride * (in - 1) + filter`` and starts ``trim // 2`` in.
-    """
-    trim = max(0, filter_size - (in_size - 1) % stride - 1) if padding == "SAME" else 0
-    return stride * (in_size - 1) + filter_size - trim, trim // 2
 
 
 # --- Convolution2DTransposeBias -------------------------------------------------------------
@@ -281,15 +262,17 @@ def transform_tensor_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]
         np.take(table, i11, axis=0, out=q[3])
         right, lower = tx[:, None], ty[:, None]
         # upper = (1-rc) q11 + rc q21; lower = (1-rc) q12 + rc q22; lc*lower + (1-lc)*upper.
-        np.multiply(q[0], 1 - right, out=q[0])
-        np.multiply(q[1], right, out=q[1])
-        np.add(q[0], q[1], out=q[0])  # upper
-        np.multiply(q[2], 1 - right, out=q[2])
-        np.multiply(q[3], right, out=q[3])
-        np.add(q[2], q[3], out=q[2])  # lower
-        np.multiply(q[2], lower, out=mix)
-        np.multiply(q[0], 1 - lower, out=q[0])
-        np.add(mix, q[0], out=res)
+        # inf/NaN inputs propagate as in the C++ (0 * inf = NaN), without numpy's warnings.
+        with np.errstate(invalid="ignore", over="ignore"):
+            np.multiply(q[0], 1 - right, out=q[0])
+            np.multiply(q[1], right, out=q[1])
+            np.add(q[0], q[1], out=q[0])  # upper
+            np.multiply(q[2], 1 - right, out=q[2])
+            np.multiply(q[3], right, out=q[3])
+            np.add(q[2], q[3], out=q[2])  # lower
+            np.multiply(q[2], lower, out=mix)
+            np.multiply(q[0], 1 - lower, out=q[0])
+            np.add(mix, q[0], out=res)
 
     return run
 

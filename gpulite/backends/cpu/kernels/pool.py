@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.activation import activation_fn
 from gpulite.backends.cpu.quant import output_bounds, per_tensor
-from gpulite.backends.cpu.window import PaddedInput, Window, tap_view, window
+from gpulite.backends.cpu.window import PaddedInput, Window, clamp_activation, tap_view, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import UnsupportedOpError
 
@@ -53,7 +52,7 @@ def max_pool_2d(node, ctx):
     pad = PaddedInput(x, win, _LOWEST[x.dtype])
     taps = [tap_view(pad.buf, win, i, j) for i in range(win.kh) for j in range(win.kw)]
     if x.dtype == np.float32:
-        act, bounds = activation_fn(node.activation), None
+        act, bounds = clamp_activation(node), None
     else:
         act, bounds = None, output_bounds(node, ctx.out_info(0))
 
@@ -77,7 +76,7 @@ def average_pool_2d(node, ctx):
         raise UnsupportedOpError(node.op, node.index, "cpu", "a window covers only padding")
     if x.dtype == np.float32:
         pad = PaddedInput(x, win, 0.0)
-        acc, fcounts, act = out, counts.astype(np.float32), activation_fn(node.activation)
+        acc, fcounts, act = out, counts.astype(np.float32), clamp_activation(node)
     else:
         pad = PaddedInput(x, win, 0, np.int32)  # int32 sums; padding adds nothing
         acc = np.empty(out.shape, np.int32)

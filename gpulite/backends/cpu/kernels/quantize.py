@@ -1,9 +1,11 @@
 """QUANTIZE and DEQUANTIZE at run time (constant ones are folded at load by passes.py).
 
-QUANTIZE float32 -> int8/uint8/int16 is LiteRT's ``AffineQuantize``: ``x / scale`` in double
-(``QuantizationParams.scale`` is a double), rounded half away from zero (``TfLiteRound``),
-plus the zero point, clamped. Integer -> integer QUANTIZE is ``Requantize`` through
-``MultiplyByQuantizedMultiplier``, done as a table over every input value.
+QUANTIZE float32 -> int8/uint8/int16 is what LiteRT computes on x86, builtin kernel and
+XNNPACK alike: ``x * (1 / scale)`` in float32, rounded half to *even*, plus the zero point,
+clamped. (TFLite's scalar reference divides and rounds half away from zero; LiteRT's SIMD
+path does not, and the tests hold gpulite to LiteRT.) Integer -> integer QUANTIZE is a
+table over every input value of whichever requantization LiteRT runs: XNNPACK's for
+same-type 8-bit in its ratio range, else TFLite's ``Requantize``.
 DEQUANTIZE is ``(q - zero_point) * scale`` in float32, per tensor or per channel.
 """
 
@@ -13,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.backends.cpu.kernels.quantized_binary import srdhm
 from gpulite.backends.cpu.kernels.quantized_elementwise import int_lut
 from gpulite.backends.cpu.quant import QRANGE, multiply_by_quantized_multiplier, quantize_multiplier
 from gpulite.backends.kernels import register_kernel
@@ -23,6 +26,8 @@ Run = Callable[[], None]
 _I8, _U8, _I16, _F16, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.float16, np.float32))
 # Integer conversions LiteRT's quantize.cc accepts: input dtype -> allowed output dtypes.
 _REQUANTIZE = {_I8: (_I8, _U8), _U8: (_I8, _U8), _I16: (_I8, _I16)}
+# Input/output scale ratios for which LiteRT's XNNPACK delegate runs an 8-bit requantize.
+_XNN_RATIO = (2.0 ** -8, 2.0 ** 7)
 
 
 def _same_shape(node: Node, ctx) -> tuple[np.ndarray, np.ndarray]:
@@ -52,29 +57,39 @@ def quantize(node: Node, ctx) -> Run:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"{src} -> {dst} is not a conversion LiteRT "
                                  "supports (float32 -> int8/uint8/int16, int8/uint8 -> int8/uint8, int16 -> int8/int16)")
     si, zpi = _per_tensor(node, ctx.in_info(0))
-    m, sh = quantize_multiplier(float(np.float64(si) / np.float64(so)))
     qmin, qmax = QRANGE[src]
-    vals = np.arange(qmin, qmax + 1, dtype=np.int64)
+    x = np.arange(qmin, qmax + 1, dtype=np.int64) - zpi
     lo, hi = QRANGE[dst]
-    return int_lut(np.clip(multiply_by_quantized_multiplier(vals - zpi, m, sh) + zpo, lo, hi), ctx)
+    ratio = float(np.float32(si) / np.float32(so))
+    if src == dst and src in (_I8, _U8) and _XNN_RATIO[0] <= ratio <= _XNN_RATIO[1]:
+        # XNNPACK's qs8/qu8 convert: an 8.8 fixed-point multiplier, one rounding shift.
+        mult = int(np.rint(np.float32(256) * np.float32(ratio)))
+        return int_lut(np.clip((x * mult + 0x80 + (zpo << 8)) >> 8, lo, hi), ctx)
+    m, sh = quantize_multiplier(float(np.float64(si) / np.float64(so)))
+    scalar = np.clip(multiply_by_quantized_multiplier(x, m, sh) + zpo, lo, hi)
+    if src == _I16:
+        return int_lut(scalar, ctx)
+    # TFLite's 8-bit Requantize: a NEON loop (rounding the final shift half up) over blocks of
+    # 16, the scalar MultiplyByQuantizedMultiplier for the rest.
+    h = srdhm(x << max(sh, 0), m)
+    right = max(-sh, 0)
+    neon = np.clip(((h + ((1 << right) >> 1)) >> right) + zpo, lo, hi)
+    return int_lut(neon, ctx, tail_by_value=scalar, block=16)
 
 
 def _affine_quantize(x: np.ndarray, out: np.ndarray, scale: float, zp: int) -> Run:
     lo, hi = QRANGE[out.dtype]
-    scale64 = np.float64(scale)  # a numpy float64 keeps the division in double precision
-    v, r = np.empty(x.shape, np.float64), np.empty(x.shape, np.float64)
+    inv = np.float32(1) / np.float32(scale)
+    v = np.empty(x.shape, np.float32)
 
     def run() -> None:
-        np.divide(x, scale64, out=v)
-        # Round half away from zero: trunc, then the fraction doubled and truncated is -1, 0 or 1.
-        np.trunc(v, out=r)
-        np.subtract(v, r, out=v)
-        np.multiply(v, 2.0, out=v)
-        np.trunc(v, out=v)
-        np.add(r, v, out=r)
-        np.add(r, zp, out=r)
-        np.clip(r, lo, hi, out=r)
-        np.copyto(out, r, casting="unsafe")
+        # LiteRT (builtin and XNNPACK alike) multiplies by the float32 reciprocal of the scale
+        # and rounds half to even; np.rint does the same.
+        np.multiply(x, inv, out=v)
+        np.rint(v, out=v)
+        np.add(v, np.float32(zp), out=v)
+        np.clip(v, lo, hi, out=v)
+        np.copyto(out, v, casting="unsafe")
     return run
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.backends.cpu.kernels import quantized_binary as qb
 from gpulite.backends.cpu.quant import QRANGE, multiply_by_quantized_multiplier, quantize_multiplier
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node, TensorInfo
@@ -54,25 +55,35 @@ def activation_range(name: str | None, scale: float, zp: int, dtype: np.dtype) -
     return ranges[name]
 
 
-def _add_table(x1, x2, s1, s2, so, zp1, zp2, sub: bool):
-    """AddElementwise / SubElementwise of optimized_integer_ops (8-bit: left_shift 20)."""
-    twice_max = 2.0 * max(s1, s2)
-    m1, sh1 = quantize_multiplier(s1 / twice_max)
-    m2, sh2 = quantize_multiplier(s2 / twice_max)
-    mo, sho = quantize_multiplier(twice_max / ((1 << 20) * so))
-    if sub:  # sub.cc negates the second multiplier rather than the result
-        m2 = -m2
-    a = multiply_by_quantized_multiplier((x1 - zp1) << 20, m1, sh1)
-    b = multiply_by_quantized_multiplier((x2 - zp2) << 20, m2, sh2)
-    return multiply_by_quantized_multiplier(a + b, mo, sho)
+def _binary_tables(node: Node, s1, z1, s2, z2, so, zo, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
+    """(body table, tail table or None), each (256, 256) indexed by input values from qmin."""
+    qmin, qmax = QRANGE[dtype]
+    vals = np.arange(qmin, qmax + 1, dtype=np.int64)
+    x1, x2, args = vals[:, None], vals[None, :], (s1, z1, s2, z2, so, zo)
+    op, tail = node.op, None
+    try:
+        if qb.xnn_accepts(op, s1, s2, so):
+            lo, hi = qb.xnn_activation_range(node.activation, so, zo, dtype)
+            body = (qb.xnn_mul if op == "MUL" else qb.xnn_add)(x1, x2, *args, sub=op == "SUB")
+        else:
+            lo, hi = activation_range(node.activation, so, zo, dtype)
+            if op == "ADD":
+                body = qb.tflite_add_neon(x1, x2, *args, dtype)
+                tail = np.clip(qb.tflite_add_scalar(x1, x2, *args, sub=False), lo, hi)
+            elif op == "SUB":
+                body = qb.tflite_add_scalar(x1, x2, *args, sub=True)
+            else:
+                body = qb.tflite_mul(x1, x2, *args)
+    except (KeyError, ValueError):
+        raise UnsupportedOpError(op, node.index, "cpu", f"fused activation {node.activation} on a "
+                                 "quantized output (TFLite has RELU, RELU6, RELU_N1_TO_1 only)") from None
+    return np.clip(body, lo, hi), tail
 
 
-def _mul_table(x1, x2, s1, s2, so, zp1, zp2, sub: bool):
-    m, sh = quantize_multiplier(float(np.float64(s1) * np.float64(s2) / np.float64(so)))
-    return multiply_by_quantized_multiplier((x1 - zp1) * (x2 - zp2), m, sh)
-
-
-_TABLES = {"ADD": _add_table, "SUB": _add_table, "MUL": _mul_table}
+def _by_bits(table: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Reorder a value-indexed (256, 256) table so the inputs' uint8 bit patterns index it."""
+    t = table.astype(dtype)
+    return np.roll(t, (128, 128), axis=(0, 1)) if dtype == np.int8 else t
 
 
 def _binary_factory(node: Node, ctx) -> Callable[[], None]:
@@ -85,31 +96,37 @@ def _binary_factory(node: Node, ctx) -> Callable[[], None]:
     if np.broadcast_shapes(a.shape, b.shape) != out.shape:
         raise ShapeError(f"node {node.index} ({node.op}): inputs {list(a.shape)} and {list(b.shape)} "
                          f"do not broadcast to output {list(out.shape)}")
-    (s1, zp1), (s2, zp2), (so, zpo) = _scale_zp(node, ia), _scale_zp(node, ib), _scale_zp(node, io)
-    try:
-        lo, hi = activation_range(node.activation, so, zpo, io.dtype)
-    except ValueError as e:
-        raise UnsupportedOpError(node.op, node.index, "cpu", str(e)) from None
-    qmin, qmax = QRANGE[io.dtype]
-    vals = np.arange(qmin, qmax + 1, dtype=np.int64)
-    raw = _TABLES[node.op](vals[:, None], vals[None, :], s1, s2, so, zp1, zp2, node.op == "SUB")
-    # Index tables by the inputs' bit patterns (uint8 views), so row/column k holds value k as
-    # the dtype reads it: for int8 that is a roll by 128.
-    table = np.clip(raw + zpo, lo, hi).astype(io.dtype)
-    if io.dtype == np.int8:
-        table = np.roll(table, (128, 128), axis=(0, 1))
+    (s1, z1), (s2, z2), (so, zo) = _scale_zp(node, ia), _scale_zp(node, ib), _scale_zp(node, io)
+    body, tail = _binary_tables(node, s1, z1, s2, z2, so, zo, io.dtype)
     au, bu = a.view(np.uint8), b.view(np.uint8)
+    n_tail = out.size % qb.NEON_BLOCK[io.dtype] if a.shape == b.shape else 0
+    if tail is not None and n_tail and not np.array_equal(tail, body):
+        # TFLite's builtin ADD: its NEON loop covers all but the last size % block elements,
+        # which run the scalar loop; a second table and a per-element offset pick the right one.
+        flat = np.concatenate([_by_bits(body, io.dtype).reshape(-1), _by_bits(tail, io.dtype).reshape(-1)])
+        pick = np.zeros(out.shape, np.intp)
+        pick.reshape(-1)[out.size - n_tail:] = 1 << 16
+        return _pair_lookup(flat, au, bu, out, pick)
+    # Broadcast inputs fall back to the body formula everywhere (see quantized_binary.py).
+    table = _by_bits(body, io.dtype)
     const_a, const_b = ctx.const(0), ctx.const(1)
     if const_b is not None and const_b.size == 1:
         return _lookup(np.ascontiguousarray(table[:, int(bu.reshape(-1)[0])]), au, out)
     if const_a is not None and const_a.size == 1:
         return _lookup(np.ascontiguousarray(table[int(au.reshape(-1)[0]), :]), bu, out)
-    flat = np.ascontiguousarray(table.reshape(-1))
+    return _pair_lookup(np.ascontiguousarray(table.reshape(-1)), au, bu, out, None)
+
+
+def _pair_lookup(flat: np.ndarray, au: np.ndarray, bu: np.ndarray, out: np.ndarray,
+                 pick: np.ndarray | None) -> Callable[[], None]:
+    """``out = flat[(a << 8 | b) + pick]`` through a preallocated index array."""
     idx = np.empty(out.shape, np.intp)
 
     def run() -> None:
         np.left_shift(au, _SHIFT, out=idx)
         np.bitwise_or(idx, bu, out=idx)
+        if pick is not None:
+            np.add(idx, pick, out=idx)
         np.take(flat, idx, out=out, mode="clip")  # "clip" avoids take's buffered copy of out
     return run
 
@@ -135,15 +152,35 @@ def _unary_params(node: Node, ctx) -> tuple[float, int, float, int, np.dtype]:
     return si, zpi, so, zpo, io.dtype
 
 
-def int_lut(lut_by_value: np.ndarray, ctx) -> Callable[[], None]:
+def int_lut(lut_by_value: np.ndarray, ctx, tail_by_value: np.ndarray | None = None,
+            block: int = 16) -> Callable[[], None]:
     """Kernel ``out = lut[x]`` for an 8/16-bit input; ``lut_by_value[k]`` is the result for the
-    k-th smallest input value (index 0 is the dtype's minimum)."""
-    dt = ctx.in_info(0).dtype
+    k-th smallest input value (index 0 is the dtype's minimum).
+
+    ``tail_by_value``, when given and different, is used instead for the last
+    ``size % block`` elements: LiteRT's NEON loops leave those to a scalar loop that
+    rounds differently.
+    """
+    dt, out = ctx.in_info(0).dtype, ctx.output(0)
     bits = np.dtype(f"u{dt.itemsize}")
-    lut = np.ascontiguousarray(lut_by_value.astype(ctx.out_info(0).dtype))
-    if dt.kind == "i":  # reorder so the input's unsigned bit pattern indexes it
-        lut = np.roll(lut, lut.size // 2)
-    return _lookup(lut, ctx.input(0).view(bits), ctx.output(0))
+
+    def by_bits(t: np.ndarray) -> np.ndarray:
+        t = np.ascontiguousarray(t.astype(out.dtype))
+        return np.roll(t, t.size // 2) if dt.kind == "i" else t  # the input's bit pattern indexes it
+    lut = by_bits(lut_by_value)
+    xu = ctx.input(0).view(bits)
+    n_tail = out.size % block
+    if tail_by_value is None or n_tail == 0 or np.array_equal(tail_by_value, lut_by_value):
+        return _lookup(lut, xu, out)
+    both = np.concatenate([lut, by_bits(tail_by_value)])
+    idx = np.empty(out.shape, np.intp)
+    tail, offset = idx.reshape(-1)[out.size - n_tail:], np.intp(lut.size)
+
+    def run() -> None:
+        np.copyto(idx, xu)
+        np.add(tail, offset, out=tail)
+        np.take(both, idx, out=out, mode="clip")
+    return run
 
 
 def _float_lut(node: Node, ctx, fn: Callable[[np.ndarray], np.ndarray],
@@ -205,5 +242,5 @@ def quantized_relu(lo: float, hi: float | None) -> Callable[[Node, object], Call
 
 
 QUANTIZED_BINARY: dict[str, Callable[[Node, object], Callable[[], None]]] = {
-    op: _binary_factory for op in _TABLES
+    op: _binary_factory for op in ("ADD", "SUB", "MUL")
 }

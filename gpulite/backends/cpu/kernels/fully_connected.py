@@ -1,0 +1,80 @@
+"""FULLY_CONNECTED: float, and int8/uint8 with per-tensor or per-channel int8 weights.
+
+TFLite flattens every leading input dimension into rows of ``in`` features (weights are
+``[out, in]``); ``keep_num_dims`` only changes the output's stored shape, which the
+output array already has, so both cases are one (rows, in) @ (in, out) matmul. The
+quantized path computes the integer accumulator exactly in float64 like
+quantized_conv.py and rescales with TFLite's fixed-point multiplier.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.backends.cpu.activation import activation_fn
+from gpulite.backends.cpu.kernels.quantized_conv import epilogue, requantizer
+from gpulite.backends.kernels import register_kernel
+from gpulite.errors import ShapeError, UnsupportedOpError
+
+
+def _rows(node, x: np.ndarray, w: np.ndarray, out: np.ndarray) -> tuple[int, int, int]:
+    if w.ndim != 2:
+        raise ShapeError(f"node {node.index} (FULLY_CONNECTED): weights must be 2-D [out, in], got {list(w.shape)}")
+    units, depth = w.shape
+    if depth == 0 or x.size % depth or out.size != (x.size // depth) * units:
+        raise ShapeError(f"node {node.index} (FULLY_CONNECTED): input {list(x.shape)} in rows of {depth} "
+                         f"times weights {list(w.shape)} cannot fill output {list(out.shape)}")
+    return x.size // depth, depth, units
+
+
+@register_kernel("FULLY_CONNECTED", "cpu")
+def fully_connected(node, ctx):
+    x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    if getattr(node.options, "weights_format", 0) != 0:
+        raise UnsupportedOpError(node.op, node.index, "cpu", "only the DEFAULT weights format is supported")
+    rows, depth, units = _rows(node, x, w, out)
+    if node.activation not in (None, "RELU", "RELU6", "RELU_N1_TO_1"):
+        # fully_connected.cc checks this at Prepare; LiteRT refuses such a model too.
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"fused activation must be NONE, RELU, RELU6 "
+                                 f"or RELU_N1_TO_1, got {node.activation}")
+    if x.dtype != np.float32:
+        return _quantized(node, ctx, rows, depth, units)
+    if w.dtype != np.float32 or out.dtype != np.float32:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"float input needs float32 weights and output, "
+                                 f"got {w.dtype} -> {out.dtype} (hybrid FC is not supported)")
+    x2, out2 = x.reshape(rows, depth), out.reshape(rows, units)
+    wconst = ctx.const(1)
+    # A contiguous (in, out) copy made once; a weight computed at run time is read transposed.
+    wt = np.ascontiguousarray(wconst.T) if wconst is not None else w.T
+    bias = ctx.input(2).reshape(units) if ctx.has_input(2) else None
+    act = activation_fn(node.activation)
+
+    def run() -> None:
+        np.matmul(x2, wt, out=out2)
+        if bias is not None:
+            np.add(out2, bias, out=out2)
+        if act:
+            act(out2)
+    return run
+
+
+def _quantized(node, ctx, rows: int, depth: int, units: int):
+    x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    if ctx.const(1) is None:
+        raise UnsupportedOpError(node.op, node.index, "cpu", "quantized fully connected needs constant weights")
+    per_channel = w.dtype == np.int8 and ctx.in_info(1).quant is not None and ctx.in_info(1).quant.scale.size > 1
+    # fully_connected.cc: per-tensor weights go through GetQuantizedConvolutionMultipler.
+    rq, zp_w, zp_in = requantizer(node, ctx, units, 0, (rows, units), float_product=not per_channel)
+    wq = w.astype(np.int64) - zp_w.reshape(-1, 1)
+    wt = np.ascontiguousarray(wq.T, dtype=np.float64)
+    corr = -zp_in * wq.sum(axis=1)
+    xf = np.empty((rows, depth), np.float64)
+    x2 = x.reshape(rows, depth)
+    acc64 = np.empty((rows, units), np.float64)
+    finish = epilogue(ctx, acc64, corr, rq, out.reshape(rows, units))
+
+    def run() -> None:
+        np.copyto(xf, x2)
+        np.matmul(xf, wt, out=acc64)
+        finish()
+    return run

@@ -1,0 +1,120 @@
+"""The integer formulas of 8-bit ADD, SUB and MUL, as LiteRT's default interpreter computes them.
+
+With default options LiteRT hands quantized ADD/SUB/MUL to its XNNPACK delegate whenever the
+scale ratios are in the delegate's range, and its arithmetic is not TFLite's:
+
+- XNNPACK ``qs8/qu8-vadd``: 20-bit multipliers ``lrintf(ldexpf(s_in / s_out, shift))`` and one
+  rounding shift; SUB is ADD with the second multiplier negated.
+- XNNPACK ``qs8/qu8-vmul``: ``(a - za) * (b - zb)`` as float times ``s1 * s2 / s_out`` (float32),
+  rounded half to even.
+- Fused activations become bounds ``lrintf(v / s_out + zp)`` (``xnn_qs8_quantize``).
+
+Out of range, TFLite's builtin kernels run: MUL and SUB as ``MultiplyByQuantizedMultiplier``
+(double rounding); ADD through its NEON code (compiled on x86 via NEON_2_SSE), which folds
+the input shift into the left shift (int8) or truncates it (uint8) and narrows through int16,
+for all but the last ``size % block`` elements, which take the scalar path.
+
+Each function maps int64 arrays of input values to int64 outputs before the final clamp
+to the output dtype's range (activation bounds included).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.backends.cpu.quant import QRANGE, multiply_by_quantized_multiplier, quantize_multiplier, \
+    rounding_divide_by_pot
+
+_F32 = np.float32
+# Input/output scale ratios XNNPACK's delegate accepts (xnnpack_delegate.cc CheckTensors...Scale).
+XNN_ADD_RATIO = (2.0 ** -10, 2.0 ** 8)
+XNN_MUL_RATIO = (2.0 ** -16, 2.0 ** 8)
+# Elements per NEON iteration of TFLite's optimized ADD; the remainder runs the scalar loop.
+NEON_BLOCK = {np.dtype(np.int8): 16, np.dtype(np.uint8): 8}
+
+
+def xnn_accepts(op: str, s1: float, s2: float, so: float) -> bool:
+    """Whether LiteRT's XNNPACK delegate takes this quantized ADD/SUB/MUL."""
+    if op == "MUL":
+        lo, hi = XNN_MUL_RATIO
+        r = float(_F32(_F32(s1) * _F32(s2)) / _F32(so))
+        return lo <= r < hi
+    lo, hi = XNN_ADD_RATIO
+    return all(lo <= float(_F32(s) / _F32(so)) < hi for s in (s1, s2))
+
+
+def xnn_activation_range(name: str | None, scale: float, zp: int, dtype: np.dtype) -> tuple[int, int]:
+    """Bounds of a fused activation as XNNPACK quantizes them: ``lrintf(v / scale + zp)``."""
+    qmin, qmax = QRANGE[np.dtype(dtype)]
+    lo_f, hi_f = {None: (-np.inf, np.inf), "RELU": (0.0, np.inf), "RELU6": (0.0, 6.0),
+                  "RELU_N1_TO_1": (-1.0, 1.0)}[name]
+
+    def q(v: float) -> int:
+        x = _F32(v) / _F32(scale) + _F32(zp) if np.isfinite(v) else _F32(v)
+        return int(np.rint(np.clip(x, _F32(qmin), _F32(qmax))))  # rint: half to even, as lrintf
+    return q(lo_f), q(hi_f)
+
+
+def xnn_add(x1, x2, s1, z1, s2, z2, so, zo, sub: bool) -> np.ndarray:
+    a_scale, b_scale = _F32(s1) / _F32(so), _F32(s2) / _F32(so)
+    if sub:
+        b_scale = -b_scale
+    top = max(abs(a_scale), abs(b_scale))
+    exponent = int(np.array(top, _F32).view(np.uint32) >> 23) - 127
+    shift = 20 - exponent
+    am = int(np.rint(np.ldexp(a_scale, shift)))
+    bm = int(np.rint(np.ldexp(b_scale, shift)))
+    bias = (1 << (shift - 1)) - am * z1 - bm * z2
+    return ((bias + x1 * am + x2 * bm) >> shift) + zo
+
+
+def xnn_mul(x1, x2, s1, z1, s2, z2, so, zo, sub: bool = False) -> np.ndarray:
+    scale = _F32(_F32(s1) * _F32(s2)) / _F32(so)
+    acc = ((x1 - z1) * (x2 - z2)).astype(_F32) * scale
+    return np.rint(acc).astype(np.int64) + zo
+
+
+def _add_multipliers(s1: float, s2: float, so: float) -> tuple[tuple[int, int], ...]:
+    twice_max = 2.0 * max(s1, s2)
+    return (quantize_multiplier(s1 / twice_max), quantize_multiplier(s2 / twice_max),
+            quantize_multiplier(twice_max / ((1 << 20) * so)))
+
+
+def tflite_add_scalar(x1, x2, s1, z1, s2, z2, so, zo, sub: bool) -> np.ndarray:
+    """reference/optimized scalar ``AddElementwise``; sub.cc negates the second multiplier."""
+    (m1, sh1), (m2, sh2), (mo, sho) = _add_multipliers(s1, s2, so)
+    a = multiply_by_quantized_multiplier((x1 - z1) << 20, m1, sh1)
+    b = multiply_by_quantized_multiplier((x2 - z2) << 20, -m2 if sub else m2, sh2)
+    return multiply_by_quantized_multiplier(a + b, mo, sho) + zo
+
+
+def srdhm(a: np.ndarray, m: int) -> np.ndarray:
+    """gemmlowp's SaturatingRoundingDoublingHighMul on int64 arrays (m is never INT32_MIN here)."""
+    ab = a * m
+    nudged = ab + np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    return np.where(nudged >= 0, nudged >> 31, -((-nudged) >> 31))
+
+
+def _wrap(x: np.ndarray, bits: int) -> np.ndarray:
+    half = 1 << (bits - 1)
+    return ((x + half) & ((1 << bits) - 1)) - half
+
+
+def tflite_add_neon(x1, x2, s1, z1, s2, z2, so, zo, dtype: np.dtype) -> np.ndarray:
+    """The NEON body of TFLite's optimized 8-bit ``AddElementwise`` (vqrdmulh, vmovn to int16)."""
+    (m1, sh1), (m2, sh2), (mo, sho) = _add_multipliers(s1, s2, so)
+    if np.dtype(dtype) == np.int8:  # shift folded in before the multiply: a single rounding
+        def scale(x, m, sh):
+            n = 20 + sh
+            return srdhm(x << n if n >= 0 else x >> -n, m)
+    else:  # uint8 multiplies first, then shifts right truncating
+        def scale(x, m, sh):
+            return srdhm(x << 20, m) >> -sh
+    total = _wrap(scale(x1 - z1, m1, sh1) + scale(x2 - z2, m2, sh2), 32)
+    out = rounding_divide_by_pot(srdhm(total, mo), -sho)
+    return _wrap(_wrap(out, 16) + zo, 16)
+
+
+def tflite_mul(x1, x2, s1, z1, s2, z2, so, zo, sub: bool = False) -> np.ndarray:
+    m, sh = quantize_multiplier(float(np.float64(s1) * np.float64(s2) / np.float64(so)))
+    return multiply_by_quantized_multiplier((x1 - z1) * (x2 - z2), m, sh) + zo

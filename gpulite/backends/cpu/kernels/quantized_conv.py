@@ -1,0 +1,123 @@
+"""Quantized CONV_2D and DEPTHWISE_CONV_2D (int8 per-channel or per-tensor, uint8 per-tensor).
+
+The integer accumulator ``sum((x - zp_in) * (w - zp_w)) + bias`` is computed exactly in
+float64 (every product and partial sum is an integer far below 2**53), reusing the float
+kernels' im2col and tap loops: the input is padded with its own zero point and multiplied
+by ``w - zp_w``, and ``-zp_in * sum(w - zp_w)`` per output channel is added afterwards, so
+padded pixels contribute nothing, as in TFLite. The float64 result is then cast to int64
+and rescaled with TFLite's fixed-point ``MultiplyByQuantizedMultiplier``
+(:class:`gpulite.backends.cpu.quant.Requantizer`). These factories are reached through the
+float kernels' registrations (they dispatch on the input dtype).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.backends.cpu.kernels.conv import chunk_outputs, conv_geometry, gemm_plan, run_gemm
+from gpulite.backends.cpu.kernels.depthwise import accumulate, depthwise_geometry, tap_plan
+from gpulite.backends.cpu.quant import Requantizer, output_bounds, per_tensor, quantize_multipliers
+from gpulite.backends.cpu.window import PaddedInput
+from gpulite.errors import UnsupportedOpError
+
+_QTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+
+
+def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
+                float_product: bool | None = None) -> tuple[Requantizer, np.ndarray, int]:
+    """The output rescale of a quantized conv-like node, its filter zero points and the input's.
+
+    Follows TFLite's ``PopulateConvolutionQuantizationParams``: per-channel multipliers are
+    ``double(s_in) * double(s_w[c]) / double(s_out)``; the legacy per-tensor path
+    (``GetQuantizedConvolutionMultipler``: uint8 convs, per-tensor fully connected) uses
+    ``double(float(s_in * s_w)) / double(s_out)``, the float32 product first.
+    ``float_product`` picks the legacy formula (default: for uint8 input).
+
+    Returns
+    -------
+    (Requantizer, numpy.ndarray, int)
+        The rescaler for accumulators of ``shape``, the filter zero points broadcastable
+        along ``axis`` of the filter (length 1 or ``channels``), and the input zero point.
+    """
+    x, w, out = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
+    if x.dtype not in _QTYPES or w.dtype not in _QTYPES or out.dtype != x.dtype:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized path expects int8/uint8 input, filter "
+                                 f"and output, got {x.dtype}, {w.dtype} -> {out.dtype}")
+    s_in, zp_in = per_tensor(node, x, "input")
+    s_out, zp_out = per_tensor(node, out, "output")
+    q = w.quant
+    if q is None or q.scale.size not in (1, channels) or (q.scale.size > 1 and q.axis != axis):
+        got = "none" if q is None else f"{q.scale.size} scales on axis {q.axis}"
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"filter quantization must be per tensor or "
+                                 f"{channels} scales on axis {axis}, got {got}")
+    if float_product is None:
+        float_product = x.dtype == np.uint8
+    if x.dtype == np.uint8 and q.scale.size != 1:
+        raise UnsupportedOpError(node.op, node.index, "cpu", "uint8 ops take per-tensor filters only")
+    if float_product:
+        real = np.array([float(np.float32(s_in) * np.float32(q.scale[0])) / float(np.float32(s_out))])
+    else:
+        real = float(np.float32(s_in)) * q.scale.astype(np.float64) / float(np.float32(s_out))
+    mult, shift = quantize_multipliers(real)
+    lo, hi = output_bounds(node, out)
+    return Requantizer(shape, mult, shift, zp_out, lo, hi), q.zero_point.astype(np.int64), zp_in
+
+
+def epilogue(ctx, acc64: np.ndarray, corr: np.ndarray, rq: Requantizer, out: np.ndarray):
+    """Cast the exact float64 sums to int64, add the zero-point correction and bias, rescale."""
+    acc = np.empty(acc64.shape, np.int64)
+    bias = ctx.input(2) if ctx.has_input(2) else None
+    if bias is not None and bias.dtype not in (np.int32, np.int64):
+        raise UnsupportedOpError(ctx.node.op, ctx.node.index, "cpu", f"quantized bias must be int32, got {bias.dtype}")
+
+    def finish() -> None:
+        np.copyto(acc, acc64, casting="unsafe")
+        np.add(acc, corr, out=acc)
+        if bias is not None:
+            np.add(acc, bias, out=acc)
+        rq(acc, out)
+    return finish
+
+
+def quantized_conv_2d(node, ctx):
+    """CONV_2D on int8/uint8 tensors; see the module docstring."""
+    x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    win, groups = conv_geometry(node, x.shape, w.shape, out.shape)
+    o = w.shape[0]
+    if groups != 1 or ctx.const(1) is None:
+        raise UnsupportedOpError(node.op, node.index, "cpu", "quantized conv needs one group and a constant filter")
+    rq, zp_w, zp_in = requantizer(node, ctx, o, 0, out.shape)
+    wq = w.astype(np.int64) - zp_w.reshape(-1, 1, 1, 1)
+    wt = np.ascontiguousarray(wq.reshape(o, -1).T, dtype=np.float64)
+    corr = -zp_in * wq.reshape(o, -1).sum(axis=1)
+    pad, chunks, direct = gemm_plan(win, x, zp_in, np.float64)
+    acc64 = np.empty(out.shape, np.float64)
+    outs = chunk_outputs(acc64, chunks)
+    finish = epilogue(ctx, acc64, corr, rq, out)
+
+    def run() -> None:
+        run_gemm(pad, chunks, direct, wt, outs)
+        finish()
+    return run
+
+
+def quantized_depthwise_conv_2d(node, ctx):
+    """DEPTHWISE_CONV_2D on int8/uint8 tensors; see the module docstring."""
+    x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    win, mult = depthwise_geometry(node, x.shape, w.shape, out.shape)
+    co = w.shape[3]
+    if ctx.const(1) is None:
+        raise UnsupportedOpError(node.op, node.index, "cpu", "quantized depthwise conv needs a constant filter")
+    rq, zp_w, zp_in = requantizer(node, ctx, co, 3, out.shape)
+    wq = w[0].astype(np.int64) - zp_w  # (KH, KW, C*M); zero points broadcast along channels
+    corr = -zp_in * wq.reshape(-1, co).sum(axis=0)
+    pad = PaddedInput(x, win, zp_in, np.float64)
+    acc64 = np.empty(out.shape, np.float64)
+    plan = tap_plan(win, pad.buf, acc64, mult, wq.astype(np.float64), None)
+    finish = epilogue(ctx, acc64, corr, rq, out)
+
+    def run() -> None:
+        pad.refresh()
+        accumulate(plan)
+        finish()
+    return run

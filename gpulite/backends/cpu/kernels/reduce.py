@@ -1,0 +1,126 @@
+"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN over constant axes (negative allowed), keep_dims or not.
+
+Reductions write through a keep-dims view of the output made in the factory, so numpy's
+``ufunc.reduce(..., out=)`` fills it in place. Integer MEAN truncates toward zero like
+TFLite's reference kernel. int8 MEAN follows what LiteRT runs (its XNNPACK path):
+``acc = sum(q - zp_in)`` exactly, ``round_half_even(acc * s_in / (s_out * N)) + zp_out``
+in float32, clamped. MAX/MIN on 8-bit tensors compare codes, which LiteRT allows only when
+input and output share scale and zero point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.kernels import register_kernel
+from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.graph import layout as L
+from gpulite.graph.ir import Node
+
+
+def _setup(node: Node, ctx: CpuContext):
+    if ctx.const(1) is None:
+        raise UnsupportedOpError(node.op, node.index, "cpu", "axes are computed at run time; expected a constant")
+    src, out = ctx.input(0), ctx.output(0)
+    axes = L.reduce_axes(node, src.ndim, ctx.const(1))
+    keep = bool(getattr(node.options, "keep_dims", False))
+    expected = L.reduced_shape(src.shape, axes, keep)
+    if out.shape != expected or out.dtype != src.dtype:
+        raise ShapeError(f"{L.where(node)}output is {list(out.shape)} {out.dtype}; reducing {list(src.shape)} "
+                         f"{src.dtype} over {list(axes)} gives {list(expected)} {src.dtype}")
+    return src, out, axes, out.reshape(L.reduced_shape(src.shape, axes, True))
+
+
+def _qparams(info) -> tuple[float, int] | None:
+    q = info.quant
+    if q is None or q.scale.size == 0:
+        return None
+    return float(q.scale[0]), int(q.zero_point[0])
+
+
+def _unsupported(node: Node, why: str) -> UnsupportedOpError:
+    return UnsupportedOpError(node.op, node.index, "cpu", why)
+
+
+def _int8_mean(src, axes, outk, q_in, q_out) -> Callable[[], None]:
+    count = int(np.prod([src.shape[a] for a in axes], dtype=np.int64))
+    s = np.float32(q_in[0]) / (np.float32(q_out[0]) * np.float32(count))
+    offset = count * q_in[1]
+    acc = np.empty(outk.shape, np.int32)
+    f32 = np.empty(outk.shape, np.float32)
+    lo, hi = -128 - q_out[1], 127 - q_out[1]
+
+    def run() -> None:
+        np.add.reduce(src, axis=axes, dtype=np.int32, out=acc, keepdims=True)
+        np.subtract(acc, offset, out=acc)
+        np.multiply(acc, s, out=f32)
+        np.rint(f32, out=f32)  # round half to even, as LiteRT's float->int8 conversion
+        np.clip(f32, lo, hi, out=f32)
+        np.add(f32, q_out[1], out=f32)
+        np.copyto(outk, f32, casting="unsafe")
+    return run
+
+
+@register_kernel("MEAN", "cpu")
+def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """Mean over the constant axes: float, int32/int64 (truncating) or int8 (requantized)."""
+    src, out, axes, outk = _setup(node, ctx)
+    count = int(np.prod([src.shape[a] for a in axes], dtype=np.int64))
+    if src.dtype == np.int8 and _qparams(ctx.in_info(0)) is not None:
+        return _int8_mean(src, axes, outk, _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0)) or (1.0, 0))
+    if src.dtype.kind == "f":
+        def run() -> None:
+            np.add.reduce(src, axis=axes, out=outk, keepdims=True)
+            np.divide(outk, count, out=outk)
+        return run
+    if src.dtype in (np.int32, np.int64):
+        acc = np.empty(outk.shape, np.int64)
+        f64 = np.empty(outk.shape, np.float64)
+
+        def run_int() -> None:
+            np.add.reduce(src, axis=axes, dtype=np.int64, out=acc, keepdims=True)
+            np.divide(acc, count, out=f64)
+            np.trunc(f64, out=f64)  # C++ integer division truncates toward zero
+            np.copyto(outk, f64, casting="unsafe")
+        return run_int
+    raise _unsupported(node, f"{src.dtype} input; LiteRT's uint8/int16 MEAN rounding is not reproduced")
+
+
+@register_kernel("SUM", "cpu")
+def sum_(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """Sum over the constant axes (float and int32/int64)."""
+    src, out, axes, outk = _setup(node, ctx)
+    if src.dtype.kind != "f" and src.dtype not in (np.int32, np.int64):
+        raise _unsupported(node, f"{src.dtype} input; quantized SUM is not implemented")
+
+    def run() -> None:
+        np.add.reduce(src, axis=axes, out=outk, keepdims=True)
+    return run
+
+
+def _extreme(ufunc: np.ufunc, initial_of: Callable[[np.dtype], object]):
+    def factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
+        src, out, axes, outk = _setup(node, ctx)
+        if src.dtype.itemsize == 1 and _qparams(ctx.in_info(0)) != _qparams(ctx.out_info(0)):
+            raise _unsupported(node, "8-bit input and output quantization differ (LiteRT requires them equal)")
+        initial = initial_of(src.dtype)  # TFLite's init value: lowest()/max() of the type
+
+        def run() -> None:
+            ufunc.reduce(src, axis=axes, out=outk, keepdims=True, initial=initial)
+        return run
+    return factory
+
+
+def _lowest(dt: np.dtype):
+    return np.finfo(dt).min if dt.kind == "f" else (False if dt.kind == "b" else np.iinfo(dt).min)
+
+
+def _highest(dt: np.dtype):
+    return np.finfo(dt).max if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
+
+
+register_kernel("REDUCE_MAX", "cpu", _extreme(np.maximum, _lowest))
+register_kernel("REDUCE_MIN", "cpu", _extreme(np.minimum, _highest))

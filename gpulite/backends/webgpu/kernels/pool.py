@@ -1,0 +1,47 @@
+"""MAX_POOL_2D and AVERAGE_POOL_2D (float32, NHWC, fused activation)."""
+
+from __future__ import annotations
+
+from gpulite.backends.kernels import register_kernel
+from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.geometry import pad_before
+from gpulite.backends.webgpu.program import ACTIVATIONS, Program, make_program
+from gpulite.graph.ir import Node
+from gpulite.model import schema_gen as sg
+
+# (initial value, per-cell update of acc with v, final value from acc and count)
+_KINDS = {
+    "MAX_POOL_2D": ("-3.402823e38", "max(acc, v)", "acc"),
+    "AVERAGE_POOL_2D": ("0.0", "acc + v", "acc / max(count, 1.0)"),
+}
+
+
+def _pool(init: str, reduce: str, finish: str):
+    def factory(node: Node, ctx: GpuContext) -> Program:
+        x, out = ctx.input(0), ctx.output(0)
+        ctx.require_f32(x, out)
+        if len(x.shape) != 4 or len(out.shape) != 4 or x.shape[3] != out.shape[3]:
+            raise ctx.unsupported(f"shapes {x.shape} -> {out.shape} (expected NHWC, same channels)")
+        if node.activation not in ACTIVATIONS:
+            raise ctx.unsupported(f"fused activation {node.activation}")
+        opts = node.options or sg.Pool2DOptions()
+        _, ih, iw, c = x.shape
+        _, oh, ow, _ = out.shape
+        kh, kw = opts.filter_height, opts.filter_width
+        sh, sw = opts.stride_h or 1, opts.stride_w or 1
+        if kh < 1 or kw < 1:
+            raise ctx.unsupported(f"filter {kh}x{kw}")
+        params = [
+            ("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
+            ("k_h", "u32", kh), ("k_w", "u32", kw), ("stride_h", "u32", sh), ("stride_w", "u32", sw),
+            ("pad_top", "i32", pad_before(opts.padding, ih, oh, kh, sh, 1)),
+            ("pad_left", "i32", pad_before(opts.padding, iw, ow, kw, sw, 1)),
+            ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
+        ]
+        return make_program(f"{node.op.lower()} {x.shape}->{out.shape} k{kh}x{kw}", "pool2d", params, out.size,
+                            act=node.activation, INIT=init, REDUCE=reduce, FINISH=finish)
+    return factory
+
+
+for _op, _kind in _KINDS.items():
+    register_kernel(_op, "webgpu", _pool(*_kind))

@@ -1,0 +1,38 @@
+"""RESIZE_BILINEAR (float32, NHWC)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.backends.kernels import register_kernel
+from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.program import Program, make_program
+from gpulite.graph.ir import Node
+from gpulite.model import schema_gen as sg
+
+
+def _scale(in_size: int, out_size: int, align_corners: bool) -> float:
+    # Computed in float32, as TFLite does, so the source coordinates round the same way.
+    if align_corners and out_size > 1:
+        return float(np.float32(in_size - 1) / np.float32(out_size - 1))
+    return float(np.float32(in_size) / np.float32(out_size))
+
+
+@register_kernel("RESIZE_BILINEAR", "webgpu")
+def resize_bilinear(node: Node, ctx: GpuContext) -> Program:
+    x, out = ctx.input(0), ctx.output(0)
+    ctx.require_f32(x, out)
+    if len(x.shape) != 4 or len(out.shape) != 4 or x.shape[::3] != out.shape[::3]:
+        raise ctx.unsupported(f"shapes {x.shape} -> {out.shape} (expected NHWC, same N and C)")
+    o = node.options or sg.ResizeBilinearOptions()
+    if o.align_corners and o.half_pixel_centers:
+        raise ctx.unsupported("align_corners together with half_pixel_centers")
+    _, ih, iw, c = x.shape
+    _, oh, ow, _ = out.shape
+    params = [
+        ("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
+        ("scale_h", "f32", _scale(ih, oh, o.align_corners)), ("scale_w", "f32", _scale(iw, ow, o.align_corners)),
+        ("half", "f32", 0.5 if o.half_pixel_centers else 0.0),
+        ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
+    ]
+    return make_program(f"resize_bilinear {x.shape}->{out.shape}", "resize_bilinear", params, out.size)

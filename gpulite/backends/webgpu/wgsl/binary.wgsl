@@ -1,0 +1,15 @@
+// Elementwise binary op with broadcasting: out[i] = act(OP(a, b)).
+// P.shape is the output shape collapsed to 4 dims; P.sa / P.sb are a's and b's strides in
+// words over those dims, 0 along a broadcast dim.
+
+fn run(i: u32) {
+    var r = i;
+    let c3 = r % P.shape.w;
+    r = r / P.shape.w;
+    let c2 = r % P.shape.z;
+    r = r / P.shape.z;
+    let c = vec4<u32>(r / P.shape.y, r % P.shape.y, c2, c3);
+    let a = buf[P.a_off + dot(c, P.sa)];
+    let b = buf[P.b_off + dot(c, P.sb)];
+    buf[P.out_off + i] = act($OP);
+}

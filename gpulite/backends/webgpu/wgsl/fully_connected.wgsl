@@ -1,0 +1,13 @@
+// FULLY_CONNECTED: out[row, n] = act(bias[n] + dot(x[row, :], w[n, :])), one output per thread.
+
+fn run(i: u32) {
+    let col = i % P.n_out;
+    let row = i / P.n_out;
+    var acc = buf[P.bias_off + col];
+    let xb = P.x_off + row * P.k;
+    let wb = P.w_off + col * P.k;
+    for (var k = 0u; k < P.k; k++) {
+        acc += buf[xb + k] * buf[wb + k];
+    }
+    buf[P.out_off + i] = act(acc);
+}

@@ -1,0 +1,44 @@
+// Transpose convolution (TRANSPOSE_CONV, MediaPipe's Convolution2DTransposeBias), NHWC, as a
+// gather: output pixel o sits at full-size position o + pad; input pixel iy contributes
+// through tap ky when iy * stride + ky equals that position. Four output channels per
+// thread; weights re-laid out to [KH, KW, Cin, Cout4] as for CONV_2D.
+
+fn run(i: u32) {
+    let g = i % P.groups;
+    var r = i / P.groups;
+    let ox = r % P.out_w;
+    r = r / P.out_w;
+    let oy = r % P.out_h;
+    let b = r / P.out_h;
+    let oc = g * 4u;
+    var acc = vec4<f32>(buf[P.bias_off + oc], buf[P.bias_off + oc + 1u], buf[P.bias_off + oc + 2u],
+                        buf[P.bias_off + oc + 3u]);
+    let fy = i32(oy) + P.pad_top;
+    let fx = i32(ox) + P.pad_left;
+    for (var ky = 0u; ky < P.k_h; ky++) {
+        let ty = fy - i32(ky);
+        if (ty < 0 || ty % i32(P.stride_h) != 0 || u32(ty) / P.stride_h >= P.in_h) {
+            continue;
+        }
+        let iy = u32(ty) / P.stride_h;
+        for (var kx = 0u; kx < P.k_w; kx++) {
+            let tx = fx - i32(kx);
+            if (tx < 0 || tx % i32(P.stride_w) != 0 || u32(tx) / P.stride_w >= P.in_w) {
+                continue;
+            }
+            let ix = u32(tx) / P.stride_w;
+            let xb = P.x_off + ((b * P.in_h + iy) * P.in_w + ix) * P.in_c;
+            var wb = P.w_off + (ky * P.k_w + kx) * P.in_c * P.out_c4 + oc;
+            for (var c = 0u; c < P.in_c; c++) {
+                acc += buf[xb + c] * vec4<f32>(buf[wb], buf[wb + 1u], buf[wb + 2u], buf[wb + 3u]);
+                wb += P.out_c4;
+            }
+        }
+    }
+    let ob = P.out_off + ((b * P.out_h + oy) * P.out_w + ox) * P.out_c + oc;
+    let n = min(4u, P.out_c - oc);
+    buf[ob] = act(acc.x);
+    if (n > 1u) { buf[ob + 1u] = act(acc.y); }
+    if (n > 2u) { buf[ob + 2u] = act(acc.z); }
+    if (n > 3u) { buf[ob + 3u] = act(acc.w); }
+}

@@ -1,0 +1,145 @@
+"""FULLY_CONNECTED (float, int8/uint8) and BATCH_MATMUL against LiteRT."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpulite import Interpreter
+from gpulite.errors import UnsupportedOpError
+from gpulite.testing.tflite_writer import ModelBuilder, Quant
+from tests.ops.harness import check_op
+from tests.ops.quant_ref import check_quantized
+
+# id: (input shape, units, keep_num_dims, bias, activation)
+FC_CASES = {
+    "2d-relu": ((3, 10), 7, False, True, "RELU"),
+    "4d-flatten": ((1, 2, 2, 8), 5, False, True, "NONE"),
+    "4d-keep-dims-relu6": ((1, 2, 2, 8), 5, True, True, "RELU6"),
+    "3d-flatten-across-dims": ((2, 3, 4), 6, False, True, "RELU_N1_TO_1"),
+    "3d-keep-dims": ((2, 3, 4), 6, True, True, "NONE"),
+    "nobias": ((4, 16), 9, False, False, "NONE"),
+    "hand-landmark": ((1, 1, 1, 1152), 63, False, True, "NONE"),
+}
+
+
+def _fc_out_shape(shape, depth, units, keep):
+    return tuple(shape[:-1]) + (units,) if keep else (int(np.prod(shape)) // depth, units)
+
+
+def _fc_depth(shape, keep):
+    # "3d-flatten-across-dims" takes rows of 12 (= 3*4): TFLite only needs size % depth == 0.
+    return shape[-1] if keep or len(shape) != 3 else shape[-1] * shape[-2]
+
+
+@pytest.mark.parametrize("case", FC_CASES)
+def test_fully_connected_float(case: str, backend: str) -> None:
+    shape, units, keep, has_bias, act = FC_CASES[case]
+    depth = _fc_depth(shape, keep)
+    rng = np.random.default_rng(30)
+    mb = ModelBuilder()
+    x = mb.input("x", shape, np.float32)
+    w = mb.const("w", rng.standard_normal((units, depth)).astype(np.float32))
+    b = mb.const("b", rng.standard_normal(units).astype(np.float32)) if has_bias else -1
+    y = mb.tensor("y", _fc_out_shape(shape, depth, units, keep), np.float32)
+    mb.op("FULLY_CONNECTED", [x, w, b], [y], keep_num_dims=keep, fused_activation_function=act)
+    mb.output(y)
+    check_op(mb.build(), [rng.standard_normal(shape).astype(np.float32)], backend)
+
+
+def test_fully_connected_runtime_weights(backend: str) -> None:
+    """Weights fed as a graph input, not a constant."""
+    rng = np.random.default_rng(31)
+    mb = ModelBuilder()
+    x = mb.input("x", (3, 6), np.float32)
+    w = mb.input("w", (4, 6), np.float32)
+    y = mb.tensor("y", (3, 4), np.float32)
+    mb.op("FULLY_CONNECTED", [x, w, -1], [y])
+    mb.output(y)
+    check_op(mb.build(), [rng.standard_normal((3, 6)).astype(np.float32),
+                          rng.standard_normal((4, 6)).astype(np.float32)], backend)
+
+
+def _fc_quant_model(case, kind: str, seed: int) -> tuple[bytes, np.ndarray]:
+    shape, units, keep, has_bias, act = FC_CASES[case]
+    depth = _fc_depth(shape, keep)
+    rng = np.random.default_rng(seed)
+    dt = np.uint8 if kind.startswith("uint8") else np.int8
+    s_in, zp_in = 0.04, (-9 if dt == np.int8 else 117)
+    if kind.endswith("per-channel"):
+        w_scale = rng.uniform(0.004, 0.02, units).astype(np.float32)
+    else:
+        w_scale = np.float32(0.013)
+    if dt == np.int8:
+        wq, w_zp = rng.integers(-127, 128, (units, depth)).astype(np.int8), 0
+    else:
+        wq, w_zp = rng.integers(0, 256, (units, depth)).astype(np.uint8), 130
+    s_out = float(np.sqrt(depth) * 74 * 74 * s_in * np.max(w_scale) * 3 / 127)
+    mb = ModelBuilder()
+    x = mb.input("x", shape, dt, quant=(s_in, zp_in))
+    w = mb.const("w", wq, quant=Quant(scale=w_scale, zero_point=np.full(np.size(w_scale), w_zp, np.int64)))
+    b = -1
+    if has_bias:
+        b_scale = (np.float32(s_in) * np.atleast_1d(w_scale)).astype(np.float32)
+        b = mb.const("b", rng.integers(-4000, 4000, units).astype(np.int32),
+                     quant=Quant(scale=b_scale, zero_point=np.zeros(b_scale.size, np.int64)))
+    y = mb.tensor("y", _fc_out_shape(shape, depth, units, keep), dt, quant=(s_out, 3 if dt == np.int8 else 128))
+    mb.op("FULLY_CONNECTED", [x, w, b], [y], keep_num_dims=keep, fused_activation_function=act)
+    mb.output(y)
+    info = np.iinfo(dt)
+    return mb.build(), rng.integers(info.min, info.max + 1, shape).astype(dt)
+
+
+# Default LiteRT (XNNPACK fp32 requantization) puts a few outputs of these one code away from
+# TFLite's reference kernels, which gpulite matches exactly (see tests/ops/quant_ref.py).
+FC_OPTIMIZED_ROUNDING = set()
+
+
+@pytest.mark.parametrize("kind", ["int8-per-tensor", "int8-per-channel", "uint8-per-tensor"])
+@pytest.mark.parametrize("case", ["2d-relu", "4d-flatten", "4d-keep-dims-relu6", "3d-keep-dims",
+                                  "nobias", "hand-landmark"])
+def test_fully_connected_quantized(case: str, kind: str, backend: str) -> None:
+    model, x = _fc_quant_model(case, kind, 32)
+    check_quantized(model, [x], backend, int_tol=int((case, kind) in FC_OPTIMIZED_ROUNDING))
+
+
+def test_fully_connected_fused_tanh_is_rejected() -> None:
+    """LiteRT refuses FC with a fused TANH at prepare; gpulite refuses at allocate_tensors."""
+    mb = ModelBuilder()
+    x = mb.input("x", (2, 3), np.float32)
+    w = mb.const("w", np.ones((4, 3), np.float32))
+    y = mb.tensor("y", (2, 4), np.float32)
+    mb.op("FULLY_CONNECTED", [x, w, -1], [y], fused_activation_function="TANH")
+    mb.output(y)
+    with pytest.raises(UnsupportedOpError, match="TANH"):
+        Interpreter(model_content=mb.build()).allocate_tensors()
+
+
+# id: (lhs shape, rhs shape, adj_x, adj_y, rhs constant)
+BMM_CASES = {
+    "plain": ((2, 3, 4), (2, 4, 5), False, False, False),
+    "adj_x": ((2, 4, 3), (2, 4, 5), True, False, False),
+    "adj_y": ((2, 3, 4), (2, 5, 4), False, True, False),
+    "adj_xy": ((2, 4, 3), (2, 5, 4), True, True, False),
+    "broadcast-4d": ((2, 1, 3, 4), (1, 5, 4, 6), False, False, False),
+    "broadcast-rank": ((3, 4), (2, 4, 5), False, False, False),
+    "const-rhs-adj_y": ((1, 6, 8), (1, 7, 8), False, True, True),
+    "rank2": ((5, 3), (3, 2), False, False, False),
+}
+
+
+@pytest.mark.parametrize("case", BMM_CASES)
+def test_batch_matmul(case: str, backend: str) -> None:
+    sa, sb, adj_x, adj_y, const_rhs = BMM_CASES[case]
+    rng = np.random.default_rng(33)
+    a_val, b_val = (rng.standard_normal(s).astype(np.float32) for s in (sa, sb))
+    av = np.swapaxes(a_val, -1, -2) if adj_x else a_val
+    bv = np.swapaxes(b_val, -1, -2) if adj_y else b_val
+    out_shape = np.matmul(av, bv).shape
+    mb = ModelBuilder()
+    a = mb.input("a", sa, np.float32)
+    b = mb.const("b", b_val) if const_rhs else mb.input("b", sb, np.float32)
+    y = mb.tensor("y", out_shape, np.float32)
+    mb.op("BATCH_MATMUL", [a, b], [y], adj_x=adj_x, adj_y=adj_y)
+    mb.output(y)
+    check_op(mb.build(), [a_val] if const_rhs else [a_val, b_val], backend)

@@ -1,0 +1,114 @@
+"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN against LiteRT: axis sets (negative, repeated, all),
+keep_dims, float/int32 and int8 quantized MEAN."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpulite import Interpreter
+from gpulite.errors import UnsupportedOpError
+from gpulite.testing.tflite_writer import ModelBuilder
+from tests.ops.harness import check_op
+from tests.ops.single_op import C, In, single_op
+
+RNG = np.random.default_rng(7)
+AXES = {
+    "spatial": [1, 2],
+    "spatial-rev": [2, 1],
+    "channels": [3],
+    "negative": [-1, -3],
+    "repeated": [1, -3],
+    "batch": [0],
+    "all": [0, 1, 2, 3],
+    "single-int": 2,
+}
+
+
+def _axes(a) -> np.ndarray:
+    return np.array(a, np.int32)
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["keep", "drop"])
+@pytest.mark.parametrize("axes", AXES)
+@pytest.mark.parametrize("op", ["MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"])
+def test_reduce_float(op, axes, keep, backend):
+    x = RNG.standard_normal((2, 5, 7, 3)).astype(np.float32)
+    check_op(*single_op(op, [In(x), C(_axes(AXES[axes]))], keep_dims=keep), backend)
+
+
+def test_mean_large_spatial(backend):
+    """The selfie model's squeeze-excite MEAN: 36x64 pixels, 16 channels, keep_dims."""
+    x = RNG.standard_normal((1, 36, 64, 16)).astype(np.float32)
+    check_op(*single_op("MEAN", [In(x), C(_axes([1, 2]))], keep_dims=True), backend)
+
+
+@pytest.mark.parametrize("op", ["MEAN", "SUM", "REDUCE_MAX"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_reduce_int(op, dtype, backend):
+    # MEAN of ints truncates toward zero; negative sums check the direction.
+    x = RNG.integers(-50, 50, (3, 4, 5)).astype(dtype)
+    check_op(*single_op(op, [In(x), C(_axes([1, -1]))], keep_dims=False), backend)
+
+
+INT8_MEANS = {  # axes, keep_dims, input quant, output quant
+    "spatial-keep-same-q": ([1, 2], True, (0.1, 3), (0.1, 3)),
+    "spatial-keep": ([1, 2], True, (0.1, 3), (0.07, -5)),
+    "spatial-drop": ([1, 2], False, (0.05, -10), (0.02, 4)),
+    "channels": ([3], False, (0.1, 3), (0.07, -5)),
+    "batch-and-width": ([0, 2], True, (0.2, 0), (0.05, 20)),
+    "saturating": ([3], False, (1.0, 0), (0.01, 0)),
+}
+
+
+@pytest.mark.parametrize("case", INT8_MEANS)
+def test_mean_int8(case, backend):
+    axes, keep, qi, qo = INT8_MEANS[case]
+    x = RNG.integers(-128, 128, (2, 5, 7, 3)).astype(np.int8)
+    check_op(*single_op("MEAN", [In(x, qi), C(_axes(axes))], keep_dims=keep, out_quant=qo), backend)
+
+
+def test_mean_int8_ties_round_to_even(backend):
+    # Pairs whose mean is exactly k + 0.5: LiteRT rounds them to even.
+    x = np.array([[0, 1], [1, 2], [0, -1], [-1, -2], [2, 3], [-2, -3]], np.int8).reshape(1, 6, 2, 1)
+    check_op(*single_op("MEAN", [In(x, (0.5, 0)), C(_axes([2]))], keep_dims=True, out_quant=(0.5, 0)), backend)
+
+
+def test_mean_uint8_rejected_at_allocate():
+    x = RNG.integers(0, 256, (1, 4, 4, 2)).astype(np.uint8)
+    model, _ = single_op("MEAN", [In(x, (0.1, 128)), C(_axes([1, 2]))], keep_dims=True)
+    with pytest.raises(UnsupportedOpError, match="uint8"):
+        Interpreter(model_content=model).allocate_tensors()
+
+
+@pytest.mark.parametrize("op", ["REDUCE_MAX", "REDUCE_MIN"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_reduce_max_min_quantized_codes(op, dtype, backend):
+    info = np.iinfo(dtype)
+    x = RNG.integers(info.min, info.max + 1, (2, 6, 5)).astype(dtype)
+    check_op(*single_op(op, [In(x, (0.3, 7)), C(_axes([-1]))], keep_dims=True), backend)
+
+
+def test_reduce_max_quantized_scale_change_rejected():
+    x = RNG.integers(-128, 128, (2, 6)).astype(np.int8)
+    model, _ = single_op("REDUCE_MAX", [In(x, (0.3, 7)), C(_axes([1]))], out_quant=(0.6, 7), out_shape=(2,))
+    with pytest.raises(UnsupportedOpError, match="quantization differ"):
+        Interpreter(model_content=model).allocate_tensors()
+
+
+def test_reduce_runtime_axes_rejected_at_allocate():
+    model, _ = single_op("MEAN", [In(np.zeros((2, 3), np.float32)), In(_axes([1]))], out_shape=(2,))
+    with pytest.raises(UnsupportedOpError, match="run time"):
+        Interpreter(model_content=model).allocate_tensors()
+
+
+def test_reduce_follows_resized_input(backend):
+    """MEAN keep_dims then SUM drop, after the batch and spatial size change."""
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 4, 4, 3), np.float32)
+    m = mb.tensor("m", (1, 1, 1, 3), np.float32)
+    mb.op("MEAN", [x, mb.const("a", _axes([1, 2]))], [m], keep_dims=True)
+    s = mb.tensor("s", (1, 1), np.float32)
+    mb.op("SUM", [m, mb.const("b", _axes([-1, 1]))], [s], keep_dims=False)
+    mb.output(s)
+    check_op(mb.build(), [RNG.standard_normal((3, 6, 5, 3)).astype(np.float32)], backend)

@@ -1,0 +1,104 @@
+"""RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR against LiteRT: every align_corners /
+half_pixel_centers combination, upsampling, downsampling, odd ratios and 8-bit types."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpulite import Interpreter
+from gpulite.backends.cpu.kernels.resize import nearest_axis
+from gpulite.errors import UnsupportedOpError
+from gpulite.testing.tflite_writer import ModelBuilder
+from tests.ops.harness import check_op
+from tests.ops.single_op import C, In, single_op
+
+RNG = np.random.default_rng(99)
+
+SIZES = {  # (input h, w) -> (output h, w)
+    "up2x": ((4, 5), (8, 10)),
+    "up-odd": ((3, 3), (7, 5)),
+    "down": ((8, 10), (3, 4)),
+    "down-odd": ((26, 39), (22, 33)),
+    "same": ((5, 6), (5, 6)),
+    "to-1x1": ((4, 6), (1, 1)),
+    "from-1x1": ((1, 1), (3, 4)),
+    "mixed": ((6, 4), (3, 9)),
+}
+MODES = {"default": (False, False), "align": (True, False), "half": (False, True)}
+
+
+def _image(dtype, hw, c=3, n=2) -> np.ndarray:
+    if dtype == np.float32:
+        return RNG.standard_normal((n, *hw, c)).astype(np.float32)
+    info = np.iinfo(dtype)
+    return RNG.integers(info.min, info.max + 1, (n, *hw, c)).astype(dtype)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("size", SIZES)
+def test_resize_bilinear(size, mode, backend):
+    (hw, out), (align, half) = SIZES[size], MODES[mode]
+    ins = [In(_image(np.float32, hw)), C(np.array(out, np.int32))]
+    check_op(*single_op("RESIZE_BILINEAR", ins, align_corners=align, half_pixel_centers=half), backend)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint8])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("size", SIZES)
+def test_resize_nearest(size, mode, dtype, backend):
+    (hw, out), (align, half) = SIZES[size], MODES[mode]
+    quant = None if dtype == np.float32 else (0.05, 3)
+    ins = [In(_image(dtype, hw), quant), C(np.array(out, np.int32))]
+    check_op(*single_op("RESIZE_NEAREST_NEIGHBOR", ins, align_corners=align, half_pixel_centers=half), backend)
+
+
+def test_nearest_8bit_fixed_point_differs_from_float():
+    """Premise of the down-odd case: 26->22 and 39->33 are sizes where LiteRT's 8-bit
+    16.16 fixed-point scale picks other source pixels than the float formula."""
+    for n_in, n_out in ((26, 22), (39, 33)):
+        assert (nearest_axis(n_in, n_out, False, False, True) != nearest_axis(n_in, n_out, False, False, False)).any()
+
+
+def test_resize_bilinear_both_flags_rejected():
+    """TFLite's bilinear Prepare refuses half_pixel_centers with align_corners (only the XNNPACK
+    delegate runs it); gpulite refuses it at allocate_tensors."""
+    from ai_edge_litert.interpreter import Interpreter as LiteRT, OpResolverType
+
+    model, _ = single_op("RESIZE_BILINEAR", [In(_image(np.float32, (4, 5))), C(np.array((7, 3), np.int32))],
+                         align_corners=True, half_pixel_centers=True, out_shape=(2, 7, 3, 3))
+    with pytest.raises(RuntimeError, match="align_corners must be False"):
+        LiteRT(model_content=model,
+               experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES).allocate_tensors()
+    with pytest.raises(UnsupportedOpError, match="align_corners=False"):
+        Interpreter(model_content=model).allocate_tensors()
+
+
+def test_resize_nearest_both_flags(backend):
+    # Unlike bilinear, TFLite's nearest-neighbour kernel runs this pair (align scale, half offset).
+    ins = [In(_image(np.float32, (4, 5))), C(np.array((7, 3), np.int32))]
+    check_op(*single_op("RESIZE_NEAREST_NEIGHBOR", ins, align_corners=True, half_pixel_centers=True), backend)
+
+
+def test_resize_bilinear_large_channels(backend):
+    """The shape of the MediaPipe upsampling layers: 6x6x96 -> 12x12x96, half-pixel."""
+    ins = [In(_image(np.float32, (6, 6), c=96, n=1)), C(np.array((12, 12), np.int32))]
+    check_op(*single_op("RESIZE_BILINEAR", ins, half_pixel_centers=True), backend)
+
+
+def test_resize_bilinear_quantized_rejected_at_allocate():
+    model, _ = single_op("RESIZE_BILINEAR", [In(_image(np.int8, (2, 2)), (0.1, 0)), C(np.array((4, 4), np.int32))])
+    with pytest.raises(UnsupportedOpError, match="float32 only"):
+        Interpreter(model_content=model).allocate_tensors()
+
+
+def test_resize_follows_resized_input(backend):
+    """The output size is the constant ``size``; batch and channels follow the input."""
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 4, 4, 3), np.float32)
+    y = mb.tensor("y", (1, 8, 6, 3), np.float32)
+    mb.op("RESIZE_BILINEAR", [x, mb.const("size", np.array((8, 6), np.int32))], [y], half_pixel_centers=True)
+    z = mb.tensor("z", (1, 3, 5, 3), np.float32)
+    mb.op("RESIZE_NEAREST_NEIGHBOR", [y, mb.const("size2", np.array((3, 5), np.int32))], [z])
+    mb.output(z)
+    check_op(mb.build(), [_image(np.float32, (5, 7), c=2, n=3)], backend)

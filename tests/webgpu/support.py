@@ -1,0 +1,69 @@
+"""Helpers for the WebGPU tests: the loud no-adapter skip and LiteRT comparisons."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from tests.compare import assert_same
+
+NO_ADAPTER = "NO WEBGPU ADAPTER: the WebGPU backend tests did not run"
+
+
+@functools.cache
+def adapter_problem() -> str | None:
+    """Why no WebGPU adapter is usable here, or None when one is."""
+    try:
+        import wgpu
+    except ImportError as e:
+        return f"{NO_ADAPTER} (wgpu is not installed: {e})"
+    try:
+        adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+    except Exception as e:  # wgpu raises various errors when no driver exists
+        return f"{NO_ADAPTER} ({type(e).__name__}: {e})"
+    return None if adapter is not None else NO_ADAPTER
+
+
+def require_adapter() -> None:
+    """Skip the calling test module, loudly, when the machine has no WebGPU adapter at all."""
+    why = adapter_problem()
+    if why is not None:
+        pytest.skip(why, allow_module_level=True)
+
+
+def run(interp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    interp.allocate_tensors()
+    for d, x in zip(interp.get_input_details(), inputs, strict=True):
+        interp.set_tensor(d["index"], np.asarray(x))
+    interp.invoke()
+    return [np.array(interp.get_tensor(d["index"]), copy=True) for d in interp.get_output_details()]
+
+
+def gpu_only(plan: dict) -> None:
+    """Assert every node ran on the GPU, so a comparison cannot pass on the CPU fallback."""
+    parts = plan["partitions"]
+    assert [p["backend"] for p in parts] == ["webgpu"], f"expected one webgpu partition, got {parts}"
+    assert plan["crossings"] == []
+
+
+def check_gpu(model: bytes, inputs: Sequence[np.ndarray], *, rtol: float = 1e-5) -> dict:
+    """Run ``model`` on WebGPU and in LiteRT; assert all nodes ran on the GPU and outputs match.
+
+    Returns the interpreter's plan (``get_plan()``).
+    """
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+
+    from gpulite import Interpreter
+
+    expected = run(LiteRT(model_content=bytes(model)), inputs)
+    it = Interpreter(model_content=bytes(model), backend="webgpu")
+    actual = run(it, inputs)
+    plan = it.get_plan()
+    gpu_only(plan)
+    assert len(actual) == len(expected)
+    for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
+        assert_same(a, e, rtol=rtol, what=f"output {i}")
+    return plan
