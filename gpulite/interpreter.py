@@ -184,7 +184,9 @@ class Interpreter:
         }
 
     def _shape_changed(self, t) -> bool:
-        return False
+        # LiteRT reports a tensor's current dims as its signature when the file stores no
+        # shape_signature, so after a resize the signature follows the new shape there.
+        return not self._model.subgraphs[0].tensors[t.index].has_shape_signature
 
     def get_tensor_details(self, subgraph_index: int = 0) -> list[dict[str, Any]]:
         if subgraph_index != 0:
@@ -326,11 +328,11 @@ def _sparsity_details(sp) -> dict[str, Any]:
             dims.append({"format": 0, "dense_size": d.dense_size})
         else:
             dims.append({"format": 1, "array_segments": d.array_segments, "array_indices": d.array_indices})
-    return {
-        "traversal_order": np.array(sp.traversal_order, np.int32),
-        "block_map": np.array(sp.block_map, np.int32),
-        "dim_metadata": dims,
-    }
+    out = {"traversal_order": np.array(sp.traversal_order, np.int32)}
+    if sp.block_map:  # LiteRT lists block_map only for block-sparse tensors
+        out["block_map"] = np.array(sp.block_map, np.int32)
+    out["dim_metadata"] = dims
+    return out
 
 
 class SignatureRunner:

@@ -45,6 +45,13 @@ def fold_constants(g: Graph) -> Graph:
             if len(n.outputs) != 1:
                 raise ModelError(f"node {n.index} ({n.op}) has {len(n.outputs)} outputs, expected 1")
             src, dst = ins[0], g.tensors[n.outputs[0]]
+            if n.op == "DENSIFY" and src.shape != dst.shape:
+                # Checked before densifying: the dense array is allocated from src.shape,
+                # which a corrupted file could make arbitrarily large.
+                raise ModelError(
+                    f"node {n.index} (DENSIFY): input tensor {src.index} has shape {list(src.shape)} "
+                    f"but output tensor {dst.index} has shape {list(dst.shape)}; they must match"
+                )
             value = dequantize_const(src) if n.op == "DEQUANTIZE" else densify(src)
             # The output's declared shape and type come from the file too; a mismatch is a
             # corrupted model, and folding it anyway would hand kernels a mislabelled tensor.

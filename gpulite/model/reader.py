@@ -77,6 +77,7 @@ class TensorDef:
     is_variable: bool = False
     quant_min: np.ndarray | None = None
     quant_max: np.ndarray | None = None
+    has_shape_signature: bool = False  # the file stores one (else shape_signature is the shape)
 
     @property
     def is_constant(self) -> bool:
@@ -307,7 +308,7 @@ class _Reader:
         return TensorDef(
             index=i, name=name, shape=shape, shape_signature=signature, dtype=dtype, type_code=type_code,
             buffer=b, data=data, quantization=quant, sparsity=sparsity, is_variable=t.scalar(5, "bool", False),
-            quant_min=qmin, quant_max=qmax,
+            quant_min=qmin, quant_max=qmax, has_shape_signature=sig_arr is not None and sig_arr.size > 0,
         )
 
     def subgraph(self, si: int, t: Table, buffers, codes) -> SubgraphDef:

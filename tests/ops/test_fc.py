@@ -143,3 +143,27 @@ def test_batch_matmul(case: str, backend: str) -> None:
     mb.op("BATCH_MATMUL", [a, b], [y], adj_x=adj_x, adj_y=adj_y)
     mb.output(y)
     check_op(mb.build(), [a_val] if const_rhs else [a_val, b_val], backend)
+
+
+@pytest.mark.parametrize("kind", ["int8-per-tensor", "int8-per-channel", "uint8-per-tensor"])
+def test_fc_rescale_rounding_matches_reference_on_many_outputs(kind: str, backend: str) -> None:
+    """32K outputs: enough exact-half cases that conv's double rounding would miss ~0.2% of
+    them; LiteRT's FC rounds once, and so must gpulite's."""
+    dt = np.uint8 if kind.startswith("uint8") else np.int8
+    rng = np.random.default_rng(34)
+    wz, oz = (0, 0) if dt == np.int8 else (128, 128)
+    s_in = 0.031
+    s_w = rng.uniform(0.01, 0.014, 64).astype(np.float32) if kind.endswith("per-channel") else np.float32(0.0123)
+    mb = ModelBuilder()
+    x = mb.input("x", (512, 2), dt, quant=(s_in, 0))
+    w = mb.const("w", (rng.integers(-20, 20, (64, 2)) + wz).astype(dt),
+                 quant=Quant(scale=s_w, zero_point=np.full(np.size(s_w), wz, np.int64)))
+    b_scale = (np.float32(s_in) * np.atleast_1d(s_w)).astype(np.float32)
+    b = mb.const("b", rng.integers(-50, 50, 64).astype(np.int32),
+                 quant=Quant(scale=b_scale, zero_point=np.zeros(b_scale.size, np.int64)))
+    y = mb.tensor("y", (512, 64), dt, quant=(0.17, oz))
+    mb.op("FULLY_CONNECTED", [x, w, b], [y])
+    mb.output(y)
+    info = np.iinfo(dt)
+    xv = rng.integers(info.min, info.max + 1, (512, 2)).astype(dt)
+    check_quantized(mb.build(), [xv], backend, int_tol=1)  # default LiteRT: XNNPACK fp32 rescale

@@ -147,7 +147,8 @@ def test_concat_with_constant_input(backend):
 def test_concat_declared_activation_rejected(dtype):
     """TFLite's CONCATENATION kernel refuses a declared fused activation in Prepare (only the
     XNNPACK delegate takes it, and drops it); gpulite refuses it at allocate_tensors."""
-    from ai_edge_litert.interpreter import Interpreter as LiteRT, OpResolverType
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+    from ai_edge_litert.interpreter import OpResolverType
 
     x = f32(1, 4) if dtype == np.float32 else q8(np.uint8, 1, 4)
     quant = None if dtype == np.float32 else (0.1, 3)
@@ -203,7 +204,7 @@ def test_concat_int8_differing_scales():
     a, b = q8(np.int8, 1, 64), q8(np.int8, 1, 64)
     model, feeds = single_op("CONCATENATION", [In(a, (0.1, 3)), In(b, (0.07, -20))], axis=1,
                              out_quant=(0.15, -5), out_shape=(1, 128))
-    with pytest.raises(Exception):
+    with pytest.raises(RuntimeError, match="CONCATENATION"):  # XNNPACK and the builtin kernel refuse it
         run_litert(model, feeds)
     got = run_gpulite(model, feeds, "cpu")[0]
 
@@ -237,6 +238,7 @@ SLICES = {  # begin, end, strides, options
     "new-axis": ([0, 0, 1, 0, 0], [0, 2, 4, 6, 3], [1, 1, 1, 1, 1], {"new_axis_mask": 0b00001, "end_mask": 0b11000}),
     "new-axis-inner": ([0, 0, 0, 0, 0], [2, 5, 0, 6, 3], [1, 1, 1, 1, 1], {"new_axis_mask": 0b00100}),
     "new-axis-ellipsis": ([0, 0, 1], [0, 0, 2], [1, 1, 1], {"new_axis_mask": 0b001, "ellipsis_mask": 0b010}),
+    "ellipsis-then-new-axis": ([0, 0, 1], [0, 0, 3], [1, 1, 1], {"ellipsis_mask": 0b001, "new_axis_mask": 0b010}),
     "fewer-indices": ([1, 1], [2, 4], [1, 2], {}),
     "offset": ([0, 1, 2, 0], [2, 3, 3, 3], [1, 1, 1, 1], {"offset": True}),
     "offset-strided": ([0, 1, 0, 1], [1, 4, 6, 2], [1, 2, 3, 1], {"offset": True}),
@@ -255,6 +257,13 @@ def test_strided_slice_types(dtype, backend):
     quant = None if dtype == np.int32 else (0.1, 4)
     check_op(*single_op("STRIDED_SLICE", [In(x, quant), C(i32(3, 5)), C(i32(0, 0)), C(i32(-1, -2))],
                         end_mask=1), backend)
+
+
+def test_strided_slice_shrink_out_of_range_is_shape_error():
+    model, _ = single_op("STRIDED_SLICE", [In(X4), C(i32(0, 5)), C(i32(0, 6)), C(i32(1, 1))],
+                         shrink_axis_mask=0b10, out_shape=(2, 6, 3))
+    with pytest.raises(ShapeError, match="shrink index 5 is outside dim 1"):
+        Interpreter(model_content=model).allocate_tensors()
 
 
 def test_strided_slice_runtime_begin_is_rejected_at_allocate():
@@ -279,7 +288,7 @@ def test_slice(case, backend):
     quant = (0.5, 10) if x.dtype == np.uint8 else None
     b = b if isinstance(b, np.ndarray) else i32(*b)
     s = s if isinstance(s, np.ndarray) else i32(*s)
-    shape = tuple(d - lo if n == -1 else n for d, lo, n in zip(x.shape, b.tolist(), s.tolist()))
+    shape = tuple(d - lo if n == -1 else n for d, lo, n in zip(x.shape, b.tolist(), s.tolist(), strict=True))
     check_op(*single_op("SLICE", [In(x, quant), C(b), C(s)], out_shape=shape), backend)
 
 

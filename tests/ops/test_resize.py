@@ -63,7 +63,8 @@ def test_nearest_8bit_fixed_point_differs_from_float():
 def test_resize_bilinear_both_flags_rejected():
     """TFLite's bilinear Prepare refuses half_pixel_centers with align_corners (only the XNNPACK
     delegate runs it); gpulite refuses it at allocate_tensors."""
-    from ai_edge_litert.interpreter import Interpreter as LiteRT, OpResolverType
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+    from ai_edge_litert.interpreter import OpResolverType
 
     model, _ = single_op("RESIZE_BILINEAR", [In(_image(np.float32, (4, 5))), C(np.array((7, 3), np.int32))],
                          align_corners=True, half_pixel_centers=True, out_shape=(2, 7, 3, 3))

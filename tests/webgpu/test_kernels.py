@@ -53,7 +53,7 @@ CONV = {
     "k3-tanh": ((1, 6, 6, 3), (3, 3), 3, (1, 1), (1, 1), "SAME", "TANH", True),
     "k1-valid": ((1, 6, 7, 8), (1, 1), 6, (1, 1), (1, 1), "VALID", "NONE", True),
     "k3x1-rect-batch2": ((2, 9, 6, 3), (3, 1), 4, (2, 1), (1, 1), "SAME", "NONE", True),
-    "k2-even-nobias": ((1, 6, 6, 3), (2, 2), 7, (1, 1), (1, 1), "SAME", "NONE", False),
+    "k2-even": ((1, 6, 6, 3), (2, 2), 7, (1, 1), (1, 1), "SAME", "NONE", True),
 }
 
 
@@ -95,7 +95,8 @@ def test_convolution_2d_transpose_bias():
     # MediaPipe's custom op as selfie segmentation uses it: SAME, stride 2, 2x2 filter.
     x, w = (1, 5, 6, 4), _rng(2).standard_normal((3, 2, 2, 4)).astype(F32)
     params = struct.pack("<iii", 1, 2, 2)  # TfLiteTransposeConvParams: SAME, stride_w, stride_h
-    model, feeds = _single("Convolution2DTransposeBias", [x, None, None], (1, 10, 12, 3),
+    # MediaPipe's SAME trims max(0, f - (in - 1) % s - 1): 9 rows from 5, 12 columns from 6.
+    model, feeds = _single("Convolution2DTransposeBias", [x, None, None], (1, 9, 12, 3),
                            [w, _rng(3).standard_normal(3).astype(F32)], custom=params)
     check_gpu(model, feeds)
 
@@ -216,14 +217,27 @@ def test_reshape(src, dst):
     check_gpu(model, feeds)
 
 
-@pytest.mark.parametrize("shapes,axis,act", [(((1, 4, 5, 2), (1, 4, 5, 3)), 3, "NONE"),
-                                             (((1, 2, 3), (1, 4, 3), (1, 1, 3)), 1, "NONE"),
-                                             (((2, 3, 4), (2, 3, 1)), -1, "RELU")])
-def test_concatenation(shapes, axis, act):
+@pytest.mark.parametrize("shapes,axis", [(((1, 4, 5, 2), (1, 4, 5, 3)), 3),
+                                         (((1, 2, 3), (1, 4, 3), (1, 1, 3)), 1), (((2, 3, 4), (2, 3, 1)), -1)])
+def test_concatenation(shapes, axis):
     out = list(shapes[0])
     out[axis] = sum(s[axis] for s in shapes)
-    model, feeds = _single("CONCATENATION", list(shapes), tuple(out), axis=axis, fused_activation_function=act)
+    model, feeds = _single("CONCATENATION", list(shapes), tuple(out), axis=axis)
     check_gpu(model, feeds)
+
+
+@pytest.mark.parametrize("relu", ["RELU", "RELU6"])
+def test_concatenation_then_relu_is_fused(relu):
+    # gpulite's fusion pass moves the RELU into the concatenation; LiteRT runs it separately.
+    mb = ModelBuilder()
+    a, b = mb.input("a", (1, 3, 4), F32), mb.input("b", (1, 3, 2), F32)
+    c, y = mb.tensor("c", (1, 3, 6), F32), mb.tensor("y", (1, 3, 6), F32)
+    mb.op("CONCATENATION", [a, b], [c], axis=2)
+    mb.op(relu, [c], [y])
+    mb.output(y)
+    rng = _rng(9)
+    plan = check_gpu(mb.build(), [rng.uniform(-8, 8, (1, 3, 4)).astype(F32), rng.uniform(-8, 8, (1, 3, 2)).astype(F32)])
+    assert plan["partitions"][0]["ops"] == {"CONCATENATION": 1}, "the RELU was not fused"
 
 
 def test_concatenation_with_constant():
@@ -241,7 +255,7 @@ def test_depth_to_space(src, block):
 
 SLICES = {
     "basic": ([0, 1, 0, 2], [1, 7, 9, 5], [1, 2, 1, 1], {}, (1, 3, 9, 3)),
-    "masks": ([0, 2, 3, 1], [0, 0, 0, 4], [1, 1, 2, 1], {"begin_mask": 0b0001, "end_mask": 0b0110}, (1, 6, 3, 3)),
+    "masks": ([0, 2, 3, 1], [1, 0, 0, 4], [1, 1, 2, 1], {"begin_mask": 0b0001, "end_mask": 0b0110}, (1, 6, 3, 3)),
     "negative": ([0, -1, 0, 0], [1, 0, 9, 6], [1, -2, 1, 3], {"end_mask": 0b0010}, (1, 4, 9, 2)),
     "shrink": ([0, 2, 0, 4], [1, 3, 9, 5], [1, 1, 1, 1], {"shrink_axis_mask": 0b1001}, (1, 9)),
     "offset": ([0, 1, 2, 0], [1, 3, 4, 6], [1, 1, 1, 1], {"offset": True}, (1, 3, 4, 6)),

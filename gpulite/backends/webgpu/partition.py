@@ -51,7 +51,7 @@ def partition(graph: Graph, offsets: dict[int, int], steps: list[tuple[Node, str
     made_in: dict[int, int] = {}  # tensor -> index of the partition that produced it
 
     def move(t: int, lst: list[Transfer], for_output: bool = False) -> None:
-        if not any(x.tensor == t for x in lst):
+        if graph.tensors[t].nbytes and not any(x.tensor == t for x in lst):  # empty tensors need no copy
             lst.append(Transfer(t, offsets[t], graph.tensors[t].nbytes, for_output))
 
     for node, backend, work in steps:

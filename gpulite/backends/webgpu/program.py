@@ -32,9 +32,10 @@ ACTIVATIONS = {
     "RELU": "return max(v, 0.0);",
     "RELU6": "return clamp(v, 0.0, 6.0);",
     "RELU_N1_TO_1": "return clamp(v, -1.0, 1.0);",
-    # tanh through exp(-2|v|) so large |v| cannot overflow to inf/inf = NaN.
-    "TANH": "let e = exp(-2.0 * abs(v)); return sign(v) * (1.0 - e) / (1.0 + e);",
 }
+# TFLite's float kernels turn a fused activation into a clamp range (CalculateActivationRange),
+# which is unbounded for TANH and SIGN_BIT: fused there, they are no-ops in LiteRT, so here too.
+_NO_OP_ACTIVATIONS = {"TANH", "SIGN_BIT"}
 
 _SCALAR = {"u32": "I", "i32": "i", "f32": "f"}
 _VEC4 = {"vec4u": ("vec4<u32>", "I"), "vec4i": ("vec4<i32>", "i"), "vec4f": ("vec4<f32>", "f")}
@@ -127,10 +128,11 @@ def make_program(name: str, source: str, params: list[tuple[str, str, Any]], thr
     threads : int
         One thread per ``i`` in ``0 .. threads-1``.
     act : str, optional
-        Fused activation name; becomes ``fn act(v: f32) -> f32``.
+        Fused activation name (``node.activation``); becomes ``fn act(v: f32) -> f32``.
     **subs : str
         ``$NAME`` template substitutions in the source (dtypes, options); part of the key.
     """
+    act = None if act in _NO_OP_ACTIVATIONS else act
     if act not in ACTIVATIONS:
         raise ValueError(f"fused activation {act!r} has no WGSL form")
     struct_src, data = _pack([("n", "u32", threads), *params])

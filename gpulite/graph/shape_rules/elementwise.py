@@ -1,7 +1,12 @@
-"""Shapes of elementwise and activation ops."""
+"""Shapes of elementwise, activation and (de)quantize ops.
+
+Binary ops broadcast numpy-style (TFLite's rule too); unary ops, activations, SOFTMAX,
+QUANTIZE and DEQUANTIZE keep their input's shape.
+"""
 
 from __future__ import annotations
 
+from gpulite.errors import ShapeError
 from gpulite.graph.shapes import broadcast, shape_rule
 
 BINARY = ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "POW",
@@ -23,4 +28,9 @@ def _unary(node, ins, consts):
 
 @shape_rule("PRELU")
 def _prelu(node, ins, consts):
-    return [broadcast(ins[0], ins[1], node)]
+    # alpha broadcasts against the input but may not grow it (TFLite checks output == input).
+    out = broadcast(ins[0], ins[1], node)
+    if out != tuple(ins[0]):
+        raise ShapeError(f"node {node.index} (PRELU): alpha {list(ins[1])} would broadcast input "
+                         f"{list(ins[0])} to {list(out)}; the output must keep the input's shape")
+    return [out]

@@ -15,23 +15,25 @@ from gpulite.backends.cpu.kernels import quantized_elementwise as qe
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
+from gpulite.graph.shapes import broadcast
 
 Run = Callable[[], None]
 _FLOAT = np.dtype(np.float32)
+# float32 scalars: np.clip with them is SIMD, np.maximum(x, 0.0) is ~3.5x slower (numpy 2.4).
+_ZERO, _HALF, _INF = np.float32(0), np.float32(0.5), np.float32(np.inf)
 
 
 def _logistic(x: np.ndarray, out: np.ndarray) -> None:
-    # 1 / (1 + exp(-x)) with the exponent capped so exp never overflows (no inf, no warning);
-    # below x = -88 the true value is < 7e-39, which the cap turns into ~6e-39.
-    np.multiply(x, -1.0, out=out)
-    np.minimum(out, 88.0, out=out)
-    np.exp(out, out=out)
-    np.add(out, 1.0, out=out)
-    np.divide(1.0, out, out=out)
+    # sigmoid(x) = 0.5 * tanh(x / 2) + 0.5: nothing overflows for any x (exp(-x) would below
+    # -88.7), and numpy's tanh is SIMD, so this is also ~2.5x faster than 1 / (1 + exp(-x)).
+    np.multiply(x, _HALF, out=out)
+    np.tanh(out, out=out)
+    np.multiply(out, _HALF, out=out)
+    np.add(out, _HALF, out=out)
 
 
 FLOAT_UNARY: dict[str, Callable[[np.ndarray, np.ndarray], None]] = {
-    "RELU": lambda x, out: np.maximum(x, 0.0, out=out),
+    "RELU": lambda x, out: np.clip(x, _ZERO, _INF, out=out),
     "RELU6": lambda x, out: np.clip(x, 0.0, 6.0, out=out),
     "RELU_N1_TO_1": lambda x, out: np.clip(x, -1.0, 1.0, out=out),
     "TANH": lambda x, out: np.tanh(x, out=out),
@@ -100,7 +102,7 @@ def prelu(node: Node, ctx) -> Run:
     dts = {ctx.in_info(0).dtype, ctx.in_info(1).dtype, ctx.out_info(0).dtype}
     if dts != {_FLOAT}:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"float32 only, got {sorted(map(str, dts))}")
-    if np.broadcast_shapes(x.shape, alpha.shape) != out.shape:
+    if broadcast(x.shape, alpha.shape, node) != out.shape:
         raise ShapeError(f"node {node.index} (PRELU): input {list(x.shape)} and alpha {list(alpha.shape)} "
                          f"do not broadcast to output {list(out.shape)}")
     if ctx.const(1) is not None:

@@ -22,7 +22,7 @@ from gpulite.backends.cpu.activation import activation_fn
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
-from gpulite.graph import layout as L
+from gpulite.graph import layout
 from gpulite.graph.ir import Node
 
 
@@ -64,7 +64,7 @@ def _requantizer(src: np.ndarray, dst: np.ndarray, s_in: tuple[float, int], s_ou
 def concatenation(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Concatenate the inputs along ``axis`` (negative allowed) into the output."""
     out = ctx.output(0)
-    axis = L.normalize_axis(getattr(node.options, "axis", 0), out.ndim, node)
+    axis = layout.normalize_axis(getattr(node.options, "axis", 0), out.ndim, node)
     if getattr(node.options, "fused_activation_function", 0) != 0:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"fused activation {node.activation} declared in "
                                  "the options (TFLite's CONCATENATION kernel refuses it too)")
@@ -77,10 +77,10 @@ def concatenation(node: Node, ctx: CpuContext) -> Callable[[], None]:
     for i in range(ctx.num_inputs):
         src = ctx.input(i)
         n = src.shape[axis] if src.ndim == out.ndim else -1
-        ok = src.ndim == out.ndim and all(a == b for d, (a, b) in enumerate(zip(src.shape, out.shape))
+        ok = src.ndim == out.ndim and all(a == b for d, (a, b) in enumerate(zip(src.shape, out.shape, strict=True))
                                           if d != axis)
         if not ok or src.dtype != out.dtype or start + n > out.shape[axis]:
-            raise ShapeError(f"{L.where(node)}input {i} {list(src.shape)} {src.dtype} does not fit output "
+            raise ShapeError(f"{layout.where(node)}input {i} {list(src.shape)} {src.dtype} does not fit output "
                              f"{list(out.shape)} {out.dtype} along axis {axis} at offset {start}")
         dst = out[(slice(None),) * axis + (slice(start, start + n),)]
         start += n
@@ -92,7 +92,7 @@ def concatenation(node: Node, ctx: CpuContext) -> Callable[[], None]:
         else:
             steps.append(lambda dst=dst, src=src: np.copyto(dst, src))
     if start != out.shape[axis]:
-        raise ShapeError(f"{L.where(node)}inputs fill {start} of {out.shape[axis]} along axis {axis}")
+        raise ShapeError(f"{layout.where(node)}inputs fill {start} of {out.shape[axis]} along axis {axis}")
 
     def run() -> None:
         for step in steps:

@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpulite.backends.cpu.activation import activation_fn
 from gpulite.backends.cpu.kernels.quantized_elementwise import QUANTIZED_BINARY, is_quantized
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
+from gpulite.graph.shapes import broadcast
 
 Binary = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
 Unary = Callable[[np.ndarray, np.ndarray], None]
@@ -52,14 +52,35 @@ _INT_BINARY = {"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"}
 _RAW_QUANT_BINARY = {"MAXIMUM", "MINIMUM"}
 _INT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _FLOAT = np.dtype(np.float32)
+# Fused activations as clamp bounds, as TFLite's CalculateActivationRange makes them.
+_CLAMPS = {"RELU": (0, None), "RELU6": (0, 6), "RELU_N1_TO_1": (-1, 1)}
 
 
-def _check_dtypes(node: Node, ctx, op_fn_ok: bool) -> None:
+def _clamp(name: str | None, dtype: np.dtype) -> Callable[[np.ndarray], None] | None:
+    """In-place clamp for a fused activation; bounds are scalars of the output's dtype because
+    np.clip with those is SIMD while np.maximum(x, 0.0) is several times slower."""
+    if name not in _CLAMPS:
+        return None
+    lo, hi = _CLAMPS[name]
+    top = (np.inf if dtype.kind == "f" else np.iinfo(dtype).max) if hi is None else hi
+    lo_t, hi_t = dtype.type(lo), dtype.type(top)
+    return lambda x: np.clip(x, lo_t, hi_t, out=x)
+
+
+def check_broadcast(node: Node, a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ...]) -> None:
+    """Raise ShapeError unless ``a`` and ``b`` broadcast to exactly ``out``."""
+    got = broadcast(a, b, node)
+    if got != tuple(out):
+        raise ShapeError(f"node {node.index} ({node.op}): inputs {list(a)} and {list(b)} broadcast to "
+                         f"{list(got)}, but the output is {list(out)}")
+
+
+def _check_dtypes(node: Node, ctx, supported: bool) -> None:
     a, b, o = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
     if not (a.dtype == b.dtype == o.dtype):
         raise UnsupportedOpError(node.op, node.index, "cpu",
                                  f"inputs and output must share a dtype, got {a.dtype}, {b.dtype} -> {o.dtype}")
-    if not op_fn_ok:
+    if not supported:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"dtype {a.dtype} is not supported")
 
 
@@ -84,12 +105,11 @@ def binary_kernel(node: Node, ctx) -> Callable[[], None]:
         return QUANTIZED_BINARY[node.op](node, ctx)
     raw_ok = node.op in _RAW_QUANT_BINARY and dt in (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
     _check_dtypes(node, ctx, dt == _FLOAT or (dt in _INT_DTYPES and node.op in _INT_BINARY) or raw_ok)
-    if np.broadcast_shapes(a.shape, b.shape) != out.shape:
-        raise ShapeError(f"node {node.index} ({node.op}): inputs {list(a.shape)} and {list(b.shape)} "
-                         f"broadcast to {list(np.broadcast_shapes(a.shape, b.shape))}, output is {list(out.shape)}")
-    if node.activation == "TANH" and dt != _FLOAT:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"fused TANH on {dt} tensors")
-    fn, act = BINARY[node.op], activation_fn(node.activation)
+    check_broadcast(node, a.shape, b.shape, out.shape)
+    # LiteRT turns a fused activation into a clamp range (CalculateActivationRange), which
+    # TANH and SIGN_BIT do not have: they are silently ignored there, so here too.
+    fn = BINARY[node.op]
+    act = _clamp(node.activation, dt)
 
     def run() -> None:
         fn(a, b, out)

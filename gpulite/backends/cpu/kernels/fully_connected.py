@@ -4,7 +4,8 @@ TFLite flattens every leading input dimension into rows of ``in`` features (weig
 ``[out, in]``); ``keep_num_dims`` only changes the output's stored shape, which the
 output array already has, so both cases are one (rows, in) @ (in, out) matmul. The
 quantized path computes the integer accumulator exactly in float64 like
-quantized_conv.py and rescales with TFLite's fixed-point multiplier.
+quantized_conv.py and rescales with TFLite's fixed-point multiplier, rounding once as
+LiteRT's FC does (conv rounds twice; see :mod:`gpulite.backends.cpu.quant`).
 """
 
 from __future__ import annotations
@@ -63,8 +64,10 @@ def _quantized(node, ctx, rows: int, depth: int, units: int):
     if ctx.const(1) is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", "quantized fully connected needs constant weights")
     per_channel = w.dtype == np.int8 and ctx.in_info(1).quant is not None and ctx.in_info(1).quant.scale.size > 1
-    # fully_connected.cc: per-tensor weights go through GetQuantizedConvolutionMultipler.
-    rq, zp_w, zp_in = requantizer(node, ctx, units, 0, (rows, units), float_product=not per_channel)
+    # fully_connected.cc: per-tensor weights go through GetQuantizedConvolutionMultipler; the
+    # rescale rounds once (unlike conv), matching LiteRT's reference FC bit for bit.
+    rq, zp_w, zp_in = requantizer(node, ctx, units, 0, (rows, units), float_product=not per_channel,
+                                  single_rounding=True)
     wq = w.astype(np.int64) - zp_w.reshape(-1, 1)
     wt = np.ascontiguousarray(wq.T, dtype=np.float64)
     corr = -zp_in * wq.sum(axis=1)

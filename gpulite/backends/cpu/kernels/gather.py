@@ -15,7 +15,7 @@ import numpy as np
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
-from gpulite.graph import layout as L
+from gpulite.graph import layout
 from gpulite.graph.ir import Node
 
 
@@ -26,18 +26,18 @@ def gather(node: Node, ctx: CpuContext) -> Callable[[], None]:
     if getattr(node.options, "batch_dims", 0) != 0:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"batch_dims {node.options.batch_dims}; expected 0")
     if idx.dtype.kind not in "iu":
-        raise ShapeError(f"{L.where(node)}indices have dtype {idx.dtype}; expected int32 or int64")
+        raise ShapeError(f"{layout.where(node)}indices have dtype {idx.dtype}; expected int32 or int64")
     if params.dtype.kind in "OSU":
         raise UnsupportedOpError(node.op, node.index, "cpu", "string tensors")
-    axis = L.normalize_axis(getattr(node.options, "axis", 0), params.ndim, node)
+    axis = layout.normalize_axis(getattr(node.options, "axis", 0), params.ndim, node)
     n = params.shape[axis]
     expected = params.shape[:axis] + idx.shape + params.shape[axis + 1:]
     if out.shape != expected or out.dtype != params.dtype:
-        raise ShapeError(f"{L.where(node)}output is {list(out.shape)} {out.dtype}; gathering {list(idx.shape)} "
+        raise ShapeError(f"{layout.where(node)}output is {list(out.shape)} {out.dtype}; gathering {list(idx.shape)} "
                          f"indices from {list(params.shape)} on axis {axis} gives {list(expected)} {params.dtype}")
 
     def bad(lo: int, hi: int) -> str:
-        return f"{L.where(node)}gather index out of range: indices span [{lo}, {hi}], expected [0, {n})"
+        return f"{layout.where(node)}gather index out of range: indices span [{lo}, {hi}], expected [0, {n})"
 
     if ctx.const(1) is not None:
         fixed = np.asarray(ctx.const(1), dtype=np.intp)
@@ -62,18 +62,18 @@ def gather(node: Node, ctx: CpuContext) -> Callable[[], None]:
 def _arg(fn: Callable[..., np.ndarray]):
     def factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
         src, out = ctx.input(0), ctx.output(0)
-        axis = L.ints(ctx.const(1)) if ctx.const(1) is not None else []
+        axis = layout.ints(ctx.const(1)) if ctx.const(1) is not None else []
         if len(axis) != 1:
             raise UnsupportedOpError(node.op, node.index, "cpu", f"expected one constant axis, got "
                                      f"{axis or 'a run-time value'}")
-        a = L.normalize_axis(axis[0], src.ndim, node)
+        a = layout.normalize_axis(axis[0], src.ndim, node)
         want = {2: np.int32, 4: np.int64}.get(int(getattr(node.options, "output_type", 4)))
         expected = src.shape[:a] + src.shape[a + 1:]
         if want is None or out.dtype != want or out.shape != expected:
-            raise ShapeError(f"{L.where(node)}output is {list(out.shape)} {out.dtype}; expected {list(expected)} "
+            raise ShapeError(f"{layout.where(node)}output is {list(out.shape)} {out.dtype}; expected {list(expected)} "
                              f"of output_type {getattr(node.options, 'output_type', None)} (int32 or int64)")
         if src.shape[a] == 0:
-            raise ShapeError(f"{L.where(node)}cannot take {node.op} over empty axis {a}")
+            raise ShapeError(f"{layout.where(node)}cannot take {node.op} over empty axis {a}")
         # numpy writes indices only into an intp array; int32 outputs go through a buffer.
         direct = out.dtype == np.intp
         buf = out if direct else np.empty(expected, np.intp)

@@ -16,7 +16,7 @@ import numpy as np
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
-from gpulite.graph import layout as L
+from gpulite.graph import layout
 from gpulite.graph.ir import Node
 
 
@@ -31,25 +31,25 @@ def border_slabs(shape: tuple[int, ...], pads: list[tuple[int, int]]) -> list[tu
     for d, (n, (a, b)) in enumerate(zip(shape, pads, strict=True)):
         lead, tail = inner[:d], [slice(None)] * (len(shape) - d - 1)
         if a:
-            slabs.append(tuple(lead + [slice(0, a)] + tail))
+            slabs.append((*lead, slice(0, a), *tail))
         if b:
-            slabs.append(tuple(lead + [slice(n - b, n)] + tail))
+            slabs.append((*lead, slice(n - b, n), *tail))
     return slabs
 
 
 def _pad(node: Node, ctx: CpuContext) -> Callable[[], None]:
     src, out = ctx.input(0), ctx.output(0)
-    pads = L.pad_amounts(node, ctx.in_info(0).shape, ctx.const(1))
+    pads = layout.pad_amounts(node, ctx.in_info(0).shape, ctx.const(1))
     expected = tuple(d + a + b for d, (a, b) in zip(src.shape, pads, strict=True))
     if out.shape != expected or out.dtype != src.dtype:
-        raise ShapeError(f"{L.where(node)}output is {list(out.shape)} {out.dtype}; padding {list(src.shape)} "
+        raise ShapeError(f"{layout.where(node)}output is {list(out.shape)} {out.dtype}; padding {list(src.shape)} "
                          f"{src.dtype} by {pads} gives {list(expected)} {src.dtype}")
     interior = out[tuple(slice(a, n - b) for n, (a, b) in zip(out.shape, pads, strict=True))]
     slabs = [out[s] for s in border_slabs(out.shape, pads)]
     if node.op == "PADV2" and ctx.has_input(2):
         cv = ctx.input(2)
         if cv.size != 1 or cv.dtype != src.dtype:
-            raise ShapeError(f"{L.where(node)}constant value must be one {src.dtype}; got {cv.size} x {cv.dtype}")
+            raise ShapeError(f"{layout.where(node)}constant value must be one {src.dtype}; got {cv.size} x {cv.dtype}")
         value = cv.reshape(())  # read at run time: the value may be computed by another node
     else:
         q = ctx.out_info(0).quant

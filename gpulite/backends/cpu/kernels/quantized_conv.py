@@ -15,23 +15,24 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.backends.cpu.kernels.conv import chunk_outputs, conv_geometry, gemm_plan, run_gemm
-from gpulite.backends.cpu.kernels.depthwise import accumulate, depthwise_geometry, tap_plan
+from gpulite.backends.cpu.kernels.depthwise import accumulate, depthwise_geometry, depthwise_plan
 from gpulite.backends.cpu.quant import Requantizer, output_bounds, per_tensor, quantize_multipliers
-from gpulite.backends.cpu.window import PaddedInput
 from gpulite.errors import UnsupportedOpError
 
 _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
 
 def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
-                float_product: bool | None = None) -> tuple[Requantizer, np.ndarray, int]:
+                float_product: bool | None = None, single_rounding: bool = False,
+                ) -> tuple[Requantizer, np.ndarray, int]:
     """The output rescale of a quantized conv-like node, its filter zero points and the input's.
 
     Follows TFLite's ``PopulateConvolutionQuantizationParams``: per-channel multipliers are
     ``double(s_in) * double(s_w[c]) / double(s_out)``; the legacy per-tensor path
     (``GetQuantizedConvolutionMultipler``: uint8 convs, per-tensor fully connected) uses
     ``double(float(s_in * s_w)) / double(s_out)``, the float32 product first.
-    ``float_product`` picks the legacy formula (default: for uint8 input).
+    ``float_product`` picks the legacy formula (default: for uint8 input); ``single_rounding``
+    selects the rescale LiteRT's FULLY_CONNECTED uses (see :mod:`gpulite.backends.cpu.quant`).
 
     Returns
     -------
@@ -60,7 +61,7 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
         real = float(np.float32(s_in)) * q.scale.astype(np.float64) / float(np.float32(s_out))
     mult, shift = quantize_multipliers(real)
     lo, hi = output_bounds(node, out)
-    return Requantizer(shape, mult, shift, zp_out, lo, hi), q.zero_point.astype(np.int64), zp_in
+    return Requantizer(shape, mult, shift, zp_out, lo, hi, single_rounding), q.zero_point.astype(np.int64), zp_in
 
 
 def epilogue(ctx, acc64: np.ndarray, corr: np.ndarray, rq: Requantizer, out: np.ndarray):
@@ -111,13 +112,12 @@ def quantized_depthwise_conv_2d(node, ctx):
     rq, zp_w, zp_in = requantizer(node, ctx, co, 3, out.shape)
     wq = w[0].astype(np.int64) - zp_w  # (KH, KW, C*M); zero points broadcast along channels
     corr = -zp_in * wq.reshape(-1, co).sum(axis=0)
-    pad = PaddedInput(x, win, zp_in, np.float64)
     acc64 = np.empty(out.shape, np.float64)
-    plan = tap_plan(win, pad.buf, acc64, mult, wq.astype(np.float64), None)
+    phased, plan = depthwise_plan(win, x, acc64, mult, wq, None, zp_in, np.float64)
     finish = epilogue(ctx, acc64, corr, rq, out)
 
     def run() -> None:
-        pad.refresh()
+        phased.refresh()
         accumulate(plan)
         finish()
     return run

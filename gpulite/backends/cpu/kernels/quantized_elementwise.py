@@ -18,6 +18,7 @@ from gpulite.backends.cpu.kernels import quantized_binary as qb
 from gpulite.backends.cpu.quant import QRANGE, multiply_by_quantized_multiplier, quantize_multiplier
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node, TensorInfo
+from gpulite.graph.shapes import broadcast
 
 _EIGHT_BIT = (np.dtype(np.int8), np.dtype(np.uint8))
 _SHIFT = np.intp(8)
@@ -93,7 +94,7 @@ def _binary_factory(node: Node, ctx) -> Callable[[], None]:
                                  f"quantized inputs and output must share a dtype, got "
                                  f"{ia.dtype}, {ib.dtype} -> {io.dtype}")
     a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
-    if np.broadcast_shapes(a.shape, b.shape) != out.shape:
+    if broadcast(a.shape, b.shape, node) != out.shape:
         raise ShapeError(f"node {node.index} ({node.op}): inputs {list(a.shape)} and {list(b.shape)} "
                          f"do not broadcast to output {list(out.shape)}")
     (s1, z1), (s2, z2), (so, zo) = _scale_zp(node, ia), _scale_zp(node, ib), _scale_zp(node, io)

@@ -17,7 +17,7 @@ import numpy as np
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
-from gpulite.graph import layout as L
+from gpulite.graph import layout
 from gpulite.graph.ir import Node
 
 
@@ -25,13 +25,13 @@ def _setup(node: Node, ctx: CpuContext):
     if ctx.const(1) is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", "axes are computed at run time; expected a constant")
     src, out = ctx.input(0), ctx.output(0)
-    axes = L.reduce_axes(node, src.ndim, ctx.const(1))
+    axes = layout.reduce_axes(node, src.ndim, ctx.const(1))
     keep = bool(getattr(node.options, "keep_dims", False))
-    expected = L.reduced_shape(src.shape, axes, keep)
+    expected = layout.reduced_shape(src.shape, axes, keep)
     if out.shape != expected or out.dtype != src.dtype:
-        raise ShapeError(f"{L.where(node)}output is {list(out.shape)} {out.dtype}; reducing {list(src.shape)} "
+        raise ShapeError(f"{layout.where(node)}output is {list(out.shape)} {out.dtype}; reducing {list(src.shape)} "
                          f"{src.dtype} over {list(axes)} gives {list(expected)} {src.dtype}")
-    return src, out, axes, out.reshape(L.reduced_shape(src.shape, axes, True))
+    return src, out, axes, out.reshape(layout.reduced_shape(src.shape, axes, True))
 
 
 def _qparams(info) -> tuple[float, int] | None:
@@ -67,7 +67,7 @@ def _int8_mean(src, axes, outk, q_in, q_out) -> Callable[[], None]:
 @register_kernel("MEAN", "cpu")
 def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Mean over the constant axes: float, int32/int64 (truncating) or int8 (requantized)."""
-    src, out, axes, outk = _setup(node, ctx)
+    src, _, axes, outk = _setup(node, ctx)
     count = int(np.prod([src.shape[a] for a in axes], dtype=np.int64))
     if src.dtype == np.int8 and _qparams(ctx.in_info(0)) is not None:
         return _int8_mean(src, axes, outk, _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0)) or (1.0, 0))
@@ -92,7 +92,7 @@ def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
 @register_kernel("SUM", "cpu")
 def sum_(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Sum over the constant axes (float and int32/int64)."""
-    src, out, axes, outk = _setup(node, ctx)
+    src, _, axes, outk = _setup(node, ctx)
     if src.dtype.kind != "f" and src.dtype not in (np.int32, np.int64):
         raise _unsupported(node, f"{src.dtype} input; quantized SUM is not implemented")
 
@@ -103,7 +103,7 @@ def sum_(node: Node, ctx: CpuContext) -> Callable[[], None]:
 
 def _extreme(ufunc: np.ufunc, initial_of: Callable[[np.dtype], object]):
     def factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
-        src, out, axes, outk = _setup(node, ctx)
+        src, _, axes, outk = _setup(node, ctx)
         if src.dtype.itemsize == 1 and _qparams(ctx.in_info(0)) != _qparams(ctx.out_info(0)):
             raise _unsupported(node, "8-bit input and output quantization differ (LiteRT requires them equal)")
         initial = initial_of(src.dtype)  # TFLite's init value: lowest()/max() of the type

@@ -17,7 +17,7 @@ import numpy as np
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
-from gpulite.graph import layout as L
+from gpulite.graph import layout
 from gpulite.graph.ir import Node
 
 F32 = np.float32
@@ -43,26 +43,26 @@ def bilinear_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
 def nearest_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool, eight_bit: bool) -> np.ndarray:
     """Per output index: the source index TFLite picks."""
     i = np.arange(n_out)
-    if False and eight_bit and not align_corners and not half_pixel:
+    if eight_bit and not align_corners and not half_pixel:
         fixed = (n_in << 16) // n_out + 1  # optimized_ops::ResizeNearestNeighbor
         return np.minimum((i * fixed) >> 16, n_in - 1).astype(np.intp)
     v = (i.astype(F32) + F32(0.5 if half_pixel else 0.0)) * _scale(n_in, n_out, align_corners)
     # TfLiteRound is std::round: half away from zero (v >= 0 here).
     idx = np.floor(v.astype(np.float64) + 0.5) if align_corners else np.floor(v)
-    idx = np.minimum(idx.astype(np.int64), n_in - 1)
-    return np.maximum(idx, 0).astype(np.intp) if half_pixel else idx.astype(np.intp)
+    # TFLite also clamps at 0 for half_pixel_centers, but (i + 0.5) * scale is never negative.
+    return np.minimum(idx.astype(np.int64), n_in - 1).astype(np.intp)
 
 
 def _setup(node: Node, ctx: CpuContext):
     src, out = ctx.input(0), ctx.output(0)
     if src.ndim != 4 or out.ndim != 4 or out.shape[0] != src.shape[0] or out.shape[3] != src.shape[3]:
-        raise ShapeError(f"{L.where(node)}expected NHWC input and output with equal N and C; got "
+        raise ShapeError(f"{layout.where(node)}expected NHWC input and output with equal N and C; got "
                          f"{list(src.shape)} -> {list(out.shape)}")
     size = ctx.const(1)
-    if size is not None and L.ints(size) != list(out.shape[1:3]):
-        raise ShapeError(f"{L.where(node)}size {L.ints(size)} differs from the output {list(out.shape)}")
+    if size is not None and layout.ints(size) != list(out.shape[1:3]):
+        raise ShapeError(f"{layout.where(node)}size {layout.ints(size)} differs from the output {list(out.shape)}")
     if out.dtype != src.dtype:
-        raise ShapeError(f"{L.where(node)}input dtype {src.dtype} differs from output dtype {out.dtype}")
+        raise ShapeError(f"{layout.where(node)}input dtype {src.dtype} differs from output dtype {out.dtype}")
     o = node.options
     return src, out, bool(getattr(o, "align_corners", False)), bool(getattr(o, "half_pixel_centers", False))
 

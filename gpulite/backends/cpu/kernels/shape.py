@@ -13,16 +13,16 @@ import numpy as np
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError
-from gpulite.graph import layout as L
+from gpulite.graph import layout
 from gpulite.graph.ir import Node
 
 
 def _copy(node: Node, ctx: CpuContext, expected: tuple[int, ...]) -> Callable[[], None]:
     src, out = ctx.input(0), ctx.output(0)
     if tuple(out.shape) != tuple(expected):
-        raise ShapeError(f"{L.where(node)}output has shape {list(out.shape)}; the op gives {list(expected)}")
+        raise ShapeError(f"{layout.where(node)}output has shape {list(out.shape)}; the op gives {list(expected)}")
     if src.dtype != out.dtype:
-        raise ShapeError(f"{L.where(node)}input dtype {src.dtype} differs from output dtype {out.dtype}")
+        raise ShapeError(f"{layout.where(node)}input dtype {src.dtype} differs from output dtype {out.dtype}")
     dst = out.reshape(src.shape)  # a view: arena tensors are contiguous
 
     def run() -> None:
@@ -39,20 +39,20 @@ def reshape(node: Node, ctx: CpuContext) -> Callable[[], None]:
         # shape, which must at least hold the input's elements.
         shape = ctx.out_info(0).shape
         if int(np.prod(shape)) != int(np.prod(ctx.in_info(0).shape)):
-            raise ShapeError(f"{L.where(node)}planned output {list(shape)} does not hold the input "
+            raise ShapeError(f"{layout.where(node)}planned output {list(shape)} does not hold the input "
                              f"{list(ctx.in_info(0).shape)}")
     else:
-        shape = L.reshape_shape(node, ctx.in_info(0).shape, ctx.const(1) if has_shape else None, has_shape)
+        shape = layout.reshape_shape(node, ctx.in_info(0).shape, ctx.const(1) if has_shape else None, has_shape)
     return _copy(node, ctx, shape)
 
 
 @register_kernel("SQUEEZE", "cpu")
 def squeeze(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Copy the input into the output with ``squeeze_dims`` (or all size-1 dims) dropped."""
-    return _copy(node, ctx, L.squeeze_shape(node, ctx.in_info(0).shape))
+    return _copy(node, ctx, layout.squeeze_shape(node, ctx.in_info(0).shape))
 
 
 @register_kernel("EXPAND_DIMS", "cpu")
 def expand_dims(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Copy the input into the output with a size-1 dim inserted at the constant axis."""
-    return _copy(node, ctx, L.expand_dims_shape(node, ctx.in_info(0).shape, ctx.const(1)))
+    return _copy(node, ctx, layout.expand_dims_shape(node, ctx.in_info(0).shape, ctx.const(1)))

@@ -13,20 +13,20 @@ import numpy as np
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError
-from gpulite.graph import layout as L
+from gpulite.graph import layout
 from gpulite.graph.ir import Node
 
 
 def _check(node: Node, src: np.ndarray, out: np.ndarray, expected: tuple[int, ...]) -> None:
     if out.shape != expected or out.dtype != src.dtype:
-        raise ShapeError(f"{L.where(node)}output is {list(out.shape)} {out.dtype}; expected {list(expected)} "
+        raise ShapeError(f"{layout.where(node)}output is {list(out.shape)} {out.dtype}; expected {list(expected)} "
                          f"{src.dtype} for input {list(src.shape)}")
 
 
 def _block(node: Node, src: np.ndarray) -> int:
     bs = int(getattr(node.options, "block_size", 0))
     if src.ndim != 4 or bs < 1:
-        raise ShapeError(f"{L.where(node)}expected a 4-D input and block_size >= 1; got {list(src.shape)}, {bs}")
+        raise ShapeError(f"{layout.where(node)}expected a 4-D input and block_size >= 1; got {list(src.shape)}, {bs}")
     return bs
 
 
@@ -37,7 +37,7 @@ def depth_to_space(node: Node, ctx: CpuContext) -> Callable[[], None]:
     bs = _block(node, src)
     n, h, w, c = src.shape
     if c % (bs * bs):
-        raise ShapeError(f"{L.where(node)}depth {c} is not divisible by block_size² = {bs * bs}")
+        raise ShapeError(f"{layout.where(node)}depth {c} is not divisible by block_size² = {bs * bs}")
     cp = c // (bs * bs)
     _check(node, src, out, (n, h * bs, w * bs, cp))
     view = src.reshape(n, h, w, bs, bs, cp).transpose(0, 1, 3, 2, 4, 5)
@@ -55,7 +55,7 @@ def space_to_depth(node: Node, ctx: CpuContext) -> Callable[[], None]:
     bs = _block(node, src)
     n, h, w, c = src.shape
     if h % bs or w % bs:
-        raise ShapeError(f"{L.where(node)}height {h} and width {w} must be multiples of block_size {bs}")
+        raise ShapeError(f"{layout.where(node)}height {h} and width {w} must be multiples of block_size {bs}")
     _check(node, src, out, (n, h // bs, w // bs, c * bs * bs))
     view = src.reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5)
     dst = out.reshape(n, h // bs, w // bs, bs, bs, c)

@@ -9,7 +9,7 @@ import numpy as np
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
-from gpulite.graph import layout as L
+from gpulite.graph import layout
 from gpulite.graph.ir import Node
 
 
@@ -19,12 +19,12 @@ def transpose(node: Node, ctx: CpuContext) -> Callable[[], None]:
     if ctx.const(1) is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", "perm is computed at run time; expected a constant")
     src, out = ctx.input(0), ctx.output(0)
-    perm = L.ints(ctx.const(1))
+    perm = layout.ints(ctx.const(1))
     if sorted(perm) != list(range(src.ndim)):
-        raise ShapeError(f"{L.where(node)}perm {perm} is not a permutation of {src.ndim} dims")
+        raise ShapeError(f"{layout.where(node)}perm {perm} is not a permutation of {src.ndim} dims")
     view = src.transpose(perm)
     if out.shape != view.shape or out.dtype != src.dtype:
-        raise ShapeError(f"{L.where(node)}output is {list(out.shape)} {out.dtype}; transposing gives "
+        raise ShapeError(f"{layout.where(node)}output is {list(out.shape)} {out.dtype}; transposing gives "
                          f"{list(view.shape)} {src.dtype}")
 
     def run() -> None:

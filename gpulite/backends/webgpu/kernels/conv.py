@@ -7,7 +7,7 @@ import numpy as np
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.geometry import pad_before
-from gpulite.backends.webgpu.program import ACTIVATIONS, Program, make_program
+from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
 
@@ -16,8 +16,6 @@ def _check(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> None:
     ctx.require_f32(x, out)
     if len(x.shape) != 4 or len(out.shape) != 4:
         raise ctx.unsupported(f"ranks {len(x.shape)} -> {len(out.shape)} (expected NHWC)")
-    if node.activation not in ACTIVATIONS:
-        raise ctx.unsupported(f"fused activation {node.activation}")
 
 
 def bias_ref(ctx: GpuContext, n: int, padded: int, index: int = 2) -> TensorRef:

@@ -6,7 +6,7 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.program import ACTIVATIONS, Program, make_program
+from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 
 # WGSL expressions of a and b; act() wraps them.
@@ -57,8 +57,6 @@ def _binary(expr: str):
     def factory(node: Node, ctx: GpuContext) -> Program:
         a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
         ctx.require_f32(a, b, out)
-        if node.activation not in ACTIVATIONS:
-            raise ctx.unsupported(f"fused activation {node.activation}")
         try:
             bshape = np.broadcast_shapes(a.shape, b.shape)
         except ValueError:

@@ -6,7 +6,7 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.program import ACTIVATIONS, Program, make_program
+from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
 
@@ -18,8 +18,6 @@ def fully_connected(node: Node, ctx: GpuContext) -> Program:
     o = node.options or sg.FullyConnectedOptions()
     if o.weights_format != sg.FullyConnectedOptionsWeightsFormat.DEFAULT:
         raise ctx.unsupported(f"weights format {o.weights_format}")
-    if node.activation not in ACTIVATIONS:
-        raise ctx.unsupported(f"fused activation {node.activation}")
     if len(w.shape) != 2 or w.shape[1] == 0 or x.size % w.shape[1]:
         raise ctx.unsupported(f"weights {w.shape} do not fit input {x.shape}")
     n_out, k = w.shape

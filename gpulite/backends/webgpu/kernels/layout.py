@@ -8,7 +8,7 @@ import numpy as np
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.activations import copy_program
-from gpulite.backends.webgpu.program import ACTIVATIONS, Program, make_program
+from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
 
@@ -32,8 +32,11 @@ def concatenation(node: Node, ctx: GpuContext) -> list[Program]:
     out = ctx.output(0)
     ins = [ctx.input(k) for k in range(ctx.num_inputs)]
     ctx.require_f32(out, *ins)
-    if node.activation not in ACTIVATIONS:
-        raise ctx.unsupported(f"fused activation {node.activation}")
+    # LiteRT ignores an activation declared in CONCATENATION's own options, so there is no
+    # reference for it: decline (as the CPU kernel does). node.activation set by gpulite's
+    # fusion pass (a following RELU node) is applied.
+    if getattr(node.options, "fused_activation_function", 0):
+        raise ctx.unsupported("fused activation declared in the model's concatenation options")
     rank = len(out.shape)
     axis = (node.options or sg.ConcatenationOptions()).axis
     axis = axis + rank if axis < 0 else axis

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.geometry import pad_before
-from gpulite.backends.webgpu.program import ACTIVATIONS, Program, make_program
+from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
 
@@ -22,8 +22,6 @@ def _pool(init: str, reduce: str, finish: str):
         ctx.require_f32(x, out)
         if len(x.shape) != 4 or len(out.shape) != 4 or x.shape[3] != out.shape[3]:
             raise ctx.unsupported(f"shapes {x.shape} -> {out.shape} (expected NHWC, same channels)")
-        if node.activation not in ACTIVATIONS:
-            raise ctx.unsupported(f"fused activation {node.activation}")
         opts = node.options or sg.Pool2DOptions()
         _, ih, iw, c = x.shape
         _, oh, ow, _ = out.shape

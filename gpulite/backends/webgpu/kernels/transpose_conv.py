@@ -8,7 +8,7 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.geometry import pad_before
 from gpulite.backends.webgpu.kernels.conv import bias_ref, packed_weights
-from gpulite.backends.webgpu.program import ACTIVATIONS, Program, make_program
+from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.graph.shape_rules.mediapipe_ops import transpose_conv_bias_geometry
 from gpulite.model import schema_gen as sg
@@ -18,8 +18,6 @@ from gpulite.model.custom_options import decode_transpose_conv_bias
 def _program(node: Node, ctx: GpuContext, x: TensorRef, w_index: int, bias_index: int, out: TensorRef,
              strides: tuple[int, int], pads: tuple[int, int]) -> Program:
     ctx.require_f32(x, out)
-    if node.activation not in ACTIVATIONS:
-        raise ctx.unsupported(f"fused activation {node.activation}")
     w = ctx.const(w_index)
     if w is None or w.ndim != 4 or w.dtype != np.float32:
         raise ctx.unsupported("weights must be a float32 OHWI constant")

@@ -1,0 +1,286 @@
+"""int8/uint8 ops against LiteRT, bit for bit (int_tol=0 throughout).
+
+LiteRT's default interpreter runs quantized ADD/SUB/MUL, 8-bit requantize and
+DEQUANTIZE in its XNNPACK delegate when the scale ratios are in the delegate's range and in
+TFLite's builtin kernels otherwise; each configuration below is chosen to land on one of
+those paths (named in its id). Binary ops are checked on every (a, b) pair of 8-bit values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpulite import Interpreter
+from gpulite.backends.cpu.kernels import quantized_binary as qb
+from gpulite.errors import UnsupportedOpError
+from gpulite.testing.tflite_writer import ModelBuilder, Quant
+from tests.ops.harness import check_op
+
+I8, U8 = np.int8, np.uint8
+
+
+def model(op: str, ins: list[tuple], out: tuple, **options) -> bytes:
+    """ins/out: (shape, dtype, quant) or, for a constant input, ("const", array, quant)."""
+    mb = ModelBuilder()
+    idx = []
+    for i, (a, b, q) in enumerate(ins):
+        idx.append(mb.const(f"c{i}", b, quant=q) if a == "const" else mb.input(f"x{i}", a, b, quant=q))
+    y = mb.tensor("y", out[0], out[1], quant=out[2])
+    mb.op(op, idx, [y], **options)
+    mb.output(y)
+    return mb.build()
+
+
+def all_pairs(dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Every (a, b) pair of 8-bit values as two (1, 256, 256) arrays."""
+    info = np.iinfo(dtype)
+    v = np.arange(info.min, info.max + 1).astype(dtype)
+    return np.repeat(v, 256).reshape(1, 256, 256), np.tile(v, 256).reshape(1, 256, 256)
+
+
+def all_values(dtype, repeat: int = 1) -> np.ndarray:
+    info = np.iinfo(dtype)
+    return np.tile(np.arange(info.min, info.max + 1), repeat).astype(dtype).reshape(repeat, -1)
+
+
+# (s1, z1, s2, z2, s_out, z_out) with int8 zero points; uint8 cases shift them by 128.
+BINARY_PARAMS = {
+    "xnn-typical": (0.02, -3, 0.035, 5, 0.05, -10),
+    "xnn-ties": (0.5, 0, 0.5, 0, 1.0, 0),  # (a + b) / 2 and a * b / 4 land on halves
+    "xnn-wide": (0.013, 17, 0.9, -40, 0.3, 7),
+    "builtin-ratio-400": (100.0, 0, 100.0, 1, 0.25, 0),  # input/output ratio >= 256
+    "builtin-tiny-b": (0.5, 3, 1e-4, -2, 0.5, -1),  # ADD ratio < 1/1024
+    "builtin-small-product": (0.01, 2, 0.01, -5, 10.0, 3),  # MUL s1*s2/so < 2**-16
+}
+
+
+def _shift(p: tuple, dtype) -> tuple:
+    if dtype == I8:
+        return p
+    s1, z1, s2, z2, so, zo = p
+    return s1, z1 + 128, s2, z2 + 128, so, zo + 128
+
+
+@pytest.mark.parametrize("params", list(BINARY_PARAMS))
+@pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+def test_binary_all_pairs(op: str, dtype, params: str, backend: str) -> None:
+    s1, z1, s2, z2, so, zo = _shift(BINARY_PARAMS[params], dtype)
+    if op == "MUL" and params == "xnn-ties":
+        so = 0.25
+    a, b = all_pairs(dtype)
+    m = model(op, [(a.shape, dtype, (s1, z1)), (b.shape, dtype, (s2, z2))], (a.shape, dtype, (so, zo)))
+    check_op(m, [a, b], backend)
+
+
+# Output scales: plain, and 4.0 where RELU6's bound 6 / 4 = 1.5 is a tie (XNNPACK rounds it to
+# even, TFLite away from zero).
+@pytest.mark.parametrize("out_scale", [0.05, 4.0])
+@pytest.mark.parametrize("act", ["RELU", "RELU6", "RELU_N1_TO_1"])
+@pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+def test_binary_fused_activation(op: str, dtype, act: str, out_scale: float, backend: str) -> None:
+    s1, z1, s2, z2, so, zo = _shift((0.04, -3, 0.03, 5, out_scale, -1), dtype)
+    a, b = all_pairs(dtype)
+    m = model(op, [(a.shape, dtype, (s1, z1)), (b.shape, dtype, (s2, z2))], (a.shape, dtype, (so, zo)),
+              fused_activation_function=act)
+    check_op(m, [a, b], backend)
+
+
+BROADCASTS = {"channel": ((1, 4, 4, 8), (8,)), "both": ((2, 1, 4), (1, 3, 1)), "rank": ((5, 1), (2, 1, 6))}
+
+
+@pytest.mark.parametrize("shapes", list(BROADCASTS))
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+def test_binary_broadcast(op: str, shapes: str, backend: str) -> None:
+    rng = np.random.default_rng(21)
+    sa, sb = BROADCASTS[shapes]
+    a, b = (rng.integers(-128, 128, s).astype(I8) for s in (sa, sb))
+    out = np.broadcast_shapes(sa, sb)
+    m = model(op, [(sa, I8, (0.02, -3)), (sb, I8, (0.035, 5))], (out, I8, (0.05, -10)))
+    check_op(m, [a, b], backend)
+
+
+@pytest.mark.parametrize("single", [True, False], ids=["single", "row"])
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+def test_binary_const_operand(op: str, single: bool, backend: str) -> None:
+    a = all_values(U8, 3)
+    c = np.array([200], U8) if single else np.random.default_rng(2).integers(0, 256, (256,)).astype(U8)
+    m = model(op, [(a.shape, U8, (0.02, 125)), ("const", c, (0.035, 133))], (a.shape, U8, (0.05, 118)))
+    check_op(m, [a], backend)
+
+
+@pytest.mark.parametrize("n", [1000, 1001, 7])
+@pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
+def test_builtin_add_tail(dtype, n: int, backend: str) -> None:
+    # Input/output ratio 400 keeps XNNPACK out. TFLite's builtin ADD then runs a NEON loop
+    # over blocks (narrowing through int16) and a scalar loop over the last size % block
+    # elements; for these scales the two disagree on many pairs, so both must be modelled.
+    s1, z1, s2, z2, so, zo = _shift((100.0, 0, 0.035, 5, 0.25, -1), dtype)
+    info = np.iinfo(dtype)
+    v = np.arange(info.min, info.max + 1, dtype=np.int64)
+    neon = np.clip(qb.tflite_add_neon(v[:, None], v[None, :], s1, z1, s2, z2, so, zo, dtype), info.min, info.max)
+    scalar = np.clip(qb.tflite_add_scalar(v[:, None], v[None, :], s1, z1, s2, z2, so, zo, False), info.min, info.max)
+    assert not qb.xnn_accepts("ADD", s1, s2, so) and (neon != scalar).mean() > 0.1
+    rng = np.random.default_rng(n)
+    a = np.full((1, n), z1, dtype)  # input 1 at its zero point mostly, so outputs do not all saturate
+    a[0, ::5] = rng.integers(info.min, info.max + 1, a[0, ::5].size)
+    b = rng.integers(info.min, info.max + 1, (1, n)).astype(dtype)
+    m = model("ADD", [(a.shape, dtype, (s1, z1)), (b.shape, dtype, (s2, z2))], (a.shape, dtype, (so, zo)))
+    check_op(m, [a, b], backend)
+
+
+@pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
+def test_maximum_minimum_raw(dtype, backend: str) -> None:
+    a, b = all_pairs(dtype)
+    q = (0.1, 3)
+    for op in ("MAXIMUM", "MINIMUM"):
+        check_op(model(op, [(a.shape, dtype, q), (b.shape, dtype, q)], (a.shape, dtype, q)), [a, b], backend)
+
+
+# ---- table ops: LOGISTIC, TANH, RELU family -------------------------------------------------
+LUT_CASES = {
+    "logistic-int8": ("LOGISTIC", I8, (0.07, 3), (1 / 256, -128)),
+    "logistic-int8-fine": ("LOGISTIC", I8, (0.01, -20), (1 / 256, -128)),
+    "logistic-uint8": ("LOGISTIC", U8, (0.07, 130), (1 / 256, 0)),
+    "tanh-int8": ("TANH", I8, (0.03, 3), (1 / 128, 0)),
+    "tanh-uint8": ("TANH", U8, (0.03, 130), (1 / 128, 128)),
+    "relu-int8": ("RELU", I8, (0.07, 3), (0.05, -100)),
+    "relu-int8-same": ("RELU", I8, (0.05, -7), (0.05, -7)),
+    "relu6-int8": ("RELU6", I8, (0.07, 3), (0.03, -128)),
+    "relu6-uint8-tie": ("RELU6", U8, (0.07, 3), (4.0, 0)),
+    "relu_n1_to_1-uint8": ("RELU_N1_TO_1", U8, (0.01, 100), (0.01, 120)),
+}
+
+
+@pytest.mark.parametrize("case", list(LUT_CASES))
+def test_table_ops_all_values(case: str, backend: str) -> None:
+    op, dt, qi, qo = LUT_CASES[case]
+    x = all_values(dt, 2)
+    check_op(model(op, [(x.shape, dt, qi)], (x.shape, dt, qo)), [x], backend)
+
+
+# ---- SOFTMAX -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("beta", [1.0, 0.3, 2.0])
+@pytest.mark.parametrize("in_scale", [0.05, 0.2, 1.0])
+@pytest.mark.parametrize("shape", [(1, 10), (4, 1), (2, 3, 300)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
+def test_softmax(dtype, shape, in_scale: float, beta: float, backend: str) -> None:
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(17).integers(info.min, info.max + 1, shape).astype(dtype)
+    zp_in, zp_out = (3, -128) if dtype == I8 else (131, 0)
+    m = model("SOFTMAX", [(shape, dtype, (in_scale, zp_in))], (shape, dtype, (1 / 256, zp_out)), beta=beta)
+    check_op(m, [x], backend)
+
+
+# Rows (int8, scale 0.1) on which summing the exponentials in any order other than LiteRT's
+# left-to-right float32 loop (reversed, numpy's pairwise sum, float64) changes an output.
+SUM_ORDER_ROWS = [
+    [105, 96, 74, 107, 91, 87, 110, 99, 118, 95, 119, 126, 90, 75, 107, 112],
+    [109, 76, 95, 73, 108, 96, 73, 93, 104, 110, 79, 68, 77, 122, 75, 87],
+    [91, 122, 120, 102, 103, 99, 72, 87, 94, 121, 83, 74, 94, 78, 87, 73],
+    [109, 112, 74, 108, 97, 101, 114, 74, 88, 127, 103, 102, 90, 119, 73, 86],
+    [114, 99, 89, 124, 117, 109, 89, 116, 95, 127, 107, 112, 67, 112, 119, 94],
+    [116, 122, 125, 99, 103, 102, 92, 84, 84, 76, 124, 116, 80, 77, 118, 125],
+    [74, 84, 94, 98, 71, 105, 71, 83, 77, 109, 125, 103, 71, 68, 71, 120],
+    [86, 94, 120, 112, 121, 87, 74, 70, 71, 117, 95, 110, 98, 68, 91, 97],
+    [112, 99, 104, 77, 80, 91, 113, 118, 100, 73, 93, 107, 82, 107, 91, 99],
+]
+
+
+def test_softmax_sum_order(backend: str) -> None:
+    x = np.array(SUM_ORDER_ROWS, I8)
+    m = model("SOFTMAX", [(x.shape, I8, (0.1, 0))], (x.shape, I8, (1 / 256, -128)), beta=1.0)
+    check_op(m, [x], backend)
+
+
+# ---- QUANTIZE ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("scale", [0.25, 0.05, 0.0137])
+@pytest.mark.parametrize("dtype,zp", [(I8, 3), (U8, 128), (np.int16, 0)], ids=["int8", "uint8", "int16"])
+def test_quantize_float(dtype, zp: int, scale: float, backend: str) -> None:
+    # Exact halves (k + 0.5) * scale show the rounding rule; the rest covers clamping and sizes
+    # that are not a multiple of any SIMD width.
+    k = np.arange(-300, 301)
+    ties = ((k + 0.5) * scale).astype(np.float32)
+    rng = np.random.default_rng(1)
+    other = rng.uniform(-200 * scale, 200 * scale, 200).astype(np.float32)
+    extremes = np.array([0.0, -0.0, 1e6, -1e6, 1e-30, scale * 0.49999997], np.float32)
+    x = np.concatenate([ties, other, extremes]).reshape(1, -1)
+    check_op(model("QUANTIZE", [(x.shape, np.float32, None)], (x.shape, dtype, (scale, zp))), [x], backend)
+
+
+REQUANTIZE = {
+    "int8-int8-xnn": (I8, (0.015, 3), I8, (0.05, -2)),
+    "int8-int8-xnn-up": (I8, (0.09, 3), I8, (0.05, -2)),
+    "uint8-uint8-xnn": (U8, (0.015, 131), U8, (0.05, 120)),
+    "int8-int8-builtin-small": (I8, (0.05 / 257, 3), I8, (0.05, -2)),
+    "uint8-uint8-builtin-small": (U8, (0.05 / 300, 130), U8, (0.05, 120)),
+    "int8-uint8": (I8, (0.015, 3), U8, (0.05, 120)),
+    "uint8-int8": (U8, (0.015, 130), I8, (0.05, -2)),
+    "int8-uint8-shift": (I8, (0.05, 3), U8, (0.05, 131)),
+    "int16-int8": (np.int16, (0.00013, 0), I8, (0.05, -2)),
+    "int16-int16": (np.int16, (0.0013, 0), np.int16, (0.0007, 0)),
+}
+
+
+@pytest.mark.parametrize("n", [1024, 1001])
+@pytest.mark.parametrize("case", list(REQUANTIZE))
+def test_requantize(case: str, n: int, backend: str) -> None:
+    src, qi, dst, qo = REQUANTIZE[case]
+    info = np.iinfo(src)
+    rng = np.random.default_rng(n)
+    if info.bits == 8:  # every value, in an order that puts all of them in the scalar tail too
+        x = np.concatenate([np.arange(info.min, info.max + 1), rng.integers(info.min, info.max + 1, n)])
+        x = np.concatenate([x[:n - 256 - 16], np.arange(info.min, info.max + 1)[::-1], x[-16:]])[:n]
+    else:
+        x = rng.integers(info.min, info.max + 1, n)
+    x = x.astype(src).reshape(1, n)
+    check_op(model("QUANTIZE", [(x.shape, src, qi)], (x.shape, dst, qo)), [x], backend)
+
+
+# ---- DEQUANTIZE -------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype,q", [(I8, (0.05, 3)), (U8, (0.0371, 130)), (np.int16, (0.0013, 0))],
+                         ids=["int8", "uint8", "int16"])
+def test_dequantize(dtype, q, backend: str) -> None:
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(4).integers(info.min, info.max + 1, (3, 333)).astype(dtype)
+    x.reshape(-1)[:2] = [info.min, info.max]
+    check_op(model("DEQUANTIZE", [(x.shape, dtype, q)], (x.shape, np.float32, None)), [x], backend)
+
+
+@pytest.mark.parametrize("axis", [0, 3])
+def test_dequantize_per_channel(axis: int, backend: str) -> None:
+    shape = (4, 3, 5, 6)
+    n = shape[axis]
+    q = Quant(scale=np.linspace(0.01, 0.2, n), zero_point=np.arange(n) - 2, axis=axis)
+    x = np.random.default_rng(6).integers(-128, 128, shape).astype(I8)
+    check_op(model("DEQUANTIZE", [(shape, I8, q)], (shape, np.float32, None)), [x], backend)
+
+
+def test_dequantize_float16(backend: str) -> None:
+    x = np.random.default_rng(3).normal(0, 100, (2, 50)).astype(np.float16)
+    x.reshape(-1)[:3] = [np.inf, -np.inf, 65504]
+    check_op(model("DEQUANTIZE", [(x.shape, np.float16, None)], (x.shape, np.float32, None)), [x], backend)
+
+
+# ---- rejected at allocate_tensors ---------------------------------------------------------------
+def _allocate(m: bytes) -> None:
+    Interpreter(model_content=m, backend="cpu").allocate_tensors()
+
+
+def test_quantized_tanh_activation_is_rejected() -> None:
+    s = ((4,), I8, (0.1, 0))
+    with pytest.raises(UnsupportedOpError, match="fused activation TANH"):
+        _allocate(model("ADD", [s, s], s, fused_activation_function="TANH"))
+
+
+def test_logistic_output_scale_is_checked() -> None:
+    with pytest.raises(UnsupportedOpError, match="scale 0.00390625"):
+        _allocate(model("LOGISTIC", [((4,), I8, (0.1, 0))], ((4,), I8, (0.01, -128))))
+
+
+def test_per_channel_quantize_output_is_rejected() -> None:
+    q = Quant(scale=[0.1, 0.2], zero_point=[0, 0], axis=1)
+    with pytest.raises(UnsupportedOpError, match="per-tensor"):
+        _allocate(model("QUANTIZE", [((3, 2), np.float32, None)], ((3, 2), I8, q)))

@@ -1,0 +1,89 @@
+"""gpulite.backends.cpu.quant against a line-by-line Python transcription of TFLite's C++."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpulite.backends.cpu.quant import (
+    Requantizer,
+    activation_bounds,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_single,
+    quantize_multiplier,
+)
+
+
+def _c_div(a: int, b: int) -> int:
+    """C integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _c_mbqm(x: int, m: int, shift: int) -> int:
+    """TFLite's MultiplyByQuantizedMultiplier(int32 x, int32 m, int shift), double rounding."""
+    left, right = max(shift, 0), max(-shift, 0)
+    a = ((x * (1 << left) + 2**31) % 2**32) - 2**31  # int32 multiply wraps
+    if a == m == -(2**31):
+        high = 2**31 - 1
+    else:
+        ab = a * m
+        high = _c_div(ab + ((1 << 30) if ab >= 0 else (1 - (1 << 30))), 1 << 31)
+    mask = (1 << right) - 1
+    return (high >> right) + (1 if (high & mask) > (mask >> 1) + (1 if high < 0 else 0) else 0)
+
+
+def test_quantize_multiplier_known_values() -> None:
+    assert quantize_multiplier(0.0) == (0, 0)
+    assert quantize_multiplier(0.5) == (1 << 30, 0)
+    assert quantize_multiplier(1.0) == (1 << 30, 1)
+    assert quantize_multiplier(0.25) == (1 << 30, -1)
+    # Rounds up to 2**31 and renormalises: q_fixed /= 2, ++shift.
+    assert quantize_multiplier(1 - 2.0**-40) == (1 << 30, 1)
+    assert quantize_multiplier(2.0**-40) == (0, 0)  # shift < -31 flushes to zero
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_multiply_by_quantized_multiplier_matches_c(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    real = float(10 ** rng.uniform(-6, 1.5))
+    m, s = quantize_multiplier(real)
+    x = rng.integers(-(2**24), 2**24, 2000)
+    # Exact halves after the high multiply are where the two roundings matter.
+    x[:6] = [0, 1, -1, 2**31 - 1, -(2**31), 3 << 20]
+    want = np.array([_c_mbqm(int(v), m, s) for v in x])
+    np.testing.assert_array_equal(multiply_by_quantized_multiplier(x, m, s), want)
+    for single in (False, True):
+        rq = Requantizer(x.shape, np.array([m]), np.array([s]), 3, -128, 127, single_rounding=single)
+        out = np.empty(x.shape, np.int8)
+        rq(x.copy(), out)
+        ref = multiply_by_quantized_multiplier_single(x, m, s) if single else want
+        np.testing.assert_array_equal(out, np.clip(ref + 3, -128, 127))
+
+
+def test_single_and_double_rounding_differ_on_a_half() -> None:
+    # 12547 * 0.0038653...: the high multiply gives 12416 = 48.5 * 256, then rounds again to 49;
+    # one rounding of the exact product (48.4986) gives 48.
+    m, s = 2124999669, -8
+    assert int(multiply_by_quantized_multiplier(12547, m, s)) == 49
+    assert int(multiply_by_quantized_multiplier_single(12547, m, s)) == 48
+
+
+def test_per_channel_requantizer_broadcasts_along_last_axis() -> None:
+    reals = [0.001, 0.37, 1.7]
+    ms, ss = zip(*(quantize_multiplier(r) for r in reals))
+    acc = np.random.default_rng(9).integers(-50000, 50000, (4, 5, 3))
+    out = np.empty(acc.shape, np.uint8)
+    Requantizer(acc.shape, np.array(ms), np.array(ss), 128, 0, 255)(acc.copy(), out)
+    for c in range(3):
+        want = np.clip(multiply_by_quantized_multiplier(acc[..., c], ms[c], ss[c]) + 128, 0, 255)
+        np.testing.assert_array_equal(out[..., c], want)
+
+
+def test_activation_bounds_round_half_away_in_float32() -> None:
+    # 6 / 0.04 = 150 exactly; 6 / 0.48 = 12.5 rounds away from zero to 13 (round() would give 12).
+    assert activation_bounds("RELU6", 0.48, 0, np.int8) == (0, 13)
+    assert activation_bounds("RELU6", 0.04, -128, np.int8) == (-128, 22)
+    assert activation_bounds("RELU_N1_TO_1", 0.01, 10, np.uint8) == (0, 110)
+    assert activation_bounds(None, 0.1, 0, np.uint8) == (0, 255)
+    assert activation_bounds("TANH", 0.1, 0, np.int8) == (-128, 127)  # a no-op in TFLite's kernels
