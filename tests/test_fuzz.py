@@ -18,7 +18,7 @@ mutation is derived from a string seed, so a failing case reproduces exactly:
 shows its traceback.
 
 Small models get more cases than big ones (a case costs about two model loads); the
-total is at least 2,000.
+total is about 3,000 (at least 2,000 is required).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import selectors
 import struct
 import subprocess
@@ -43,27 +44,28 @@ CASE_SECONDS = 2.0  # each case must finish within this
 HANG_SECONDS = 30.0  # a worker silent this long is hung (generous: CI machines stall)
 WORKER_MEMORY = 4 << 30  # RLIMIT_AS of a worker process
 WORKERS = 2
+MIN_CHECKS = 15  # distinct reader/pass checks each model's mutations must trip
 
-# Cases per model: about 2,000 in all, weighted towards the small (cheap) models.
+# Cases per model: about 3,000 in all, weighted towards the small (cheap) models.
 CASES = {
-    "hand_recrop": 260,
-    "face_detection_short_range": 260,
-    "selfie_segmentation": 200,
-    "selfie_segmentation_landscape": 120,
-    "face_detection_full_range_sparse": 240,
-    "face_landmark": 160,
-    "iris_landmark": 100,
-    "palm_detection_lite": 100,
-    "hand_landmark_lite": 80,
-    "palm_detection_full": 80,
-    "pose_detection": 80,
+    "hand_recrop": 400,
+    "face_detection_short_range": 400,
+    "selfie_segmentation": 300,
+    "selfie_segmentation_landscape": 160,
+    "face_detection_full_range_sparse": 320,
+    "face_landmark": 200,
+    "iris_landmark": 120,
+    "palm_detection_lite": 120,
+    "hand_landmark_lite": 100,
+    "palm_detection_full": 100,
+    "pose_detection": 100,
     "face_landmark_with_attention": 80,
     "hand_landmark_full": 60,
     "pose_landmark_full": 60,
 }
 # The same models rewritten with every buffer stored after the FlatBuffer by offset/size
 # (the layout LiteRT uses for models over 2 GB), so those fields can be corrupted too.
-OFFSET_CASES = {"hand_recrop": 160, "face_detection_full_range_sparse": 120}
+OFFSET_CASES = {"hand_recrop": 240, "face_detection_full_range_sparse": 160}
 
 KINDS = ("truncate", "bytes", "bits", "uoffset", "soffset", "vtable", "veclen", "scalar")
 OFFSET_KINDS = ("buffer_u64", "truncate", "bytes", "uoffset", "veclen", "scalar")
@@ -293,8 +295,8 @@ def case_bytes(name: str, variant: str, case: int, data: bytes, fields) -> tuple
 
 
 # -- the check one case must pass -----------------------------------------------------------
-def check_case(data: bytes) -> str:
-    """Load and build an Interpreter; "ok" or "model_error". Anything else propagates."""
+def check_case(data: bytes) -> tuple[str, str]:
+    """Load and build an Interpreter: ("ok", "") or ("model_error", message). Anything else propagates."""
     from gpulite import Interpreter, ModelError
     from gpulite.model.reader import load
 
@@ -307,8 +309,13 @@ def check_case(data: bytes) -> str:
     except ModelError as e:
         if not str(e):
             raise AssertionError("ModelError without a message") from e
-        return "model_error"
-    return "ok"
+        return "model_error", str(e)
+    return "ok", ""
+
+
+def _check_name(message: str) -> str:
+    """A ModelError message without its numbers and names: which check rejected the file."""
+    return re.sub(r"'[^']*'|\d+", "#", message)[:60]
 
 
 def _source(name: str, variant: str) -> tuple[bytes, dict]:
@@ -326,12 +333,16 @@ def _worker(name: str, variant: str, start: int, stop: int) -> None:
 
     logging.disable(logging.CRITICAL)
     data, fields = _source(name, variant)
+    # The unmutated model must load; this also pays the imports before any case is timed.
+    if check_case(data)[0] != "ok":
+        raise SystemExit(f"the unmutated {name} ({variant}) does not load")
     for case in range(start, stop):
         kind, mutated = case_bytes(name, variant, case, data, fields)
         print(json.dumps({"start": case}), flush=True)
         t0 = time.perf_counter()
         try:
-            outcome, error = check_case(mutated), ""
+            outcome, error = check_case(mutated)
+            error = _check_name(error)
         except BaseException as e:  # noqa: BLE001 - the point is to report *anything* else
             outcome, error = "crash", f"{type(e).__name__}: {e}"[:500]
         print(json.dumps({"case": case, "kind": kind, "outcome": outcome, "error": error,
@@ -396,6 +407,8 @@ def _assert_all_good(name: str, variant: str, count: int, kinds: tuple[str, ...]
     # by many different ones: require both outcomes and every mutation kind.
     outcomes = {r["outcome"] for r in results}
     assert outcomes == {"ok", "model_error"}, f"{name} ({variant}): outcomes {outcomes}, expected both"
+    checks = {r["error"] for r in results if r["outcome"] == "model_error"}
+    assert len(checks) >= MIN_CHECKS, f"{name} ({variant}): only {len(checks)} distinct rejections: {sorted(checks)}"
     used = {r["kind"] for r in results}
     assert used == set(kinds), f"{name} ({variant}): mutation kinds used {sorted(used)}, expected {sorted(kinds)}"
 
@@ -456,7 +469,7 @@ def _show(name: str, variant: str, case: int) -> None:
     kind, mutated = case_bytes(name, variant, case, data, fields)
     print(f"{name} {variant} case {case}: {kind}, {len(mutated)} bytes")
     try:
-        print(check_case(mutated))
+        print(*check_case(mutated))
     except BaseException:  # noqa: BLE001 - print whatever it was
         traceback.print_exc()
 

@@ -22,8 +22,3 @@ _XNN_SIGMOID_NAN = ("LiteRT's default interpreter runs float LOGISTIC in XNNPACK
                     "for |x| >= ~1e30; its builtin kernel, like gpulite, gives 0 and 1")
 EXPECTED_FAILURES[("test_logistic_huge_inputs", "cpu")] = _XNN_SIGMOID_NAN
 EXPECTED_FAILURES[("test_logistic_huge_inputs", "webgpu")] = _XNN_SIGMOID_NAN
-_U8_MUL_LEGACY = ("uint8 MUL with s1*s2/s_out >= 256 is outside XNNPACK's range and runs TFLite's legacy "
-                  "uint8 NEON kernel, whose overflow behaviour gpulite does not model (gpulite saturates); "
-                  "no real model uses such scales")
-EXPECTED_FAILURES[("test_binary_all_pairs[MUL-uint8-builtin-ratio-400]", "cpu")] = _U8_MUL_LEGACY
-EXPECTED_FAILURES[("test_binary_all_pairs[MUL-uint8-builtin-ratio-400]", "webgpu")] = _U8_MUL_LEGACY

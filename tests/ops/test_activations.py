@@ -91,6 +91,14 @@ def test_prelu_runtime_alpha(backend: str) -> None:
     check_op(prelu_model(SHAPE, None, (1, 1, 5)), [spread(SHAPE, -5, 5), alpha], backend)
 
 
+@pytest.mark.parametrize("alphas", list(ALPHAS))
+def test_prelu_large_tensor(alphas: str, backend: str) -> None:
+    # 96 x 96 x 32 as in palm_detection: alpha is tiled over many rows (broadcast_tile.py).
+    shape = (1, 96, 96, 32)
+    alpha = np.random.default_rng(10).uniform(*ALPHAS[alphas], (1, 1, 32)).astype(np.float32)
+    check_op(prelu_model(shape, alpha), [spread(shape, -5, 5)], backend)
+
+
 SOFTMAX_SHAPES = [(1, 10), (3, 1), (2, 3, 7), (1, 4, 4, 16), (2, 1001)]
 
 

@@ -249,3 +249,17 @@ def test_rescale_rounding_matches_reference_on_many_outputs(op: str, dtype: str,
     xv = rng.integers(info.min, info.max + 1, mb._tensors[x].shape).astype(dt)
     # Default LiteRT (XNNPACK / ruy) rounds these differently: see OPTIMIZED_ROUNDING_CASES.
     check_quantized(mb.build(), [xv], backend, int_tol=1)
+
+
+def test_conv2d_runtime_filter_and_bias(backend: str) -> None:
+    """Filter and bias fed as graph inputs (not constants): weights re-laid out every invoke."""
+    rng = np.random.default_rng(18)
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 6, 7, 3), np.float32)
+    w = mb.input("w", (4, 3, 3, 3), np.float32)
+    b = mb.input("b", (4,), np.float32)
+    y = mb.tensor("y", (1, 3, 4, 4), np.float32)
+    mb.op("CONV_2D", [x, w, b], [y], padding="SAME", stride_h=2, stride_w=2, fused_activation_function="RELU")
+    mb.output(y)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in ((1, 6, 7, 3), (4, 3, 3, 3), (4,))]
+    check_op(mb.build(), inputs, backend)

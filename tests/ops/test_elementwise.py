@@ -15,7 +15,7 @@ import pytest
 from gpulite import Interpreter
 from gpulite.errors import UnsupportedOpError
 from gpulite.testing.tflite_writer import ModelBuilder
-from tests.ops.harness import check_op
+from tests.ops.harness import check_op, run_litert
 
 BINARY = ["ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"]
 FUSED = ["ADD", "SUB", "MUL", "DIV"]
@@ -145,3 +145,35 @@ def test_resized_unary(op: str, backend: str) -> None:
     mb.op(op, [a], [y])
     mb.output(y)
     check_op(mb.build(), [x], backend)
+
+
+@pytest.mark.parametrize("op", ["MUL", "SUB", "DIV"])
+@pytest.mark.parametrize("small_first", [False, True], ids=["small-second", "small-first"])
+def test_small_runtime_operand_changes_between_invokes(op: str, small_first: bool) -> None:
+    # A small broadcast operand is tiled into a long row (broadcast_tile.py); a runtime one
+    # must be re-tiled on every invoke, which only a second invoke with new values shows.
+    rng = np.random.default_rng(16)
+    big_shape, small_shape = (1, 96, 96, 32), (1, 1, 1, 32)
+    shapes = (small_shape, big_shape) if small_first else (big_shape, small_shape)
+    m = binary_model(op, *shapes)
+    it = Interpreter(model_content=m, backend="cpu")
+    it.allocate_tensors()
+    ins = [d["index"] for d in it.get_input_details()]
+    big = _values(op, big_shape, rng)
+    for _ in range(2):
+        small = _values(op, small_shape, rng, divisor=True)
+        feeds = [small, big] if small_first else [big, small]
+        for i, v in zip(ins, feeds):
+            it.set_tensor(i, v)
+        it.invoke()
+        expected = run_litert(m, feeds)[0]
+        got = it.get_tensor(it.get_output_details()[0]["index"])
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["ADD", "MUL"])
+def test_channel_constant_on_large_tensor(op: str, backend: str) -> None:
+    # Large enough that the constant is tiled over many rows rather than the whole tensor.
+    rng = np.random.default_rng(18)
+    c = _values(op, (32,), rng)
+    check_op(binary_model(op, (2, 96, 96, 32), (32,), b_const=c), [_values(op, (2, 96, 96, 32), rng)], backend)

@@ -167,3 +167,28 @@ def test_fc_rescale_rounding_matches_reference_on_many_outputs(kind: str, backen
     info = np.iinfo(dt)
     xv = rng.integers(info.min, info.max + 1, (512, 2)).astype(dt)
     check_quantized(mb.build(), [xv], backend, int_tol=1)  # default LiteRT: XNNPACK fp32 rescale
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_fully_connected_resized_input(keep: bool, backend: str) -> None:
+    """resize_tensor_input on the batch dims: the shape rule flattens rows as TFLite does."""
+    rng = np.random.default_rng(35)
+    mb = ModelBuilder()
+    x = mb.input("x", (2, 3, 8), np.float32)
+    w = mb.const("w", rng.standard_normal((5, 8)).astype(np.float32))
+    b = mb.const("b", rng.standard_normal(5).astype(np.float32))
+    y = mb.tensor("y", (2, 3, 5) if keep else (6, 5), np.float32)
+    mb.op("FULLY_CONNECTED", [x, w, b], [y], keep_num_dims=keep)
+    mb.output(y)
+    check_op(mb.build(), [rng.standard_normal((4, 7, 8)).astype(np.float32)], backend)
+
+
+def test_batch_matmul_resized_input(backend: str) -> None:
+    rng = np.random.default_rng(36)
+    mb = ModelBuilder()
+    a = mb.input("a", (1, 3, 4), np.float32)
+    b = mb.const("b", rng.standard_normal((4, 6)).astype(np.float32))
+    y = mb.tensor("y", (1, 3, 6), np.float32)
+    mb.op("BATCH_MATMUL", [a, b], [y])
+    mb.output(y)
+    check_op(mb.build(), [rng.standard_normal((5, 7, 4)).astype(np.float32)], backend)

@@ -21,6 +21,11 @@ CASES = {
     "f3x2-s1x2-valid-relu_n1_to_1": ((2, 7, 8, 6), (3, 2), (1, 2), "VALID", "RELU_N1_TO_1"),
     "global-valid": ((1, 6, 5, 7), (6, 5), (1, 1), "VALID", "NONE"),
     "f3-s1-same-tanh-ignored": ((1, 5, 5, 3), (3, 3), (1, 1), "SAME", "TANH"),
+    # More than 16 taps: the separable (W then H) reduction and the global one.
+    "f5-s1-same-separable": ((1, 12, 11, 4), (5, 5), (1, 1), "SAME", "RELU"),
+    "f7x4-s2x3-valid-separable": ((2, 15, 14, 3), (7, 4), (2, 3), "VALID", "NONE"),
+    "global-32x24": ((1, 32, 24, 16), (32, 24), (1, 1), "VALID", "NONE"),
+    "global-128-selfie": ((1, 128, 128, 16), (128, 128), (128, 128), "VALID", "NONE"),
 }
 
 
@@ -48,7 +53,8 @@ QUANT = {"int8": (np.int8, (0.02, -6)), "uint8": (np.uint8, (0.02, 120))}
 
 
 @pytest.mark.parametrize("case", ["f2-s2-valid", "f3-s2-same", "f3-s1-same-relu6", "f5-s3-same-relu",
-                                  "f3x2-s1x2-valid-relu_n1_to_1", "global-valid"])
+                                  "f3x2-s1x2-valid-relu_n1_to_1", "global-valid", "f5-s1-same-separable",
+                                  "f7x4-s2x3-valid-separable", "global-32x24"])
 @pytest.mark.parametrize("dtype", QUANT)
 @pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
 def test_pool_quantized(op: str, dtype: str, case: str, backend: str) -> None:

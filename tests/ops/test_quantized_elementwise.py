@@ -111,24 +111,67 @@ def test_binary_const_operand(op: str, single: bool, backend: str) -> None:
     check_op(m, [a], backend)
 
 
+# Scales outside XNNPACK's range, so TFLite's builtin kernels run; with these the NEON loop
+# (narrowing through int16) and the scalar loop disagree on many inputs.
+BUILTIN_PARAMS = {"ADD": (100.0, 0, 0.035, 5, 0.25, -1), "MUL": (0.5, 3, 300.0, -2, 0.5, 1)}
+
+
+def _neon_and_scalar(op: str, a: np.ndarray, b: np.ndarray, params: tuple, dtype) -> tuple[np.ndarray, np.ndarray]:
+    out = np.broadcast_shapes(a.shape, b.shape)
+    fa, fb = (np.broadcast_to(v, out).astype(np.int64) for v in (a, b))
+    info = np.iinfo(dtype)
+    if op == "ADD":
+        neon, scalar = qb.tflite_add_neon(fa, fb, *params, dtype), qb.tflite_add_scalar(fa, fb, *params, sub=False)
+    else:
+        neon, scalar = qb.tflite_mul_neon(fa, fb, *params), qb.tflite_mul(fa, fb, *params)
+    return np.clip(neon, info.min, info.max), np.clip(scalar, info.min, info.max)
+
+
 @pytest.mark.parametrize("n", [1000, 1001, 7])
 @pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
-def test_builtin_add_tail(dtype, n: int, backend: str) -> None:
-    # Input/output ratio 400 keeps XNNPACK out. TFLite's builtin ADD then runs a NEON loop
-    # over blocks (narrowing through int16) and a scalar loop over the last size % block
-    # elements; for these scales the two disagree on many pairs, so both must be modelled.
-    s1, z1, s2, z2, so, zo = _shift((100.0, 0, 0.035, 5, 0.25, -1), dtype)
+@pytest.mark.parametrize("op", ["ADD", "MUL"])
+def test_builtin_tail(op: str, dtype, n: int, backend: str) -> None:
+    # TFLite's builtin loop runs NEON over blocks and scalar code over the last size % block.
+    params = _shift(BUILTIN_PARAMS[op], dtype)
+    s1, z1, s2, z2, so, zo = params
+    assert not qb.xnn_accepts(op, s1, s2, so)
     info = np.iinfo(dtype)
-    v = np.arange(info.min, info.max + 1, dtype=np.int64)
-    neon = np.clip(qb.tflite_add_neon(v[:, None], v[None, :], s1, z1, s2, z2, so, zo, dtype), info.min, info.max)
-    scalar = np.clip(qb.tflite_add_scalar(v[:, None], v[None, :], s1, z1, s2, z2, so, zo, False), info.min, info.max)
-    assert not qb.xnn_accepts("ADD", s1, s2, so) and (neon != scalar).mean() > 0.1
     rng = np.random.default_rng(n)
-    a = np.full((1, n), z1, dtype)  # input 1 at its zero point mostly, so outputs do not all saturate
-    a[0, ::5] = rng.integers(info.min, info.max + 1, a[0, ::5].size)
-    b = rng.integers(info.min, info.max + 1, (1, n)).astype(dtype)
-    m = model("ADD", [(a.shape, dtype, (s1, z1)), (b.shape, dtype, (s2, z2))], (a.shape, dtype, (so, zo)))
+    a, b = (rng.integers(info.min, info.max + 1, (1, n)).astype(dtype) for _ in range(2))
+    # One input mostly at its zero point, so that not every output saturates.
+    (a if op == "ADD" else b)[0, np.arange(n) % 3 == 1] = z1 if op == "ADD" else z2
+    neon, scalar = _neon_and_scalar(op, a, b, params, dtype)
+    assert (neon != scalar).mean() > 0.02  # else this case could not tell the two loops apart
+    m = model(op, [(a.shape, dtype, (s1, z1)), (b.shape, dtype, (s2, z2))], (a.shape, dtype, (so, zo)))
     check_op(m, [a, b], backend)
+
+
+# Broadcasts the builtin kernels split into NEON and scalar runs differently: elementwise runs,
+# runs against one value, and broadcasts on both sides (all scalar).
+BUILTIN_BROADCASTS = [
+    ((1, 1001), (1,)), ((1, 7), (1,)), ((1, 4, 4, 40), (40,)), ((1, 4, 4, 40), (1, 4, 1, 1)),
+    ((1, 4, 4, 40), (1, 4, 4, 1)), ((1, 4, 4, 40), (1, 1, 4, 40)), ((3, 50), (3, 1)), ((3, 50), (1, 50)),
+    ((2, 1, 40), (1, 3, 1)), ((1, 4, 4, 8), (8,)),
+]
+
+
+@pytest.mark.parametrize("swap", [False, True], ids=["full-first", "full-second"])
+@pytest.mark.parametrize("shapes", BUILTIN_BROADCASTS, ids=lambda s: f"{s[0]}+{s[1]}".replace(" ", ""))
+@pytest.mark.parametrize("op", ["ADD", "MUL"])
+def test_builtin_broadcast(op: str, shapes, swap: bool, backend: str) -> None:
+    sa, sb = shapes
+    params = BUILTIN_PARAMS[op]
+    s1, z1, s2, z2, so, zo = params
+    out = np.broadcast_shapes(sa, sb)
+    rng = np.random.default_rng(len(sa) * 100 + sa[-1])
+    a, b = rng.integers(-128, 128, sa).astype(I8), rng.integers(-128, 128, sb).astype(I8)
+    (a if op == "ADD" else b).reshape(-1)[np.arange((a if op == "ADD" else b).size) % 3 != 0] = z1 if op == "ADD" else z2
+    neon, scalar = _neon_and_scalar(op, a, b, params, I8)
+    assert (neon != scalar).any()  # else this case could not tell the two loops apart
+    ins, vals = [(sa, I8, (s1, z1)), (sb, I8, (s2, z2))], [a, b]
+    if swap:
+        ins, vals = ins[::-1], vals[::-1]
+    check_op(model(op, ins, (out, I8, (so, zo))), vals, backend)
 
 
 @pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])

@@ -22,6 +22,7 @@ from tests.compare import assert_same
 from tests.webgpu.support import gpu_only, require_adapter, run
 
 require_adapter()
+pytestmark = pytest.mark.filterwarnings("ignore:Warning. Enabling .experimental_preserve_all_tensors.")
 
 RTOL = 1e-3
 SMALL = ["face_detection_short_range", "face_landmark", "iris_landmark", "hand_recrop", "selfie_segmentation"]

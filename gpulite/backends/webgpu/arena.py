@@ -22,7 +22,7 @@ import wgpu
 
 from gpulite.errors import GpuliteError
 
-CONST_ALIGN = 16  # bytes; lets a later PHWC4 layout read constants as vec4<f32>
+CONST_ALIGN = 16  # bytes: kernels read constants as vec4<f32> through binding 2
 REGION_ALIGN = 256
 
 
@@ -70,7 +70,7 @@ class GpuArena:
 
     def rollback(self, mark: int) -> None:
         """Forget constants added after ``mark`` (a kernel factory declined the node)."""
-        for off, _, key in self._consts[mark:]:
+        for _, _, key in self._consts[mark:]:
             self._by_key.pop(key, None)
         if mark < len(self._consts):
             self.const_bytes = self._consts[mark][0] - self.plan_bytes

@@ -63,12 +63,16 @@ def choose_adapter(name: str | None = None) -> Any:
                 return a
         seen = [f"{_adapter_name(a)} ({a.info.get('backend_type', '?')})" for a in adapters]
         raise NoAdapterError(f"no WebGPU adapter matches {ENV_ADAPTER}={name!r}; adapters: {seen or 'none'}")
+    why = "the high-performance request returned none"
     try:
         adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
-    except Exception as e:
-        raise NoAdapterError(f"no WebGPU adapter available: {e}") from e
+    except Exception as e:  # the request can fail where enumeration still finds one (forced backends)
+        adapter, why = None, str(e)
     if adapter is None:
-        raise NoAdapterError("no WebGPU adapter available")
+        adapters = enumerate_adapters()
+        if not adapters:
+            raise NoAdapterError(f"no WebGPU adapter available: {why}")
+        adapter = adapters[0]
     return adapter
 
 
@@ -106,12 +110,15 @@ class GpuDevice:
         self.limits = dict(self.device.limits)
         self.name = _adapter_name(self.adapter)
         self.queue = self.device.queue
-        # Every gpulite kernel binds the same two things: the plan's arena (read-write storage,
-        # activations and constants together) and its own slice of a uniform buffer. One layout
-        # for all pipelines means any bind group fits any pipeline.
+        # Every gpulite kernel binds the same things: the plan's arena (read-write storage,
+        # activations and constants together), its own slice of a uniform buffer, and the arena
+        # again for vec4 access. One layout for all pipelines means any bind group fits any
+        # pipeline. (WebGPU allows one buffer in several writable storage bindings.)
+        storage = {"type": wgpu.BufferBindingType.storage}
         self.bind_group_layout = self.device.create_bind_group_layout(label="gpulite.arena+params", entries=[
-            {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": wgpu.BufferBindingType.storage}},
+            {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
             {"binding": 1, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": wgpu.BufferBindingType.uniform}},
+            {"binding": 2, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
         ])
         self.pipeline_layout = self.device.create_pipeline_layout(
             label="gpulite", bind_group_layouts=[self.bind_group_layout])

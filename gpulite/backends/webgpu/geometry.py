@@ -16,7 +16,3 @@ def pad_before(padding: int, in_size: int, out_size: int, k: int, stride: int, d
     effective = (k - 1) * dilation + 1
     return max((out_size - 1) * stride + effective - in_size, 0) // 2
 
-
-def as_nhwc(shape: tuple[int, ...]) -> tuple[int, int, int, int] | None:
-    """A rank-4 shape as (N, H, W, C), or None for other ranks."""
-    return tuple(shape) if len(shape) == 4 else None  # type: ignore[return-value]

@@ -1,15 +1,13 @@
-"""CONV_2D, float: one GEMM per chunk of output rows.
+"""CONV_2D, float: one GEMM per chunk of output rows (:class:`ConvGemm`).
 
-Weights OHWI are reshaped once to a (KH*KW*I, O) matrix. A 1x1 stride-1 conv is a single
-matmul on the input viewed as (pixels, I). Anything else gathers patches (im2col) from a
-padded copy of the input into a preallocated, cache-sized scratch matrix and multiplies
-it chunk by chunk, so the scratch stays in L2 while BLAS reads it. Quantized convs are in
-quantized_conv.py.
+Weights OHWI are reshaped once to a (KH*KW*I, O) matrix, with the bias as an extra last
+row where the patches carry a ones column. Quantized convs are in quantized_conv.py.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from gpulite.backends.cpu.window import PaddedInput, Window, clamp_activation, patches_view, row_chunks, window
 from gpulite.backends.kernels import register_kernel
@@ -34,48 +32,52 @@ def conv_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
     return win, win.c // ci
 
 
-def gemm_plan(win: Window, x: np.ndarray, fill, dtype=None) -> tuple[PaddedInput, list, np.ndarray | None]:
-    """How to feed the GEMM: ``(padded input, chunks, direct matrix)``.
+class ConvGemm:
+    """Computes a conv's ``patches @ wt`` into its output: ``gemm(wt)``.
 
-    A 1x1 stride-1 unpadded conv needs no im2col: the direct matrix is the (widened, if
-    ``dtype`` differs from the input's) input viewed as (pixels, C) and there are no chunks.
-    Otherwise each chunk is ``(n, r0, r1, src, dst, cols)``: batch ``n``'s output rows
-    r0..r1, the strided patches view ``src``, its shaped destination ``dst`` and the scratch
-    matrix ``cols`` (rows*OW, KH*KW*C) that ``dst`` views.
+    A 1x1 stride-1 unpadded conv multiplies the input viewed as (pixels, C) directly. Any
+    other conv copies patches (im2col) from a padded copy of the input into a preallocated
+    scratch, chunk by chunk of output rows so the scratch stays in cache while BLAS reads
+    it. With ``augment`` the matrix gets a last column of ones (written once) so that a
+    bias stored as the last row of ``wt`` is added by the GEMM itself instead of a pass
+    over the output; for a direct conv that costs a copy of the input, worth it when the
+    input has fewer channels than the output. ``dtype`` widens the input (quantized convs
+    multiply exactly in float64), which also forces the copy.
     """
-    pad = PaddedInput(x, win, fill, dtype)
-    if win.kh == win.kw == 1 and win.sh == win.sw == 1 and not win.padded:
-        return pad, [], pad.buf.reshape(-1, win.c)
-    k = win.kh * win.kw * win.c
-    spans = row_chunks(win.oh, win.ow * k, IM2COL_BUDGET)
-    scratch = np.empty(((spans[0][1] - spans[0][0]) * win.ow, k), pad.buf.dtype)
-    chunks = []
-    for n in range(win.n):
-        for r0, r1 in spans:
-            cols = scratch[: (r1 - r0) * win.ow]
-            dst = cols.reshape(r1 - r0, win.ow, win.kh, win.kw, win.c)
-            chunks.append((n, r0, r1, patches_view(pad.buf, win, n, r0, r1), dst, cols))
-    return pad, chunks, None
 
+    def __init__(self, win: Window, x: np.ndarray, out: np.ndarray, fill, dtype=None,
+                 augment: bool = False) -> None:
+        dtype = np.dtype(dtype or x.dtype)
+        k, o = win.kh * win.kw * win.c, out.shape[-1]
+        self.k, self.pad, self.items = k + int(augment), None, []
+        if win.kh == win.kw == 1 and win.sh == win.sw == 1 and not win.padded:
+            x2, out2 = x.reshape(-1, win.c), out.reshape(-1, o)
+            if not augment and dtype == x.dtype:
+                self.items.append(([], x2, out2))
+                return
+            mat = np.ones((x2.shape[0], self.k), dtype)
+            self.items.append(([(mat[:, :k], x2)], mat, out2))
+            return
+        self.pad = PaddedInput(x, win, fill, dtype)
+        spans = row_chunks(win.oh, win.ow * self.k, IM2COL_BUDGET)
+        scratch = np.ones(((spans[0][1] - spans[0][0]) * win.ow, self.k), dtype)
+        item = scratch.itemsize
+        for n in range(win.n):
+            for r0, r1 in spans:
+                cols = scratch[: (r1 - r0) * win.ow]
+                # The first k columns of cols seen as (rows, OW, KH, KW, C), the patches' shape.
+                dst = as_strided(cols, (r1 - r0, win.ow, win.kh, win.kw, win.c),
+                                 (win.ow * self.k * item, self.k * item, win.kw * win.c * item, win.c * item, item))
+                src = patches_view(self.pad.buf, win, n, r0, r1)
+                self.items.append(([(dst, src)], cols, out[n, r0:r1].reshape(-1, o)))
 
-def run_gemm(pad: PaddedInput, chunks: list, direct: np.ndarray | None, wt: np.ndarray,
-             outs: list[np.ndarray]) -> None:
-    """``im2col @ wt`` into ``outs`` (one 2-D output view per chunk, or one for direct)."""
-    pad.refresh()
-    if direct is not None:
-        np.matmul(direct, wt, out=outs[0])
-        return
-    for (_, _, _, src, dst, cols), o in zip(chunks, outs):
-        np.copyto(dst, src)
-        np.matmul(cols, wt, out=o)
-
-
-def chunk_outputs(out: np.ndarray, chunks: list) -> list[np.ndarray]:
-    """The 2-D (pixels, O) output view each chunk writes (one view when there are no chunks)."""
-    o = out.shape[-1]
-    if not chunks:
-        return [out.reshape(-1, o)]
-    return [out[n, r0:r1].reshape(-1, o) for n, r0, r1, *_ in chunks]
+    def __call__(self, wt: np.ndarray) -> None:
+        if self.pad is not None:
+            self.pad.refresh()
+        for copies, a, o in self.items:
+            for dst, src in copies:
+                np.copyto(dst, src)
+            np.matmul(a, wt, out=o)
 
 
 @register_kernel("CONV_2D", "cpu")
@@ -91,20 +93,26 @@ def conv_2d(node, ctx):
     if groups != 1:
         raise UnsupportedOpError("CONV_2D", node.index, "cpu", f"grouped conv ({groups} groups) is not supported")
     wconst = ctx.const(1)
-    wt = np.empty((kh * kw * ci, o), np.float32)  # row order (kh, kw, ci) matches the patches
-    if wconst is not None:
-        np.copyto(wt, wconst.reshape(o, -1).T)
+    k = kh * kw * ci
     bias = ctx.input(2).reshape(o) if ctx.has_input(2) else None
+    direct = kh == kw == 1 and win.sh == win.sw == 1 and not win.padded
+    augment = bias is not None and (not direct or ci < o)
+    gemm = ConvGemm(win, x, out, 0.0, augment=augment)
+    wt = np.empty((gemm.k, o), np.float32)  # rows (kh, kw, ci) match the patches; then the bias
+    if wconst is not None:
+        np.copyto(wt[:k], wconst.reshape(o, k).T)
+    if augment and ctx.const(2) is not None:
+        np.copyto(wt[k], bias)
     act = clamp_activation(node)
-    pad, chunks, direct = gemm_plan(win, x, 0.0)
-    outs = chunk_outputs(out, chunks)
     out2 = out.reshape(-1, o)
 
     def run() -> None:
         if wconst is None:
-            np.copyto(wt, w.reshape(o, -1).T)
-        run_gemm(pad, chunks, direct, wt, outs)
-        if bias is not None:
+            np.copyto(wt[:k], w.reshape(o, k).T)
+        if augment and ctx.const(2) is None:
+            np.copyto(wt[k], bias)
+        gemm(wt)
+        if bias is not None and not augment:
             np.add(out2, bias, out=out2)
         if act:
             act(out2)

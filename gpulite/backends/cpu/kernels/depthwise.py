@@ -1,27 +1,28 @@
-"""DEPTHWISE_CONV_2D, float: multiply-accumulate one filter tap at a time on flat slices.
+"""DEPTHWISE_CONV_2D, float: fused multiply-adds over the filter taps with ``einsum``.
 
-numpy is about twice as fast on one contiguous run as on rows with gaps, so every tap is
-made a *contiguous* slice (see :class:`PhaseInput`): the padded input is split into its
-stride phases (one for stride 1), each laid out with a common row width ``Wq``; output
-pixel (y, x) of tap (i, j) then reads phase pixel ``(y*Wq + x) + offset(i, j)``, so a tap
-over a run of output rows is one flat slice. The ``Wq - OW`` extra columns per row are
-computed and dropped. Each tap is two ufunc passes (multiply into scratch, add into the
-accumulator) over chunks of rows sized to stay in cache, viewed as (rows, T*C) against the
-tap's weights tiled T times: a long inner loop without a large tiled weight array. Bias,
-activation and the copy of the valid columns into the output happen per chunk, while hot.
-Quantized depthwise (quantized_conv.py) runs the same plan in float64.
+numpy is about twice as fast on contiguous runs as on short strided ones, so the taps are
+arranged to read contiguous rows (see :class:`PhaseInput`): the padded input is split into
+its stride phases (one for stride 1: the padded input itself, or the input with no copy
+when there is no padding), so output row y of tap (i, j) reads OW*C contiguous values of
+one phase. The taps of one phase form a regular grid of offsets, hence one strided view
+(taps_i, taps_j, rows, OW/T, T*C); a single ``einsum`` sums them against the taps' weights
+tiled T times (T*C >= PERIOD: a long inner loop without a large tiled weight array),
+writing straight into the output rows. Work goes in chunks of rows sized to stay in cache,
+with bias and activation applied per chunk while hot. Quantized depthwise
+(quantized_conv.py) runs the same plan in float64.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from gpulite.backends.cpu.window import Window, clamp_activation, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 
-CHUNK_BUDGET = 1 << 14  # accumulator elements per chunk: acc + scratch stay in L1/L2
-PERIOD = 256  # minimum inner-loop length: weights are tiled to ceil(PERIOD / C) pixels
+CHUNK_BUDGET = 1 << 17  # output elements per chunk (512 KiB of float32): measured best, 64K-256K
+PERIOD = 2048  # minimum inner-loop length in elements (longer measured faster; caps tiled weights)
 
 
 def depthwise_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
@@ -50,24 +51,32 @@ def _phase_copy(size: int, pad: int, phase: int, stride: int, length: int) -> tu
 
 
 class PhaseInput:
-    """The input split into stride phases, padded, channels repeated M times, flat rows of ``wq``.
+    """The input split into stride phases, padded, channels repeated M times.
 
-    ``buf[p, n]`` is phase ``p`` of image ``n`` as (rows, wq, C*M); its border keeps ``fill``
-    (written once). :meth:`refresh` copies the current input in (one strided pass).
-    ``taps`` lists per filter tap (i, j) its phase and flat pixel offset.
+    ``buf[p, n]`` is phase ``p`` of image ``n`` as (rows, wq, C*M) with rows = OH + the
+    largest tap row offset and wq = OW + the largest tap column offset; its border keeps
+    ``fill`` (written once) and :meth:`refresh` copies the current input in. A stride-1,
+    unpadded, M = 1 op in the input's dtype uses the input itself: no copy at all.
+    ``groups`` lists per phase the filter taps that read it: ``(p, taps_i, taps_j,
+    (row offset, col offset), (row step, col step))``.
     """
 
-    def __init__(self, x: np.ndarray, win: Window, mult: int, fill, dtype, period: int) -> None:
-        self.x, self.mult = x, mult
+    def __init__(self, x: np.ndarray, win: Window, mult: int, fill, dtype) -> None:
         oh_max, ow_max = ((win.kh - 1) * win.dh) // win.sh, ((win.kw - 1) * win.dw) // win.sw
-        self.wq = -(-(win.ow + ow_max) // period) * period
-        rows = win.oh + oh_max + 1  # one spare row: the last tap's slice runs past its last row
+        rows, self.wq = win.oh + oh_max, win.ow + ow_max
         phases = sorted({((i * win.dh) % win.sh, (j * win.dw) % win.sw) for i in range(win.kh) for j in range(win.kw)})
+        self.groups, self.copies = [], []
+        for p, (ph, pw) in enumerate(phases):
+            ii = [i for i in range(win.kh) if (i * win.dh) % win.sh == ph]
+            jj = [j for j in range(win.kw) if (j * win.dw) % win.sw == pw]
+            oy, ox = [i * win.dh // win.sh for i in ii], [j * win.dw // win.sw for j in jj]
+            steps = (oy[1] - oy[0] if len(oy) > 1 else 0, ox[1] - ox[0] if len(ox) > 1 else 0)
+            self.groups.append((p, ii, jj, (oy[0], ox[0]), steps))
+        if (len(phases) == 1 and mult == 1 and not win.padded and np.dtype(dtype) == x.dtype
+                and x.shape[1:3] == (rows, self.wq) and x.flags.c_contiguous):
+            self.buf = x[None]  # stride 1, no padding: the taps read the input directly
+            return
         self.buf = np.full((len(phases), win.n, rows, self.wq, win.c * mult), fill, dtype)
-        self.taps = [(phases.index(((i * win.dh) % win.sh, (j * win.dw) % win.sw)),
-                      ((i * win.dh) // win.sh) * self.wq + (j * win.dw) // win.sw)
-                     for i in range(win.kh) for j in range(win.kw)]
-        self.copies = []
         for p, (ph, pw) in enumerate(phases):
             r = _phase_copy(win.h, win.pad_t, ph, win.sh, rows)
             c = _phase_copy(win.w, win.pad_l, pw, win.sw, self.wq)
@@ -83,57 +92,58 @@ class PhaseInput:
             np.copyto(dst, src)
 
 
-def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
-             period: int) -> list:
-    """Per chunk: (acc, tmp, [(tap slice, tiled weights)], tiled bias, output view, valid acc view).
+def _period(ow: int, co: int) -> int:
+    """Pixels per weight tile: the smallest divisor T of OW with T*C >= PERIOD (else OW)."""
+    return next((t for t in range(1, ow + 1) if ow % t == 0 and t * co >= PERIOD), ow)
 
-    ``w`` is (KH, KW, C*M). Slices and scratch are (rows*wq/period, period*C*M) 2-D views.
+
+def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bias: np.ndarray | None) -> list:
+    """Per chunk of output rows: (output rows, scratch, [(taps view, weights)] per phase, bias).
+
+    ``w`` is (KH, KW, C*M). Output rows and scratch are (rows, OW/T, T*C*M), a phase's taps
+    view (taps_i, taps_j, rows, OW/T, T*C*M), its weights (taps_i, taps_j, T*C*M).
     """
     co, wq = out.shape[3], phased.wq
-    rows = max(1, CHUNK_BUDGET // (wq * co))
-    acc_buf = np.empty(rows * wq * co, out.dtype)
-    tmp_buf = np.empty_like(acc_buf)
-    wts = [np.tile(w[i, j], period) for i in range(win.kh) for j in range(win.kw)]
-    b = None if bias is None else np.tile(bias, period).astype(out.dtype)
-    flat = phased.buf.reshape(phased.buf.shape[0], win.n, -1)
+    t = _period(win.ow, co)
+    length = t * co
+    rows = max(1, CHUNK_BUDGET // (win.ow * co))
+    scratch = np.empty((min(rows, win.oh), win.ow // t, length), out.dtype)
+    b = None if bias is None else np.tile(bias, t).astype(out.dtype)
+    weights = [np.tile(w[np.ix_(ii, jj)], (1, 1, t)) for _, ii, jj, _, _ in phased.groups]
+    item = phased.buf.itemsize
     plan = []
     for n in range(win.n):
         for y0 in range(0, win.oh, rows):
             y1 = min(win.oh, y0 + rows)
-            size = (y1 - y0) * wq * co
-            shape = (size // (period * co), period * co)
-            acc, tmp = acc_buf[:size].reshape(shape), tmp_buf[:size].reshape(shape)
-            taps = []
-            for (p, off), wt in zip(phased.taps, wts):
-                start = (y0 * wq + off) * co
-                taps.append((flat[p, n, start:start + size].reshape(shape), wt))
-            valid = acc_buf[:size].reshape(y1 - y0, wq, co)[:, : win.ow, :]
-            plan.append((acc, tmp, taps, b, out[n, y0:y1], valid))
+            shape = (y1 - y0, win.ow // t, length)
+            views = []
+            for (p, ii, jj, (oy, ox), (sy, sx)), wt in zip(phased.groups, weights):
+                base = phased.buf[p, n, y0 + oy, ox:]
+                strides = (sy * wq * co * item, sx * co * item, wq * co * item, length * item, item)
+                views.append((as_strided(base, (len(ii), len(jj)) + shape, strides, writeable=False), wt))
+            plan.append((out[n, y0:y1].reshape(shape), scratch[: y1 - y0], views, b))
     return plan
 
 
 def accumulate(plan: list, act=None) -> None:
-    """Run a :func:`tap_plan`: sum the taps per chunk, add bias, activate, store the valid part."""
-    for acc, tmp, taps, b, dst, valid in plan:
-        (v0, w0), rest = taps[0], taps[1:]
-        np.multiply(v0, w0, out=acc)
+    """Run a :func:`tap_plan`: per chunk, sum the taps phase by phase, add bias, activate."""
+    for acc, tmp, views, b in plan:
+        (v0, w0), rest = views[0], views[1:]
+        np.einsum("ijyml,ijl->yml", v0, w0, out=acc)
         for v, wt in rest:
-            np.multiply(v, wt, out=tmp)
+            np.einsum("ijyml,ijl->yml", v, wt, out=tmp)
             np.add(acc, tmp, out=acc)
         if b is not None:
             np.add(acc, b, out=acc)
         if act:
             act(acc)
-        np.copyto(dst, valid)
 
 
 def depthwise_plan(win: Window, x: np.ndarray, out: np.ndarray, mult: int, w: np.ndarray,
                    bias: np.ndarray | None, fill, dtype) -> tuple[PhaseInput, list]:
-    """The phase buffers and chunk plan of a depthwise conv computing in ``dtype``."""
-    co = win.c * mult
-    period = -(-PERIOD // co)
-    phased = PhaseInput(x, win, mult, fill, dtype, period)
-    return phased, tap_plan(win, phased, out, w.astype(dtype), bias, period)
+    """The phase buffers and chunk plan of a depthwise conv computing in ``dtype`` into ``out``."""
+    phased = PhaseInput(x, win, mult, fill, dtype)
+    return phased, tap_plan(win, phased, out, w.astype(dtype), bias)
 
 
 @register_kernel("DEPTHWISE_CONV_2D", "cpu")

@@ -12,7 +12,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.quantized_elementwise import QUANTIZED_BINARY, is_quantized
+from gpulite.backends.cpu.kernels.broadcast_tile import tile_operand
+from gpulite.backends.cpu.kernels.lookup import is_quantized
+from gpulite.backends.cpu.kernels.quantized_elementwise import QUANTIZED_BINARY
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
@@ -110,12 +112,35 @@ def binary_kernel(node: Node, ctx) -> Callable[[], None]:
     # TANH and SIGN_BIT do not have: they are silently ignored there, so here too.
     fn = BINARY[node.op]
     act = _clamp(node.activation, dt)
+    av, bv, out_v, refresh = row_views(a, b, out, ctx.const(0) is not None, ctx.const(1) is not None)
 
     def run() -> None:
-        fn(a, b, out)
+        if refresh is not None:
+            refresh()
+        fn(av, bv, out_v)
         if act is not None:
             act(out)
     return run
+
+
+def row_views(a: np.ndarray, b: np.ndarray, out: np.ndarray, a_const: bool, b_const: bool):
+    """Operands for a faster loop when one of them is a small broadcast (see broadcast_tile.py).
+
+    Returns
+    -------
+    (a', b', out', refresh)
+        Row views of the full-size operand and the output with the small operand's tile, and
+        the tile's ``refresh`` (None for a constant); or the arrays unchanged and None.
+    """
+    if out.flags.c_contiguous:
+        for big, small, small_const in ((a, b, b_const), (b, a, a_const)):
+            if big.shape == out.shape and small.size < out.size and big.flags.c_contiguous:
+                t = tile_operand(out.shape, small, small_const)
+                if t is not None:
+                    rows, out_rows = big.reshape(t.rows), out.reshape(t.rows)
+                    pair = (rows, t.tile) if big is a else (t.tile, rows)
+                    return (*pair, out_rows, t.refresh)
+    return a, b, out, None
 
 
 def unary_kernel(node: Node, ctx) -> Callable[[], None]:

@@ -1,6 +1,6 @@
 """AVERAGE_POOL_2D and MAX_POOL_2D, float and int8/uint8.
 
-Both reduce the filter taps as strided views of a padded input. TFLite ignores padded
+Both reduce windows of a padded input (:func:`window_reducer`). TFLite ignores padded
 pixels: max pooling pads with the lowest value (TFLite starts its max at ``lowest()``),
 average pooling pads with 0 and divides by the count of valid pixels under each window,
 precomputed once. Quantized average pooling sums in int32 and divides rounding half away
@@ -11,12 +11,14 @@ activation's range.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from gpulite.backends.cpu.quant import output_bounds, per_tensor
 from gpulite.backends.cpu.window import PaddedInput, Window, clamp_activation, tap_view, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import UnsupportedOpError
 
+SMALL_WINDOW = 16  # up to this many taps, fold tap views; beyond, reduce (separably)
 _LOWEST = {np.dtype(np.float32): np.finfo(np.float32).min, np.dtype(np.int8): -128, np.dtype(np.uint8): 0}
 
 
@@ -46,11 +48,42 @@ def _valid_counts(win: Window) -> np.ndarray:
     return (rows[:, None] * cols[None, :])[..., None].astype(np.int32)
 
 
+def window_reducer(ufunc, buf: np.ndarray, win: Window, acc: np.ndarray):
+    """A no-argument callable writing ``ufunc``'s reduction of every window of ``buf`` into ``acc``.
+
+    Small windows fold the taps one strided view at a time (fastest in numpy); a window over
+    the whole unpadded input is one reduction of the image viewed as (N, H*W, C); other large
+    windows reduce separably, along W into a scratch then along H (KW + KH, not KH*KW, work).
+    Reductions accumulate in ``acc.dtype``.
+    """
+    if win.kh * win.kw <= SMALL_WINDOW:
+        taps = [tap_view(buf, win, i, j) for i in range(win.kh) for j in range(win.kw)]
+
+        def fold() -> None:
+            np.copyto(acc, taps[0])
+            for v in taps[1:]:
+                ufunc(acc, v, out=acc)
+        return fold
+    if win.oh == win.ow == 1 and buf.shape[1:3] == (win.kh, win.kw):
+        image, flat_acc = buf.reshape(win.n, -1, win.c), acc.reshape(win.n, win.c)
+        return lambda: ufunc.reduce(image, axis=1, out=flat_acc)
+    sn, sy, sx, sc = buf.strides
+    rows = as_strided(buf, (win.n, buf.shape[1], win.ow, win.kw, win.c), (sn, sy, sx * win.sw, sx * win.dw, sc))
+    stage = np.empty((win.n, buf.shape[1], win.ow, win.c), acc.dtype)
+    tn, ty, tx, tc = stage.strides
+    cols = as_strided(stage, (win.n, win.oh, win.ow, win.kh, win.c), (tn, ty * win.sh, tx, ty * win.dh, tc))
+
+    def separable() -> None:
+        ufunc.reduce(rows, axis=3, out=stage)
+        ufunc.reduce(cols, axis=3, out=acc)
+    return separable
+
+
 @register_kernel("MAX_POOL_2D", "cpu")
 def max_pool_2d(node, ctx):
     x, out, win = _setup(node, ctx)
     pad = PaddedInput(x, win, _LOWEST[x.dtype])
-    taps = [tap_view(pad.buf, win, i, j) for i in range(win.kh) for j in range(win.kw)]
+    reduce = window_reducer(np.maximum, pad.buf, win, out)
     if x.dtype == np.float32:
         act, bounds = clamp_activation(node), None
     else:
@@ -58,9 +91,7 @@ def max_pool_2d(node, ctx):
 
     def run() -> None:
         pad.refresh()
-        np.copyto(out, taps[0])
-        for v in taps[1:]:
-            np.maximum(out, v, out=out)
+        reduce()
         if act:
             act(out)
         if bounds is not None:
@@ -76,24 +107,27 @@ def average_pool_2d(node, ctx):
         raise UnsupportedOpError(node.op, node.index, "cpu", "a window covers only padding")
     if x.dtype == np.float32:
         pad = PaddedInput(x, win, 0.0)
-        acc, fcounts, act = out, counts.astype(np.float32), clamp_activation(node)
+        # Big windows sum in float64: closer to any order of float32 summation LiteRT uses.
+        big = win.kh * win.kw > SMALL_WINDOW
+        acc = np.empty(out.shape, np.float64) if big else out
+        fcounts, act = counts.astype(acc.dtype), clamp_activation(node)
     else:
         pad = PaddedInput(x, win, 0, np.int32)  # int32 sums; padding adds nothing
         acc = np.empty(out.shape, np.int32)
         sign = np.empty(out.shape, np.int32)
         half = counts // 2
         lo, hi = output_bounds(node, ctx.out_info(0))
-    taps = [tap_view(pad.buf, win, i, j) for i in range(win.kh) for j in range(win.kw)]
+    reduce = window_reducer(np.add, pad.buf, win, acc)
 
     def run() -> None:
         pad.refresh()
-        np.copyto(acc, taps[0])
-        for v in taps[1:]:
-            np.add(acc, v, out=acc)
+        reduce()
         if x.dtype == np.float32:
             np.divide(acc, fcounts, out=acc)
+            if acc is not out:
+                np.copyto(out, acc, casting="same_kind")
             if act:
-                act(acc)
+                act(out)
             return
         # (|acc| + count/2) / count with the sign put back: C's truncating division of
         # acc ± count/2, i.e. rounding half away from zero.

@@ -2,8 +2,8 @@
 
 QUANTIZE float32 -> int8/uint8/int16 is what LiteRT computes on x86, builtin kernel and
 XNNPACK alike: ``x * (1 / scale)`` in float32, rounded half to *even*, plus the zero point,
-clamped. (TFLite's scalar reference divides and rounds half away from zero; LiteRT's SIMD
-path does not, and the tests hold gpulite to LiteRT.) Integer -> integer QUANTIZE is a
+clamped. (TFLite's reference kernel divides and rounds half away from zero; LiteRT's x86
+build does not, and the tests hold gpulite to LiteRT.) Integer -> integer QUANTIZE is a
 table over every input value of whichever requantization LiteRT runs: XNNPACK's for
 same-type 8-bit in its ratio range, else TFLite's ``Requantize``.
 DEQUANTIZE is ``(q - zero_point) * scale`` in float32, per tensor or per channel.
@@ -15,12 +15,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.backends.cpu.kernels.lookup import int_lut, scale_zp
 from gpulite.backends.cpu.kernels.quantized_binary import srdhm
-from gpulite.backends.cpu.kernels.quantized_elementwise import int_lut
 from gpulite.backends.cpu.quant import QRANGE, multiply_by_quantized_multiplier, quantize_multiplier
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
-from gpulite.graph.ir import Node, TensorInfo
+from gpulite.graph.ir import Node
 
 Run = Callable[[], None]
 _I8, _U8, _I16, _F16, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.float16, np.float32))
@@ -37,41 +37,33 @@ def _same_shape(node: Node, ctx) -> tuple[np.ndarray, np.ndarray]:
     return x, out
 
 
-def _per_tensor(node: Node, t: TensorInfo) -> tuple[float, int]:
-    if t.quant is None or t.quant.scale.size != 1:
-        got = "none" if t.quant is None else f"{t.quant.scale.size} scales"
-        raise UnsupportedOpError(node.op, node.index, "cpu",
-                                 f"tensor {t.index} ({t.name!r}) needs per-tensor quantization, got {got}")
-    return float(np.float32(t.quant.scale[0])), int(t.quant.zero_point[0])
-
-
 @register_kernel("QUANTIZE", "cpu")
 def quantize(node: Node, ctx) -> Run:
     """QUANTIZE: float32 -> int8/uint8/int16, or requantize int8/uint8/int16 -> int8/uint8/int16."""
     x, out = _same_shape(node, ctx)
     src, dst = ctx.in_info(0).dtype, ctx.out_info(0).dtype
-    so, zpo = _per_tensor(node, ctx.out_info(0))
+    so, zpo = scale_zp(node, ctx.out_info(0))
     if src == _F32 and dst in (_I8, _U8, _I16):
         return _affine_quantize(x, out, so, zpo)
     if dst not in _REQUANTIZE.get(src, ()):
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"{src} -> {dst} is not a conversion LiteRT "
-                                 "supports (float32 -> int8/uint8/int16, int8/uint8 -> int8/uint8, int16 -> int8/int16)")
-    si, zpi = _per_tensor(node, ctx.in_info(0))
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{src} -> {dst} is not a conversion LiteRT supports "
+                                 "(float32 -> int8/uint8/int16, int8/uint8 -> int8/uint8, int16 -> int8/int16)")
+    si, zpi = scale_zp(node, ctx.in_info(0))
     qmin, qmax = QRANGE[src]
-    x = np.arange(qmin, qmax + 1, dtype=np.int64) - zpi
+    centred = np.arange(qmin, qmax + 1, dtype=np.int64) - zpi  # every input value, minus its zero point
     lo, hi = QRANGE[dst]
     ratio = float(np.float32(si) / np.float32(so))
     if src == dst and src in (_I8, _U8) and _XNN_RATIO[0] <= ratio <= _XNN_RATIO[1]:
         # XNNPACK's qs8/qu8 convert: an 8.8 fixed-point multiplier, one rounding shift.
         mult = int(np.rint(np.float32(256) * np.float32(ratio)))
-        return int_lut(np.clip((x * mult + 0x80 + (zpo << 8)) >> 8, lo, hi), ctx)
+        return int_lut(np.clip((centred * mult + 0x80 + (zpo << 8)) >> 8, lo, hi), ctx)
     m, sh = quantize_multiplier(float(np.float64(si) / np.float64(so)))
-    scalar = np.clip(multiply_by_quantized_multiplier(x, m, sh) + zpo, lo, hi)
+    scalar = np.clip(multiply_by_quantized_multiplier(centred, m, sh) + zpo, lo, hi)
     if src == _I16:
         return int_lut(scalar, ctx)
     # TFLite's 8-bit Requantize: a NEON loop (rounding the final shift half up) over blocks of
     # 16, the scalar MultiplyByQuantizedMultiplier for the rest.
-    h = srdhm(x << max(sh, 0), m)
+    h = srdhm(centred << max(sh, 0), m)
     right = max(-sh, 0)
     neon = np.clip(((h + ((1 << right) >> 1)) >> right) + zpo, lo, hi)
     return int_lut(neon, ctx, tail_by_value=scalar, block=16)
@@ -101,7 +93,9 @@ def dequantize(node: Node, ctx) -> Run:
     if dst != _F32:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"output must be float32, got {dst}")
     if ti.dtype == _F16:
-        return lambda: np.copyto(out, x)
+        def run_f16() -> None:
+            np.copyto(out, x)
+        return run_f16
     if ti.dtype not in (_I8, _U8, _I16) or ti.quant is None or ti.quant.scale.size == 0:
         raise UnsupportedOpError(node.op, node.index, "cpu",
                                  f"input must be quantized int8/uint8/int16 or float16, got {ti.dtype} "

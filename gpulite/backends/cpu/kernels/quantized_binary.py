@@ -12,10 +12,15 @@ scale ratios are in the delegate's range, and its arithmetic is not TFLite's:
 Out of range, TFLite's builtin kernels run: MUL and SUB as ``MultiplyByQuantizedMultiplier``
 (double rounding); ADD through its NEON code (compiled on x86 via NEON_2_SSE), which folds
 the input shift into the left shift (int8) or truncates it (uint8) and narrows through int16,
-for all but the last ``size % block`` elements, which take the scalar path.
+for all but the last ``size % block`` elements of each contiguous run, which take the scalar
+path (:func:`builtin_scalar_positions` says which; a broadcast in both inputs is all scalar).
+MUL's NEON body saturates to int16 before adding the zero point, which can then wrap.
 
 Each function maps int64 arrays of input values to int64 outputs before the final clamp
 to the output dtype's range (activation bounds included).
+
+Not modelled (they differ only for scales no converter emits, real multipliers >= 256):
+uint8 ADD with both inputs broadcast and uint8 MUL against a single broadcast value.
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ _F32 = np.float32
 # Input/output scale ratios XNNPACK's delegate accepts (xnnpack_delegate.cc CheckTensors...Scale).
 XNN_ADD_RATIO = (2.0 ** -10, 2.0 ** 8)
 XNN_MUL_RATIO = (2.0 ** -16, 2.0 ** 8)
-# Elements per NEON iteration of TFLite's optimized ADD; the remainder runs the scalar loop.
-NEON_BLOCK = {np.dtype(np.int8): 16, np.dtype(np.uint8): 8}
+# Elements per NEON iteration of TFLite's optimized ADD/MUL: (elementwise runs, runs against
+# one broadcast value); the remainder of each run takes the scalar loop.
+_I8, _U8 = np.dtype(np.int8), np.dtype(np.uint8)
+NEON_BLOCKS = {("ADD", _I8): (16, 8), ("ADD", _U8): (8, 8), ("MUL", _I8): (16, 16), ("MUL", _U8): (8, 8)}
 
 
 def xnn_accepts(op: str, s1: float, s2: float, so: float) -> bool:
@@ -116,5 +123,45 @@ def tflite_add_neon(x1, x2, s1, z1, s2, z2, so, zo, dtype: np.dtype) -> np.ndarr
 
 
 def tflite_mul(x1, x2, s1, z1, s2, z2, so, zo, sub: bool = False) -> np.ndarray:
+    """TFLite's scalar 8-bit ``MulElementwise``."""
     m, sh = quantize_multiplier(float(np.float64(s1) * np.float64(s2) / np.float64(so)))
     return multiply_by_quantized_multiplier((x1 - z1) * (x2 - z2), m, sh) + zo
+
+
+def tflite_mul_neon(x1, x2, s1, z1, s2, z2, so, zo, sub: bool = False) -> np.ndarray:
+    """The NEON body of TFLite's 8-bit MUL: the scalar result saturated to int16 (vqmovn), then
+    the zero point added in int16, which wraps when that saturated."""
+    raw = tflite_mul(x1, x2, s1, z1, s2, z2, so, 0)
+    return _wrap(np.clip(raw, -(1 << 15), (1 << 15) - 1) + zo, 16)
+
+
+def builtin_scalar_positions(op: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...],
+                             out_shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """Which output elements TFLite's builtin 8-bit ADD/MUL computes in its scalar loop (bool, flat).
+
+    Equal shapes run one elementwise loop. When only one input broadcasts, TFLite splits the
+    output into runs (``BinaryBroadcastFiveFold``): where that input's trailing dimensions
+    match the output, elementwise runs over them; where they are 1, runs against a single
+    value (``AddScalarBroadcast``/``MulSimpleBroadcast``). Each run is NEON except its last
+    ``run % block`` elements.
+    When both inputs broadcast, the generic path is scalar throughout.
+    """
+    nd, size = len(out_shape), int(np.prod(out_shape))
+    a = (1,) * (nd - len(a_shape)) + tuple(a_shape)
+    b = (1,) * (nd - len(b_shape)) + tuple(b_shape)
+    out = tuple(out_shape)
+    if a != out and b != out:
+        return np.ones(size, np.bool_)
+    elementwise_block, single_block = NEON_BLOCKS[(op, np.dtype(dtype))]
+    if a == out and b == out:
+        run, block = size, elementwise_block
+    else:
+        small = b if a == out else a
+        elementwise = small[-1] == out[-1] and out[-1] != 1
+        k = 0
+        while k < nd and ((small[nd - 1 - k] == out[nd - 1 - k]) if elementwise else small[nd - 1 - k] == 1):
+            k += 1
+        run = int(np.prod(out[nd - k:]))
+        block = elementwise_block if elementwise else single_block
+    offset = np.arange(size) % max(run, 1)
+    return offset >= run - run % block

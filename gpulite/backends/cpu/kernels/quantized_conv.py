@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.conv import chunk_outputs, conv_geometry, gemm_plan, run_gemm
+from gpulite.backends.cpu.kernels.conv import ConvGemm, conv_geometry
 from gpulite.backends.cpu.kernels.depthwise import accumulate, depthwise_geometry, depthwise_plan
 from gpulite.backends.cpu.quant import Requantizer, output_bounds, per_tensor, quantize_multipliers
 from gpulite.errors import UnsupportedOpError
@@ -91,13 +91,12 @@ def quantized_conv_2d(node, ctx):
     wq = w.astype(np.int64) - zp_w.reshape(-1, 1, 1, 1)
     wt = np.ascontiguousarray(wq.reshape(o, -1).T, dtype=np.float64)
     corr = -zp_in * wq.reshape(o, -1).sum(axis=1)
-    pad, chunks, direct = gemm_plan(win, x, zp_in, np.float64)
     acc64 = np.empty(out.shape, np.float64)
-    outs = chunk_outputs(acc64, chunks)
+    gemm = ConvGemm(win, x, acc64, zp_in, np.float64)
     finish = epilogue(ctx, acc64, corr, rq, out)
 
     def run() -> None:
-        run_gemm(pad, chunks, direct, wt, outs)
+        gemm(wt)
         finish()
     return run
 

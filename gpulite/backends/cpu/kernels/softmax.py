@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.quantized_elementwise import is_quantized
+from gpulite.backends.cpu.kernels.lookup import is_quantized
 from gpulite.backends.cpu.quant import QRANGE
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -41,7 +41,8 @@ def _float_softmax(x: np.ndarray, out: np.ndarray, beta: float) -> Run:
 def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
     ii, io = ctx.in_info(0), ctx.out_info(0)
     if io.dtype != ii.dtype:
-        raise UnsupportedOpError("SOFTMAX", node.index, "cpu", f"{ii.dtype} input needs a {ii.dtype} output, got {io.dtype}")
+        raise UnsupportedOpError("SOFTMAX", node.index, "cpu",
+                                 f"{ii.dtype} input needs a {ii.dtype} output, got {io.dtype}")
     for t in (ii, io):
         if t.quant is None or t.quant.scale.size != 1:
             raise UnsupportedOpError("SOFTMAX", node.index, "cpu", f"tensor {t.index} needs per-tensor quantization")
@@ -96,6 +97,6 @@ def softmax(node: Node, ctx) -> Run:
     if is_quantized(ctx.in_info(0)):
         return _quantized_softmax(node, ctx, beta)
     if ctx.in_info(0).dtype != np.float32 or ctx.out_info(0).dtype != np.float32:
-        raise UnsupportedOpError("SOFTMAX", node.index, "cpu",
-                                 f"float32 or 8-bit quantized only, got {ctx.in_info(0).dtype} -> {ctx.out_info(0).dtype}")
+        got = f"{ctx.in_info(0).dtype} -> {ctx.out_info(0).dtype}"
+        raise UnsupportedOpError("SOFTMAX", node.index, "cpu", f"float32 or 8-bit quantized only, got {got}")
     return _float_softmax(x, out, beta)

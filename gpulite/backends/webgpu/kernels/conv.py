@@ -59,6 +59,20 @@ def packed_weights(w: np.ndarray) -> tuple[np.ndarray, int]:
     return wt, groups
 
 
+def packed_weights_c4(w: np.ndarray) -> np.ndarray:
+    """OHWI weights as [G, KH, KW, Cin/4, 4 (input), 4 (output)], output channels zero-padded.
+
+    For Cin a multiple of 4. Each thread (one group of 4 output channels) then reads its
+    weights front to back, one 4x4 block per 4 input channels.
+    """
+    cout, kh, kw, cin = w.shape
+    groups = -(-cout // 4)
+    wp = np.zeros((groups * 4, kh, kw, cin), np.float32)
+    wp[:cout] = w
+    # [G, 4o, KH, KW, Cin4, 4i] -> [G, KH, KW, Cin4, 4i, 4o]
+    return np.ascontiguousarray(wp.reshape(groups, 4, kh, kw, cin // 4, 4).transpose(0, 2, 3, 4, 5, 1))
+
+
 @register_kernel("CONV_2D", "webgpu")
 def conv2d(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
@@ -70,15 +84,17 @@ def conv2d(node: Node, ctx: GpuContext) -> Program:
     if cin != x.shape[3] or cout != out.shape[3]:
         raise ctx.unsupported(f"weights {w.shape} do not fit input {x.shape} / output {out.shape}"
                               " (grouped convolution is not supported)")
-    wt, groups = packed_weights(w)
     opts = node.options or sg.Conv2DOptions()
-    params = _window(opts, x, out, kh, kw) + [
-        ("groups", "u32", groups), ("out_c4", "u32", groups * 4),
-        ("w_off", "u32", ctx.upload(wt).offset), ("bias_off", "u32", bias_ref(ctx, cout, groups * 4).offset),
-    ]
     n, oh, ow, _ = out.shape
-    return make_program(f"conv_2d {x.shape}*{w.shape}->{out.shape}", "conv2d", params, n * oh * ow * groups,
-                        act=node.activation)
+    groups = -(-cout // 4)
+    params = [*_window(opts, x, out, kh, kw), ("groups", "u32", groups),
+              ("bias_off", "u32", bias_ref(ctx, cout, groups * 4).offset)]
+    name = f"conv_2d {x.shape}*{w.shape}->{out.shape}"
+    if cin % 4 == 0 and x.offset % 4 == 0:  # whole vec4s per pixel: read through buf4
+        params += [("in_c4", "u32", cin // 4), ("w_off", "u32", ctx.upload(packed_weights_c4(w)).offset)]
+        return make_program(name, "conv2d_c4", params, n * oh * ow * groups, act=node.activation)
+    params += [("out_c4", "u32", groups * 4), ("w_off", "u32", ctx.upload(packed_weights(w)[0]).offset)]
+    return make_program(name, "conv2d", params, n * oh * ow * groups, act=node.activation)
 
 
 @register_kernel("DEPTHWISE_CONV_2D", "webgpu")
@@ -93,9 +109,13 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> Program:
     if cout != out.shape[3] or cout % cin:
         raise ctx.unsupported(f"weights {w.shape} do not fit input {x.shape} / output {out.shape}")
     opts = node.options or sg.DepthwiseConv2DOptions()
-    params = _window(opts, x, out, kh, kw) + [
-        ("mult", "u32", cout // cin),
-        ("w_off", "u32", ctx.input(1).offset), ("bias_off", "u32", bias_ref(ctx, cout, cout).offset),
-    ]
-    return make_program(f"depthwise_conv_2d {x.shape}*{w.shape}->{out.shape}", "depthwise_conv2d", params,
-                        out.size, act=node.activation)
+    name = f"depthwise_conv_2d {x.shape}*{w.shape}->{out.shape}"
+    window = _window(opts, x, out, kh, kw)
+    w_off, bias_off = ctx.input(1).offset, bias_ref(ctx, cout, cout).offset
+    if cout == cin and cin % 4 == 0 and x.offset % 4 == 0 and out.offset % 4 == 0:  # common: vec4 per thread
+        n, oh, ow, _ = out.shape
+        params = [p for p in window if p[0] not in ("in_c", "out_c")] + [
+            ("c4", "u32", cin // 4), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off)]
+        return make_program(name, "depthwise_conv2d_c4", params, n * oh * ow * cin // 4, act=node.activation)
+    params = [*window, ("mult", "u32", cout // cin), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off)]
+    return make_program(name, "depthwise_conv2d", params, out.size, act=node.activation)

@@ -1,12 +1,15 @@
 // gpulite common header, prepended to every kernel.
 // Binding 0 is the whole arena: activations at the memory plan's offsets, then constants.
 // Binding 1 is this dispatch's uniform block: tensor offsets (in f32 words) and sizes.
+// Binding 2 is the same arena seen as vec4s, for kernels that read 4 channels at once
+// (tensor and constant offsets are 16-byte aligned, so word offset w is buf4[w / 4]).
 // A kernel file defines `fn run(i: u32)`; thread i is only called for i < P.n.
 
 $PARAMS
 
 @group(0) @binding(0) var<storage, read_write> buf: array<f32>;
 @group(0) @binding(1) var<uniform> P: Params;
+@group(0) @binding(2) var<storage, read_write> buf4: array<vec4<f32>>;
 
 fn act(v: f32) -> f32 { $ACT }
 

@@ -1,0 +1,62 @@
+"""A tiny persistent thread pool for CPU kernels that split work by rows.
+
+numpy releases the GIL inside ufunc loops, ``einsum`` and BLAS calls, so kernels made of a
+few large numpy calls per chunk (depthwise conv) scale across cores with plain threads.
+Workers are started once per process and reused; :func:`run_parallel` runs one job on the
+calling thread and the others on workers, and re-raises a worker's exception.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+_lock = threading.Lock()
+_workers: list[_Worker] = []
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.start, self.done = threading.Semaphore(0), threading.Semaphore(0)
+        self.job: Callable[[], None] | None = None
+        self.error: BaseException | None = None
+        threading.Thread(target=self._loop, daemon=True, name="gpulite-cpu").start()
+
+    def _loop(self) -> None:
+        while True:
+            self.start.acquire()
+            try:
+                self.job()  # type: ignore[misc]
+            except BaseException as e:  # handed to the caller, which re-raises it
+                self.error = e
+            self.done.release()
+
+
+def _get_workers(n: int) -> list[_Worker]:
+    with _lock:
+        while len(_workers) < n:
+            _workers.append(_Worker())
+        return _workers[:n]
+
+
+def run_parallel(jobs: Sequence[Callable[[], None]]) -> None:
+    """Run ``jobs`` concurrently (the first on this thread) and wait for all of them.
+
+    Jobs must touch disjoint outputs and scratch. Not re-entrant: kernels call it from the
+    interpreter's thread only.
+    """
+    if len(jobs) == 1:
+        jobs[0]()
+        return
+    workers = _get_workers(len(jobs) - 1)
+    for w, job in zip(workers, jobs[1:]):
+        w.job, w.error = job, None
+        w.start.release()
+    try:
+        jobs[0]()
+    finally:
+        for w in workers:
+            w.done.acquire()
+    for w in workers:
+        if w.error is not None:
+            raise w.error
