@@ -263,3 +263,19 @@ def test_conv2d_runtime_filter_and_bias(backend: str) -> None:
     mb.output(y)
     inputs = [rng.standard_normal(s).astype(np.float32) for s in ((1, 6, 7, 3), (4, 3, 3, 3), (4,))]
     check_op(mb.build(), inputs, backend)
+
+
+@pytest.mark.parametrize("case", ["k3-s1-same-relu6", "k3-s2-same-none", "mult2-s1"])
+def test_depthwise_threaded_matches_litert(case: str) -> None:
+    """num_threads=2 deals a big depthwise layer's row chunks to two threads."""
+    shape, k, m, stride, dil, pad, act, bias = DW_CASES[case]
+    big = ((2, 128, 120, shape[3]), k, m, stride, dil, pad, act, bias)  # >= 2 * 64K outputs
+    model = _float_model("DEPTHWISE_CONV_2D", big, 19)
+    x = np.random.default_rng(4).standard_normal(big[0]).astype(np.float32)
+    it = Interpreter(model_content=model, num_threads=2)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    got = it.get_tensor(it.get_output_details()[0]["index"])
+    assert got.size >= 2 * 65536
+    assert_same(got, run_litert(model, [x])[0], what="threaded depthwise")

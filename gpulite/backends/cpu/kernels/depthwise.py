@@ -8,8 +8,9 @@ one phase. The taps of one phase form a regular grid of offsets, hence one strid
 (taps_i, taps_j, rows, OW/T, T*C); a single ``einsum`` sums them against the taps' weights
 tiled T times (T*C >= PERIOD: a long inner loop without a large tiled weight array),
 writing straight into the output rows. Work goes in chunks of rows sized to stay in cache,
-with bias and activation applied per chunk while hot. Quantized depthwise
-(quantized_conv.py) runs the same plan in float64.
+with bias and activation applied per chunk while hot; with ``num_threads`` > 1 big layers
+deal the chunks to that many threads (numpy releases the GIL in ``einsum``). Quantized
+depthwise (quantized_conv.py) runs the same plan in float64.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from gpulite.backends.cpu.threads import run_parallel
 from gpulite.backends.cpu.window import Window, clamp_activation, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 
 CHUNK_BUDGET = 1 << 17  # output elements per chunk (512 KiB of float32): measured best, 64K-256K
 PERIOD = 2048  # minimum inner-loop length in elements (longer measured faster; caps tiled weights)
+PARALLEL_MIN = 1 << 16  # output elements per thread below which a layer runs on one thread
 
 
 def depthwise_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
@@ -97,24 +100,28 @@ def _period(ow: int, co: int) -> int:
     return next((t for t in range(1, ow + 1) if ow % t == 0 and t * co >= PERIOD), ow)
 
 
-def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bias: np.ndarray | None) -> list:
-    """Per chunk of output rows: (output rows, scratch, [(taps view, weights)] per phase, bias).
+def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
+             parts: int = 1) -> list[list]:
+    """Chunks of output rows, dealt into ``parts`` lists (one per thread, own scratch each).
 
-    ``w`` is (KH, KW, C*M). Output rows and scratch are (rows, OW/T, T*C*M), a phase's taps
-    view (taps_i, taps_j, rows, OW/T, T*C*M), its weights (taps_i, taps_j, T*C*M).
+    A chunk is (output rows, scratch, [(taps view, weights)] per phase, bias). ``w`` is
+    (KH, KW, C*M). Output rows and scratch are (rows, OW/T, T*C*M), a phase's taps view
+    (taps_i, taps_j, rows, OW/T, T*C*M), its weights (taps_i, taps_j, T*C*M).
     """
     co, wq = out.shape[3], phased.wq
     t = _period(win.ow, co)
     length = t * co
-    rows = max(1, CHUNK_BUDGET // (win.ow * co))
-    scratch = np.empty((min(rows, win.oh), win.ow // t, length), out.dtype)
+    rows = max(1, min(CHUNK_BUDGET // (win.ow * co), -(-win.oh * win.n // parts)))
+    spans = [(n, y0, min(win.oh, y0 + rows)) for n in range(win.n) for y0 in range(0, win.oh, rows)]
+    parts = min(parts, len(spans))
     b = None if bias is None else np.tile(bias, t).astype(out.dtype)
     weights = [np.tile(w[np.ix_(ii, jj)], (1, 1, t)) for _, ii, jj, _, _ in phased.groups]
     item = phased.buf.itemsize
-    plan = []
-    for n in range(win.n):
-        for y0 in range(0, win.oh, rows):
-            y1 = min(win.oh, y0 + rows)
+    plans = []
+    for k in range(parts):
+        scratch = np.empty((min(rows, win.oh), win.ow // t, length), out.dtype)
+        plan = []
+        for n, y0, y1 in spans[k * len(spans) // parts:(k + 1) * len(spans) // parts]:
             shape = (y1 - y0, win.ow // t, length)
             views = []
             for (p, ii, jj, (oy, ox), (sy, sx)), wt in zip(phased.groups, weights):
@@ -122,7 +129,8 @@ def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bi
                 strides = (sy * wq * co * item, sx * co * item, wq * co * item, length * item, item)
                 views.append((as_strided(base, (len(ii), len(jj)) + shape, strides, writeable=False), wt))
             plan.append((out[n, y0:y1].reshape(shape), scratch[: y1 - y0], views, b))
-    return plan
+        plans.append(plan)
+    return plans
 
 
 def accumulate(plan: list, act=None) -> None:
@@ -140,10 +148,19 @@ def accumulate(plan: list, act=None) -> None:
 
 
 def depthwise_plan(win: Window, x: np.ndarray, out: np.ndarray, mult: int, w: np.ndarray,
-                   bias: np.ndarray | None, fill, dtype) -> tuple[PhaseInput, list]:
-    """The phase buffers and chunk plan of a depthwise conv computing in ``dtype`` into ``out``."""
+                   bias: np.ndarray | None, fill, dtype, parts: int = 1) -> tuple[PhaseInput, list[list]]:
+    """The phase buffers and per-thread chunk plans of a depthwise conv computing in ``dtype``."""
     phased = PhaseInput(x, win, mult, fill, dtype)
-    return phased, tap_plan(win, phased, out, w.astype(dtype), bias)
+    return phased, tap_plan(win, phased, out, w.astype(dtype), bias, parts)
+
+
+def run_plans(phased: PhaseInput, plans: list[list], act=None) -> None:
+    """Refresh the phase buffers, then run the chunk plans (in parallel when more than one)."""
+    phased.refresh()
+    if len(plans) == 1:
+        accumulate(plans[0], act)
+    else:
+        run_parallel([lambda p=p: accumulate(p, act) for p in plans])
 
 
 @register_kernel("DEPTHWISE_CONV_2D", "cpu")
@@ -160,10 +177,11 @@ def depthwise_conv_2d(node, ctx):
     if ctx.has_input(2) and ctx.const(2) is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", "needs a constant bias")
     bias = np.asarray(ctx.const(2), np.float32).reshape(co) if ctx.has_input(2) else None
-    phased, plan = depthwise_plan(win, x, out, mult, np.asarray(w)[0], bias, 0.0, np.float32)
+    # Threads only pay off on big layers: below ~64K outputs the handoff costs more than it saves.
+    parts = max(1, min(ctx.num_threads, out.size // PARALLEL_MIN))
+    phased, plans = depthwise_plan(win, x, out, mult, np.asarray(w)[0], bias, 0.0, np.float32, parts)
     act = clamp_activation(node)
 
     def run() -> None:
-        phased.refresh()
-        accumulate(plan, act)
+        run_plans(phased, plans, act)
     return run

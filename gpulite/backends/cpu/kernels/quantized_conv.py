@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.backends.cpu.kernels.conv import ConvGemm, conv_geometry
-from gpulite.backends.cpu.kernels.depthwise import accumulate, depthwise_geometry, depthwise_plan
+from gpulite.backends.cpu.kernels.depthwise import depthwise_geometry, depthwise_plan, run_plans
 from gpulite.backends.cpu.quant import Requantizer, output_bounds, per_tensor, quantize_multipliers
 from gpulite.errors import UnsupportedOpError
 
@@ -112,11 +112,10 @@ def quantized_depthwise_conv_2d(node, ctx):
     wq = w[0].astype(np.int64) - zp_w  # (KH, KW, C*M); zero points broadcast along channels
     corr = -zp_in * wq.reshape(-1, co).sum(axis=0)
     acc64 = np.empty(out.shape, np.float64)
-    phased, plan = depthwise_plan(win, x, acc64, mult, wq, None, zp_in, np.float64)
+    phased, plans = depthwise_plan(win, x, acc64, mult, wq, None, zp_in, np.float64)
     finish = epilogue(ctx, acc64, corr, rq, out)
 
     def run() -> None:
-        phased.refresh()
-        accumulate(plan)
+        run_plans(phased, plans)
         finish()
     return run
