@@ -1,11 +1,13 @@
 """gpulite: run .tflite models from Python on the CPU or any GPU through WebGPU."""
 
 from gpulite.errors import (
+    DeviceLimitsError,
     DeviceLostError,
     DeviceMismatchError,
     GpuliteError,
     ModelError,
     ShapeError,
+    StaleTensorError,
     UnsupportedOpError,
 )
 from gpulite.interpreter import Interpreter, SignatureRunner
@@ -13,6 +15,6 @@ from gpulite.interpreter import Interpreter, SignatureRunner
 __version__ = "0.1.0"
 
 __all__ = [
-    "DeviceLostError", "DeviceMismatchError", "GpuliteError", "Interpreter", "ModelError", "ShapeError",
-    "SignatureRunner", "UnsupportedOpError",
+    "DeviceLimitsError", "DeviceLostError", "DeviceMismatchError", "GpuliteError", "Interpreter", "ModelError",
+    "ShapeError", "SignatureRunner", "StaleTensorError", "UnsupportedOpError",
 ]

@@ -93,7 +93,7 @@ def inspect_model(model: str, backend: str = "cpu", out: Callable[[str], None] =
     plan = plan_memory(graph, topological_order(graph))
     share = 100.0 * plan.arena_bytes / plan.total_bytes if plan.total_bytes else 0.0
     out(f"arena      {_fmt_bytes(plan.arena_bytes)}")
-    out(f"           vs {_fmt_bytes(plan.total_bytes)} summed over {len(plan.sizes)} intermediate tensors "
+    out(f"           vs {_fmt_bytes(plan.total_bytes)} summed over {len(plan.sizes)} non-constant tensors "
         f"({share:.1f}%)")
     try:
         it.allocate_tensors()
@@ -102,7 +102,13 @@ def inspect_model(model: str, backend: str = "cpu", out: Callable[[str], None] =
         return
     out("plan")
     for key, value in it.get_plan().items():
-        out(f"  {key:<20} {value}")
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            out(f"  {key}")
+            for v in value:  # e.g. webgpu partitions: node lists are long, their count says enough
+                out("    " + ", ".join(f"{k}={len(x) if k == 'nodes' and isinstance(x, list) else x}"
+                                      for k, x in v.items()))
+        else:
+            out(f"  {key:<26} {value}")
 
 
 # -- bench ----------------------------------------------------------------------------------
@@ -253,12 +259,11 @@ def info(out: Callable[[str], None] = print) -> None:
     out(f"gpulite    {gpulite.__version__} ({Path(gpulite.__file__).parent})")
     out(f"python     {platform.python_version()} ({platform.platform()})")
     out(f"numpy      {np.__version__}")
-    try:
-        import ai_edge_litert  # noqa: F401  (only to report whether the reference is there)
-        from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
         out(f"litert     {version('ai-edge-litert')} (reference for bench and tests)")
-    except Exception:  # noqa: BLE001 - optional package; any failure means "not available"
+    except PackageNotFoundError:
         out("litert     not installed (pip install 'gpulite[test]' for bench comparisons)")
     out("backends")
     out(f"  cpu      available, {len(get_kernels_for_backend('cpu'))} kernels")

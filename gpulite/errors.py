@@ -30,3 +30,11 @@ class DeviceMismatchError(GpuliteError, ValueError):
 
 class DeviceLostError(GpuliteError, RuntimeError):
     """The GPU device was lost; make a new Interpreter or call ``recover()``."""
+
+
+class DeviceLimitsError(GpuliteError, RuntimeError):
+    """A GPU device lacks a feature or a limit the compiled model needs (raised at ``allocate_tensors``)."""
+
+
+class StaleTensorError(GpuliteError, RuntimeError):
+    """A GPU tensor handle was used after the invoke/allocate/close that invalidated it."""

@@ -71,7 +71,7 @@ def test_single_and_double_rounding_differ_on_a_half() -> None:
 
 def test_per_channel_requantizer_broadcasts_along_last_axis() -> None:
     reals = [0.001, 0.37, 1.7]
-    ms, ss = zip(*(quantize_multiplier(r) for r in reals))
+    ms, ss = zip(*(quantize_multiplier(r) for r in reals), strict=True)
     acc = np.random.default_rng(9).integers(-50000, 50000, (4, 5, 3))
     out = np.empty(acc.shape, np.uint8)
     Requantizer(acc.shape, np.array(ms), np.array(ss), 128, 0, 255)(acc.copy(), out)

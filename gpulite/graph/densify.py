@@ -38,7 +38,9 @@ def densify(t: TensorInfo) -> np.ndarray:
         block_of[b] *= max(block_size[k], 1)
     if any(d < 0 for d in shape) or any(b <= 0 for b in block_size) or any(
             shape[i] % block_of[i] for i in range(rank)):
-        raise ModelError(f"{what}: block sizes {block_size} on block_map {list(bmap)} do not divide shape {list(shape)}")
+        raise ModelError(
+            f"{what}: block sizes {block_size} on block_map {list(bmap)} do not divide shape {list(shape)}"
+        )
     extent = [shape[o] // block_of[o] if o < rank else block_size[o - rank] for o in order]
     for level, d in enumerate(dims):
         if d.format == 0 and d.dense_size != extent[level]:

@@ -1,8 +1,10 @@
 """The ``backend`` fixture: every op test runs once per backend.
 
 ``webgpu`` cases skip while the backend package does not exist, and skip loudly when it
-exists but the machine has no WebGPU adapter. Cases listed in
-``tests/ops/expected_failures.py`` are marked ``xfail(strict=True)``.
+exists but the machine has no WebGPU adapter. A ``webgpu`` case must run every node of
+every webgpu interpreter it allocates on the GPU (checked after the test body, see
+``tests/ops/harness.py``). Cases listed in ``tests/ops/expected_failures.py`` are marked
+``xfail(strict=True)``; ``GPU_GAPS`` entries only with ``raises=NotOnGpu``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import importlib
 
 import pytest
 
-from tests.ops.expected_failures import EXPECTED_FAILURES
+from tests.ops.expected_failures import EXPECTED_FAILURES, GPU_GAPS, gpu_gap
+from tests.ops.harness import NotOnGpu, check_watched, watch_webgpu
 
 BACKENDS = ("cpu", "webgpu")
 NO_ADAPTER = "NO WEBGPU ADAPTER: WebGPU op suite not run"
@@ -65,15 +68,40 @@ def base_name(item: pytest.Item, backend_name: str) -> str:
     return f"{func}[{'-'.join(parts)}]" if parts else func
 
 
+def _backend_of(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("backend") if callspec is not None else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k / -m deselection, so the stale check sees every case
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    used, functions = set(), set()
     for item in items:
-        callspec = getattr(item, "callspec", None)
-        if callspec is None or "backend" not in callspec.params:
+        backend_name = _backend_of(item)
+        if backend_name is None:
             continue
-        key = (base_name(item, callspec.params["backend"]), callspec.params["backend"])
-        reason = EXPECTED_FAILURES.get(key)
+        name = base_name(item, backend_name)
+        functions.add(name.split("[", 1)[0])
+        reason = EXPECTED_FAILURES.get((name, backend_name))
         if reason is not None:
             item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
+        elif backend_name == "webgpu" and (gap := gpu_gap(name)) is not None:
+            used.add(gap[0])
+            item.add_marker(pytest.mark.xfail(strict=True, raises=NotOnGpu, reason=f"WebGPU gap: {gap[1]}"))
+    stale = [p for p, _ in GPU_GAPS if p not in used and p.split("[", 1)[0] in functions]
+    if stale and not any("::" in str(a) for a in config.args):  # node ids select only some cases
+        raise pytest.UsageError(f"tests/ops/expected_failures.py: GPU_GAPS entries match no case: {stale}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """On webgpu, after the body: every allocated webgpu interpreter ran all nodes on the GPU."""
+    if _backend_of(item) != "webgpu":
+        return (yield)
+    with watch_webgpu() as seen:
+        result = yield
+    check_watched(seen)
+    return result
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -1,12 +1,88 @@
-"""Run one model in LiteRT (the oracle) and in gpulite, and compare every output."""
+"""Run one model in LiteRT (the oracle) and in gpulite, and compare every output.
+
+On ``backend="webgpu"`` a case must also really run on the GPU: a node whose WebGPU kernel
+is missing or declines it silently runs on the CPU fallback, and the comparison alone would
+then pass without testing any GPU code. :func:`check_op` asserts the placement after the
+values; ``tests/ops/conftest.py`` applies the same check (:func:`watch_webgpu`) to every
+webgpu interpreter a webgpu case allocates, however the test builds it. Known gaps are
+listed in ``tests/ops/expected_failures.py`` (``GPU_GAPS``) and fail with :class:`NotOnGpu`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from tests.compare import assert_same
+
+
+class NotOnGpu(AssertionError):
+    """A webgpu case ran some of its nodes on the CPU fallback (or crossed between the two)."""
+
+
+def placement_problem(plan: dict[str, Any]) -> str | None:
+    """Why ``plan`` (``Interpreter.get_plan()`` on webgpu) is not all-GPU, or None when it is."""
+    if "partitions" not in plan:
+        return f"no partitions in the plan (backend {plan.get('backend')!r})"
+    cpu = [p for p in plan["partitions"] if p["backend"] != "webgpu"]
+    if cpu or plan["crossings"]:
+        ops = {op: n for p in cpu for op, n in p["ops"].items()}
+        return f"ops on the CPU fallback {ops}, {len(plan['crossings'])} crossing(s)"
+    return None
+
+
+class _FallbackLog(logging.Handler):
+    """Collects the backend's "node N (OP) runs on the cpu: why" lines for failure messages."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def watch_webgpu() -> Iterator[list[tuple[dict[str, Any], list[str]]]]:
+    """Record ``(plan, fallback reasons)`` after every successful ``allocate_tensors`` of a
+    webgpu :class:`gpulite.Interpreter` inside the block (the class method is wrapped, so
+    interpreters a test builds itself are seen too)."""
+    from gpulite.interpreter import Interpreter
+
+    seen: list[tuple[dict[str, Any], list[str]]] = []
+    real = Interpreter.allocate_tensors
+    log = logging.getLogger("gpulite.backends.webgpu")
+    handler = _FallbackLog()
+
+    def allocate_tensors(self: Any) -> None:
+        start = len(handler.lines)
+        real(self)
+        if self.backend == "webgpu":
+            seen.append((self.get_plan(), handler.lines[start:]))
+
+    old_level = log.level
+    log.addHandler(handler)
+    if not log.isEnabledFor(logging.INFO):
+        log.setLevel(logging.INFO)
+    Interpreter.allocate_tensors = allocate_tensors  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        Interpreter.allocate_tensors = real  # type: ignore[method-assign]
+        log.removeHandler(handler)
+        log.setLevel(old_level)
+
+
+def check_watched(seen: list[tuple[dict[str, Any], list[str]]]) -> None:
+    """Raise :class:`NotOnGpu` for the first recorded webgpu plan that is not all-GPU."""
+    for plan, why in seen:
+        problem = placement_problem(plan)
+        if problem is not None:
+            raise NotOnGpu(f"webgpu case not on the GPU: {problem}" + "".join(f"\n  {w}" for w in why))
 
 
 def _run(interp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -37,7 +113,10 @@ def run_litert(model: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 
 def run_gpulite(model: bytes, inputs: Sequence[np.ndarray], backend: str) -> list[np.ndarray]:
-    """Outputs of ``model`` on ``inputs`` from ``gpulite.Interpreter`` on ``backend``."""
+    """Outputs of ``model`` on ``inputs`` from ``gpulite.Interpreter`` on ``backend``.
+
+    (On webgpu the op suite's conftest checks the placement when the test body is done.)
+    """
     from gpulite import Interpreter
 
     return _run(Interpreter(model_content=bytes(model), backend=backend), inputs)
@@ -59,8 +138,11 @@ def check_op(model: bytes, inputs: Sequence[np.ndarray], backend: str, *, rtol: 
         Passed to :func:`tests.compare.assert_same` for every output.
     """
     expected = run_litert(model, inputs)
-    actual = run_gpulite(model, inputs, backend)
+    with watch_webgpu() as seen:
+        actual = run_gpulite(model, inputs, backend)
     if len(actual) != len(expected):
         raise AssertionError(f"gpulite gave {len(actual)} outputs, LiteRT {len(expected)}")
     for i, (a, e) in enumerate(zip(actual, expected)):
         assert_same(a, e, rtol=rtol, int_tol=int_tol, what=f"output {i} ({backend})")
+    if backend == "webgpu":  # values first: a listed gap still checks the CPU fallback's values
+        check_watched(seen)

@@ -32,6 +32,10 @@ CASES = {
     "chunked": ((1, 48, 64, 32), (3, 3), 16, (1, 1), (1, 1), "SAME", "RELU", True),
     "k3-s2-d2-same": ((1, 13, 12, 4), (3, 3), 3, (2, 2), (2, 2), "SAME", "NONE", True),
     "k4x3-s3x2-d1x2-valid": ((1, 14, 13, 3), (4, 3), 3, (3, 2), (1, 2), "VALID", "RELU", True),
+    # One output channel takes the depthwise-then-channel-sum path.
+    "o1-k3-s1-valid-head": ((1, 20, 18, 8), (3, 3), 1, (1, 1), (1, 1), "VALID", "NONE", True),
+    "o1-k3-s2-same-relu6": ((2, 9, 10, 5), (3, 3), 1, (2, 2), (1, 1), "SAME", "RELU6", True),
+    "o1-nobias-d2": ((1, 11, 9, 4), (3, 3), 1, (1, 1), (2, 2), "SAME", "NONE", False),
 }
 QUANT_CASES = ["k3-s1-same-relu6", "k3-s2-valid-relu", "k3-d2-same-relu_n1_to_1", "k3-d2-valid-tanh",
                "k1-s1-valid", "k1-s2-same", "k2-s1-same-even", "nobias", "batch2"]
@@ -89,7 +93,7 @@ def check_equivalent(model: bytes, ref_model: bytes, inputs: list[np.ndarray], b
     """
     expected, actual = run_litert(ref_model, inputs), run_gpulite(model, inputs, backend)
     assert len(actual) == len(expected)
-    for i, (a, e) in enumerate(zip(actual, expected)):
+    for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
         assert_same(a, e, what=f"output {i} ({backend})")
 
 
@@ -167,7 +171,7 @@ def test_conv2d_quantized(case: str, kind: str, backend: str) -> None:
 
 
 @pytest.mark.parametrize("kind", QUANT_KINDS)
-@pytest.mark.parametrize("case", QUANT_CASES + ["mult2-s2-valid", "mult3-d2"])
+@pytest.mark.parametrize("case", [*QUANT_CASES, "mult2-s2-valid", "mult3-d2"])
 def test_depthwise_quantized(case: str, kind: str, backend: str) -> None:
     model, x = _quant_model("DEPTHWISE_CONV_2D", DW_CASES[case], kind, 13)
     ref_model = _quant_model("DEPTHWISE_CONV_2D", DW_CASES[case], kind, 13, zero_bias=True)[0]
@@ -240,7 +244,8 @@ def test_rescale_rounding_matches_reference_on_many_outputs(op: str, dtype: str,
         x = mb.input("x", (1, 16, 32, 64), dt, quant=(s_in, 0))
         wv = (rng.integers(-20, 20, (1, 1, 1, 64)) + wz).astype(dt)
     w = mb.const("w", wv, quant=Quant(scale=s_w, zero_point=wz))
-    b = mb.const("b", rng.integers(-50, 50, 64).astype(np.int32), quant=Quant(scale=float(np.float32(s_in) * np.float32(s_w))))
+    b_scale = float(np.float32(s_in) * np.float32(s_w))
+    b = mb.const("b", rng.integers(-50, 50, 64).astype(np.int32), quant=Quant(scale=b_scale))
     y = mb.tensor("y", (1, 16, 32, 64), dt, quant=(s_out, oz))
     opts = {"depth_multiplier": 1} if op == "DEPTHWISE_CONV_2D" else {}
     mb.op(op, [x, w, b], [y], padding="VALID", stride_w=1, stride_h=1, **opts)

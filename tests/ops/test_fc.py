@@ -24,7 +24,7 @@ FC_CASES = {
 
 
 def _fc_out_shape(shape, depth, units, keep):
-    return tuple(shape[:-1]) + (units,) if keep else (int(np.prod(shape)) // depth, units)
+    return (*tuple(shape[:-1]), units) if keep else (int(np.prod(shape)) // depth, units)
 
 
 def _fc_depth(shape, keep):

@@ -42,7 +42,7 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
         return 0, 0
     q, shift = math.frexp(real)
     # TfLiteRound is std::round: halves away from zero (Python's round() would go to even).
-    q_fixed = int(math.floor(abs(q) * (1 << 31) + 0.5)) * (1 if q >= 0 else -1)
+    q_fixed = math.floor(abs(q) * (1 << 31) + 0.5) * (1 if q >= 0 else -1)
     if q_fixed == (1 << 31):
         q_fixed //= 2
         shift += 1
@@ -191,7 +191,7 @@ class Requantizer:
 
 def round_half_away(x: float) -> int:
     """C's ``std::round``: halves go away from zero (Python's ``round`` goes to even)."""
-    return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
+    return math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
 
 
 def activation_bounds(name: str | None, scale: float, zero_point: int, dtype) -> tuple[int, int]:

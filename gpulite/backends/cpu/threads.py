@@ -49,7 +49,7 @@ def run_parallel(jobs: Sequence[Callable[[], None]]) -> None:
         jobs[0]()
         return
     workers = _get_workers(len(jobs) - 1)
-    for w, job in zip(workers, jobs[1:]):
+    for w, job in zip(workers, jobs[1:], strict=True):
         w.job, w.error = job, None
         w.start.release()
     try:

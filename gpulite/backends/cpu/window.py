@@ -109,7 +109,7 @@ def tap_view(buf: np.ndarray, win: Window, i: int, j: int, rows: slice | None = 
 
 def patches_view(buf: np.ndarray, win: Window, n: int, r0: int, r1: int) -> np.ndarray:
     """The (r1-r0, OW, KH, KW, C) im2col view of batch ``n``'s output rows r0..r1."""
-    sn, sy, sx, sc = buf.strides
+    _sn, sy, sx, sc = buf.strides
     base = buf[n, r0 * win.sh:, :, :]
     return as_strided(base, (r1 - r0, win.ow, win.kh, win.kw, buf.shape[3]),
                       (sy * win.sh, sx * win.sw, sy * win.dh, sx * win.dw, sc), writeable=False)

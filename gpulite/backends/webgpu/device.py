@@ -1,20 +1,29 @@
-"""Adapter choice, device creation and what a future ``gpulite info`` prints.
+"""Adapter choice, device creation, device loss and what ``gpulite info`` prints.
 
 One :class:`GpuDevice` wraps a ``wgpu`` device together with the things that belong to the
 device rather than to one model: the shared bind-group layout, the pipeline layout and the
-pipeline cache. The process-wide default device (:func:`default_device`) is what makes two
-interpreters of the same model share compiled pipelines.
+pipeline cache. The process-wide devices of :func:`get_device` are what make two interpreters
+of the same model share compiled pipelines; :meth:`GpuDevice.wrap` does the same for a
+``wgpu.GPUDevice`` the application created itself (gpulite then never destroys it).
+
+Device loss: wgpu-native reports a lost device only as a validation error ("Parent device is
+lost") on the next call that touches it, and wgpu-py does not implement ``device.lost``. So
+:meth:`GpuDevice.check_alive` probes, and :meth:`GpuDevice.guard` turns such errors into
+:class:`~gpulite.errors.DeviceLostError`; once seen, the loss is remembered.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import wgpu
 
-from gpulite.errors import GpuliteError
+from gpulite.errors import DeviceLostError, GpuliteError
 
 ENV_ADAPTER = "GPULITE_ADAPTER"
 
@@ -93,23 +102,61 @@ def adapter_info() -> list[dict[str, Any]]:
     return out
 
 
+def describe_device(device: Any) -> str:
+    """A ``wgpu.GPUDevice`` named for error messages: label, process-unique id and adapter."""
+    adapter = getattr(device, "adapter", None)
+    where = _adapter_name(adapter) if adapter is not None else "unknown adapter"
+    return f"GPUDevice {getattr(device, 'label', '') or '(no label)'!r} #{getattr(device, 'uid', '?')} on {where}"
+
+
+def _is_loss(err: BaseException) -> bool:
+    # wgpu-native words it "Parent device is lost" (validation) or "Device lost"/"DeviceLost"
+    # (map and callback messages); there is no error type for it.
+    msg = str(err).lower()
+    return "device is lost" in msg or "device lost" in msg or "devicelost" in msg
+
+
 class GpuDevice:
     """A wgpu device plus the objects shared by every model compiled on it.
 
     Parameters
     ----------
     adapter : wgpu adapter, optional
-        Defaults to :func:`choose_adapter`.
+        Adapter to create a device on; defaults to :func:`choose_adapter`. Ignored when
+        ``device`` is given.
+    device : wgpu.GPUDevice, optional
+        Use this existing device instead of creating one (see :meth:`wrap`, which also
+        shares one wrapper per device). gpulite then does not own it: :meth:`close` leaves
+        it alive.
+
+    Attributes
+    ----------
+    owns_device : bool
+        True when gpulite created the device and :meth:`close` destroys it.
+    has_f16 : bool
+        Whether ``shader-f16`` is enabled on the device (gpulite enables it on devices it
+        creates whenever the adapter has it).
+    lost : str or None
+        Why the device is known to be lost, or None while it is usable as far as known.
     """
 
-    def __init__(self, adapter: Any = None) -> None:
-        self.adapter = adapter if adapter is not None else choose_adapter()
-        limits = {k: self.adapter.limits[k] for k in _WANTED_LIMITS if k in self.adapter.limits}
-        self.has_f16 = "shader-f16" in self.adapter.features
-        self.device = self.adapter.request_device_sync(label="gpulite", required_limits=limits)
+    def __init__(self, adapter: Any = None, *, device: Any = None) -> None:
+        if device is not None:
+            if not isinstance(device, wgpu.GPUDevice):
+                raise TypeError(f"device must be a wgpu.GPUDevice, got {type(device).__name__}")
+            self.adapter, self.device, self.owns_device = device.adapter, device, False
+        else:
+            self.adapter = adapter if adapter is not None else choose_adapter()
+            limits = {k: self.adapter.limits[k] for k in _WANTED_LIMITS if k in self.adapter.limits}
+            features = ["shader-f16"] if "shader-f16" in self.adapter.features else []
+            self.device = self.adapter.request_device_sync(
+                label="gpulite", required_limits=limits, required_features=features)
+            self.owns_device = True
+        self.has_f16 = "shader-f16" in self.device.features
         self.limits = dict(self.device.limits)
         self.name = _adapter_name(self.adapter)
         self.queue = self.device.queue
+        self.lost: str | None = None
         # Every gpulite kernel binds the same things: the plan's arena (read-write storage,
         # activations and constants together), its own slice of a uniform buffer, and the arena
         # again for vec4 access. One layout for all pipelines means any bind group fits any
@@ -125,30 +172,111 @@ class GpuDevice:
         self.pipelines: dict[tuple, tuple[str, Any]] = {}  # program key -> (wgsl, pipeline)
         self._closed = False
 
+    @classmethod
+    def wrap(cls, device: Any) -> GpuDevice:
+        """The shared :class:`GpuDevice` for an application's own ``wgpu.GPUDevice``.
+
+        Interpreters given the same raw device share one wrapper and so one pipeline cache.
+        The wrapper lives as long as something (a backend) holds it; it never destroys the
+        device, which stays the application's.
+        """
+        if not isinstance(device, wgpu.GPUDevice):
+            raise TypeError(f"device must be a wgpu.GPUDevice, got {type(device).__name__}")
+        with _lock:
+            gdev = _wrapped.get(device.uid)
+            if gdev is None or gdev._closed:
+                gdev = cls(device=device)
+                _wrapped[device.uid] = gdev
+            return gdev
+
     def __repr__(self) -> str:
         return f"GpuDevice({self.name!r}, {self.adapter.info.get('backend_type', '?')})"
 
+    def describe(self) -> str:
+        """This device named for messages (label, id, adapter)."""
+        return describe_device(self.device)
+
+    # -- loss -------------------------------------------------------------------------------
+    def _mark_lost(self, why: str) -> DeviceLostError:
+        self.lost = self.lost or why
+        return DeviceLostError(
+            f"the GPU device was lost ({self.lost}); {self.describe()} cannot run or read anything any more: "
+            "call Interpreter.recover() or make a new Interpreter")
+
+    def check_alive(self, what: str) -> None:
+        """Raise :class:`DeviceLostError` if the device is lost; probes it (about 0.1 ms).
+
+        The probe finishes an empty command encoder, the cheapest call wgpu-native validates
+        against the device's state. ``what`` names the caller's operation in the message.
+        """
+        if self.lost is None and self._closed:
+            self.lost = "gpulite closed it"
+        if self.lost is None and getattr(self.device, "_poller", True) is None:
+            self.lost = "destroy() was called on it"  # wgpu-py drops the poller in destroy()
+        if self.lost is None:
+            try:
+                self.device.create_command_encoder(label="gpulite.probe").finish()
+            except Exception as e:
+                if not _is_loss(e):
+                    raise
+                self.lost = str(e).strip().splitlines()[-1].strip()
+        if self.lost is not None:
+            raise self._mark_lost(self.lost) from None
+
+    @contextlib.contextmanager
+    def guard(self, what: str) -> Iterator[None]:
+        """Run GPU calls; a device-loss error inside becomes :class:`DeviceLostError`."""
+        if self.lost is not None:
+            raise self._mark_lost(self.lost)
+        try:
+            yield
+        except DeviceLostError:
+            raise
+        except Exception as e:
+            destroyed = getattr(self.device, "_poller", True) is None
+            if _is_loss(e) or destroyed:
+                why = "destroy() was called on it" if destroyed else str(e).strip().splitlines()[-1].strip()
+                raise self._mark_lost(f"{why}; seen during {what}") from e
+            raise
+
     def close(self) -> None:
-        """Drop cached pipelines and destroy the device; executables on it stop working."""
+        """Drop cached pipelines; destroy the device if gpulite created it.
+
+        Executables compiled on this device stop working. A device the application passed in
+        (``owns_device`` False) is left alive.
+        """
         if not self._closed:
             self.pipelines.clear()
-            self.device.destroy()
+            if self.owns_device:
+                self.device.destroy()
             self._closed = True
 
 
 _devices: dict[str | None, GpuDevice] = {}
+_wrapped: weakref.WeakValueDictionary[int, GpuDevice] = weakref.WeakValueDictionary()
 _lock = threading.Lock()
 
 
+def _usable(dev: GpuDevice | None) -> bool:
+    if dev is None or dev._closed:
+        return False
+    try:
+        dev.check_alive("get_device")
+    except DeviceLostError:
+        return False
+    return True
+
+
 def get_device(adapter_name: str | None = None) -> GpuDevice:
-    """The process-wide device for an adapter (created on first use).
+    """The process-wide device for an adapter (created on first use, re-created once lost).
 
     Every interpreter asking for the same adapter gets the same device, so they share its
     pipeline cache. ``None`` means ``GPULITE_ADAPTER`` or else the high-performance adapter.
+    These devices belong to this module and live until the process ends.
     """
     key = adapter_name if adapter_name is not None else os.environ.get(ENV_ADAPTER)
     with _lock:
         dev = _devices.get(key)
-        if dev is None or dev._closed:
+        if not _usable(dev):
             dev = _devices[key] = GpuDevice(choose_adapter(key))
         return dev

@@ -36,6 +36,18 @@ ACTIVATIONS = {
 # TFLite's float kernels turn a fused activation into a clamp range (CalculateActivationRange),
 # which is unbounded for TANH and SIGN_BIT: fused there, they are no-ops in LiteRT, so here too.
 _NO_OP_ACTIVATIONS = {"TANH", "SIGN_BIT"}
+# The same clamps for int32 arithmetic (TFLite's CalculateActivationRange<int32_t>).
+INT_ACTIVATIONS = {
+    None: "return v;",
+    "RELU": "return max(v, 0);",
+    "RELU6": "return clamp(v, 0, 6);",
+    "RELU_N1_TO_1": "return clamp(v, -1, 1);",
+}
+# Element type of binding 0 (``buf``). The bind-group layout only says "storage buffer", so
+# kernels may view the arena as f32 (float math), i32 (int32 math) or u32 (data movement of
+# any 4-byte dtype: moves through u32 keep every bit, where an f32 path could quiet NaN
+# patterns or flush denormals, i.e. corrupt int32 values such as -1 or 5).
+_WORD_ACTIVATIONS = {"f32": ACTIVATIONS, "i32": INT_ACTIVATIONS, "u32": {None: "return v;"}}
 
 _SCALAR = {"u32": "I", "i32": "i", "f32": "f"}
 _VEC4 = {"vec4u": ("vec4<u32>", "I"), "vec4i": ("vec4<i32>", "i"), "vec4f": ("vec4<f32>", "f")}
@@ -112,7 +124,7 @@ def dispatch_size(threads: int, workgroup_size: int) -> tuple[int, int, int]:
 
 
 def make_program(name: str, source: str, params: list[tuple[str, str, Any]], threads: int, *,
-                 act: str | None = None, workgroup_size: int = DEFAULT_WORKGROUP_SIZE,
+                 act: str | None = None, workgroup_size: int = DEFAULT_WORKGROUP_SIZE, word: str = "f32",
                  **subs: str) -> Program:
     """Build a :class:`Program` from ``wgsl/<source>.wgsl``.
 
@@ -128,19 +140,26 @@ def make_program(name: str, source: str, params: list[tuple[str, str, Any]], thr
     threads : int
         One thread per ``i`` in ``0 .. threads-1``.
     act : str, optional
-        Fused activation name (``node.activation``); becomes ``fn act(v: f32) -> f32``.
+        Fused activation name (``node.activation``); becomes ``fn act(v: W) -> W`` for the
+        word type ``W``.
+    word : {"f32", "i32", "u32"}
+        Element type of ``buf`` (binding 0). ``u32`` for bit-exact moves of any 4-byte dtype;
+        it takes no activation.
     **subs : str
         ``$NAME`` template substitutions in the source (dtypes, options); part of the key.
     """
     act = None if act in _NO_OP_ACTIVATIONS else act
-    if act not in ACTIVATIONS:
-        raise ValueError(f"fused activation {act!r} has no WGSL form")
+    acts = _WORD_ACTIVATIONS.get(word)
+    if acts is None:
+        raise ValueError(f"word {word!r}: expected one of {sorted(_WORD_ACTIVATIONS)}")
+    if act not in acts:
+        raise ValueError(f"fused activation {act!r} has no WGSL form for {word} words")
     struct_src, data = _pack([("n", "u32", threads), *params])
     header = string.Template(_source("common")).substitute(
-        PARAMS=struct_src, WG=workgroup_size, ACT=ACTIVATIONS[act])
+        PARAMS=struct_src, WG=workgroup_size, ACT=acts[act], WORD=word)
     body = string.Template(_source(source)).substitute(subs)
     layout = tuple((f, t) for f, t, _ in params)
-    key = (source, tuple(sorted(subs.items())), act, workgroup_size, layout)
+    key = (source, tuple(sorted(subs.items())), act, workgroup_size, word, layout)
     return Program(name, key, header + "\n" + body, workgroup_size, dispatch_size(threads, workgroup_size),
                    data, threads)
 

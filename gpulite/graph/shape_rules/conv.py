@@ -76,7 +76,7 @@ def _conv(node, ins, consts):
 
 @shape_rule("DEPTHWISE_CONV_2D")
 def _depthwise(node, ins, consts):
-    n, h, w, c = _rank4(node, ins[0], "input")
+    n, h, w, _c = _rank4(node, ins[0], "input")
     _, kh, kw, co = _rank4(node, ins[1], "filter")
     oh, ow = _hw_window(node, h, w, kh, kw)
     return [(n, oh, ow, co)]
@@ -90,7 +90,7 @@ def _transpose_conv(node, ins, consts):
     if len(shape) != 4:
         raise ShapeError(f"node {node.index} (TRANSPOSE_CONV): output_shape must have 4 entries, got {list(shape)}")
     n = _rank4(node, ins[2], "input")[0]
-    return [(n,) + shape[1:]]
+    return [(n, *shape[1:])]
 
 
 @shape_rule("FULLY_CONNECTED")
@@ -107,7 +107,7 @@ def _fully_connected(node, ins, consts):
         if x[-1] != depth:
             raise ShapeError(f"node {node.index} (FULLY_CONNECTED): keep_num_dims needs the last input dim "
                              f"to be {depth}, got shape {list(x)}")
-        return [x[:-1] + (units,)]
+        return [(*x[:-1], units)]
     return [(size // depth, units)]
 
 
@@ -122,7 +122,7 @@ def _batch_matmul(node, ins, consts):
     if ka != kb:
         raise ShapeError(f"node {node.index} (BATCH_MATMUL): inner dims differ: lhs {list(a)} gives {ka}, "
                          f"rhs {list(b)} gives {kb}")
-    return [broadcast(a[:-2], b[:-2], node) + (m, nn)]
+    return [(*broadcast(a[:-2], b[:-2], node), m, nn)]
 
 
 @shape_rule("AVERAGE_POOL_2D", "MAX_POOL_2D")

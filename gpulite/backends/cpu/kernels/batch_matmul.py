@@ -25,7 +25,7 @@ def batch_matmul(node, ctx):
     av = np.swapaxes(a, -1, -2) if getattr(o, "adj_x", False) else a
     bv = np.swapaxes(b, -1, -2) if getattr(o, "adj_y", False) else b
     try:
-        shape = np.broadcast_shapes(av.shape[:-2], bv.shape[:-2]) + (av.shape[-2], bv.shape[-1])
+        shape = (*np.broadcast_shapes(av.shape[:-2], bv.shape[:-2]), av.shape[-2], bv.shape[-1])
     except ValueError:
         shape = None
     if shape is None or av.shape[-1] != bv.shape[-2] or shape != out.shape:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.backends.cpu.kernels.conv import ConvGemm, conv_geometry
-from gpulite.backends.cpu.kernels.depthwise import depthwise_geometry, depthwise_plan, run_plans
+from gpulite.backends.cpu.kernels.depthwise import depthwise_geometry, depthwise_plan, plan_runner
 from gpulite.backends.cpu.quant import Requantizer, output_bounds, per_tensor, quantize_multipliers
 from gpulite.errors import UnsupportedOpError
 
@@ -114,8 +114,9 @@ def quantized_depthwise_conv_2d(node, ctx):
     acc64 = np.empty(out.shape, np.float64)
     phased, plans = depthwise_plan(win, x, acc64, mult, wq, None, zp_in, np.float64)
     finish = epilogue(ctx, acc64, corr, rq, out)
+    taps = plan_runner(phased, plans)
 
     def run() -> None:
-        run_plans(phased, plans)
+        taps()
         finish()
     return run

@@ -1,5 +1,6 @@
 // gpulite common header, prepended to every kernel.
-// Binding 0 is the whole arena: activations at the memory plan's offsets, then constants.
+// Binding 0 is the whole arena: activations at the memory plan's offsets, then constants,
+// as f32 words (or i32 / u32 words: `word` in make_program; the layout only says "storage").
 // Binding 1 is this dispatch's uniform block: tensor offsets (in f32 words) and sizes.
 // Binding 2 is the same arena seen as vec4s, for kernels that read 4 channels at once
 // (tensor and constant offsets are 16-byte aligned, so word offset w is buf4[w / 4]).
@@ -7,11 +8,11 @@
 
 $PARAMS
 
-@group(0) @binding(0) var<storage, read_write> buf: array<f32>;
+@group(0) @binding(0) var<storage, read_write> buf: array<$WORD>;
 @group(0) @binding(1) var<uniform> P: Params;
 @group(0) @binding(2) var<storage, read_write> buf4: array<vec4<f32>>;
 
-fn act(v: f32) -> f32 { $ACT }
+fn act(v: $WORD) -> $WORD { $ACT }
 
 @compute @workgroup_size($WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
