@@ -11,7 +11,13 @@ Existing code switches by changing the import::
 
 Lifecycle: the model is read and the graph folded at construction; ``allocate_tensors``
 plans memory and compiles every kernel (an op without a kernel raises
-``UnsupportedOpError`` here, not at invoke); ``invoke`` runs the compiled plan.
+``UnsupportedOpError`` here, not at invoke); ``invoke`` runs the compiled plan; ``close``
+releases what ``allocate_tensors`` built (GPU buffers on the webgpu backend).
+
+GPU-resident I/O (``backend="webgpu"``, see docs/webgpu.md): ``bind_input`` takes an input
+from a ``wgpu.GPUBuffer``, ``get_output_gpu`` hands out an output without reading it back,
+``outputs_on_gpu=True`` skips every output readback and ``ensure_readable`` reads one back on
+demand; ``transfer_stats`` counts the bytes moved.
 """
 
 from __future__ import annotations
@@ -67,6 +73,10 @@ class Interpreter:
         Threads the CPU backend may use (numpy's BLAS decides its own; kept for parity).
     backend : {"cpu", "webgpu"}
         Where kernels run.
+    **backend_options
+        For ``"webgpu"``: ``device`` (a ``wgpu.GPUDevice`` of the application's, a
+        ``GpuDevice`` or an adapter name), ``precision`` (``"fp32"``/``"fp16"``),
+        ``outputs_on_gpu`` (bool) and ``cpu_ops``; see ``WebGpuBackend``. ``"cpu"`` takes none.
     """
 
     def __init__(
@@ -142,9 +152,16 @@ class Interpreter:
         if self._resized:
             propagate(self._graph, self._order)
             self._resized = False
+        self._release_exe()
         self._plan = plan_memory(self._graph, self._order)
         self._exe = self._backend.compile(self._graph, self._order, self._plan)
         self._guard = np.frombuffer(memoryview(self._exe.arena), dtype=np.uint8)
+
+    def _release_exe(self) -> None:
+        # The previous plan's GPU buffers go now, not whenever the garbage collector runs.
+        exe, self._exe, self._guard = self._exe, None, None
+        if exe is not None and hasattr(exe, "close"):
+            exe.close()
 
     def invoke(self) -> None:
         self._ensure_safe()
@@ -280,7 +297,7 @@ class Interpreter:
         if new != t.shape:
             t.shape = new
             self._resized = True
-            self._exe = None
+            self._release_exe()
 
     def get_signature_list(self) -> dict[str, dict[str, list[str]]]:
         return {
@@ -303,6 +320,150 @@ class Interpreter:
                              "gpulite runs subgraph 0 only")
         return SignatureRunner(self, sigs[signature_key])
 
+    # -- GPU-resident I/O, device, warm-up (webgpu) ---------------------------------------
+    def _gpu_exe(self, what: str) -> Any:
+        if self._backend_name != "webgpu":
+            raise RuntimeError(f"{what} needs backend='webgpu'; this interpreter runs on {self._backend_name!r}")
+        self._ensure_allocated(what)
+        return self._exe
+
+    def _output_index(self, tensor_index: Any) -> int:
+        i = self._tensor_index(tensor_index)
+        if i not in self._graph.outputs:
+            raise ValueError(f"tensor {i} ({self._graph.tensors[i].name!r}) is not an output; the output tensor "
+                             f"indices (get_output_details()[k]['index']) are {list(self._graph.outputs)}")
+        return i
+
+    def get_output_gpu(self, tensor_index: int) -> Any:
+        """An output left in GPU memory, without reading it back (TF.js ``dataToGPU``).
+
+        Parameters
+        ----------
+        tensor_index : int
+            The output's tensor index, ``get_output_details()[k]["index"]`` (as ``get_tensor``).
+
+        Returns
+        -------
+        GpuTensor
+            The ``wgpu.GPUBuffer`` (owned by this interpreter), byte offset, byte size, shape,
+            dtype and layout. Valid until the next ``invoke``, ``allocate_tensors``,
+            ``resize_tensor_input``, ``recover`` or ``close``; then it raises
+            ``StaleTensorError``. ``t.copy()`` gives a buffer the caller owns;
+            ``await t.data()`` / ``t.data_sync()`` read it back.
+
+        Raises
+        ------
+        DeviceLostError
+            When the device is lost.
+        """
+        i = self._output_index(tensor_index)
+        return self._gpu_exe("get_output_gpu()").gpu_tensor(i)
+
+    def bind_input(self, tensor_index: int, gpu_buffer: Any, *, offset: int = 0, layout: str = "NHWC") -> None:
+        """Take input ``tensor_index`` from a GPU buffer at every invoke, with no CPU copy.
+
+        The buffer's bytes from ``offset`` are copied into the interpreter's arena on the GPU,
+        at the start of each ``invoke``'s command encoder (TFLite ``bindGlBufferToTensor``).
+        The binding lasts until ``bind_input(i, None)``, ``set_tensor(i, ...)`` or the next
+        ``allocate_tensors``/``recover``; the interpreter holds a reference to the buffer
+        but never destroys it.
+
+        Parameters
+        ----------
+        tensor_index : int
+            An input's tensor index (``get_input_details()[k]["index"]``); float32 inputs only.
+        gpu_buffer : wgpu.GPUBuffer or None
+            Created on this interpreter's device (see ``Interpreter(device=...)``), with
+            ``COPY_SRC`` usage, holding dense NHWC float32 data. None unbinds.
+        offset : int
+            Byte offset of element 0; a multiple of 4.
+        layout : {"NHWC"}
+            The buffer's layout; only dense NHWC float32 exists today.
+
+        Raises
+        ------
+        DeviceMismatchError
+            When the buffer belongs to another device (the message names both).
+        ValueError, TypeError
+            For a non-input, a non-float32 tensor, a missing ``COPY_SRC`` usage, a misaligned
+            offset or a buffer too small for the tensor.
+        """
+        i = self._tensor_index(tensor_index)
+        self._gpu_exe("bind_input()").bind(i, gpu_buffer, offset=offset, layout=layout)
+
+    def ensure_readable(self, tensor_index: int) -> None:
+        """Make ``tensor()`` views of tensor i current, reading it back only if needed.
+
+        TFLite's ``EnsureTensorDataIsReadable``: with ``outputs_on_gpu=True`` (or a bound
+        input) the host copy is not kept current; ``get_tensor`` calls this itself.
+        """
+        i = self._tensor_index(tensor_index)
+        exe = self._gpu_exe("ensure_readable()")
+        if not self._graph.tensors[i].is_const:
+            exe.ensure_readable(i)
+
+    def transfer_stats(self) -> dict[str, int]:
+        """Bytes uploaded and read back since ``allocate_tensors`` (constants included), and invokes."""
+        return self._gpu_exe("transfer_stats()").transfer_stats()
+
+    @property
+    def precision(self) -> str:
+        """The precision in force: ``"fp32"`` (also when ``"fp16"`` was requested; see ``get_plan()``)."""
+        return getattr(self._backend, "precision", "fp32")
+
+    def warmup(self) -> float:
+        """Run one invoke on the current inputs and wait for the GPU; returns its seconds.
+
+        Pipelines are compiled at ``allocate_tensors``; some drivers (lavapipe among them)
+        compile shaders for real at their first dispatch, which this pays for. It overwrites
+        outputs and makes earlier ``GpuTensor`` handles stale like any invoke.
+        """
+        import time
+
+        self._ensure_allocated("warmup()")
+        start = time.perf_counter()
+        self.invoke()
+        if hasattr(self._exe, "wait"):
+            self._exe.wait()
+        return time.perf_counter() - start
+
+    def recover(self, *, device: Any = None) -> None:
+        """Rebuild on a working device after ``DeviceLostError`` (webgpu only).
+
+        Parameters
+        ----------
+        device : wgpu.GPUDevice, GpuDevice or str, optional
+            Where to rebuild. Default: the shared device this interpreter was asked for
+            (re-created once lost), or for an application's own device, gpulite's shared
+            device on the same adapter.
+
+        Inputs set with ``set_tensor`` are carried over; bindings and ``GpuTensor`` handles
+        (which belong to the old device) are dropped.
+        """
+        if self._backend_name != "webgpu":
+            raise RuntimeError(f"recover() needs backend='webgpu'; this interpreter runs on {self._backend_name!r}")
+        self._ensure_safe()
+        old = self._exe
+        keep = {} if old is None else {
+            i: old.arrays[i].copy() for i in self._graph.inputs if i in old.arrays and i not in old.bound_inputs}
+        self._release_exe()
+        self._backend.replace_device(device)
+        if old is not None:
+            self.allocate_tensors()
+            for i, value in keep.items():
+                self._exe.write(i, value)
+
+    def close(self) -> None:
+        """Release what ``allocate_tensors`` built; the interpreter needs it again to run."""
+        self._ensure_safe()
+        self._release_exe()
+
+    def __enter__(self) -> Interpreter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def get_plan(self) -> dict[str, Any]:
         """What runs where: nodes, arena bytes and (on webgpu) partitions and crossings."""
         plan = {
@@ -311,6 +472,8 @@ class Interpreter:
             "arena_bytes": self._plan.arena_bytes if self._plan else None,
             "intermediate_bytes": self._plan.total_bytes if self._plan else None,
         }
+        if hasattr(self._backend, "describe"):
+            plan.update(self._backend.describe())
         if self._exe is not None and hasattr(self._exe, "describe"):
             plan.update(self._exe.describe())
         return plan

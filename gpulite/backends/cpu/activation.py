@@ -29,17 +29,3 @@ def activation_fn(name: str | None) -> Callable[[np.ndarray], None] | None:
         return lambda x: np.clip(x, np.float32(-1), np.float32(1), out=x)
     raise ValueError(f"unknown fused activation {name!r}")
 
-
-def activation_range(name: str | None, scale: float, zero_point: int, qmin: int, qmax: int) -> tuple[int, int]:
-    """Clamp bounds of a fused activation in the quantized domain (TFLite's CalculateActivationRangeQuantized)."""
-    def q(v: float) -> int:
-        return int(zero_point + round(v / scale))
-    if name is None:
-        return qmin, qmax
-    if name == "RELU":
-        return max(qmin, q(0.0)), qmax
-    if name == "RELU6":
-        return max(qmin, q(0.0)), min(qmax, q(6.0))
-    if name == "RELU_N1_TO_1":
-        return max(qmin, q(-1.0)), min(qmax, q(1.0))
-    raise ValueError(f"fused activation {name} has no quantized form")

@@ -95,6 +95,10 @@ class GpuArena:
         return self.buffer
 
     def close(self) -> None:
+        """Destroy the buffer (idempotent; a lost device's buffer is simply dropped)."""
         if self.buffer is not None:
-            self.buffer.destroy()
+            try:
+                self.buffer.destroy()
+            except Exception:  # a lost device may refuse; dropping the object releases it anyway
+                pass
             self.buffer = None

@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 import numpy as np
+import wgpu
 
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import get_kernel
@@ -29,6 +30,17 @@ from .program import Program
 log = logging.getLogger(__name__)
 
 
+def _resolve_device(device: Any) -> GpuDevice:
+    """A :class:`GpuDevice` from what ``Interpreter(device=...)`` accepts."""
+    if isinstance(device, GpuDevice):
+        return device
+    if device is None or isinstance(device, str):
+        return get_device(device)
+    if isinstance(device, wgpu.GPUDevice):
+        return GpuDevice.wrap(device)
+    raise TypeError(f"device must be a GpuDevice, a wgpu.GPUDevice or an adapter name, got {type(device).__name__}")
+
+
 class WebGpuBackend:
     """Compile plans to WebGPU.
 
@@ -36,29 +48,66 @@ class WebGpuBackend:
     ----------
     num_threads : int, optional
         Threads for nodes that fall back to the CPU backend.
-    device : GpuDevice or str, optional
-        A device, or an adapter-name substring (as ``GPULITE_ADAPTER``); default: the shared
+    device : GpuDevice, wgpu.GPUDevice or str, optional
+        A :class:`GpuDevice`; the application's own ``wgpu.GPUDevice`` (everything then runs
+        on it, so outputs can be bound in the application's pipelines; gpulite never destroys
+        it); or an adapter-name substring (as ``GPULITE_ADAPTER``). Default: the shared
         high-performance device.
-    precision : {"fp32"}
-        Storage and arithmetic precision. ``"fp16"`` (shader-f16) is not implemented yet.
+    precision : {"fp32", "fp16"}
+        Requested storage and arithmetic precision. gpulite's WebGPU kernels compute in fp32
+        only so far, so ``"fp16"`` logs a warning saying why and runs in fp32;
+        :attr:`precision` is what is in force, :attr:`precision_requested` what was asked.
     cpu_ops : iterable of str
         Ops forced onto the CPU backend even when a WebGPU kernel exists (debugging, tests).
+    outputs_on_gpu : bool
+        Leave graph outputs in GPU memory after ``invoke`` (no readback); they are read back
+        on demand by ``get_tensor``/``ensure_readable`` or used through ``get_output_gpu``.
     """
 
     name = "webgpu"
 
-    def __init__(self, num_threads: int | None = None, device: GpuDevice | str | None = None,
-                 precision: str = "fp32", cpu_ops: Any = ()) -> None:
+    def __init__(self, num_threads: int | None = None, device: Any = None, precision: str = "fp32",
+                 cpu_ops: Any = (), outputs_on_gpu: bool = False) -> None:
         if precision not in ("fp32", "fp16"):
             raise ValueError(f"precision must be 'fp32' or 'fp16', got {precision!r}")
-        self.gdev = device if isinstance(device, GpuDevice) else get_device(device)
-        if precision == "fp16":
-            raise NotImplementedError(
-                f"precision='fp16' is not implemented yet ({self.gdev.name} "
-                f"{'supports' if self.gdev.has_f16 else 'lacks'} shader-f16); use 'fp32'")
+        if not isinstance(outputs_on_gpu, bool):
+            raise TypeError(f"outputs_on_gpu must be a bool, got {outputs_on_gpu!r}")
+        self._request = device if device is None or isinstance(device, str) else None
+        self.gdev = _resolve_device(device)
         self.num_threads = num_threads or 1
-        self.precision = precision
+        self.precision_requested = precision
+        self.precision, self.precision_note = self._precision_in_force(precision)
         self.cpu_ops = frozenset(cpu_ops)
+        self.outputs_on_gpu = outputs_on_gpu
+
+    def _precision_in_force(self, requested: str) -> tuple[str, str]:
+        if requested == "fp32":
+            return "fp32", ""
+        if self.gdev.has_f16:
+            why = "gpulite's WebGPU kernels store and compute in fp32 only so far (the device has shader-f16)"
+        else:
+            why = "the device lacks the shader-f16 feature"
+        note = f"precision='fp16' was requested on {self.gdev.name}, but {why}; running in fp32"
+        log.warning(note)
+        return "fp32", note
+
+    def replace_device(self, device: Any = None) -> None:
+        """Compile on another device from now on (``Interpreter.recover``).
+
+        ``None``: the shared device this backend was asked for (re-created if it was lost),
+        or, when it was given the application's own device, gpulite's shared device on the
+        same adapter.
+        """
+        if device is None:
+            device = self._request if self._request is not None or self.gdev.owns_device else self.gdev.name
+        self.gdev = _resolve_device(device)
+
+    def describe(self) -> dict[str, Any]:
+        """Backend-level facts for ``get_plan()``: the precision in force and why."""
+        d = {"precision": self.precision, "precision_requested": self.precision_requested}
+        if self.precision_note:
+            d["precision_note"] = self.precision_note
+        return d
 
     def _gpu_work(self, n: Node, graph: Graph, plan: MemoryPlan, garena: GpuArena) -> tuple[list[Program] | None, str]:
         if n.op in self.cpu_ops:
@@ -98,4 +147,5 @@ class WebGpuBackend:
             log.info("node %d (%s) runs on the cpu: %s", n.index, n.op, why)
             steps.append((n, pt.CPU, cpu_factory(n, CpuContext(graph, n, cpu_arrays, self.num_threads))))
         parts = pt.partition(graph, plan.offsets, steps)
-        return WebGpuExecutable(self.gdev, graph, plan, host, arrays, garena, parts)
+        return WebGpuExecutable(self.gdev, graph, plan, host, arrays, garena, parts,
+                                outputs_on_gpu=self.outputs_on_gpu)

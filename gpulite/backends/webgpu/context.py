@@ -105,8 +105,49 @@ class GpuContext:
 
     def require_f32(self, *refs: TensorRef) -> None:
         """Raise the unsupported error unless every ref is float32 NHWC."""
+        self.require_dtypes(refs, (np.float32,))
+
+    def require_dtypes(self, refs: Any, dtypes: tuple, what: str = "this kernel") -> None:
+        """Raise the unsupported error unless every ref is NHWC with a dtype in ``dtypes``."""
+        allowed = {np.dtype(d) for d in dtypes}
         for r in refs:
-            if r.dtype != np.float32:
-                raise self.unsupported(f"dtype {r.dtype} (webgpu kernels are float32)")
+            if r.dtype not in allowed:
+                names = "/".join(sorted(str(d) for d in allowed))
+                raise self.unsupported(f"dtype {r.dtype} ({what} takes {names})")
             if r.layout != NHWC:
                 raise self.unsupported(f"layout {r.layout}")
+
+    def require_quant_free(self, *indices: int, outputs: tuple[int, ...] = (0,)) -> None:
+        """Decline quantized tensors (inputs ``indices``, outputs ``outputs``): the kernels that
+        call this compute in float32 or plain int32 and know nothing of scales."""
+        for kind, idx, info in [("input", i, self.in_info) for i in indices] + [
+                ("output", i, self.out_info) for i in outputs]:
+            q = info(idx).quant
+            if q is not None and np.size(q.scale) and np.dtype(info(idx).dtype).kind in "iu":
+                raise self.unsupported(f"quantized {info(idx).dtype} {kind} {idx} (no WebGPU integer kernels)")
+
+    def require_same_quant(self, i: int = 0, o: int = 0) -> None:
+        """Decline unless input ``i`` and output ``o`` share their quantization (or have none):
+        a data-movement kernel copies codes and cannot requantize."""
+        qa, qb = self.in_info(i).quant, self.out_info(o).quant
+
+        def params(q: Any) -> tuple:
+            if q is None or not np.size(q.scale):
+                return ()
+            return (tuple(np.asarray(q.scale, np.float32).ravel()), tuple(np.asarray(q.zero_point).ravel()))
+        if params(qa) != params(qb):
+            raise self.unsupported("input and output quantization differ (no WebGPU requantizing kernels)")
+
+    def element_bytes(self, *refs: TensorRef) -> int:
+        """The common element size of ``refs`` for data movement (1, 2, 4 or 8 bytes), declining
+        mixed sizes, other layouts and anything that is not a plain number (strings, ...)."""
+        sizes = set()
+        for r in refs:
+            if r.layout != NHWC:
+                raise self.unsupported(f"layout {r.layout}")
+            if r.dtype.kind not in "biuf" or r.dtype.itemsize not in (1, 2, 4, 8):
+                raise self.unsupported(f"dtype {r.dtype}")
+            sizes.add(r.dtype.itemsize)
+        if len(sizes) != 1:
+            raise self.unsupported(f"dtypes {[str(r.dtype) for r in refs]} differ in size")
+        return sizes.pop()

@@ -1,10 +1,17 @@
 """A compiled plan on the GPU: allocate-time objects, and the per-invoke encode and submit.
 
-Everything that can be built once is built in ``__init__``: the arena with its constants,
-one uniform buffer holding every dispatch's parameters, pipelines (from the device's cache)
-and one bind group per dispatch. ``invoke`` then only records and submits: one command
-encoder per GPU partition (one in total for a fully supported model), with the readbacks
-of outputs and crossings appended to it; mapping the staging buffer is the only wait.
+Everything that can be built once is built in ``__init__``, after checking every limit the
+plan needs against the device (:mod:`.requirements`): pipelines (compiled up front, in
+parallel where it pays, :mod:`.pipelines`), the arena with its constants, one uniform buffer
+holding every dispatch's parameters and one bind group per dispatch. ``invoke`` then only
+records and submits: one command encoder per GPU partition (one in total for a fully
+supported model), starting with GPU-side copies of bound input buffers and ending with the
+readbacks of outputs and crossings; mapping the staging buffer is the only wait.
+
+GPU-resident I/O: :meth:`WebGpuExecutable.bind` makes an application buffer an input (copied
+on the GPU inside the invoke's encoder), ``outputs_on_gpu`` skips the output readbacks, and
+:meth:`WebGpuExecutable.gpu_tensor` hands out :class:`~.gpu_tensor.GpuTensor` handles. Every
+byte that crosses between host and GPU is counted (``bytes_uploaded``/``bytes_read_back``).
 """
 
 from __future__ import annotations
@@ -14,69 +21,108 @@ from typing import Any
 import numpy as np
 import wgpu
 
+from gpulite.errors import DeviceMismatchError
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan
 
 from . import partition as pt
 from .arena import GpuArena
-from .device import GpuDevice
+from .context import NHWC
+from .device import GpuDevice, describe_device
+from .gpu_tensor import GpuTensor, stage, unstage
+from .pipelines import prepare_pipelines
 from .program import KernelError, Program, get_pipeline
+from .requirements import check_device, plan_needs
+
+_STAGING_USAGE = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
 
 
 class WebGpuExecutable:
     """A compiled plan on one device; owns its arena, uniform and staging buffers.
 
-    ``arena``/``arrays`` are the host mirror (inputs as written, outputs after ``invoke``);
-    ``tensor()`` views of GPU intermediates are not kept current.
+    ``arena``/``arrays`` are the host mirror (inputs as written, outputs after ``invoke``
+    unless ``outputs_on_gpu``); ``tensor()`` views of GPU intermediates are not kept current.
+    Everything it owns is released by :meth:`close` (``__del__`` only as a safety net).
+
+    Attributes
+    ----------
+    epoch : int
+        Bumped by every ``invoke`` and by ``close``; :class:`GpuTensor` handles from an older
+        epoch are stale.
+    bytes_uploaded, bytes_read_back, invokes : int
+        Counters since allocation; constants count as uploaded.
     """
 
     def __init__(self, gdev: GpuDevice, graph: Graph, plan: MemoryPlan, host: np.ndarray,
-                 arrays: dict[int, np.ndarray], garena: GpuArena, parts: list[pt.Partition]) -> None:
+                 arrays: dict[int, np.ndarray], garena: GpuArena, parts: list[pt.Partition], *,
+                 outputs_on_gpu: bool = False) -> None:
         self.gdev, self.graph, self.plan, self.parts = gdev, graph, plan, parts
         self.arena, self.arrays, self.garena = host, arrays, garena
+        self.outputs_on_gpu = outputs_on_gpu
         self.bytes_uploaded = 0
         self.bytes_read_back = 0
         self.invokes = 0
+        self.epoch = 0
+        self.closed = False
         self._buffers: list[Any] = []
-        self._build()
+        self._dispatches: dict[int, list[tuple[Any, Any, tuple[int, int, int]]]] = {}
+        self._bound: dict[int, tuple[Any, int]] = {}  # input tensor -> (application buffer, byte offset)
+        self._fresh: set[int] = set()  # whole-invoke tensors read back (host) or uploaded (GPU) this epoch
+        self._analyse()
+        with gdev.guard("allocate_tensors"):
+            self._build()
 
-    # -- allocate-time GPU objects ------------------------------------------------------
+    # -- allocate-time analysis and GPU objects -----------------------------------------
+    def _analyse(self) -> None:
+        """Which tensors each side holds after an invoke, and what each partition reads back."""
+        cpu_parts = [p for p in self.parts if p.backend == pt.CPU]
+        gpu_parts = [p for p in self.parts if p.backend == pt.GPU]
+        made_on_cpu = {t for p in cpu_parts for n in p.nodes for t in n.outputs}
+        self._cpu_reads = {t for p in cpu_parts for n in p.nodes for t in n.inputs}
+        self._on_host_always = set(self.graph.inputs) | made_on_cpu
+        self._on_gpu_always = (set(self.graph.inputs) | {t for p in gpu_parts for n in p.nodes for t in n.outputs}
+                               | {tr.tensor for p in cpu_parts for tr in p.uploads})
+        self._readbacks = {k: [tr for tr in p.readbacks if not (self.outputs_on_gpu and tr.for_output)]
+                           for k, p in enumerate(self.parts) if p.backend == pt.GPU}
+
     def _build(self) -> None:
         gdev = self.gdev
+        gdev.check_alive("allocate_tensors")
+        programs = [p for part in self.parts if part.backend == pt.GPU for p in part.work]
+        slots, ubytes = self._uniform_layout(programs)
+        cpu_inputs = [i for i in self.graph.inputs if i in self._cpu_reads and i in self.plan.offsets]
+        stage_bytes = max([sum(t.padded for t in trs) for trs in self._readbacks.values()]
+                          + [sum(-(-self.graph.tensors[i].nbytes // 4) * 4 for i in cpu_inputs), 4])
+        needs = plan_needs(arena_bytes=self.garena.total_bytes, programs=programs,
+                           buffer_bytes=max(self.garena.total_bytes, ubytes, stage_bytes))
+        check_device(gdev, needs)  # everything missing in one message, before any buffer exists
+        prepare_pipelines(gdev, programs)
         self.garena.realize(gdev)
         self.constant_bytes = self.garena.const_bytes
         self.bytes_uploaded += self.constant_bytes
-        programs = [p for part in self.parts if part.backend == pt.GPU for p in part.work]
-        slots = self._pack_uniforms(programs)
-        self._dispatches: dict[int, list[tuple[Any, Any, tuple[int, int, int]]]] = {
-            k: [self._dispatch(p, slots[id(p)]) for p in part.work]
-            for k, part in enumerate(self.parts) if part.backend == pt.GPU}
-        stage = max([sum(t.padded for t in part.readbacks) for part in self.parts] + [4])
-        self.staging = gdev.device.create_buffer(
-            label="gpulite.readback", size=stage, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
-        self._buffers = [self.ubuf, self.staging]
-        self._host_valid = set(self.graph.inputs) | set(self.graph.outputs) | {
-            t for part in self.parts if part.backend == pt.CPU for n in part.nodes for t in n.outputs}
+        data = bytearray(ubytes)
+        for p in programs:
+            data[slots[id(p)]:slots[id(p)] + len(p.params)] = p.params
+        self.ubuf = gdev.device.create_buffer_with_data(
+            label="gpulite.uniforms", data=bytes(data), usage=wgpu.BufferUsage.UNIFORM)
+        self._buffers = [self.ubuf]
+        self._dispatches = {k: [self._dispatch(p, slots[id(p)]) for p in part.work]
+                            for k, part in enumerate(self.parts) if part.backend == pt.GPU}
+        self.staging = gdev.device.create_buffer(label="gpulite.readback", size=stage_bytes, usage=_STAGING_USAGE)
+        self._buffers.append(self.staging)
 
-    def _pack_uniforms(self, programs: list[Program]) -> dict[int, int]:
-        """One uniform buffer with every program's block at an aligned offset; id -> offset."""
+    def _uniform_layout(self, programs: list[Program]) -> tuple[dict[int, int], int]:
+        """Every program's uniform block at an aligned offset of one buffer: (id -> offset, size)."""
         align = max(self.gdev.limits.get("min-uniform-buffer-offset-alignment", 256), 16)
         slots, size = {}, 0
         for p in programs:
             slots[id(p)] = size
             size += -(-len(p.params) // align) * align
-        data = bytearray(max(size, 16))
-        for p in programs:
-            data[slots[id(p)]:slots[id(p)] + len(p.params)] = p.params
-        self.ubuf = self.gdev.device.create_buffer_with_data(data=bytes(data), usage=wgpu.BufferUsage.UNIFORM)
-        return slots
+        return slots, max(size, 16)
 
     def _dispatch(self, p: Program, slot: int) -> tuple[Any, Any, tuple[int, int, int]]:
-        """Pipeline, bind group and workgroup counts of one program, checked against the limits."""
+        """Pipeline, bind group and workgroup counts of one program."""
         gdev, buf, size = self.gdev, self.garena.buffer, self.garena.total_bytes
-        max_groups = gdev.limits.get("max-compute-workgroups-per-dimension", 65535)
-        if max(p.dispatch) > max_groups:
-            raise KernelError(f"{p.name}: dispatch {p.dispatch} exceeds {max_groups} workgroups per dimension")
         pipeline = get_pipeline(gdev, p)
         try:
             bg = gdev.device.create_bind_group(label=p.name, layout=gdev.bind_group_layout, entries=[
@@ -89,8 +135,27 @@ class WebGpuExecutable:
         return pipeline, bg, p.dispatch
 
     # -- run ------------------------------------------------------------------------------
+    def _check_open(self, what: str) -> None:
+        if self.closed:
+            raise RuntimeError(f"{what}: this compiled plan was closed; call allocate_tensors() again")
+
     def invoke(self) -> None:
+        self._check_open("invoke()")
+        self.epoch += 1  # first: even a failed invoke leaves no handle claiming the old outputs
+        self._fresh = set()
+        with self.gdev.guard("invoke"):
+            self._run()
+        self.invokes += 1
+
+    def _run(self) -> None:
         q, buf = self.gdev.queue, self.garena.buffer
+        pending = bool(self._bound)
+        host_bound = [self._transfer(i) for i in self._bound if i in self._cpu_reads]
+        if host_bound:  # a CPU kernel reads a bound input: bring it up and back before anything runs
+            enc = self.gdev.device.create_command_encoder(label="gpulite.bound-inputs")
+            self._copy_bound(enc)
+            self._readback(enc, host_bound, "bound inputs read by the cpu")
+            pending = False
         for k, part in enumerate(self.parts):
             if part.backend == pt.CPU:
                 for run in part.work:
@@ -99,15 +164,26 @@ class WebGpuExecutable:
                     q.write_buffer(buf, tr.offset, self.arena[tr.offset:tr.offset + tr.padded])
                     self.bytes_uploaded += tr.nbytes
                 continue
-            enc = self.gdev.device.create_command_encoder()
+            enc = self.gdev.device.create_command_encoder(label=f"gpulite.partition{k}")
+            if pending:  # bound inputs are copied on the GPU, ordered before the first dispatch
+                self._copy_bound(enc)
+                pending = False
             cp = enc.begin_compute_pass()
             for pipeline, bg, groups in self._dispatches[k]:
                 cp.set_pipeline(pipeline)
                 cp.set_bind_group(0, bg)
                 cp.dispatch_workgroups(*groups)
             cp.end()
-            self._readback(enc, part.readbacks, f"partition {k} ({len(part.work)} dispatches)")
-        self.invokes += 1
+            self._readback(enc, self._readbacks[k], f"partition {k} ({len(part.work)} dispatches)")
+
+    def _transfer(self, i: int) -> pt.Transfer:
+        return pt.Transfer(i, self.plan.offsets[i], self.graph.tensors[i].nbytes)
+
+    def _copy_bound(self, enc: Any) -> None:
+        for i, (src, off) in self._bound.items():
+            tr = self._transfer(i)
+            if tr.padded:
+                enc.copy_buffer_to_buffer(src, off, self.garena.buffer, tr.offset, tr.padded)
 
     def _readback(self, enc: Any, transfers: list[pt.Transfer], what: str) -> None:
         """Finish ``enc`` with copies of ``transfers`` into staging, submit, and copy to the host."""
@@ -131,48 +207,166 @@ class WebGpuExecutable:
                 self.arena[tr.offset:tr.offset + tr.nbytes] = mem[pos:pos + tr.nbytes]
                 pos += tr.padded
                 self.bytes_read_back += tr.nbytes
+                if tr.tensor in self.graph.outputs or tr.tensor in self.graph.inputs:
+                    self._fresh.add(tr.tensor)  # whole-invoke lifetime: the mirror stays right
         finally:
             del mem
             self.staging.unmap()
 
+    def wait(self) -> None:
+        """Block until all work submitted so far has finished (a 4-byte fence copy, not counted)."""
+        self._check_open("wait()")
+        with self.gdev.guard("wait"):
+            enc = self.gdev.device.create_command_encoder(label="gpulite.fence")
+            enc.copy_buffer_to_buffer(self.garena.buffer, 0, self.staging, 0, 4)
+            self.gdev.queue.submit([enc.finish()])
+            self.staging.map_sync(wgpu.MapMode.READ, 0, 4)
+            self.staging.unmap()
+
+    # -- host I/O -----------------------------------------------------------------------
     def write(self, i: int, arr: np.ndarray) -> None:
-        """Set an input: into the host mirror and straight up to the GPU arena."""
+        """Set an input: into the host mirror and straight up to the GPU arena (unbinds it)."""
+        self._check_open("set_tensor()")
+        self._bound.pop(i, None)
         np.copyto(self.arrays[i], arr)
         off, n = self.plan.offsets[i], self.graph.tensors[i].nbytes
         padded = -(-n // 4) * 4
         if padded:
-            self.gdev.queue.write_buffer(self.garena.buffer, off, self.arena[off:off + padded])
+            with self.gdev.guard("set_tensor"):
+                self.gdev.queue.write_buffer(self.garena.buffer, off, self.arena[off:off + padded])
         self.bytes_uploaded += n
 
-    def read(self, i: int) -> np.ndarray:
-        """A copy of tensor i: from the host mirror when it is current there, else read back."""
+    def _on_host(self, i: int) -> bool:
+        return i in self._fresh or (i in self._on_host_always and i not in self._bound)
+
+    def ensure_readable(self, i: int) -> None:
+        """Make the host mirror hold tensor i, reading it back only if it is not there yet."""
+        self._check_open("ensure_readable()")
         if i not in self.arrays:
             t = self.graph.tensors[i]
             raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
-        if i not in self._host_valid:
-            tr = pt.Transfer(i, self.plan.offsets[i], self.graph.tensors[i].nbytes)
-            if tr.padded > self.staging.size:
-                self.staging.destroy()
-                self.staging = self.gdev.device.create_buffer(
-                    label="gpulite.readback", size=tr.padded,
-                    usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
-                self._buffers[1] = self.staging
-            self._readback(self.gdev.device.create_command_encoder(), [tr], f"read of tensor {i}")
+        self.gdev.check_alive("reading a tensor")
+        if self._on_host(i):
+            return
+        src, off = self._bound.get(i, (self.garena.buffer, self.plan.offsets[i]))
+        nbytes = self.graph.tensors[i].nbytes
+        staging = stage(self.gdev, src, off, nbytes, f"read of tensor {i}")
+        with self.gdev.guard(f"read of tensor {i}"):
+            staging.map_sync(wgpu.MapMode.READ)
+        raw = unstage(self.gdev, staging, nbytes, f"read of tensor {i}")
+        start = self.plan.offsets[i]
+        self.arena[start:start + nbytes] = raw
+        self.bytes_read_back += nbytes
+        if i in self.graph.outputs or i in self.graph.inputs:
+            self._fresh.add(i)
+
+    def read(self, i: int) -> np.ndarray:
+        """A copy of tensor i: from the host mirror when it is current there, else read back."""
+        self.ensure_readable(i)
         return self.arrays[i].copy()
 
+    # -- GPU I/O ------------------------------------------------------------------------
+    def bind(self, i: int, buffer: Any, *, offset: int = 0, layout: str = NHWC) -> None:
+        """Make ``buffer[offset:]`` input i (copied on the GPU at each invoke); None unbinds.
+
+        See ``Interpreter.bind_input`` for the contract.
+        """
+        self._check_open("bind_input()")
+        t = self.graph.tensors[i]
+        what = f"bind_input of tensor {i} ({t.name!r})"
+        if i not in self.graph.inputs:
+            raise ValueError(f"{what}: not a graph input; inputs are {list(self.graph.inputs)}")
+        if buffer is None:
+            self._bound.pop(i, None)
+            return
+        if i not in self.arrays:
+            raise ValueError(f"{what}: the plan stores no data for it (no node reads it)")
+        if t.dtype != np.float32:
+            raise ValueError(f"{what}: GPU buffers can be bound to float32 inputs only; this one is {t.dtype}")
+        if layout != NHWC:
+            raise ValueError(f"{what}: layout {layout!r} is not supported; expected {NHWC!r} (dense float32)")
+        if not isinstance(buffer, wgpu.GPUBuffer):
+            raise TypeError(f"{what}: expected a wgpu.GPUBuffer, got {type(buffer).__name__}")
+        owner = getattr(buffer, "_device", None)  # wgpu-py records each object's device
+        if owner is not self.gdev.device:
+            raise DeviceMismatchError(
+                f"{what}: the buffer belongs to {describe_device(owner)} but the interpreter runs on "
+                f"{self.gdev.describe()}; pass device=<that GPUDevice> to the Interpreter, or copy the data")
+        if not buffer.usage & wgpu.BufferUsage.COPY_SRC:
+            raise ValueError(f"{what}: the buffer's usage {buffer.usage!r} lacks COPY_SRC, which the GPU-side copy "
+                             "into the interpreter needs")
+        if not isinstance(offset, (int, np.integer)) or offset < 0 or offset % 4:
+            raise ValueError(f"{what}: offset must be a non-negative multiple of 4 bytes, got {offset!r}")
+        need = -(-t.nbytes // 4) * 4
+        if offset + need > buffer.size:
+            raise ValueError(f"{what}: needs {need} bytes ({t.shape} float32) from offset {offset}, but the buffer "
+                             f"holds {buffer.size} bytes")
+        self.gdev.check_alive("bind_input")
+        self._bound[i] = (buffer, int(offset))
+
+    @property
+    def bound_inputs(self) -> list[int]:
+        return sorted(self._bound)
+
+    def gpu_tensor(self, i: int) -> GpuTensor:
+        """Output i as a :class:`GpuTensor` (no readback); valid until the next invoke."""
+        self._check_open("get_output_gpu()")
+        t = self.graph.tensors[i]
+        if i not in self.graph.outputs:
+            raise ValueError(f"tensor {i} ({t.name!r}) is not a graph output; outputs are {list(self.graph.outputs)}")
+        if i not in self.plan.offsets:
+            raise ValueError(f"output {i} ({t.name!r}) holds no data in the plan")
+        self.gdev.check_alive("get_output_gpu")
+        if i not in self._on_gpu_always and i not in self._fresh:
+            # Made by a CPU kernel and read by no GPU node: it only exists on the host yet.
+            tr = self._transfer(i)
+            with self.gdev.guard("get_output_gpu"):
+                self.gdev.queue.write_buffer(self.garena.buffer, tr.offset, self.arena[tr.offset:tr.offset + tr.padded])
+            self.bytes_uploaded += tr.nbytes
+            self._fresh.add(i)
+        return GpuTensor(owner=self, epoch=self.epoch, index=i, name=t.name, buffer=self.garena.buffer,
+                         offset=self.plan.offsets[i], nbytes=t.nbytes, shape=t.shape, dtype=t.dtype, layout=NHWC)
+
+    # -- reporting and lifetime ---------------------------------------------------------
+    def transfer_stats(self) -> dict[str, int]:
+        """Bytes moved between host and GPU since allocation (constants included), and invokes."""
+        return {"bytes_uploaded": self.bytes_uploaded, "bytes_read_back": self.bytes_read_back,
+                "constant_bytes": self.constant_bytes, "invokes": self.invokes}
+
     def describe(self) -> dict[str, Any]:
-        d = pt.describe(self.graph, self.parts)
+        d = pt.describe(self.graph, self.parts, bound=set(self._bound), outputs_on_gpu=self.outputs_on_gpu)
         d.update({
             "device": self.gdev.name,
             "gpu_arena_bytes": self.garena.total_bytes,
             "constant_bytes": self.constant_bytes,
             "pipelines": len({p.key for part in self.parts if part.backend == pt.GPU for p in part.work}),
+            "outputs_on_gpu": self.outputs_on_gpu,
+            "bound_inputs": self.bound_inputs,
+            "transfers": self.transfer_stats(),
         })
         return d
 
     def close(self) -> None:
-        """Release this plan's GPU buffers (pipelines stay cached on the device)."""
+        """Release this plan's GPU buffers and bind groups (pipelines stay cached on the device).
+
+        Idempotent; safe on a lost device. Outstanding :class:`GpuTensor` handles go stale.
+        """
+        if self.closed:
+            return
+        self.closed = True
+        self.epoch += 1
         for b in self._buffers:
-            b.destroy()
-        self._buffers = []
+            try:
+                b.destroy()
+            except Exception:  # a lost device may refuse; the object is released when dropped anyway
+                pass
+        self._buffers, self._dispatches, self._bound = [], {}, {}
+        self.ubuf = self.staging = None
         self.garena.close()
+
+    def __del__(self) -> None:  # safety net only: owners call close()
+        try:
+            if not getattr(self, "closed", True):
+                self.close()
+        except Exception:
+            pass

@@ -81,12 +81,22 @@ def partition(graph: Graph, offsets: dict[int, int], steps: list[tuple[Node, str
     return parts
 
 
-def describe(graph: Graph, parts: list[Partition]) -> dict[str, Any]:
-    """Partitions, crossings and bytes moved per invoke (``Interpreter.get_plan`` merges this)."""
-    crossings, read_back, uploaded = [], 0, sum(graph.tensors[i].nbytes for i in graph.inputs)
+def describe(graph: Graph, parts: list[Partition], *, bound: set[int] | frozenset[int] = frozenset(),
+             outputs_on_gpu: bool = False) -> dict[str, Any]:
+    """Partitions, crossings and bytes moved per invoke (``Interpreter.get_plan`` merges this).
+
+    ``bound`` inputs come from GPU buffers, so they are not uploaded (but are read back when a
+    CPU kernel reads them); with ``outputs_on_gpu`` graph outputs are not read back.
+    """
+    cpu_reads = {t for p in parts if p.backend == CPU for n in p.nodes for t in n.inputs}
+    uploaded = sum(graph.tensors[i].nbytes for i in graph.inputs if i not in bound)
+    read_back = sum(graph.tensors[i].nbytes for i in bound if i in cpu_reads)
+    crossings = []
     for k, p in enumerate(parts):
         for direction, transfers in (("gpu->cpu", p.readbacks), ("cpu->gpu", p.uploads)):
             for tr in transfers:
+                if tr.for_output and outputs_on_gpu:
+                    continue
                 if direction == "gpu->cpu":
                     read_back += tr.nbytes
                 else:
@@ -103,5 +113,5 @@ def describe(graph: Graph, parts: list[Partition]) -> dict[str, Any]:
         "crossings": crossings,
         "bytes_uploaded_per_invoke": uploaded,
         "bytes_read_back_per_invoke": read_back,
-        "submits_per_invoke": sum(1 for p in parts if p.backend == GPU),
+        "submits_per_invoke": sum(1 for p in parts if p.backend == GPU) + (1 if bound & cpu_reads else 0),
     }

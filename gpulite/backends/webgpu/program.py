@@ -123,7 +123,7 @@ def dispatch_size(threads: int, workgroup_size: int) -> tuple[int, int, int]:
     return (x, math.ceil(groups / x), 1)
 
 
-def make_program(name: str, source: str, params: list[tuple[str, str, Any]], threads: int, *,
+def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[str, str, Any]], threads: int, *,
                  act: str | None = None, workgroup_size: int = DEFAULT_WORKGROUP_SIZE, word: str = "f32",
                  **subs: str) -> Program:
     """Build a :class:`Program` from ``wgsl/<source>.wgsl``.
@@ -132,8 +132,10 @@ def make_program(name: str, source: str, params: list[tuple[str, str, Any]], thr
     ----------
     name : str
         Kernel name with shapes, shown in errors.
-    source : str
-        File stem under ``wgsl/``; it defines ``fn run(i: u32)`` and reads ``P.<field>``.
+    source : str or tuple of str
+        File stem under ``wgsl/`` (or several, concatenated in order: e.g. an index map and
+        the data-movement driver that calls it); together they define ``fn run(i: u32)``
+        and read ``P.<field>``.
     params : list of (field, type, value)
         The uniform block after the implicit leading ``n: u32`` (= ``threads``). Types:
         ``u32``, ``i32``, ``f32``, ``vec4u``, ``vec4i``, ``vec4f``. Sizes and offsets only.
@@ -157,9 +159,10 @@ def make_program(name: str, source: str, params: list[tuple[str, str, Any]], thr
     struct_src, data = _pack([("n", "u32", threads), *params])
     header = string.Template(_source("common")).substitute(
         PARAMS=struct_src, WG=workgroup_size, ACT=acts[act], WORD=word)
-    body = string.Template(_source(source)).substitute(subs)
+    sources = (source,) if isinstance(source, str) else tuple(source)
+    body = "\n".join(string.Template(_source(src)).substitute(subs) for src in sources)
     layout = tuple((f, t) for f, t, _ in params)
-    key = (source, tuple(sorted(subs.items())), act, workgroup_size, word, layout)
+    key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout)
     return Program(name, key, header + "\n" + body, workgroup_size, dispatch_size(threads, workgroup_size),
                    data, threads)
 

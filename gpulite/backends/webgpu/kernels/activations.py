@@ -26,11 +26,6 @@ UNARY = {
 }
 
 
-def copy_program(name: str, x_off: int, out_off: int, size: int) -> Program:
-    """A plain word copy (RESHAPE and other layout-only ops in NHWC)."""
-    return make_program(name, "unary", [("x_off", "u32", x_off), ("out_off", "u32", out_off)], size, OP="x")
-
-
 def _unary(expr: str):
     def factory(node: Node, ctx: GpuContext) -> Program:
         x, out = ctx.input(0), ctx.output(0)

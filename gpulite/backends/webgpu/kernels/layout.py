@@ -1,5 +1,5 @@
-"""Data movement without arithmetic (float32, NHWC): RESHAPE and friends, CONCATENATION,
-DEPTH_TO_SPACE."""
+"""Data movement without arithmetic (any dtype, NHWC): RESHAPE and friends, CONCATENATION,
+DEPTH_TO_SPACE, SPACE_TO_DEPTH."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.kernels.activations import copy_program
+from gpulite.backends.webgpu.kernels.movement import copy_program, move_program
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
@@ -17,10 +17,11 @@ def _reshape(node: Node, ctx: GpuContext) -> Program:
     # NHWC is dense row-major, so a reshape is a copy. (An alias would need the memory plan to
     # give input and output one range; the copy keeps the plan backend-independent.)
     x, out = ctx.input(0), ctx.output(0)
-    ctx.require_f32(x, out)
+    ctx.element_bytes(x, out)
+    ctx.require_same_quant()
     if x.size != out.size:
         raise ctx.unsupported(f"input {x.shape} and output {out.shape} differ in size")
-    return copy_program(f"{node.op.lower()} {x.shape}->{out.shape}", x.offset, out.offset, out.size)
+    return copy_program(f"{node.op.lower()} {x.shape}->{out.shape}", x, out)
 
 
 for _op in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS"):
@@ -31,7 +32,13 @@ for _op in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS"):
 def concatenation(node: Node, ctx: GpuContext) -> list[Program]:
     out = ctx.output(0)
     ins = [ctx.input(k) for k in range(ctx.num_inputs)]
-    ctx.require_f32(out, *ins)
+    eb = ctx.element_bytes(out, *ins)
+    for k in range(len(ins)):
+        ctx.require_same_quant(k)
+    if eb < 4:  # each input's dispatch writes its own columns: sub-word elements would share words
+        raise ctx.unsupported(f"{out.dtype} elements are narrower than a word")
+    if node.activation is not None and out.dtype != np.float32:
+        raise ctx.unsupported(f"fused {node.activation} on {out.dtype}")
     # LiteRT ignores an activation declared in CONCATENATION's own options, so there is no
     # reference for it: decline (as the CPU kernel does). node.activation set by gpulite's
     # fusion pass (a following RELU node) is applied.
@@ -42,30 +49,37 @@ def concatenation(node: Node, ctx: GpuContext) -> list[Program]:
     axis = axis + rank if axis < 0 else axis
     if not 0 <= axis < rank or any(len(x.shape) != rank for x in ins):
         raise ctx.unsupported(f"axis {axis} for ranks {[len(x.shape) for x in ins]} -> {rank}")
+    wpe = eb // 4  # words per element: int64 moves as two words
     outer = int(np.prod(out.shape[:axis], dtype=np.int64))
-    inner = int(np.prod(out.shape[axis + 1:], dtype=np.int64))
+    inner = int(np.prod(out.shape[axis + 1:], dtype=np.int64)) * wpe
+    word = "f32" if node.activation is not None else "u32"
     programs, start = [], 0
     for x in ins:  # one dispatch per input, each writing its own columns of the output
         part = x.shape[axis] * inner
         params = [("part", "u32", max(part, 1)), ("row", "u32", out.shape[axis] * inner), ("start", "u32", start),
                   ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
         programs.append(make_program(f"concatenation part {x.shape}->{out.shape} axis {axis}", "concat_part",
-                                     params, outer * part, act=node.activation))
+                                     params, outer * part, act=node.activation, word=word))
         start += part
     return programs
 
 
-@register_kernel("DEPTH_TO_SPACE", "webgpu")
-def depth_to_space(node: Node, ctx: GpuContext) -> Program:
+def _block(node: Node, ctx: GpuContext, to_space: bool) -> Program:
     x, out = ctx.input(0), ctx.output(0)
-    ctx.require_f32(x, out)
-    block = (node.options or sg.DepthToSpaceOptions()).block_size
-    if len(x.shape) != 4 or block < 1 or out.shape != (x.shape[0], x.shape[1] * block, x.shape[2] * block,
-                                                       x.shape[3] // (block * block)):
+    ctx.require_same_quant()
+    block = node.options.block_size if node.options is not None else 0
+    if len(x.shape) == 4 and block >= 1:
+        n, h, w, c = x.shape
+        want = (n, h * block, w * block, c // block**2) if to_space else (n, h // block, w // block, c * block**2)
+    if len(x.shape) != 4 or block < 1 or out.shape != want:
         raise ctx.unsupported(f"block {block} for {x.shape} -> {out.shape}")
     _, ih, iw, ic = x.shape
     _, oh, ow, oc = out.shape
     params = [("in_h", "u32", ih), ("in_w", "u32", iw), ("in_c", "u32", ic), ("out_h", "u32", oh),
-              ("out_w", "u32", ow), ("out_c", "u32", oc), ("block", "u32", block),
-              ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
-    return make_program(f"depth_to_space {x.shape}->{out.shape}", "depth_to_space", params, out.size)
+              ("out_w", "u32", ow), ("out_c", "u32", oc), ("block", "u32", block)]
+    kind = "depth_to_space" if to_space else "space_to_depth"
+    return move_program(ctx, f"{kind} {x.shape}->{out.shape}", kind, x, out, params)
+
+
+register_kernel("DEPTH_TO_SPACE", "webgpu", lambda node, ctx: _block(node, ctx, True))
+register_kernel("SPACE_TO_DEPTH", "webgpu", lambda node, ctx: _block(node, ctx, False))

@@ -1,11 +1,13 @@
-"""RESIZE_BILINEAR (float32, NHWC)."""
+"""RESIZE_BILINEAR (float32, NHWC) and RESIZE_NEAREST_NEIGHBOR (any dtype, NHWC)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from gpulite.backends.cpu.kernels.resize import nearest_axis
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.kernels.movement import move_program
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
@@ -36,3 +38,22 @@ def resize_bilinear(node: Node, ctx: GpuContext) -> Program:
         ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
     ]
     return make_program(f"resize_bilinear {x.shape}->{out.shape}", "resize_bilinear", params, out.size)
+
+
+@register_kernel("RESIZE_NEAREST_NEIGHBOR", "webgpu")
+def resize_nearest(node: Node, ctx: GpuContext) -> Program:
+    x, out = ctx.input(0), ctx.output(0)
+    ctx.require_same_quant()
+    if len(x.shape) != 4 or len(out.shape) != 4 or x.shape[::3] != out.shape[::3]:
+        raise ctx.unsupported(f"shapes {x.shape} -> {out.shape} (expected NHWC, same N and C)")
+    o = node.options or sg.ResizeNearestNeighborOptions()
+    _, ih, iw, c = x.shape
+    _, oh, ow, _ = out.shape
+    # Source rows/columns from the CPU kernel's function: TFLite's float32 rounding, and the
+    # 16.16 fixed point LiteRT's optimized 8-bit kernel uses; the shader only gathers.
+    eight_bit = x.dtype.itemsize == 1
+    iy = nearest_axis(ih, oh, o.align_corners, o.half_pixel_centers, eight_bit).astype(np.uint32)
+    ix = nearest_axis(iw, ow, o.align_corners, o.half_pixel_centers, eight_bit).astype(np.uint32)
+    params = [("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
+              ("iy_off", "u32", ctx.upload(iy).offset), ("ix_off", "u32", ctx.upload(ix).offset)]
+    return move_program(ctx, f"resize_nearest_neighbor {x.shape}->{out.shape}", "resize_nearest", x, out, params)
