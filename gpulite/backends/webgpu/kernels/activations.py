@@ -39,3 +39,14 @@ def _unary(expr: str):
 
 for _op, _expr in UNARY.items():
     register_kernel(_op, "webgpu", _unary(_expr))
+
+
+@register_kernel("LEAKY_RELU", "webgpu")
+def leaky_relu(node: Node, ctx: GpuContext) -> Program:
+    x, out = ctx.input(0), ctx.output(0)
+    ctx.require_f32(x, out)
+    if x.shape != out.shape:
+        raise ctx.unsupported(f"input {x.shape} and output {out.shape} differ")
+    params = [("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
+              ("alpha", "f32", float(getattr(node.options, "alpha", 0.2)))]
+    return make_program(f"leaky_relu {x.shape}", "unary", params, out.size, OP="select(x * P.alpha, x, x > 0.0)")

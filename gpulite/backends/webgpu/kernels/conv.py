@@ -78,8 +78,10 @@ def conv2d(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     _check(node, ctx, x, out)
     w = ctx.const(1)
-    if w is None or w.ndim != 4 or w.dtype != np.float32:
-        raise ctx.unsupported("weights must be a float32 [Cout, KH, KW, Cin] constant")
+    if w is None:
+        return _conv2d_runtime_weights(node, ctx, x, out)
+    if w.ndim != 4 or w.dtype != np.float32:
+        raise ctx.unsupported("weights must be float32 [Cout, KH, KW, Cin]")
     cout, kh, kw, cin = w.shape
     if cin != x.shape[3] or cout != out.shape[3]:
         raise ctx.unsupported(f"weights {w.shape} do not fit input {x.shape} / output {out.shape}"
@@ -95,6 +97,24 @@ def conv2d(node: Node, ctx: GpuContext) -> Program:
         return make_program(name, "conv2d_c4", params, n * oh * ow * groups, act=node.activation)
     params += [("out_c4", "u32", groups * 4), ("w_off", "u32", ctx.upload(packed_weights(w)[0]).offset)]
     return make_program(name, "conv2d", params, n * oh * ow * groups, act=node.activation)
+
+
+def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> Program:
+    """Weights (and bias) computed at run time: read OHWI in place, one output per thread."""
+    w = ctx.input(1)
+    ctx.require_f32(w)
+    if len(w.shape) != 4 or w.shape[3] != x.shape[3] or w.shape[0] != out.shape[3]:
+        raise ctx.unsupported(f"weights {w.shape} do not fit input {x.shape} / output {out.shape}")
+    bias, step = ctx.upload(np.zeros(1, np.float32)), 0
+    if ctx.has_input(2):
+        bias, step = ctx.input(2), 1
+        ctx.require_f32(bias)
+        if bias.size != out.shape[3]:
+            raise ctx.unsupported(f"bias {bias.shape} for {out.shape[3]} channels")
+    params = [*_window(node.options or sg.Conv2DOptions(), x, out, w.shape[1], w.shape[2]),
+              ("w_off", "u32", w.offset), ("bias_off", "u32", bias.offset), ("bias_step", "u32", step)]
+    return make_program(f"conv_2d {x.shape}*{w.shape}->{out.shape} (run-time weights)", "conv2d_ohwi", params,
+                        out.size, act=node.activation)
 
 
 @register_kernel("DEPTHWISE_CONV_2D", "webgpu")

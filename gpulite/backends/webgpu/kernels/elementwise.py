@@ -1,4 +1,5 @@
-"""Elementwise binary ops with broadcasting (float32): ADD, SUB, MUL, DIV, PRELU, ..."""
+"""Elementwise binary ops with broadcasting (float32; int32 where TFLite has it): ADD, SUB,
+MUL, DIV, PRELU, ..."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ BINARY = {
     "SQUARED_DIFFERENCE": "(a - b) * (a - b)",
     "PRELU": "select(a * b, a, a >= 0.0)",  # b is alpha
 }
+
+_INT_OPS = {"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"}
 
 
 def broadcast_strides(a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ...]
@@ -56,7 +59,11 @@ def broadcast_strides(a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ..
 def _binary(expr: str):
     def factory(node: Node, ctx: GpuContext) -> Program:
         a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
-        ctx.require_f32(a, b, out)
+        # int32 runs the same expressions on an i32 view of the arena (wrapping, as TFLite's
+        # int32 kernels in practice); DIV truncation and PRELU are float-only here.
+        word = "i32" if a.dtype == np.int32 and node.op in _INT_OPS else "f32"
+        ctx.require_dtypes((a, b, out), (np.int32,) if word == "i32" else (np.float32,))
+        ctx.require_quant_free(0, 1)
         try:
             bshape = np.broadcast_shapes(a.shape, b.shape)
         except ValueError:
@@ -72,7 +79,7 @@ def _binary(expr: str):
             ("a_off", "u32", a.offset), ("b_off", "u32", b.offset), ("out_off", "u32", out.offset),
         ]
         return make_program(f"{node.op.lower()} {a.shape}x{b.shape}->{out.shape}", "binary", params, out.size,
-                            act=node.activation, OP=expr)
+                            act=node.activation, word=word, OP=expr)
     return factory
 
 

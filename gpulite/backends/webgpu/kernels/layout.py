@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.backends.kernels import register_kernel
-from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.kernels.movement import copy_program, move_program
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
@@ -35,8 +35,6 @@ def concatenation(node: Node, ctx: GpuContext) -> list[Program]:
     eb = ctx.element_bytes(out, *ins)
     for k in range(len(ins)):
         ctx.require_same_quant(k)
-    if eb < 4:  # each input's dispatch writes its own columns: sub-word elements would share words
-        raise ctx.unsupported(f"{out.dtype} elements are narrower than a word")
     if node.activation is not None and out.dtype != np.float32:
         raise ctx.unsupported(f"fused {node.activation} on {out.dtype}")
     # LiteRT ignores an activation declared in CONCATENATION's own options, so there is no
@@ -49,6 +47,8 @@ def concatenation(node: Node, ctx: GpuContext) -> list[Program]:
     axis = axis + rank if axis < 0 else axis
     if not 0 <= axis < rank or any(len(x.shape) != rank for x in ins):
         raise ctx.unsupported(f"axis {axis} for ranks {[len(x.shape) for x in ins]} -> {rank}")
+    if eb < 4:
+        return [_narrow_concat(ctx, out, ins, axis)]
     wpe = eb // 4  # words per element: int64 moves as two words
     outer = int(np.prod(out.shape[:axis], dtype=np.int64))
     inner = int(np.prod(out.shape[axis + 1:], dtype=np.int64)) * wpe
@@ -62,6 +62,22 @@ def concatenation(node: Node, ctx: GpuContext) -> list[Program]:
                                      params, outer * part, act=node.activation, word=word))
         start += part
     return programs
+
+
+def _narrow_concat(ctx: GpuContext, out, ins, axis: int) -> Program:
+    """Elements narrower than a word: per-input dispatches would share output words, so one
+    gather over the output picks each column's input from a table."""
+    inner = int(np.prod(out.shape[axis + 1:], dtype=np.int64))
+    per = 4 // out.dtype.itemsize  # elements per word; inputs start on word boundaries
+    table, start = [], 0
+    for x in ins:
+        table += [start, x.shape[axis] * inner, x.offset * per]
+        start += x.shape[axis] * inner
+    params = [("row", "u32", max(start, 1)), ("n_in", "u32", len(ins)),
+              ("table", "u32", ctx.upload(np.array(table, np.uint32)).offset)]
+    zero = TensorRef(0, out.shape, out.dtype)  # src() returns absolute element indices
+    return move_program(ctx, f"concatenation {[x.shape for x in ins]}->{out.shape} axis {axis}", "concat_gather",
+                        zero, out, params)
 
 
 def _block(node: Node, ctx: GpuContext, to_space: bool) -> Program:

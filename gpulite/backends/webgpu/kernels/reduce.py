@@ -1,4 +1,4 @@
-"""MEAN, SUM and REDUCE_MAX over a contiguous block of axes (float32)."""
+"""MEAN, SUM, REDUCE_MAX and REDUCE_MIN over any axes (float32 and int32)."""
 
 from __future__ import annotations
 
@@ -9,48 +9,67 @@ from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 
-# (initial value, update of acc with v, result from acc and P.r)
+_F_NEG_INF, _F_POS_INF = "bitcast<f32>(0xff800000u)", "bitcast<f32>(0x7f800000u)"
+_I_MIN, _I_MAX = "i32(-2147483647 - 1)", "2147483647"
+# op -> word -> (initial value, update of acc with v, result from acc and P.count).
+# Integer MEAN truncates toward zero (WGSL's i32 division), as TFLite.
 _KINDS = {
-    "MEAN": ("0.0", "acc + v", "acc / f32(P.r)"),
-    "SUM": ("0.0", "acc + v", "acc"),
-    "REDUCE_MAX": ("-3.402823e38", "max(acc, v)", "acc"),
+    "MEAN": {"f32": ("0.0", "acc + v", "acc / f32(P.count)"), "i32": ("0", "acc + v", "acc / i32(P.count)")},
+    "SUM": {"f32": ("0.0", "acc + v", "acc"), "i32": ("0", "acc + v", "acc")},
+    "REDUCE_MAX": {"f32": (_F_NEG_INF, "max(acc, v)", "acc"), "i32": (_I_MIN, "max(acc, v)", "acc")},
+    "REDUCE_MIN": {"f32": (_F_POS_INF, "min(acc, v)", "acc"), "i32": (_I_MAX, "min(acc, v)", "acc")},
 }
+_WORDS = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32"}
 
 
-def outer_r_inner(shape: tuple[int, ...], axes: set[int]) -> tuple[int, int, int] | None:
-    """``shape`` as [outer, r, inner] with ``axes`` in r, or None when the reduced axes are not
-    one contiguous block (ignoring size-1 axes, which may sit on either side)."""
-    big = [d for d in range(len(shape)) if shape[d] != 1]
-    red = [d for d in big if d in axes]
-    if not red:
-        return int(np.prod(shape, dtype=np.int64)), 1, 1
-    lo, hi = red[0], red[-1]
-    if any(d not in axes for d in big if lo <= d <= hi):
-        return None
-    prod = lambda ds: int(np.prod([shape[d] for d in ds], dtype=np.int64))  # noqa: E731
-    return prod(range(lo)), prod(range(lo, hi + 1)), prod(range(hi + 1, len(shape)))
+def split_dims(shape: tuple[int, ...], axes: set[int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """``(kept, reduced)`` lists of ``(size, stride)`` with size-1 dims dropped and neighbouring
+    dims of the same kind merged (row-major neighbours are always contiguous)."""
+    runs: list[list] = []  # [reduced?, size, stride]
+    stride = 1
+    for d in range(len(shape) - 1, -1, -1):
+        n = shape[d]
+        if n != 1:
+            if runs and runs[-1][0] == (d in axes):
+                runs[-1][1] *= n
+            else:
+                runs.append([d in axes, n, stride])
+        stride *= n
+    runs.reverse()
+    return [(n, t) for red, n, t in runs if not red], [(n, t) for red, n, t in runs if red]
 
 
-def _reduce(init: str, update: str, finish: str):
+def _vec4(dims: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    dims = [(1, 0)] * (4 - len(dims)) + dims
+    return [n for n, _ in dims], [t for _, t in dims]
+
+
+def _reduce(op: str):
     def factory(node: Node, ctx: GpuContext) -> Program:
         x, out = ctx.input(0), ctx.output(0)
-        ctx.require_f32(x, out)
+        ctx.require_quant_free(0)
+        word = _WORDS.get(x.dtype)
+        if word is None or out.dtype != x.dtype:
+            raise ctx.unsupported(f"dtype {x.dtype} -> {out.dtype} (float32 and int32 only)")
         axes_v = ctx.const(1)
         if axes_v is None:
             raise ctx.unsupported("axes computed at run time")
         rank = len(x.shape)
         axes = {int(a) + rank if a < 0 else int(a) for a in np.asarray(axes_v).reshape(-1)}
-        split = outer_r_inner(x.shape, axes)
-        if split is None:
-            raise ctx.unsupported(f"axes {sorted(axes)} of {x.shape} are not one contiguous block")
-        outer, r, inner = split
-        if outer * inner != out.size or r == 0:
+        kept, red = split_dims(x.shape, axes)
+        count = int(np.prod([n for n, _ in red], dtype=np.int64))
+        if len(kept) > 4 or len(red) > 4:
+            raise ctx.unsupported(f"axes {sorted(axes)} of {x.shape} alternate too often (4 runs of each kind)")
+        if int(np.prod([n for n, _ in kept], dtype=np.int64)) != out.size or count == 0:
             raise ctx.unsupported(f"reduction of {x.shape} over {sorted(axes)} does not give {out.shape}")
-        params = [("r", "u32", r), ("inner", "u32", inner), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
+        (ks, kt), (rs, rt) = _vec4(kept), _vec4(red)
+        params = [("kshape", "vec4u", ks), ("kstride", "vec4u", kt), ("rshape", "vec4u", rs), ("rstride", "vec4u", rt),
+                  ("count", "u32", count), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
+        init, update, finish = _KINDS[op][word]
         return make_program(f"{node.op.lower()} {x.shape} axes {sorted(axes)}", "reduce", params, out.size,
-                            INIT=init, REDUCE=update, FINISH=finish)
+                            word=word, INIT=init, REDUCE=update, FINISH=finish)
     return factory
 
 
-for _op, _kind in _KINDS.items():
-    register_kernel(_op, "webgpu", _reduce(*_kind))
+for _op in _KINDS:
+    register_kernel(_op, "webgpu", _reduce(_op))

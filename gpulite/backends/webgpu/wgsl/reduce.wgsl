@@ -1,15 +1,27 @@
-// Reduction over the middle axis of [outer, r, inner] (MEAN, SUM, REDUCE_MAX): one output
-// element per thread, walking r with stride inner.
+// MEAN, SUM, REDUCE_MAX, REDUCE_MIN: one output element per thread. The kept dims
+// (P.kshape / P.kstride, merged to 4) locate the output's first input element; the reduced
+// dims (P.rshape / P.rstride, merged to 4) are walked in row-major order, the order LiteRT
+// accumulates in. buf is f32 or i32 words ($INIT etc. are written for that type).
 
 fn run(i: u32) {
-    let o = i / P.inner;
-    let k = i % P.inner;
+    var r = i;
+    let k3 = r % P.kshape.w;
+    r = r / P.kshape.w;
+    let k2 = r % P.kshape.z;
+    r = r / P.kshape.z;
+    let base = P.x_off + dot(vec4<u32>(r / P.kshape.y, r % P.kshape.y, k2, k3), P.kstride);
     var acc = $INIT;
-    var p = P.x_off + o * P.r * P.inner + k;
-    for (var j = 0u; j < P.r; j++) {
-        let v = buf[p];
-        acc = $REDUCE;
-        p += P.inner;
+    for (var a = 0u; a < P.rshape.x; a++) {
+        for (var b = 0u; b < P.rshape.y; b++) {
+            for (var c = 0u; c < P.rshape.z; c++) {
+                var p = base + dot(vec3<u32>(a, b, c), P.rstride.xyz);
+                for (var d = 0u; d < P.rshape.w; d++) {
+                    let v = buf[p];
+                    acc = $REDUCE;
+                    p += P.rstride.w;
+                }
+            }
+        }
     }
     buf[P.out_off + i] = $FINISH;
 }

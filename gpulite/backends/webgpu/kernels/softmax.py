@@ -1,0 +1,22 @@
+"""SOFTMAX over the last axis (float32, beta)."""
+
+from __future__ import annotations
+
+from gpulite.backends.kernels import register_kernel
+from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.program import Program, make_program
+from gpulite.graph.ir import Node
+
+
+@register_kernel("SOFTMAX", "webgpu")
+def softmax(node: Node, ctx: GpuContext) -> Program:
+    x, out = ctx.input(0), ctx.output(0)
+    ctx.require_f32(x, out)
+    if x.shape != out.shape or not x.shape or x.shape[-1] == 0:
+        raise ctx.unsupported(f"shapes {x.shape} -> {out.shape}")
+    depth = x.shape[-1]
+    # The output may share no memory with the input (the kernel writes exps before scaling),
+    # which the memory plan guarantees: an op's output never aliases its live input.
+    params = [("depth", "u32", depth), ("beta", "f32", float(getattr(node.options, "beta", 1.0))),
+              ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
+    return make_program(f"softmax {x.shape}", "softmax", params, x.size // depth)
