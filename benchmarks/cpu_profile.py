@@ -29,7 +29,7 @@ def _label(exe, i: int) -> str:
     return names[i] if names else f"step{i}"
 
 
-def profile(model: str, threads: int, runs: int):
+def profile(model: str, threads: int, runs: int, stat=statistics.median):
     it = Interpreter(model_path=zoo.resolve(model), backend="cpu", num_threads=threads)
     it.allocate_tensors()
     for d in it.get_input_details():
@@ -51,8 +51,8 @@ def profile(model: str, threads: int, runs: int):
             t0 = pc()
             s()
             per[k].append(pc() - t0)
-    meds = [statistics.median(v) * 1e3 for v in per]
-    return it, exe, statistics.median(plain) * 1e3, meds
+    meds = [stat(v) * 1e3 for v in per]
+    return it, exe, stat(plain) * 1e3, meds
 
 
 def main(argv=None) -> int:
@@ -62,12 +62,14 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--top", type=int, default=20)
     p.add_argument("--ops", action="store_true", help="aggregate per op type only")
+    p.add_argument("--min", action="store_true", help="minimum over runs instead of the median (noisy machines)")
     a = p.parse_args(argv)
     total_ops: dict[str, float] = defaultdict(float)
     for m in a.models or zoo.NAMES:
-        it, exe, plain, meds = profile(m, a.threads, a.runs)
+        it, exe, plain, meds = profile(m, a.threads, a.runs, min if a.min else statistics.median)
         order = it._order
         names = getattr(exe, "step_names", None) or [f"{n.op}#{n.index}" for n in order]
+        order = getattr(exe, "order", None) or order
         ops: dict[str, float] = defaultdict(float)
         cnt: dict[str, int] = defaultdict(int)
         for nm, t in zip(names, meds, strict=False):
@@ -81,11 +83,12 @@ def main(argv=None) -> int:
         if not a.ops:
             idx = np.argsort(meds)[::-1][: a.top]
             for k in idx:
-                n = order[k] if k < len(order) and not getattr(exe, "step_names", None) else None
+                n = order[k] if k < len(order) else None
                 extra = ""
                 if n is not None:
-                    shp = [list(it.graph.tensors[i].shape) for i in n.inputs if i >= 0][:2]
-                    extra = f" {shp} -> {list(it.graph.tensors[n.outputs[0]].shape)}"
+                    g = getattr(exe, "graph", None) or it.graph
+                    shp = [list(g.tensors[i].shape) for i in n.inputs if i >= 0][:2]
+                    extra = f" {shp} -> {list(g.tensors[n.outputs[0]].shape)}"
                 print(f"      {meds[k]:7.3f} ms  {names[k]}{extra}")
     if len(a.models) != 1:
         print("== all models, per op type")

@@ -38,3 +38,52 @@ class DeviceLimitsError(GpuliteError, RuntimeError):
 
 class StaleTensorError(GpuliteError, RuntimeError):
     """A GPU tensor handle was used after the invoke/allocate/close that invalidated it."""
+
+
+class GraphConfigError(GpuliteError, ValueError):
+    """A calculator graph's config breaks a contract (unknown calculator, stream, port, option, type)."""
+
+
+class CalculatorContractError(GpuliteError, TypeError):
+    """A calculator class declares a malformed contract (ports, options, policy) or a duplicate name."""
+
+
+class CalculatorError(GpuliteError, RuntimeError):
+    """A calculator raised in ``open``/``process``/``close``; the original exception is ``__cause__``."""
+
+    def __init__(self, node: str, calculator: str, phase: str, timestamp: int | None, cause: BaseException) -> None:
+        self.node, self.calculator, self.phase, self.timestamp = node, calculator, phase, timestamp
+        at = f" at timestamp {timestamp}" if timestamp is not None else ""
+        super().__init__(f"node {node!r} ({calculator}) failed in {phase}(){at}: {type(cause).__name__}: {cause}")
+
+
+class TimestampError(GpuliteError, ValueError):
+    """A packet's timestamp is not after the previous one on its stream (streams deliver in order)."""
+
+
+class GraphStateError(GpuliteError, RuntimeError):
+    """A graph call came at the wrong point of its life (packet after close, wait with inputs open...)."""
+
+
+class GraphTimeoutError(GpuliteError, TimeoutError):
+    """A graph call waited longer than its timeout (back-pressure that never eased, a stuck calculator)."""
+
+
+class DisposedTensorError(GpuliteError, RuntimeError):
+    """An eager :class:`~gpulite.tensor.Tensor` was used after ``dispose()`` (or its ``tidy`` ended)."""
+
+
+class BackendNotFoundError(GpuliteError, ValueError):
+    """No backend is registered under the requested name."""
+
+
+class BackendError(GpuliteError, RuntimeError):
+    """A registered backend could not start (no adapter, a failing factory, ...)."""
+
+
+class FlagError(GpuliteError, ValueError):
+    """``gpulite.env()`` was given an unknown flag, or a value of the wrong type."""
+
+
+class NaNError(GpuliteError, FloatingPointError):
+    """A kernel produced NaN while the ``check_nans`` flag was on."""

@@ -119,6 +119,9 @@ class Interpreter:
         g = Graph.from_model(self._model, 0)
         passes.fold_constants(g)
         passes.fuse_activations(g)
+        prepare = getattr(self._backend, "prepare_graph", None)  # backend-specific fusions
+        if prepare is not None:
+            prepare(g)
         return g
 
     @property
@@ -366,7 +369,7 @@ class Interpreter:
         at the start of each ``invoke``'s command encoder (TFLite ``bindGlBufferToTensor``).
         The binding lasts until ``bind_input(i, None)``, ``set_tensor(i, ...)`` or the next
         ``allocate_tensors``/``recover``; the interpreter holds a reference to the buffer
-        but never destroys it.
+        but never destroys it. After unbinding, the input is its host copy again (uploaded once).
 
         Parameters
         ----------

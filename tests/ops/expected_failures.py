@@ -11,10 +11,12 @@ the node id's brackets, so ``test_conv2d[same-relu6-webgpu]`` becomes
 
 ``GPU_GAPS``: **the** table of WebGPU gaps, ``(pattern, reason)``. Every webgpu case must run
 all of its nodes on the GPU (``tests/ops/harness.py``: no CPU partition, no crossing); a case
-whose base name matches a pattern is instead expected to fail with ``NotOnGpu`` (and only with
-that: its values are still compared first, so the CPU fallback must be right). In a pattern
+matching a pattern is instead expected to fail with ``NotOnGpu`` (and only with that: its
+values are still compared first, so the CPU fallback must be right). Patterns match
+``"<file>::<base name>"``, e.g. ``"test_conv.py::test_conv2d_quantized[k1-s1-valid-int8-per-tensor]"``;
 ``*`` matches anything and everything else is literal (brackets included). The first match
-wins. An entry whose test function is collected but matches no case is reported as stale.
+wins. An entry whose test function is collected but matches no case fails the collection as
+stale, so the table cannot keep entries for kernels that now exist.
 """
 
 from __future__ import annotations
@@ -29,7 +31,43 @@ _XNN_SIGMOID_NAN = ("LiteRT's default interpreter runs float LOGISTIC in XNNPACK
 EXPECTED_FAILURES[("test_logistic_huge_inputs", "cpu")] = _XNN_SIGMOID_NAN
 EXPECTED_FAILURES[("test_logistic_huge_inputs", "webgpu")] = _XNN_SIGMOID_NAN
 
+_INT8 = "no WebGPU integer (quantized int8/uint8) kernels: runs on the CPU fallback"
+_MP = ("MediaPipe custom op computed in float64 / with atan2 as MediaPipe's C++ (WGSL has neither): "
+       "runs on the CPU fallback")
 GPU_GAPS: list[tuple[str, str]] = [
+    # -- quantized arithmetic: the GPU kernels compute in float32 / int32 only --
+    ("test_conv.py::test_conv2d_quantized[*]", f"int8/uint8 quantized CONV_2D: {_INT8}"),
+    ("test_conv.py::test_depthwise_quantized[*]", f"int8/uint8 quantized DEPTHWISE_CONV_2D: {_INT8}"),
+    ("test_conv.py::test_rescale_rounding_matches_reference_on_many_outputs[*]",
+     f"int8/uint8 quantized CONV_2D / DEPTHWISE_CONV_2D: {_INT8}"),
+    ("test_fc.py::test_fully_connected_quantized[*]", f"int8/uint8 quantized FULLY_CONNECTED: {_INT8}"),
+    ("test_fc.py::test_fc_rescale_rounding_matches_reference_on_many_outputs[*]",
+     f"int8/uint8 quantized FULLY_CONNECTED: {_INT8}"),
+    ("test_pool.py::test_pool_quantized[*]", f"int8/uint8 MAX_POOL_2D / AVERAGE_POOL_2D: {_INT8}"),
+    ("test_pool.py::test_average_pool_rounds_half_away_from_zero", f"int8 AVERAGE_POOL_2D: {_INT8}"),
+    ("test_reduce.py::test_mean_int8[*]", f"int8 MEAN (requantizing): {_INT8}"),
+    ("test_reduce.py::test_mean_int8_ties_round_to_even", f"int8 MEAN (requantizing): {_INT8}"),
+    ("test_reduce.py::test_reduce_max_min_quantized_codes[*]", f"int8/uint8 REDUCE_MAX / REDUCE_MIN: {_INT8}"),
+    ("test_layout.py::test_concat_uint8_*", f"uint8 CONCATENATION with differing scales (requantizing): {_INT8}"),
+    ("test_quantized_elementwise.py::test_binary_*", f"int8/uint8 ADD / SUB / MUL / MAXIMUM / MINIMUM: {_INT8}"),
+    ("test_quantized_elementwise.py::test_builtin_*", f"int8/uint8 ADD / MUL: {_INT8}"),
+    ("test_quantized_elementwise.py::test_maximum_minimum_raw[*]", f"int8/uint8 MAXIMUM / MINIMUM: {_INT8}"),
+    ("test_quantized_elementwise.py::test_table_ops_all_values[*]",
+     f"int8/uint8 LOGISTIC / TANH / ... lookup tables: {_INT8}"),
+    ("test_quantized_elementwise.py::test_softmax*", f"int8/uint8 SOFTMAX: {_INT8}"),
+    ("test_quantized_elementwise.py::test_quantize_float[*]",
+     "QUANTIZE float32 -> int8/uint8/int16: no WebGPU kernel (narrow packed outputs; LiteRT's x * (1/scale) "
+     "rounded half to even); runs on the CPU fallback"),
+    ("test_quantized_elementwise.py::test_requantize[*]", f"QUANTIZE int8/uint8/int16 -> int8/uint8/int16: {_INT8}"),
+    # -- int64 arithmetic --
+    ("test_elementwise.py::test_binary_integer[int64-*]",
+     "int64 ADD / SUB / MUL / MAXIMUM / MINIMUM: WGSL has no 64-bit integers; runs on the CPU fallback"),
+    ("test_reduce.py::test_reduce_int[int64-*]",
+     "int64 MEAN / SUM / REDUCE_MAX: WGSL has no 64-bit integers; runs on the CPU fallback"),
+    # -- MediaPipe custom ops (face_landmark_with_attention) --
+    ("test_mediapipe_ops.py::test_landmarks_*", f"Landmarks2TransformMatrix: {_MP}"),
+    ("test_mediapipe_ops.py::test_transform_tensor_bilinear*", f"TransformTensorBilinear: {_MP}"),
+    ("test_mediapipe_ops.py::test_transform_landmarks*", f"TransformLandmarks: {_MP}"),
 ]
 
 
@@ -40,9 +78,9 @@ def _regex(pattern: str) -> re.Pattern[str]:
 _GAP_RES = [(_regex(p), p, why) for p, why in GPU_GAPS]
 
 
-def gpu_gap(base_name: str) -> tuple[str, str] | None:
-    """``(pattern, reason)`` of the first ``GPU_GAPS`` entry matching ``base_name``, or None."""
+def gpu_gap(qualified_name: str) -> tuple[str, str] | None:
+    """``(pattern, reason)`` of the first ``GPU_GAPS`` entry matching ``"<file>::<base name>"``."""
     for rx, pattern, why in _GAP_RES:
-        if rx.fullmatch(base_name):
+        if rx.fullmatch(qualified_name):
             return pattern, why
     return None

@@ -111,19 +111,21 @@ def test_cpu_partition_last_and_counters():
 
 
 def test_declined_node_falls_back_to_cpu():
-    # MEAN over axes {1, 3} is not one contiguous block, so the WebGPU kernel declines it.
+    # MEAN over every other axis of a rank-9 tensor: five separate reduced runs, more than the
+    # WebGPU reduce kernel's four, so it declines the node.
+    shape, axes = (2,) * 9, (0, 2, 4, 6, 8)
     mb = ModelBuilder()
-    x = mb.input("x", (1, 4, 5, 6), F32)
-    r = mb.tensor("r", (1, 4, 5, 6), F32)
-    y = mb.tensor("y", (1, 5), F32)
+    x = mb.input("x", shape, F32)
+    r = mb.tensor("r", shape, F32)
+    y = mb.tensor("y", (2,) * 4, F32)
     mb.op("RELU", [x], [r])
-    mb.op("MEAN", [r, mb.const("axes", np.array([1, 3], np.int32))], [y], keep_dims=False)
+    mb.op("MEAN", [r, mb.const("axes", np.array(axes, np.int32))], [y], keep_dims=False)
     mb.output(y)
     model = mb.build()
-    xv = np.random.default_rng(2).standard_normal((1, 4, 5, 6)).astype(F32)
+    xv = np.random.default_rng(2).standard_normal(shape).astype(F32)
     it = Interpreter(model_content=model, backend="webgpu")
     out, = run(it, [xv])
-    assert_same(out, np.maximum(xv, 0).mean(axis=(1, 3)), rtol=1e-5)
+    assert_same(out, np.maximum(xv, 0).mean(axis=axes), rtol=1e-5)
     assert [p["backend"] for p in it.get_plan()["partitions"]] == ["webgpu", "cpu"]
 
 

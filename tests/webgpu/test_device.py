@@ -94,7 +94,7 @@ def test_interpreters_on_one_application_device_share_pipelines():
 
 
 def test_bad_device_argument():
-    with pytest.raises(TypeError, match="wgpu.GPUDevice"):
+    with pytest.raises(TypeError, match=r"wgpu\.GPUDevice"):
         Interpreter(model_content=chain(), backend="webgpu", device=3.5)
 
 
@@ -196,16 +196,32 @@ def test_recover_onto_a_given_device():
 
 def test_loss_seen_mid_call_is_translated():
     gdev = GpuDevice(device=_own_device())
-    gdev.device.destroy()
-    gdev.lost = None  # pretend nothing probed it yet: the failing wgpu call itself must be translated
+    buf = gdev.device.create_buffer(size=16, usage=wgpu.BufferUsage.COPY_DST)
+    gdev.device.destroy()  # nothing has probed it: the failing wgpu call itself is translated
     with pytest.raises(DeviceLostError, match="seen during set_tensor"):
         with gdev.guard("set_tensor"):
-            buf = gdev.device.create_buffer(size=16, usage=wgpu.BufferUsage.COPY_DST)
             gdev.queue.write_buffer(buf, 0, np.zeros(4, np.float32))
+    assert gdev.lost is not None
+
+
+def test_loss_by_message_and_other_errors_pass_through():
+    # A loss not caused by destroy() (driver reset, GPU hang) shows only as wgpu-native's message.
+    gdev = GpuDevice(device=_own_device())
+    with pytest.raises(ValueError, match="unrelated"):
+        with gdev.guard("invoke"):
+            raise ValueError("unrelated")
+    assert gdev.lost is None
+    with pytest.raises(DeviceLostError, match="Parent device is lost; seen during invoke"):
+        with gdev.guard("invoke"):
+            raise wgpu.GPUValidationError("Validation Error\n\nCaused by:\n  In wgpuQueueSubmit\n"
+                                          "    Parent device is lost")
+    with pytest.raises(DeviceLostError):
+        gdev.check_alive("later")  # remembered: no probe needed any more
 
 
 # -- warm-up and pipeline creation --------------------------------------------------------
-def test_pipelines_are_compiled_at_allocate_through_the_async_api(monkeypatch):
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_pipelines_are_compiled_at_allocate_through_the_async_api(monkeypatch, threads):
     dev = _own_device()
     calls = []
     orig = type(dev).create_compute_pipeline_async
@@ -215,7 +231,7 @@ def test_pipelines_are_compiled_at_allocate_through_the_async_api(monkeypatch):
         return orig(self, **kw)
 
     monkeypatch.setattr(type(dev), "create_compute_pipeline_async", spy)
-    monkeypatch.setenv("GPULITE_PIPELINE_THREADS", "3")  # the threaded path, whatever the adapter
+    monkeypatch.setenv("GPULITE_PIPELINE_THREADS", threads)  # both paths, whatever the adapter
     it = Interpreter(model_content=chain(), backend="webgpu", device=dev)
     it.allocate_tensors()
     assert len(calls) == 3 == len(it._exe.gdev.pipelines)
@@ -224,7 +240,8 @@ def test_pipelines_are_compiled_at_allocate_through_the_async_api(monkeypatch):
     assert_same(_run(it, x_of(13)), chain_ref(x_of(13)), rtol=1e-5)
 
 
-def test_a_rejected_kernel_on_the_threaded_path_names_the_kernel(monkeypatch):
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_rejected_kernel_at_allocate_names_the_kernel(monkeypatch, threads):
     from gpulite.backends.webgpu import KernelError, Program
     from gpulite.backends.webgpu.pipelines import prepare_pipelines
 
@@ -232,9 +249,10 @@ def test_a_rejected_kernel_on_the_threaded_path_names_the_kernel(monkeypatch):
     good = "@compute @workgroup_size(1) fn main() {}"
     progs = [Program("fine", ("t-fine",), good, 1, (1, 1, 1), b"", 1),
              Program("broken_kernel (2, 3)", ("t-broken",), "fn main( {", 1, (1, 1, 1), b"", 1)]
-    monkeypatch.setenv("GPULITE_PIPELINE_THREADS", "2")
+    monkeypatch.setenv("GPULITE_PIPELINE_THREADS", threads)
     with pytest.raises(KernelError, match=r"broken_kernel \(2, 3\)"):
         prepare_pipelines(gdev, progs)
+    assert ("t-fine",) in gdev.pipelines and ("t-broken",) not in gdev.pipelines
 
 
 def test_warmup_waits_for_gpu_outputs():

@@ -26,7 +26,7 @@ def _own_device():
     return wgpu.gpu.request_adapter_sync(power_preference="high-performance").request_device_sync(label="app")
 
 
-def _ready(model: bytes = None, **opts) -> Interpreter:
+def _ready(model: bytes | None = None, **opts) -> Interpreter:
     it = Interpreter(model_content=model or chain(), backend="webgpu", **opts)
     it.allocate_tensors()
     return it
@@ -191,6 +191,14 @@ def test_bound_input_is_copied_on_the_gpu_each_invoke():
     it.invoke()
     assert_same(it.get_tensor(_out(it)), chain_ref(x_of(9)), rtol=1e-5)
     assert it.get_plan()["bound_inputs"] == []
+    it.bind_input(_in(it), buf, offset=256)
+    assert it.get_plan()["bound_inputs"] == [_in(it)]
+    it.invoke()
+    assert_same(it.get_tensor(_out(it)), chain_ref(x_of(8)), rtol=1e-5)
+    it.bind_input(_in(it), None)  # unbinding falls back to the last value set on the host
+    it.invoke()
+    assert_same(it.get_tensor(_in(it)), x_of(9), rtol=0)
+    assert_same(it.get_tensor(_out(it)), chain_ref(x_of(9)), rtol=1e-5)
 
 
 def test_bound_input_read_by_a_cpu_kernel():
@@ -217,7 +225,7 @@ def test_bind_input_validates_the_buffer():
         it.bind_input(i, _buffer_with(dev, x), layout="PHWC4")
     with pytest.raises(ValueError, match="not a graph input"):
         it.bind_input(_out(it), _buffer_with(dev, x))
-    with pytest.raises(TypeError, match="wgpu.GPUBuffer"):
+    with pytest.raises(TypeError, match=r"wgpu\.GPUBuffer"):
         it.bind_input(i, x)
     assert it.get_plan()["bound_inputs"] == [], "a rejected binding leaves nothing bound"
 

@@ -7,8 +7,12 @@ for its ``run`` closure once, and ``invoke`` just calls the closures in order.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from gpulite.backends.cpu import blas, fuse
+from gpulite.backends.cpu.memory import plan_pinned
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph.ir import Graph, Node, TensorInfo
@@ -24,8 +28,10 @@ class CpuContext:
     place (``out=`` or ``out[...] =``) and never rebind them.
     """
 
-    def __init__(self, graph: Graph, node: Node, arrays: dict[int, np.ndarray], num_threads: int) -> None:
+    def __init__(self, graph: Graph, node: Node, arrays: dict[int, np.ndarray], num_threads: int,
+                 scratch: ScratchPool | None = None) -> None:
         self.graph, self.node, self._arrays, self.num_threads = graph, node, arrays, num_threads
+        self.scratch = scratch if scratch is not None else ScratchPool()
 
     @property
     def num_inputs(self) -> int:
@@ -51,20 +57,65 @@ class CpuContext:
         return self._arrays[self.node.outputs[i]]
 
 
+class ScratchPool:
+    """Scratch memory shared by the kernels of one executable.
+
+    Kernels run one after another, so a scratch buffer that a kernel only uses inside one
+    ``run`` (im2col patches, an epilogue's temporary) can be the same memory for every
+    node. ``get(key, shape, dtype)`` returns a view of the pool's buffer for ``key`` (use
+    a distinct key per thread part and per purpose), growing it for a bigger request;
+    buffers only grow, and a kernel keeps the views it was given, so an earlier, smaller
+    buffer stays alive only as long as views of it do.
+    """
+
+    MIN_BYTES = 1 << 20
+
+    def __init__(self) -> None:
+        self._bufs: dict[object, np.ndarray] = {}
+
+    def get(self, key: object, shape: tuple[int, ...] | int, dtype) -> np.ndarray:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        buf = self._bufs.get(key)
+        if buf is None or buf.nbytes < nbytes:
+            buf = np.empty(max(nbytes, self.MIN_BYTES if buf is None else 2 * buf.nbytes) + 64, np.uint8)
+            self._bufs[key] = buf
+        off = (-buf.ctypes.data) % 64  # cache-line aligned
+        return buf[off:off + nbytes].view(dtype).reshape(shape)
+
+
 class CpuExecutable:
-    def __init__(self, arena: np.ndarray, arrays: dict[int, np.ndarray], steps: list) -> None:
+    """Runs the compiled steps; BLAS calls made by the invoking thread use ``num_threads``."""
+
+    def __init__(self, arena: np.ndarray, arrays: dict[int, np.ndarray], steps: list,
+                 plan: MemoryPlan | None = None, step_names: list[str] | None = None,
+                 num_threads: int = 1) -> None:
         self.arena, self.arrays, self.steps = arena, arrays, steps
+        self.plan, self.step_names, self.num_threads = plan, step_names, num_threads
+        self._blas = blas.local_thread_setter()
 
     def invoke(self) -> None:
-        for run in self.steps:
-            run()
+        setter, n = self._blas, self.num_threads
+        prev = setter(n) if setter is not None else n
+        try:
+            for run in self.steps:
+                run()
+        finally:
+            if prev != n:
+                setter(prev)
 
 
 class CpuBackend:
+    """numpy kernels. ``num_threads`` (None: 1, as LiteRT's default) bounds the threads an
+    invoke uses, BLAS included; set ``GPULITE_CPU_FUSE=0`` to run the graph without the
+    CPU rewrites of :mod:`.fuse` (for comparisons)."""
+
     name = "cpu"
 
     def __init__(self, num_threads: int | None = None) -> None:
-        self.num_threads = num_threads or 1
+        self.num_threads = max(1, num_threads or 1)
+        blas.fix_core()
 
     def check_support(self, graph: Graph, order: list[Node]) -> None:
         for n in order:
@@ -73,6 +124,10 @@ class CpuBackend:
 
     def compile(self, graph: Graph, order: list[Node], plan: MemoryPlan) -> CpuExecutable:
         self.check_support(graph, order)
+        if os.environ.get("GPULITE_CPU_FUSE", "1") != "0":
+            graph, order = fuse.rewrite(graph, order)
+        pinned = {i: plan.offsets[i] for i in (*graph.inputs, *graph.outputs) if i in plan.offsets}
+        plan = plan_pinned(graph, order, pinned)
         arena = np.zeros(max(plan.arena_bytes, 1), np.uint8)
         arrays: dict[int, np.ndarray] = {}
         for t in graph.tensors:
@@ -81,9 +136,14 @@ class CpuBackend:
             elif t.index in plan.offsets:
                 off = plan.offsets[t.index]
                 arrays[t.index] = arena[off : off + t.nbytes].view(t.dtype).reshape(t.shape)
-        steps = []
+        scratch = ScratchPool()
+        steps, names = [], []
         for n in order:
             factory = get_kernel(n.op, self.name)
-            run = factory(n, CpuContext(graph, n, arrays, self.num_threads))
+            run = factory(n, CpuContext(graph, n, arrays, self.num_threads, scratch))
             steps.append(run)
-        return CpuExecutable(arena, arrays, steps)
+            extra = "".join(f"+{e[0]}" for e in n.attrs.get("cpu_epilogue", ()))
+            names.append(f"{n.op}#{n.index}{'+pad' if 'cpu_pads' in n.attrs else ''}{extra}")
+        exe = CpuExecutable(arena, arrays, steps, plan, names, self.num_threads)
+        exe.graph, exe.order = graph, order  # the rewritten graph, for profiling tools
+        return exe

@@ -8,7 +8,7 @@ invoke only copies the input into its interior, so the border is never rewritten
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -43,12 +43,22 @@ class Window:
         return bool(self.pad_t or self.pad_b or self.pad_l or self.pad_r)
 
 
-def window(x_shape: tuple[int, ...], kh: int, kw: int, options, out_shape: tuple[int, ...] | None = None) -> Window:
+def window(x_shape: tuple[int, ...], kh: int, kw: int, options, out_shape: tuple[int, ...] | None = None,
+           extra_pads: tuple[int, int, int, int] | None = None) -> Window:
     """Geometry of a window op from its options (``padding``, ``stride_*``, ``dilation_*``).
 
     Raises ``ShapeError`` when ``out_shape`` (the stored output shape) disagrees with TFLite's
-    output size, so a corrupt model fails at ``allocate_tensors``.
+    output size, so a corrupt model fails at ``allocate_tensors``. ``extra_pads`` (top,
+    bottom, left, right) are zero pads of a PAD folded into the op (``attrs["cpu_pads"]``,
+    see :mod:`gpulite.backends.cpu.fuse`): the op's own geometry is that of the padded
+    input, and the window reads the unpadded one with both paddings.
     """
+    if extra_pads is not None and len(x_shape) == 4:
+        t, b, l_, r = extra_pads
+        n, h, w, c = (int(d) for d in x_shape)
+        win = window((n, h + t + b, w + l_ + r, c), kh, kw, options, out_shape)
+        return replace(win, h=h, w=w, pad_t=win.pad_t + t, pad_b=win.pad_b + b,
+                       pad_l=win.pad_l + l_, pad_r=win.pad_r + r)
     if len(x_shape) != 4:
         raise ShapeError(f"window ops need a 4-D NHWC input, got shape {list(x_shape)}")
     n, h, w, c = (int(d) for d in x_shape)

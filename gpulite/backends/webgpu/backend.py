@@ -66,7 +66,7 @@ class WebGpuBackend:
 
     name = "webgpu"
 
-    def __init__(self, num_threads: int | None = None, device: Any = None, precision: str = "fp32",
+    def __init__(self, num_threads: int | None = None, *, device: Any = None, precision: str = "fp32",
                  cpu_ops: Any = (), outputs_on_gpu: bool = False) -> None:
         if precision not in ("fp32", "fp16"):
             raise ValueError(f"precision must be 'fp32' or 'fp16', got {precision!r}")
@@ -108,6 +108,14 @@ class WebGpuBackend:
         if self.precision_note:
             d["precision_note"] = self.precision_note
         return d
+
+    def prepare_graph(self, graph: Graph) -> None:
+        """Load-time fusions for the WebGPU kernels (the Interpreter calls this once): PRELU
+        into its producer where that kernel will run it (kernels/prelu.py)."""
+        from gpulite.graph.passes import fuse_prelu
+
+        from .kernels.prelu import prelu_fusable
+        fuse_prelu(graph, lambda g, p, prelu: p.op not in self.cpu_ops and prelu_fusable(g, p, prelu))
 
     def _gpu_work(self, n: Node, graph: Graph, plan: MemoryPlan, garena: GpuArena) -> tuple[list[Program] | None, str]:
         if n.op in self.cpu_ops:

@@ -157,20 +157,39 @@ class GpuDevice:
         self.name = _adapter_name(self.adapter)
         self.queue = self.device.queue
         self.lost: str | None = None
-        # Every gpulite kernel binds the same things: the plan's arena (read-write storage,
-        # activations and constants together), its own slice of a uniform buffer, and the arena
-        # again for vec4 access. One layout for all pipelines means any bind group fits any
-        # pipeline. (WebGPU allows one buffer in several writable storage bindings.)
-        storage = {"type": wgpu.BufferBindingType.storage}
-        self.bind_group_layout = self.device.create_bind_group_layout(label="gpulite.arena+params", entries=[
-            {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
-            {"binding": 1, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": wgpu.BufferBindingType.uniform}},
-            {"binding": 2, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
-        ])
-        self.pipeline_layout = self.device.create_pipeline_layout(
-            label="gpulite", bind_group_layouts=[self.bind_group_layout])
+        self._bind_group_layout: Any = None
+        self._pipeline_layout: Any = None
         self.pipelines: dict[tuple, tuple[str, Any]] = {}  # program key -> (wgsl, pipeline)
         self._closed = False
+
+    @property
+    def bind_group_layout(self) -> Any:
+        """The one bind-group layout of every gpulite kernel (created on first use).
+
+        Every gpulite kernel binds the same things: the plan's arena (read-write storage,
+        activations and constants together), its own slice of a uniform buffer, and the arena
+        again for vec4 access. One layout for all pipelines means any bind group fits any
+        pipeline. (WebGPU allows one buffer in several writable storage bindings.) It is made
+        lazily so that a device too small for it is reported by the limit check at
+        ``allocate_tensors`` (requirements.py), not by wgpu when the device is wrapped.
+        """
+        if self._bind_group_layout is None:
+            storage = {"type": wgpu.BufferBindingType.storage}
+            uniform = {"type": wgpu.BufferBindingType.uniform}
+            self._bind_group_layout = self.device.create_bind_group_layout(label="gpulite.arena+params", entries=[
+                {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
+                {"binding": 1, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": uniform},
+                {"binding": 2, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
+            ])
+        return self._bind_group_layout
+
+    @property
+    def pipeline_layout(self) -> Any:
+        """The pipeline layout over :attr:`bind_group_layout` (created on first use)."""
+        if self._pipeline_layout is None:
+            self._pipeline_layout = self.device.create_pipeline_layout(
+                label="gpulite", bind_group_layouts=[self.bind_group_layout])
+        return self._pipeline_layout
 
     @classmethod
     def wrap(cls, device: Any) -> GpuDevice:
@@ -204,10 +223,13 @@ class GpuDevice:
             "call Interpreter.recover() or make a new Interpreter")
 
     def check_alive(self, what: str) -> None:
-        """Raise :class:`DeviceLostError` if the device is lost; probes it (about 0.1 ms).
+        """Raise :class:`DeviceLostError` if the device is lost; probes it (a few µs).
 
-        The probe finishes an empty command encoder, the cheapest call wgpu-native validates
-        against the device's state. ``what`` names the caller's operation in the message.
+        The probe creates and destroys a 4-byte buffer: wgpu-native validates that against
+        the device's state, and it leaves nothing behind. (Finishing an empty command encoder
+        would too, but a command buffer dropped unsubmitted stays in wgpu-native's registry:
+        one leaked entry per probe. And ``queue.submit`` on a lost device aborts the process,
+        so a probe must never submit.) ``what`` names the caller's operation in the message.
         """
         if self.lost is None and self._closed:
             self.lost = "gpulite closed it"
@@ -215,7 +237,7 @@ class GpuDevice:
             self.lost = "destroy() was called on it"  # wgpu-py drops the poller in destroy()
         if self.lost is None:
             try:
-                self.device.create_command_encoder(label="gpulite.probe").finish()
+                self.device.create_buffer(label="gpulite.probe", size=4, usage=wgpu.BufferUsage.COPY_DST).destroy()
             except Exception as e:
                 if not _is_loss(e):
                     raise

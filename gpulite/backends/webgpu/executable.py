@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from gpulite.errors import DeviceMismatchError
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan
 
 from . import partition as pt
 from .arena import GpuArena
+from .binding import check_binding, check_input
 from .context import NHWC
-from .device import GpuDevice, describe_device
+from .device import GpuDevice
 from .gpu_tensor import GpuTensor, stage, unstage
 from .pipelines import prepare_pipelines
 from .program import KernelError, Program, get_pipeline
@@ -227,13 +227,17 @@ class WebGpuExecutable:
     def write(self, i: int, arr: np.ndarray) -> None:
         """Set an input: into the host mirror and straight up to the GPU arena (unbinds it)."""
         self._check_open("set_tensor()")
-        self._bound.pop(i, None)
-        np.copyto(self.arrays[i], arr)
         off, n = self.plan.offsets[i], self.graph.tensors[i].nbytes
-        padded = -(-n // 4) * 4
-        if padded:
+        raw = np.ascontiguousarray(arr, dtype=self.arrays[i].dtype).reshape(-1).view(np.uint8)
+        if n % 4:  # write_buffer moves whole words; the arena slot is 64-byte aligned, so pad
+            raw = np.concatenate([raw, np.zeros(-n % 4, np.uint8)])
+        if n:
             with self.gdev.guard("set_tensor"):
-                self.gdev.queue.write_buffer(self.garena.buffer, off, self.arena[off:off + padded])
+                self.gdev.queue.write_buffer(self.garena.buffer, off, raw)
+        # The host mirror changes only once the GPU accepted the data: a failed set_tensor
+        # (lost device) leaves the previous input in place, for recover() to carry over.
+        np.copyto(self.arrays[i], arr)
+        self._bound.pop(i, None)
         self.bytes_uploaded += n
 
     def _on_host(self, i: int) -> bool:
@@ -272,36 +276,14 @@ class WebGpuExecutable:
         See ``Interpreter.bind_input`` for the contract.
         """
         self._check_open("bind_input()")
-        t = self.graph.tensors[i]
-        what = f"bind_input of tensor {i} ({t.name!r})"
-        if i not in self.graph.inputs:
-            raise ValueError(f"{what}: not a graph input; inputs are {list(self.graph.inputs)}")
         if buffer is None:
-            self._bound.pop(i, None)
+            check_input(self.graph, i)
+            if self._bound.pop(i, None) is not None and i in self.arrays:
+                # Invokes while bound overwrote the arena slot: put back the host value, which
+                # is what the input is again from now on (and what get_tensor reports).
+                self.write(i, self.arrays[i].copy())
             return
-        if i not in self.arrays:
-            raise ValueError(f"{what}: the plan stores no data for it (no node reads it)")
-        if t.dtype != np.float32:
-            raise ValueError(f"{what}: GPU buffers can be bound to float32 inputs only; this one is {t.dtype}")
-        if layout != NHWC:
-            raise ValueError(f"{what}: layout {layout!r} is not supported; expected {NHWC!r} (dense float32)")
-        if not isinstance(buffer, wgpu.GPUBuffer):
-            raise TypeError(f"{what}: expected a wgpu.GPUBuffer, got {type(buffer).__name__}")
-        owner = getattr(buffer, "_device", None)  # wgpu-py records each object's device
-        if owner is not self.gdev.device:
-            raise DeviceMismatchError(
-                f"{what}: the buffer belongs to {describe_device(owner)} but the interpreter runs on "
-                f"{self.gdev.describe()}; pass device=<that GPUDevice> to the Interpreter, or copy the data")
-        if not buffer.usage & wgpu.BufferUsage.COPY_SRC:
-            raise ValueError(f"{what}: the buffer's usage {buffer.usage!r} lacks COPY_SRC, which the GPU-side copy "
-                             "into the interpreter needs")
-        if not isinstance(offset, (int, np.integer)) or offset < 0 or offset % 4:
-            raise ValueError(f"{what}: offset must be a non-negative multiple of 4 bytes, got {offset!r}")
-        need = -(-t.nbytes // 4) * 4
-        if offset + need > buffer.size:
-            raise ValueError(f"{what}: needs {need} bytes ({t.shape} float32) from offset {offset}, but the buffer "
-                             f"holds {buffer.size} bytes")
-        self.gdev.check_alive("bind_input")
+        check_binding(self.gdev, self.graph, i, buffer, offset=offset, layout=layout, stored=i in self.arrays)
         self._bound[i] = (buffer, int(offset))
 
     @property

@@ -61,12 +61,12 @@ def prepare_pipelines(gdev: Any, programs: list[Program]) -> int:
         if p.key not in gdev.pipelines:
             missing.setdefault(p.key, p)
     threads = _threads(gdev, len(missing))
+    gdev.pipeline_layout  # noqa: B018  (created lazily: make it here, not racing in the workers)
     if threads == 1:
-        for p in missing.values():
-            get_pipeline(gdev, p)
-        return len(missing)
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpulite-pipelines") as pool:
-        results = list(pool.map(lambda p: _create(gdev, p), missing.values()))
+        results = [_create(gdev, p) for p in missing.values()]
+    else:
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="gpulite-pipelines") as pool:
+            results = list(pool.map(lambda p: _create(gdev, p), missing.values()))
     for p, pipeline, err in results:  # the cache is only written here, on the calling thread
         if err is None:
             gdev.pipelines[p.key] = (p.wgsl, pipeline)

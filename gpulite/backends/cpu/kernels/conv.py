@@ -6,16 +6,24 @@ row where the patches carry a ones column. Quantized convs are in quantized_conv
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from gpulite.backends.cpu.epilogue import Epilogue
 from gpulite.backends.cpu.kernels.depthwise import depthwise_plan, plan_runner
-from gpulite.backends.cpu.window import PaddedInput, Window, clamp_activation, patches_view, row_chunks, window
+from gpulite.backends.cpu.threads import run_parallel
+from gpulite.backends.cpu.window import PaddedInput, Window, patches_view, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 
 # Elements of im2col scratch per chunk: 256K floats = 1 MiB, about a core's L2.
 IM2COL_BUDGET = 1 << 18
+# Elements per chunk of a direct (1x1) conv's input or output when it is chunked.
+DIRECT_BUDGET = 1 << 16
+# Multiply-adds per thread below which a conv runs on one thread.
+PARALLEL_MACS = 1 << 21
 
 
 def conv_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
@@ -23,7 +31,7 @@ def conv_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
     if len(w_shape) != 4:
         raise ShapeError(f"node {node.index} (CONV_2D): filter must be 4-D OHWI, got {list(w_shape)}")
     o, kh, kw, ci = w_shape
-    win = window(x_shape, kh, kw, node.options, out_shape)
+    win = window(x_shape, kh, kw, node.options, out_shape, node.attrs.get("cpu_pads"))
     if ci <= 0 or win.c % ci or o % (win.c // ci):
         raise ShapeError(f"node {node.index} (CONV_2D): input has {win.c} channels; filter {list(w_shape)} "
                          f"needs a multiple of {ci} that also divides {o} output channels")
@@ -34,51 +42,116 @@ def conv_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
 
 
 class ConvGemm:
-    """Computes a conv's ``patches @ wt`` into its output: ``gemm(wt)``.
+    """Computes a conv's ``patches @ wt`` into its output: ``gemm(wt)`` or ``gemm.bind(wt)()``.
 
     A 1x1 stride-1 unpadded conv multiplies the input viewed as (pixels, C) directly. Any
-    other conv copies patches (im2col) from a padded copy of the input into a preallocated
-    scratch, chunk by chunk of output rows so the scratch stays in cache while BLAS reads
-    it. With ``augment`` the matrix gets a last column of ones (written once) so that a
-    bias stored as the last row of ``wt`` is added by the GEMM itself instead of a pass
-    over the output; for a direct conv that costs a copy of the input, worth it when the
-    input has fewer channels than the output. ``dtype`` widens the input (quantized convs
+    other conv copies patches (im2col) from a padded copy of the input into a scratch,
+    chunk by chunk of output rows so the scratch stays in cache while BLAS reads it. With
+    ``augment`` the matrix gets a last column of ones so that a bias stored as the last row
+    of ``wt`` is added by the GEMM itself instead of a pass over the output; for a direct
+    conv that costs a copy of the input. ``dtype`` widens the input (quantized convs
     multiply exactly in float64), which also forces the copy.
+
+    The float kernel also passes ``pool`` (the executable's shared :class:`ScratchPool`:
+    the im2col scratch is then one buffer for every conv, and the ones column is written
+    again per chunk), ``epilogue`` (an :class:`~gpulite.backends.cpu.epilogue.Epilogue`
+    applied to each chunk right after its GEMM; direct convs are then chunked too) and
+    ``parts`` (threads to deal the chunks to; BLAS itself runs single-threaded).
     """
 
     def __init__(self, win: Window, x: np.ndarray, out: np.ndarray, fill, dtype=None,
-                 augment: bool = False) -> None:
+                 augment: bool = False, pool=None, epilogue=None, parts: int = 1) -> None:
         dtype = np.dtype(dtype or x.dtype)
         k, o = win.kh * win.kw * win.c, out.shape[-1]
-        self.k, self.pad, self.items = k + int(augment), None, []
+        self.k, self.pad = k + int(augment), None
+        out2 = out.reshape(-1, o)
+        chunks = []  # (copies, a, out rows, p0, p1, part-independent?)
         if win.kh == win.kw == 1 and win.sh == win.sw == 1 and not win.padded:
-            x2, out2 = x.reshape(-1, win.c), out.reshape(-1, o)
-            if not augment and dtype == x.dtype:
-                self.items.append(([], x2, out2))
+            x2 = x.reshape(-1, win.c)
+            if augment or dtype != x.dtype:
+                mat = np.ones((x2.shape[0], self.k), dtype)
+                self.parts = [[([(mat[:, :k], x2)], mat, out2, None)]]
                 return
-            mat = np.ones((x2.shape[0], self.k), dtype)
-            self.items.append(([(mat[:, :k], x2)], mat, out2))
+            total = out2.shape[0]
+            step = total if epilogue is None and parts == 1 else max(1, DIRECT_BUDGET // max(o, win.c, 1))
+            step = min(step, -(-total // parts))
+            spans = [(p, min(total, p + step)) for p in range(0, total, step)]
+            self.parts = self._deal([([], x2[p0:p1], out2[p0:p1], p0, p1) for p0, p1 in spans], parts, epilogue)
             return
         self.pad = PaddedInput(x, win, fill, dtype)
-        spans = row_chunks(win.oh, win.ow * self.k, IM2COL_BUDGET)
-        scratch = np.ones(((spans[0][1] - spans[0][0]) * win.ow, self.k), dtype)
-        item = scratch.itemsize
-        for n in range(win.n):
-            for r0, r1 in spans:
-                cols = scratch[: (r1 - r0) * win.ow]
+        rows = max(1, IM2COL_BUDGET // max(win.ow * self.k, 1))
+        rows = min(rows, -(-win.oh * win.n // parts))
+        spans = [(n, r0, min(win.oh, r0 + rows)) for n in range(win.n) for r0 in range(0, win.oh, rows)]
+        nparts = min(parts, len(spans))
+        shape = (min(rows, win.oh) * win.ow, self.k)
+        item = np.dtype(dtype).itemsize
+        scratches = [pool.get(("im2col", q), shape, dtype) if pool is not None else np.ones(shape, dtype)
+                     for q in range(nparts)]
+        per_part = [spans[q * len(spans) // nparts:(q + 1) * len(spans) // nparts] for q in range(nparts)]
+        self.parts = []
+        for q, spans_q in enumerate(per_part):
+            items = []
+            for n, r0, r1 in spans_q:
+                cols = scratches[q][: (r1 - r0) * win.ow]
                 # The first k columns of cols seen as (rows, OW, KH, KW, C), the patches' shape.
                 dst = as_strided(cols, (r1 - r0, win.ow, win.kh, win.kw, win.c),
                                  (win.ow * self.k * item, self.k * item, win.kw * win.c * item, win.c * item, item))
-                src = patches_view(self.pad.buf, win, n, r0, r1)
-                self.items.append(([(dst, src)], cols, out[n, r0:r1].reshape(-1, o)))
+                copies = [(dst, patches_view(self.pad.buf, win, n, r0, r1))]
+                if augment and pool is not None:  # the shared scratch holds other data between runs
+                    copies.append((cols[:, k], 1.0))
+                p0, p1 = (n * win.oh + r0) * win.ow, (n * win.oh + r1) * win.ow
+                post = epilogue.chunk(p0, p1, q) if epilogue is not None else None
+                items.append((copies, cols, out2[p0:p1], post))
+            self.parts.append(items)
+
+    @staticmethod
+    def _deal(chunks: list, parts: int, epilogue) -> list[list]:
+        nparts = max(1, min(parts, len(chunks)))
+        out = []
+        for q in range(nparts):
+            items = []
+            for copies, a, o, p0, p1 in chunks[q * len(chunks) // nparts:(q + 1) * len(chunks) // nparts]:
+                items.append((copies, a, o, epilogue.chunk(p0, p1, q) if epilogue is not None else None))
+            out.append(items)
+        return out
+
+    def bind(self, wt: np.ndarray):
+        """The run closure multiplying by ``wt`` (read at run time: it may be refreshed in place)."""
+        jobs = [functools.partial(_run_items, items, wt) for items in self.parts]
+        pad = self.pad
+        if len(jobs) == 1:
+            job = jobs[0]
+            if pad is None:
+                return job
+
+            def run_one() -> None:
+                pad.refresh()
+                job()
+            return run_one
+
+        def run() -> None:
+            if pad is not None:
+                pad.refresh()
+            run_parallel(jobs)
+        return run
 
     def __call__(self, wt: np.ndarray) -> None:
-        if self.pad is not None:
-            self.pad.refresh()
-        for copies, a, o in self.items:
-            for dst, src in copies:
-                np.copyto(dst, src)
-            np.matmul(a, wt, out=o)
+        self.bind(wt)()
+
+
+def _run_items(items: list, wt: np.ndarray) -> None:
+    matmul, copyto = np.matmul, np.copyto
+    for copies, a, o, post in items:
+        for dst, src in copies:
+            copyto(dst, src)
+        matmul(a, wt, out=o)
+        if post is not None:
+            post()
+
+
+def conv_parts(num_threads: int, macs: int) -> int:
+    """Threads worth using for a conv of ``macs`` multiply-adds."""
+    return max(1, min(num_threads, macs // PARALLEL_MACS))
 
 
 @register_kernel("CONV_2D", "cpu")
@@ -99,26 +172,23 @@ def conv_2d(node, ctx):
     k = kh * kw * ci
     bias = ctx.input(2).reshape(o) if ctx.has_input(2) else None
     direct = kh == kw == 1 and win.sh == win.sw == 1 and not win.padded
-    augment = bias is not None and (not direct or ci < o)
-    gemm = ConvGemm(win, x, out, 0.0, augment=augment)
+    # im2col convs add a constant bias in the GEMM (a ones column); others in the epilogue.
+    augment = bias is not None and not direct and ctx.const(2) is not None
+    ep = Epilogue(node, ctx, out, bias=None if augment else bias, bias_const=ctx.const(2) is not None)
+    parts = conv_parts(ctx.num_threads, out.size // o * k * o)
+    gemm = ConvGemm(win, x, out, 0.0, augment=augment, pool=ctx.scratch, epilogue=ep or None, parts=parts)
     wt = np.empty((gemm.k, o), np.float32)  # rows (kh, kw, ci) match the patches; then the bias
     if wconst is not None:
         np.copyto(wt[:k], wconst.reshape(o, k).T)
-    if augment and ctx.const(2) is not None:
+    if augment:
         np.copyto(wt[k], bias)
-    act = clamp_activation(node)
-    out2 = out.reshape(-1, o)
+    run_gemm = gemm.bind(wt)
+    if wconst is not None:
+        return run_gemm
 
     def run() -> None:
-        if wconst is None:
-            np.copyto(wt[:k], w.reshape(o, k).T)
-        if augment and ctx.const(2) is None:
-            np.copyto(wt[k], bias)
-        gemm(wt)
-        if bias is not None and not augment:
-            np.add(out2, bias, out=out2)
-        if act:
-            act(out2)
+        np.copyto(wt[:k], w.reshape(o, k).T)
+        run_gemm()
     return run
 
 
@@ -130,19 +200,17 @@ def _single_output_conv(node, ctx, win: Window, w: np.ndarray):
     (C, 1) matmul adds the channels: about half the time on pose_landmark's 256x256x8 head.
     """
     x, out = ctx.input(0), ctx.output(0)
-    partial = np.empty((*out.shape[:3], win.c), np.float32)
+    partial = ctx.scratch.get(("single_output_conv",), (*out.shape[:3], win.c), np.float32)
     phased, plans = depthwise_plan(win, x, partial, 1, np.asarray(w, np.float32)[0], None, 0.0, np.float32)
     ones = np.ones((win.c, 1), np.float32)
     partial2, out2 = partial.reshape(-1, win.c), out.reshape(-1, 1)
     bias = ctx.input(2).reshape(1) if ctx.has_input(2) else None
-    act = clamp_activation(node)
+    post = Epilogue(node, ctx, out, bias=bias, bias_const=ctx.const(2) is not None).chunk(0, out2.shape[0])
     taps = plan_runner(phased, plans)
 
     def run() -> None:
         taps()
         np.matmul(partial2, ones, out=out2)
-        if bias is not None:
-            np.add(out2, bias, out=out2)
-        if act:
-            act(out2)
+        if post is not None:
+            post()
     return run

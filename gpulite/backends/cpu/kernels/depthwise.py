@@ -19,9 +19,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from gpulite.backends.cpu.epilogue import Epilogue
 from gpulite.backends.cpu.phases import PhaseInput
 from gpulite.backends.cpu.threads import run_parallel
-from gpulite.backends.cpu.window import Window, clamp_activation, window
+from gpulite.backends.cpu.window import Window, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 
@@ -35,7 +36,7 @@ def depthwise_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
     if len(w_shape) != 4 or w_shape[0] != 1:
         raise ShapeError(f"node {node.index} (DEPTHWISE_CONV_2D): filter must be [1, KH, KW, C*M], got {list(w_shape)}")
     _, kh, kw, co = w_shape
-    win = window(x_shape, kh, kw, node.options, out_shape)
+    win = window(x_shape, kh, kw, node.options, out_shape, node.attrs.get("cpu_pads"))
     if win.c == 0 or co % win.c:
         raise ShapeError(f"node {node.index} (DEPTHWISE_CONV_2D): {co} output channels is not a multiple "
                          f"of the input's {win.c}")
@@ -51,12 +52,14 @@ def _period(ow: int, co: int) -> int:
 
 
 def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
-             parts: int = 1) -> list[list]:
+             parts: int = 1, epilogue=None, pool=None) -> list[list]:
     """Chunks of output rows, dealt into ``parts`` lists (one per thread, own scratch each).
 
-    A chunk is (output rows, scratch, [(taps view, weights)] per phase, bias). ``w`` is
-    (KH, KW, C*M). Output rows and scratch are (rows, OW/T, T*C*M), a phase's taps view
-    (taps_i, taps_j, rows, OW/T, T*C*M), its weights (taps_i, taps_j, T*C*M).
+    A chunk is (output rows, scratch, [(taps view, weights)] per phase, bias, post). ``w``
+    is (KH, KW, C*M). Output rows and scratch are (rows, OW/T, T*C*M), a phase's taps view
+    (taps_i, taps_j, rows, OW/T, T*C*M), its weights (taps_i, taps_j, T*C*M). ``post`` is
+    the chunk's closure from ``epilogue`` (an :class:`~gpulite.backends.cpu.epilogue.Epilogue`)
+    or None. With ``pool`` the scratch comes from the executable's shared pool.
     """
     co, wq = out.shape[3], phased.wq
     t = _period(win.ow, co)
@@ -69,7 +72,8 @@ def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bi
     item = phased.buf.itemsize
     plans = []
     for k in range(parts):
-        scratch = np.empty((min(rows, win.oh), win.ow // t, length), out.dtype)
+        shape = (min(rows, win.oh), win.ow // t, length)
+        scratch = pool.get(("depthwise", k), shape, out.dtype) if pool is not None else np.empty(shape, out.dtype)
         plan = []
         for n, y0, y1 in spans[k * len(spans) // parts:(k + 1) * len(spans) // parts]:
             shape = (y1 - y0, win.ow // t, length)
@@ -78,30 +82,36 @@ def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bi
                 base = phased.buf[p, n, y0 * phased.row_step + oy, ox:]
                 strides = (sy * wq * co * item, sx * co * item, phased.row_step * wq * co * item, length * item, item)
                 views.append((as_strided(base, (len(ii), len(jj), *shape), strides, writeable=False), wt))
-            plan.append((out[n, y0:y1].reshape(shape), scratch[: y1 - y0], views, b))
+            p0, p1 = (n * win.oh + y0) * win.ow, (n * win.oh + y1) * win.ow
+            post = epilogue.chunk(p0, p1, k) if epilogue is not None else None
+            plan.append((out[n, y0:y1].reshape(shape), scratch[: y1 - y0], views, b, post))
         plans.append(plan)
     return plans
 
 
 def accumulate(plan: list, act=None) -> None:
     """Run a :func:`tap_plan`: per chunk, sum the taps phase by phase, add bias, activate."""
-    for acc, tmp, views, b in plan:
+    einsum, add = np.einsum, np.add
+    for acc, tmp, views, b, post in plan:
         (v0, w0), rest = views[0], views[1:]
-        np.einsum("ijyml,ijl->yml", v0, w0, out=acc)
+        einsum("ijyml,ijl->yml", v0, w0, out=acc)
         for v, wt in rest:
-            np.einsum("ijyml,ijl->yml", v, wt, out=tmp)
-            np.add(acc, tmp, out=acc)
+            einsum("ijyml,ijl->yml", v, wt, out=tmp)
+            add(acc, tmp, out=acc)
         if b is not None:
-            np.add(acc, b, out=acc)
+            add(acc, b, out=acc)
         if act:
             act(acc)
+        if post is not None:
+            post()
 
 
 def depthwise_plan(win: Window, x: np.ndarray, out: np.ndarray, mult: int, w: np.ndarray,
-                   bias: np.ndarray | None, fill, dtype, parts: int = 1) -> tuple[PhaseInput, list[list]]:
+                   bias: np.ndarray | None, fill, dtype, parts: int = 1, epilogue=None,
+                   pool=None) -> tuple[PhaseInput, list[list]]:
     """The phase buffers and per-thread chunk plans of a depthwise conv computing in ``dtype``."""
     phased = PhaseInput(x, win, mult, fill, dtype)
-    return phased, tap_plan(win, phased, out, w.astype(dtype), bias, parts)
+    return phased, tap_plan(win, phased, out, w.astype(dtype), bias, parts, epilogue, pool)
 
 
 def plan_runner(phased: PhaseInput, plans: list[list], act=None):
@@ -134,5 +144,8 @@ def depthwise_conv_2d(node, ctx):
     bias = np.asarray(ctx.const(2), np.float32).reshape(co) if ctx.has_input(2) else None
     # Threads only pay off on big layers: below ~64K outputs the handoff costs more than it saves.
     parts = max(1, min(ctx.num_threads, out.size // PARALLEL_MIN))
-    phased, plans = depthwise_plan(win, x, out, mult, np.asarray(w)[0], bias, 0.0, np.float32, parts)
-    return plan_runner(phased, plans, clamp_activation(node))
+    # Bias, activation and fused steps per chunk, while it is in cache (epilogue.py).
+    ep = Epilogue(node, ctx, out, bias=bias)
+    phased, plans = depthwise_plan(win, x, out, mult, np.asarray(w)[0], None, 0.0, np.float32, parts,
+                                   ep or None, ctx.scratch)
+    return plan_runner(phased, plans)

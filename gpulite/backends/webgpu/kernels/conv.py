@@ -1,4 +1,5 @@
-"""CONV_2D and DEPTHWISE_CONV_2D (float32, NHWC, bias and fused activation in the kernel)."""
+"""CONV_2D and DEPTHWISE_CONV_2D (float32, NHWC; bias, fused activation or fused PReLU in the
+kernel: see kernels/prelu.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import numpy as np
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.geometry import pad_before
+from gpulite.backends.webgpu.kernels.prelu import FUSABLE, alpha_per_channel, finish, keep_fused_prelu
 from gpulite.backends.webgpu.program import Program, make_program
-from gpulite.graph.ir import Node
+from gpulite.graph.ir import Graph, Node
 from gpulite.model import schema_gen as sg
 
 
@@ -73,7 +75,29 @@ def packed_weights_c4(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(wp.reshape(groups, 4, kh, kw, cin // 4, 4).transpose(0, 2, 3, 4, 5, 1))
 
 
+def _prelu_fusable(g: Graph, conv: Node, prelu: Node) -> bool:
+    """Whether the factories below run ``conv`` with ``prelu`` fused: float32 NHWC, constant
+    float32 weights that fit, constant (or no) bias, a single or per-channel alpha."""
+    t = g.tensors
+    if len(conv.inputs) < 2 or conv.inputs[1] < 0:
+        return False
+    x, mid, w = t[conv.inputs[0]], t[conv.outputs[0]], t[conv.inputs[1]].const
+    bias_ok = len(conv.inputs) < 3 or conv.inputs[2] < 0 or t[conv.inputs[2]].is_const
+    if (w is None or not bias_ok or w.dtype != np.float32 or w.ndim != 4 or x.dtype != np.float32
+            or mid.dtype != np.float32 or len(x.shape) != 4 or len(mid.shape) != 4
+            or not alpha_per_channel(g, prelu, mid.shape)):
+        return False
+    cout, cin = mid.shape[3], x.shape[3]
+    if conv.op == "CONV_2D":
+        return w.shape[0] == cout and w.shape[3] == cin
+    return w.shape[0] == 1 and w.shape[3] == cout and cin > 0 and cout % cin == 0
+
+
+FUSABLE["CONV_2D"] = FUSABLE["DEPTHWISE_CONV_2D"] = _prelu_fusable
+
+
 @register_kernel("CONV_2D", "webgpu")
+@keep_fused_prelu
 def conv2d(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     _check(node, ctx, x, out)
@@ -92,11 +116,12 @@ def conv2d(node: Node, ctx: GpuContext) -> Program:
     params = [*_window(opts, x, out, kh, kw), ("groups", "u32", groups),
               ("bias_off", "u32", bias_ref(ctx, cout, groups * 4).offset)]
     name = f"conv_2d {x.shape}*{w.shape}->{out.shape}"
+    extra, fin = finish(node, ctx)
     if cin % 4 == 0 and x.offset % 4 == 0:  # whole vec4s per pixel: read through buf4
-        params += [("in_c4", "u32", cin // 4), ("w_off", "u32", ctx.upload(packed_weights_c4(w)).offset)]
-        return make_program(name, "conv2d_c4", params, n * oh * ow * groups, act=node.activation)
-    params += [("out_c4", "u32", groups * 4), ("w_off", "u32", ctx.upload(packed_weights(w)[0]).offset)]
-    return make_program(name, "conv2d", params, n * oh * ow * groups, act=node.activation)
+        params += [("in_c4", "u32", cin // 4), ("w_off", "u32", ctx.upload(packed_weights_c4(w)).offset), *extra]
+        return make_program(name, "conv2d_c4", params, n * oh * ow * groups, act=node.activation, **fin)
+    params += [("out_c4", "u32", groups * 4), ("w_off", "u32", ctx.upload(packed_weights(w)[0]).offset), *extra]
+    return make_program(name, "conv2d", params, n * oh * ow * groups, act=node.activation, **fin)
 
 
 def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> Program:
@@ -118,6 +143,7 @@ def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: Tens
 
 
 @register_kernel("DEPTHWISE_CONV_2D", "webgpu")
+@keep_fused_prelu
 def depthwise_conv2d(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     _check(node, ctx, x, out)
@@ -132,10 +158,12 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> Program:
     name = f"depthwise_conv_2d {x.shape}*{w.shape}->{out.shape}"
     window = _window(opts, x, out, kh, kw)
     w_off, bias_off = ctx.input(1).offset, bias_ref(ctx, cout, cout).offset
+    extra, fin = finish(node, ctx)
     if cout == cin and cin % 4 == 0 and x.offset % 4 == 0 and out.offset % 4 == 0:  # common: vec4 per thread
         n, oh, ow, _ = out.shape
         params = [p for p in window if p[0] not in ("in_c", "out_c")] + [
-            ("c4", "u32", cin // 4), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off)]
-        return make_program(name, "depthwise_conv2d_c4", params, n * oh * ow * cin // 4, act=node.activation)
-    params = [*window, ("mult", "u32", cout // cin), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off)]
-    return make_program(name, "depthwise_conv2d", params, out.size, act=node.activation)
+            ("c4", "u32", cin // 4), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off), *extra]
+        return make_program(name, "depthwise_conv2d_c4", params, n * oh * ow * cin // 4, act=node.activation,
+                            **fin)
+    params = [*window, ("mult", "u32", cout // cin), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off), *extra]
+    return make_program(name, "depthwise_conv2d", params, out.size, act=node.activation, **fin)

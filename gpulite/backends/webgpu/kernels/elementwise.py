@@ -7,8 +7,9 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.kernels.prelu import FUSABLE, alpha_per_channel, finish, keep_fused_prelu
 from gpulite.backends.webgpu.program import Program, make_program
-from gpulite.graph.ir import Node
+from gpulite.graph.ir import Graph, Node
 
 # WGSL expressions of a and b; act() wraps them.
 BINARY = {
@@ -74,13 +75,30 @@ def _binary(expr: str):
         if len(dims) > 4:
             raise ctx.unsupported(f"broadcast of {a.shape} and {b.shape} needs {len(dims)} dims (kernel has 4)")
         pad = 4 - len(dims)
+        extra, fin = finish(node, ctx) if word == "f32" else ([], {"FINISH": "return act(v);"})
         params = [
             ("shape", "vec4u", [1] * pad + dims), ("sa", "vec4u", [0] * pad + sa), ("sb", "vec4u", [0] * pad + sb),
             ("a_off", "u32", a.offset), ("b_off", "u32", b.offset), ("out_off", "u32", out.offset),
+            ("channels", "u32", out.shape[-1] if out.shape else 1), *extra,
         ]
         return make_program(f"{node.op.lower()} {a.shape}x{b.shape}->{out.shape}", "binary", params, out.size,
-                            act=node.activation, word=word, OP=expr)
-    return factory
+                            act=node.activation, word=word, OP=expr, WORD_T=word, **fin)
+    return keep_fused_prelu(factory)
+
+
+def _add_prelu_fusable(g: Graph, add: Node, prelu: Node) -> bool:
+    """ADD -> PRELU (the residual blocks of the MediaPipe models): float32, broadcasting to the output."""
+    t = g.tensors
+    a, b, mid = (t[i] for i in (*add.inputs[:2], add.outputs[0]))
+    try:
+        ok = tuple(np.broadcast_shapes(a.shape, b.shape)) == tuple(mid.shape)
+    except ValueError:
+        return False
+    return (ok and len(add.inputs) == 2 and all(v.dtype == np.float32 for v in (a, b, mid))
+            and len(broadcast_strides(a.shape, b.shape, mid.shape)[0]) <= 4 and alpha_per_channel(g, prelu, mid.shape))
+
+
+FUSABLE["ADD"] = _add_prelu_fusable
 
 
 for _op, _expr in BINARY.items():

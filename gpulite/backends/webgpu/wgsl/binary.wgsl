@@ -1,6 +1,12 @@
-// Elementwise binary op with broadcasting: out[i] = act(OP(a, b)).
+// Elementwise binary op with broadcasting: out[i] = finish(OP(a, b), channel of i), where
+// finish is the fused activation or a fused PReLU (kernels/prelu.py).
 // P.shape is the output shape collapsed to 4 dims; P.sa / P.sb are a's and b's strides in
-// words over those dims, 0 along a broadcast dim.
+// words over those dims, 0 along a broadcast dim. The output is dense, so the channel (last
+// axis) of element i is i % P.channels whatever the collapsing did.
+
+fn finish(v: $WORD_T, c: u32) -> $WORD_T {
+    $FINISH
+}
 
 fn run(i: u32) {
     var r = i;
@@ -11,5 +17,5 @@ fn run(i: u32) {
     let c = vec4<u32>(r / P.shape.y, r % P.shape.y, c2, c3);
     let a = buf[P.a_off + dot(c, P.sa)];
     let b = buf[P.b_off + dot(c, P.sb)];
-    buf[P.out_off + i] = act($OP);
+    buf[P.out_off + i] = finish($OP, i % P.channels);
 }

@@ -2,6 +2,11 @@
 // Weights are re-laid out at allocate time to [KH, KW, Cin, Cout4] (Cout padded to a multiple
 // of 4 with zeros) so one input value feeds four consecutive weights.
 
+// finish(): the fused activation, or a fused PReLU with per-channel alpha (conv.py).
+fn finish(v: f32, c: u32) -> f32 {
+    $FINISH
+}
+
 fn run(i: u32) {
     let g = i % P.groups;
     var r = i / P.groups;
@@ -35,8 +40,8 @@ fn run(i: u32) {
     let ob = P.out_off + ((b * P.out_h + oy) * P.out_w + ox) * P.out_c + oc;
     // Cout need not be a multiple of 4: the last group writes only the channels that exist.
     let n = min(4u, P.out_c - oc);
-    buf[ob] = act(acc.x);
-    if (n > 1u) { buf[ob + 1u] = act(acc.y); }
-    if (n > 2u) { buf[ob + 2u] = act(acc.z); }
-    if (n > 3u) { buf[ob + 3u] = act(acc.w); }
+    buf[ob] = finish(acc.x, oc);
+    if (n > 1u) { buf[ob + 1u] = finish(acc.y, oc + 1u); }
+    if (n > 2u) { buf[ob + 2u] = finish(acc.z, oc + 2u); }
+    if (n > 3u) { buf[ob + 3u] = finish(acc.w, oc + 3u); }
 }

@@ -2,6 +2,11 @@
 // Weights keep TFLite's [1, KH, KW, Cout] layout; output channel oc reads input channel
 // oc / multiplier. Channels vary fastest across threads, so neighbours read neighbours.
 
+// finish(): the fused activation, or a fused PReLU with per-channel alpha (conv.py).
+fn finish(v: f32, c: u32) -> f32 {
+    $FINISH
+}
+
 fn run(i: u32) {
     let oc = i % P.out_c;
     var r = i / P.out_c;
@@ -27,5 +32,5 @@ fn run(i: u32) {
             acc += xv * buf[P.w_off + (ky * P.k_w + kx) * P.out_c + oc];
         }
     }
-    buf[P.out_off + i] = act(acc);
+    buf[P.out_off + i] = finish(acc, oc);
 }

@@ -2,6 +2,11 @@
 // activation fused). Used when channels are a multiple of 4: one thread's index math and
 // bounds checks then serve four outputs, and every load moves four values.
 
+// finish(): the fused activation, or a fused PReLU with per-channel alpha (conv.py).
+fn finish(v: f32, c: u32) -> f32 {
+    $FINISH
+}
+
 fn run(i: u32) {
     let c = (i % P.c4) * 4u;
     var r = i / P.c4;
@@ -29,5 +34,5 @@ fn run(i: u32) {
         }
     }
     let ob = (P.out_off + ((b * P.out_h + oy) * P.out_w + ox) * ch + c) / 4u;
-    buf4[ob] = vec4<f32>(act(acc.x), act(acc.y), act(acc.z), act(acc.w));
+    buf4[ob] = vec4<f32>(finish(acc.x, c), finish(acc.y, c + 1u), finish(acc.z, c + 2u), finish(acc.w, c + 3u));
 }

@@ -1,0 +1,137 @@
+"""Control of numpy's OpenBLAS from the CPU backend: threads per invoke, and its kernel choice.
+
+Threads: ``openblas_set_num_threads_local`` sets how many threads BLAS calls made *from the
+calling thread* may use, and returns the previous count, so an invoke can run its GEMMs on
+exactly ``num_threads`` threads and put the caller's setting back afterwards, without
+touching BLAS calls made elsewhere in the process.
+
+Kernels: OpenBLAS builds with ``DYNAMIC_ARCH`` pick their kernels from the CPU at load time.
+OpenBLAS up to 0.3.31 does not know AMD family 1Ah (Zen 5) and gives it its AVX2
+("Haswell") kernels although the CPU has AVX-512 (OpenMathLib/OpenBLAS#6029, fixed in
+#6033); its AVX-512 ("SkylakeX") SGEMM is 1.5-1.9x faster there on conv-sized matrices.
+:func:`fix_core` re-runs OpenBLAS's own core selection with ``OPENBLAS_CORETYPE=SkylakeX``
+in that one case: the CPU reports every AVX-512 subset the SkylakeX kernels use, OpenBLAS
+chose Haswell or Zen, and the user set neither ``OPENBLAS_CORETYPE`` nor
+``GPULITE_OPENBLAS_CORE=keep``. Anything unexpected (another BLAS, missing symbols) leaves
+OpenBLAS alone; none of this changes results beyond float rounding.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+
+_lock = threading.Lock()
+_lib: ctypes.CDLL | None | bool = False  # False: not looked up yet
+_set_local = None
+_core_checked = False
+_AVX512_FOR_SKYLAKEX = ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl")
+
+
+def _candidates() -> list[str]:
+    """Shared libraries that may be numpy's OpenBLAS: those mapped into this process first."""
+    found = []
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                p = line.split()[-1]
+                if "openblas" in Path(p).name.lower() and p not in found:
+                    found.append(p)
+    except OSError:
+        pass
+    root = Path(np.__file__).resolve().parent
+    for d in (root.parent / "numpy.libs", root / ".dylibs", root.parent / "scipy_openblas64" / "lib",
+              root.parent / "scipy_openblas32" / "lib"):
+        found.extend(p for p in sorted(glob.glob(str(d / "*openblas*"))) if p not in found)
+    return found
+
+
+def _load() -> ctypes.CDLL | None:
+    global _lib, _set_local
+    if _lib is not False:
+        return _lib  # type: ignore[return-value]
+    with _lock:
+        if _lib is not False:
+            return _lib  # type: ignore[return-value]
+        lib = None
+        for path in _candidates():
+            try:
+                cand = ctypes.CDLL(path)
+                fn = cand.openblas_set_num_threads_local
+            except (OSError, AttributeError):
+                continue
+            fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+            lib, _set_local = cand, fn
+            break
+        _lib = lib
+        return lib
+
+
+def set_local_threads(n: int) -> int | None:
+    """Let BLAS calls from this thread use ``n`` threads; the previous count (None: no control)."""
+    if _load() is None or _set_local is None:
+        return None
+    return int(_set_local(int(n)))
+
+
+def local_thread_setter():
+    """The raw ``openblas_set_num_threads_local`` (int -> previous int), or None: for hot paths."""
+    _load()
+    return _set_local
+
+
+def _corename(lib) -> str | None:
+    for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename"):
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.restype = ctypes.c_char_p
+            return (fn() or b"").decode(errors="replace")
+    return None
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def fix_core() -> str | None:
+    """Switch OpenBLAS to its AVX-512 kernels where it misdetects an AVX-512 CPU (see the module
+    docstring); returns the core name in use afterwards (None when there is no OpenBLAS)."""
+    global _core_checked
+    lib = _load()
+    if lib is None:
+        return None
+    with _lock:
+        name = _corename(lib)
+        if _core_checked or name is None:
+            return name
+        _core_checked = True
+        if (not sys.platform.startswith("linux") or os.environ.get("OPENBLAS_CORETYPE")
+                or os.environ.get("GPULITE_OPENBLAS_CORE", "").lower() == "keep"
+                or name.lower() not in ("haswell", "zen")
+                or not set(_AVX512_FOR_SKYLAKEX) <= _cpu_flags()):
+            return name
+        try:
+            quit_, init = lib.gotoblas_dynamic_quit, lib.gotoblas_dynamic_init
+            ctypes.c_void_p.in_dll(lib, "gotoblas_SKYLAKEX")  # the build has the SkylakeX kernels
+        except (AttributeError, ValueError):
+            return name
+        os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"  # read by gotoblas_dynamic_init
+        try:
+            quit_()
+            init()
+        finally:
+            del os.environ["OPENBLAS_CORETYPE"]
+        return _corename(lib)

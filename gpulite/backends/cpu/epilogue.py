@@ -1,0 +1,160 @@
+"""What a float conv does to each chunk of its output while the chunk is in cache.
+
+A conv kernel computes its output in chunks of whole pixels (ranges of the output seen as
+(pixels, C)); :class:`Epilogue` gives, per chunk, one closure that adds the bias, applies
+the conv's fused activation, then the steps :mod:`gpulite.backends.cpu.fuse` moved into the
+conv (``node.attrs["cpu_epilogue"]``): residual ADD (with the ADD's fused activation),
+PRELU, HARD_SWISH, LOGISTIC. Each step is the same numpy arithmetic as the standalone
+kernel, so fusing changes no value.
+
+Per-channel vectors (bias, PReLU slopes) are tiled T times and the chunk viewed as
+(pixels / T, T*C), so that numpy's inner loop is long even when C is small.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+_CLAMPS = {"RELU": (0.0, np.inf), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+_ZERO, _HALF, _INF, _NINF = np.float32(0), np.float32(0.5), np.float32(np.inf), np.float32(-np.inf)
+TILE = 1024  # minimum inner length (elements) of a per-channel step
+
+
+def clamp_bounds(name: str | None) -> tuple[np.float32, np.float32] | None:
+    """float32 clamp bounds of a fused activation as LiteRT applies it (None: nothing to do;
+    TANH and SIGN_BIT are ignored by LiteRT's float kernels, so here too)."""
+    if name not in _CLAMPS:
+        return None
+    lo, hi = _CLAMPS[name]
+    return np.float32(lo), np.float32(hi)
+
+
+def _tile_for(pixels: int, c: int) -> int:
+    """Smallest T dividing ``pixels`` with T*C >= TILE (``pixels`` if none)."""
+    for t in range(1, pixels + 1):
+        if pixels % t == 0 and t * c >= TILE:
+            return t
+    return pixels
+
+
+class Epilogue:
+    """Per-chunk bias, activation and fused elementwise steps of a conv's output.
+
+    Parameters
+    ----------
+    node, ctx
+        The conv's node (``activation``, ``attrs["cpu_epilogue"]``) and context (for the
+        fused steps' inputs and the shared scratch).
+    out : numpy.ndarray
+        The conv's output, (N, H, W, C).
+    bias : numpy.ndarray or None
+        Bias to add here ((C,)), or None when the GEMM adds it (or there is none).
+    activation : bool
+        Whether to apply ``node.activation`` (False when the kernel applies it itself).
+    """
+
+    def __init__(self, node, ctx, out: np.ndarray, bias: np.ndarray | None = None, activation: bool = True,
+                 bias_const: bool = True) -> None:
+        self.c = out.shape[-1]
+        self.out2 = out.reshape(-1, self.c)
+        self.ctx = ctx
+        self._tiles: dict[tuple[int, int], np.ndarray] = {}
+        self.steps: list[tuple] = []
+        if bias is not None:  # a bias computed at run time is read then, broadcast per pixel
+            self.steps.append(("bias", self._vector(bias)) if bias_const else ("bias_live", bias.reshape(-1)))
+        bounds = clamp_bounds(node.activation) if activation else None
+        if bounds is not None:
+            self.steps.append(("clip", *bounds))
+        for entry in node.attrs.get("cpu_epilogue", ()):
+            kind = entry[0]
+            if kind == "add":
+                _, slot, channels = entry
+                res = ctx.input(slot)
+                self.steps.append(("add", res.reshape(-1, channels), channels))
+            elif kind == "act":
+                bounds = clamp_bounds(entry[1])
+                if bounds is not None:
+                    self.steps.append(("clip", *bounds))
+            elif kind == "prelu":
+                alpha = self._vector(ctx.input(entry[1]))
+                if (alpha <= 1).all():
+                    self.steps.append(("prelu1", alpha, np.maximum))
+                elif (alpha >= 1).all():
+                    self.steps.append(("prelu1", alpha, np.minimum))
+                else:
+                    self.steps.append(("prelu2", alpha))
+            elif kind in ("hard_swish", "logistic"):
+                self.steps.append((kind,))
+            else:
+                raise ValueError(f"unknown epilogue step {entry!r}")
+
+    def _vector(self, v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, np.float32).reshape(-1)
+        return np.broadcast_to(v, (self.c,)).copy() if v.size == 1 else v.reshape(self.c).copy()
+
+    def __bool__(self) -> bool:
+        return bool(self.steps)
+
+    def _tiled(self, k: int, v: np.ndarray, t: int) -> np.ndarray:
+        key = (k, t)
+        if key not in self._tiles:
+            self._tiles[key] = np.tile(v, t)
+        return self._tiles[key]
+
+    def chunk(self, p0: int, p1: int, part: int = 0) -> Callable[[], None] | None:
+        """The closure applying every step to output pixels ``p0:p1`` (None when there are none).
+
+        ``part`` selects the scratch (one per thread) that two steps need.
+        """
+        if not self.steps:
+            return None
+        o = self.out2[p0:p1]
+        flat = o.reshape(-1)
+        t = _tile_for(p1 - p0, self.c)
+        rows = o.reshape((p1 - p0) // t, t * self.c)
+        calls: list[tuple] = []
+        tmp = None
+        for k, step in enumerate(self.steps):
+            kind = step[0]
+            if kind in ("prelu2", "hard_swish") and tmp is None:
+                tmp = self.ctx.scratch.get(("epilogue", part), rows.shape, np.float32)
+            if kind == "bias":
+                calls.append((np.add, (rows, self._tiled(k, step[1], t)), {"out": rows}))
+            elif kind == "bias_live":
+                calls.append((np.add, (o, step[1]), {"out": o}))
+            elif kind == "clip":
+                calls.append((np.clip, (flat, step[1], step[2]), {"out": flat}))
+            elif kind == "add":
+                res, channels = step[1], step[2]
+                if channels == self.c:
+                    calls.append((np.add, (flat, res[p0:p1].reshape(-1)), {"out": flat}))
+                else:  # the residual fills the first channels (a channel PAD was folded)
+                    head = o[:, :channels]
+                    calls.append((np.add, (head, res[p0:p1]), {"out": head}))
+            elif kind == "prelu1":  # x >= 0 ? x : a*x == max(x, a*x) when every a <= 1 (min when >= 1)
+                prod = self.ctx.scratch.get(("epilogue", part), rows.shape, np.float32)
+                calls.append((np.multiply, (rows, self._tiled(k, step[1], t)), {"out": prod}))
+                calls.append((step[2], (rows, prod), {"out": rows}))
+            elif kind == "prelu2":  # min(x, 0) * a + max(x, 0), as the PRELU kernel
+                calls.append((np.clip, (rows, _NINF, _ZERO), {"out": tmp}))
+                calls.append((np.multiply, (tmp, self._tiled(k, step[1], t)), {"out": tmp}))
+                calls.append((np.clip, (rows, _ZERO, _INF), {"out": rows}))
+                calls.append((np.add, (rows, tmp), {"out": rows}))
+            elif kind == "hard_swish":  # x * relu6(x + 3) / 6, as the HARD_SWISH kernel
+                tf = tmp.reshape(-1)
+                calls.append((np.add, (flat, 3.0), {"out": tf}))
+                calls.append((np.clip, (tf, 0.0, 6.0), {"out": tf}))
+                calls.append((np.multiply, (tf, flat), {"out": flat}))
+                calls.append((np.divide, (flat, 6.0), {"out": flat}))
+            elif kind == "logistic":  # 0.5 * tanh(x / 2) + 0.5, as the LOGISTIC kernel
+                calls.append((np.multiply, (flat, _HALF), {"out": flat}))
+                calls.append((np.tanh, (flat,), {"out": flat}))
+                calls.append((np.multiply, (flat, _HALF), {"out": flat}))
+                calls.append((np.add, (flat, _HALF), {"out": flat}))
+
+        def run() -> None:
+            for fn, args, kw in calls:
+                fn(*args, **kw)
+        return run

@@ -1,0 +1,238 @@
+"""Run one backend kernel eagerly: build a one-node graph, compile it once, run it.
+
+Each call to an op in :mod:`gpulite.ops` becomes ``run(op, slots, options=...)``. The slots
+are the TFLite op's inputs in order: a :class:`~gpulite.tensor.Tensor` (a run-time input),
+:class:`Const` (an option array such as axes or a permutation, compiled in by value) or
+:class:`Weight` (a tensor compiled in as a constant, as a model's weights are: conv filters,
+whose kernels re-lay them out once). The compiled op is cached per (backend, op, input
+shapes and dtypes, constants, options); a tensor used as a weight keys by its id, and its
+``dispose()`` evicts the entries it keys.
+
+On a GPU backend whose kernel declines an op (or has none), the CPU kernel runs it instead
+(logged once per cached op); its output belongs to the GPU backend and is uploaded on first
+GPU use.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpulite import memory
+from gpulite.backends import registry
+from gpulite.environment import env
+from gpulite.errors import NaNError
+from gpulite.graph.ir import ACTIVATIONS, Graph, Node, TensorInfo
+from gpulite.graph.shapes import propagate
+from gpulite.tensor import Tensor, from_gpu, from_host
+
+log = logging.getLogger(__name__)
+debug_log = logging.getLogger("gpulite.debug")
+
+MAX_CACHED = 512
+
+
+@dataclass(frozen=True)
+class Const:
+    """An option array compiled into the op by value (axes, sizes, permutations, pad amounts)."""
+
+    value: np.ndarray
+
+    def key(self) -> tuple:
+        v = np.ascontiguousarray(self.value)
+        return ("c", v.shape, v.dtype.str, v.tobytes())
+
+
+@dataclass(frozen=True)
+class Weight:
+    """A tensor compiled into the op as a constant, keyed by the tensor's id (conv filters, biases)."""
+
+    tensor: Tensor
+
+
+@dataclass
+class _Entry:
+    exe: Any  # the executor that runs it: the active one, or the CPU fallback
+    compiled: Any
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    home: str
+    weights: tuple[int, ...]
+
+
+_cache: OrderedDict[tuple, _Entry] = OrderedDict()
+_by_weight: dict[int, set[tuple]] = {}
+_lock = threading.RLock()
+_fallback_exe: Any = None
+
+
+def _fallback() -> Any:
+    global _fallback_exe
+    if _fallback_exe is None:
+        from gpulite.backends.cpu.eager import CpuEager
+        _fallback_exe = CpuEager("cpu", num_threads=env().get("num_threads"))
+    return _fallback_exe
+
+
+def _slot_key(s: Any) -> Any:
+    if s is None:
+        return None
+    if isinstance(s, Tensor):
+        return ("t", s.shape, s.dtype.str)
+    if isinstance(s, Const):
+        return s.key()
+    return ("w", s.tensor.id, s.tensor.shape, s.tensor.dtype.str)
+
+
+def build_graph(op: str, slots: list[Any], options: Any, out_dtype: np.dtype) -> Graph:
+    """The one-node graph of ``op`` over ``slots``; the output shape comes from the op's shape rule.
+
+    Raises
+    ------
+    ShapeError
+        When the inputs' shapes do not fit the op.
+    """
+    tensors: list[TensorInfo] = []
+    ins, runtime = [], []
+    for k, s in enumerate(slots):
+        if s is None:
+            ins.append(-1)
+            continue
+        i = len(tensors)
+        if isinstance(s, Tensor):
+            tensors.append(TensorInfo(i, f"input{k}", s.shape, s.dtype))
+            runtime.append(i)
+        else:
+            value = s.value if isinstance(s, Const) else np.ascontiguousarray(s.tensor.host())
+            tensors.append(TensorInfo(i, f"const{k}", tuple(value.shape), value.dtype, const=value))
+        ins.append(i)
+    out = len(tensors)
+    tensors.append(TensorInfo(out, "output", (), np.dtype(out_dtype)))
+    act = ACTIVATIONS.get(getattr(options, "fused_activation_function", 0))
+    node = Node(0, op, tuple(ins), (out,), options=options, activation=act)
+    g = Graph(tensors, [node], tuple(runtime), (out,), name=op.lower())
+    propagate(g, [node])
+    return g
+
+
+def _compile(exe: Any, op: str, slots: list[Any], options: Any, out_dtype: np.dtype) -> _Entry:
+    graph = build_graph(op, slots, options, out_dtype)
+    out = graph.tensors[graph.outputs[0]]
+    weights = tuple(s.tensor.id for s in slots if isinstance(s, Weight))
+    if exe.is_gpu:
+        from gpulite.backends.webgpu.eager import Declined
+        compiled = exe.compile(graph)
+        if isinstance(compiled, Declined):
+            log.info("eager %s %s runs on the cpu: %s", op, [s.shape for s in slots if isinstance(s, Tensor)],
+                     compiled.why)
+            return _Entry(_fallback(), _fallback().compile(graph), out.shape, out.dtype, exe.name, weights)
+    else:
+        compiled = exe.compile(graph)
+    return _Entry(exe, compiled, out.shape, out.dtype, exe.name, weights)
+
+
+def _cached(exe: Any, op: str, slots: list[Any], options: Any, out_dtype: np.dtype) -> _Entry:
+    key = (exe.name, id(exe), op, tuple(_slot_key(s) for s in slots), options, np.dtype(out_dtype).str)
+    with _lock:
+        entry = _cache.get(key)
+        if entry is not None:
+            _cache.move_to_end(key)
+            return entry
+    entry = _compile(exe, op, slots, options, out_dtype)
+    with _lock:
+        _cache[key] = entry
+        for w in entry.weights:
+            _by_weight.setdefault(w, set()).add(key)
+        for s in slots:
+            if isinstance(s, Weight):
+                s.tensor._used_as_weight = True
+        while len(_cache) > MAX_CACHED:
+            _evict(next(iter(_cache)))
+    return entry
+
+
+def _evict(key: tuple) -> None:
+    entry = _cache.pop(key, None)
+    if entry is None:
+        return
+    for w in entry.weights:
+        keys = _by_weight.get(w)
+        if keys is not None:
+            keys.discard(key)
+            if not keys:
+                del _by_weight[w]
+    entry.exe.discard(entry.compiled)
+
+
+def forget_weight(tensor_id: int) -> None:
+    """Evict every cached op compiled with tensor ``tensor_id`` as a weight (it was disposed)."""
+    with _lock:
+        for key in list(_by_weight.get(tensor_id, ())):
+            _evict(key)
+
+
+def clear_cache(backend: str | None = None) -> None:
+    """Evict every cached op (of one backend)."""
+    with _lock:
+        for key in [k for k in _cache if backend is None or k[0] == backend]:
+            _evict(key)
+
+
+def cache_size() -> int:
+    return len(_cache)
+
+
+def run(op: str, slots: list[Any], *, options: Any = None, out_dtype: Any = None) -> Tensor:
+    """Run ``op`` eagerly on the active backend; see the module docstring.
+
+    Parameters
+    ----------
+    op : str
+        The TFLite op name (``"CONV_2D"``).
+    slots : list
+        The op's inputs in TFLite order: ``Tensor``, ``Const``, ``Weight`` or None (omitted).
+    options : schema_gen options dataclass, optional
+    out_dtype : numpy dtype, optional
+        Default: the first tensor input's dtype.
+    """
+    tensors = [s for s in slots if isinstance(s, Tensor)]
+    for s in slots:
+        t = s if isinstance(s, Tensor) else s.tensor if isinstance(s, Weight) else None
+        if t is not None:
+            t._check(f"ops {op}")
+    if out_dtype is None:
+        out_dtype = tensors[0].dtype if tensors else slots[0].tensor.dtype
+    exe = registry.eager_executor()
+    entry = _cached(exe, op, slots, options, out_dtype)
+    e = env()
+    debug, profiling = e.get("debug"), memory.profiling()
+    check = e.get("check_nans") and not e.get("prod")
+    t0 = time.perf_counter() if debug or profiling else 0.0
+    run_exe = entry.exe
+    if run_exe.is_gpu:
+        outs = run_exe.run(entry.compiled, [t.gpu(run_exe) for t in tensors])
+        result = from_gpu(outs[0], run_exe, entry.shape, entry.dtype)
+    else:
+        outs = run_exe.run(entry.compiled, [t.host() for t in tensors])
+        result = from_host(outs[0], entry.home)
+    if debug or profiling:
+        run_exe.wait()
+        ms = (time.perf_counter() - t0) * 1e3
+        if profiling:
+            memory.record_kernel(memory.KernelRecord(op, run_exe.name, [t.shape for t in tensors], [entry.shape],
+                                                     ms, result.nbytes))
+        if debug:
+            mem = memory.memory()
+            debug_log.info("%-22s %s %s -> %s %s  %.3f ms  +%d B  (%d tensors, %d B live; %d B on gpu)", op,
+                           run_exe.name, [t.shape for t in tensors], entry.shape, entry.dtype, ms, result.nbytes,
+                           mem.num_tensors, mem.num_bytes, mem.num_bytes_on_gpu)
+    if check and result.dtype.kind == "f" and np.isnan(result.data_sync()).any():
+        raise NaNError(f"{op} on {run_exe.name} with inputs {[t.shape for t in tensors]} produced NaN in its "
+                       f"{entry.shape} output (check_nans is on)")
+    return result

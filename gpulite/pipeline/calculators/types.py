@@ -1,0 +1,160 @@
+"""Typed values that flow between the perception calculators (MediaPipe's protos, as dataclasses).
+
+Coordinates are *relative* (normalised) to the image they refer to, as MediaPipe's
+``RELATIVE_BOUNDING_BOX``/``NormalizedLandmark``: x from the left edge, y from the top edge,
+both in [0, 1] inside the image. All values are frozen: a packet's payload never changes
+after it is sent.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class PipelineValueError(ValueError):
+    """A calculator received a value of the right type but unusable content (names both)."""
+
+
+@dataclass(frozen=True)
+class RelativeBox:
+    """An axis-aligned box in relative coordinates (MediaPipe ``RelativeBoundingBox``)."""
+
+    xmin: float
+    ymin: float
+    width: float
+    height: float
+
+    @property
+    def xmax(self) -> float:
+        return self.xmin + self.width
+
+    @property
+    def ymax(self) -> float:
+        return self.ymin + self.height
+
+    @property
+    def area(self) -> float:
+        return max(self.width, 0.0) * max(self.height, 0.0)
+
+    def intersection(self, other: RelativeBox) -> float:
+        w = min(self.xmax, other.xmax) - max(self.xmin, other.xmin)
+        h = min(self.ymax, other.ymax) - max(self.ymin, other.ymin)
+        return w * h if w > 0 and h > 0 else 0.0
+
+    def iou(self, other: RelativeBox) -> float:
+        """Intersection over union; 0 for disjoint or degenerate boxes."""
+        inter = self.intersection(other)
+        union = self.area + other.area - inter
+        return inter / union if union > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One detected object (MediaPipe ``Detection`` with ``RELATIVE_BOUNDING_BOX`` location).
+
+    Attributes
+    ----------
+    box : RelativeBox
+    keypoints : tuple of (x, y)
+        Relative keypoints, in the model's order (BlazeFace: right eye, left eye, nose tip,
+        mouth centre, right ear tragion, left ear tragion; "right" as seen by the subject).
+    score : float
+    label_id : int
+    """
+
+    box: RelativeBox
+    keypoints: tuple[tuple[float, float], ...] = ()
+    score: float = 0.0
+    label_id: int = 0
+
+
+@dataclass(frozen=True)
+class NormalizedRect:
+    """A rotated rectangle in relative coordinates (MediaPipe ``NormalizedRect``).
+
+    ``rotation`` is in radians, clockwise in image coordinates (y down), about the centre.
+    """
+
+    x_center: float
+    y_center: float
+    width: float
+    height: float
+    rotation: float = 0.0
+
+    @classmethod
+    def full_image(cls) -> NormalizedRect:
+        return cls(0.5, 0.5, 1.0, 1.0, 0.0)
+
+
+@dataclass(frozen=True)
+class NormalizedLandmark:
+    """One landmark: x, y relative to the image; z in the same scale as x (MediaPipe's)."""
+
+    x: float
+    y: float
+    z: float = 0.0
+    visibility: float | None = None
+    presence: float | None = None
+
+
+@dataclass(frozen=True)
+class LandmarkList:
+    """Landmarks of one object; ``array()`` gives them as an (N, 3) float32 array."""
+
+    landmarks: tuple[NormalizedLandmark, ...]
+
+    def __len__(self) -> int:
+        return len(self.landmarks)
+
+    def __getitem__(self, i: int) -> NormalizedLandmark:
+        return self.landmarks[i]
+
+    def array(self) -> np.ndarray:
+        return np.array([(p.x, p.y, p.z) for p in self.landmarks], np.float32).reshape(-1, 3)
+
+
+@dataclass(frozen=True)
+class ImageTransform:
+    """How a model input tensor maps back onto the image it was cut from.
+
+    ``matrix`` (3x3, float64) maps relative tensor coordinates (u, v, 1), u and v in [0, 1]
+    over the whole tensor, letterbox padding included, to relative image coordinates
+    (MediaPipe's ``MATRIX`` output of ImageToTensorCalculator, as a 2-D homogeneous matrix).
+    ``padding`` is the letterbox padding (left, top, right, bottom) as fractions of the
+    tensor; ``image_size`` and ``tensor_size`` are (width, height) in pixels.
+    """
+
+    matrix: np.ndarray = field(repr=False)
+    padding: tuple[float, float, float, float]
+    image_size: tuple[int, int]
+    tensor_size: tuple[int, int]
+
+    def apply(self, points: np.ndarray) -> np.ndarray:
+        """Map (N, 2) relative tensor points to relative image points."""
+        pts = np.asarray(points, np.float64).reshape(-1, 2)
+        m = self.matrix
+        return np.stack([pts[:, 0] * m[0, 0] + pts[:, 1] * m[0, 1] + m[0, 2],
+                         pts[:, 0] * m[1, 0] + pts[:, 1] * m[1, 1] + m[1, 2]], axis=1)
+
+
+@dataclass(frozen=True)
+class Segmentation:
+    """A mask: float32 (H, W) in [0, 1], in image pixels (MediaPipe's segmentation mask)."""
+
+    mask: np.ndarray = field(repr=False)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return tuple(self.mask.shape[:2])  # type: ignore[return-value]
+
+
+def rect_corners(rect: NormalizedRect, width: float = 1.0, height: float = 1.0) -> np.ndarray:
+    """The four corners of a rotated rect, in the units of ``width``/``height`` (4, 2)."""
+    c, s = math.cos(rect.rotation), math.sin(rect.rotation)
+    cx, cy = rect.x_center * width, rect.y_center * height
+    hw, hh = rect.width * width / 2, rect.height * height / 2
+    local = np.array([(-hw, -hh), (hw, -hh), (hw, hh), (-hw, hh)], np.float64)
+    return np.stack([cx + local[:, 0] * c - local[:, 1] * s, cy + local[:, 0] * s + local[:, 1] * c], axis=1)

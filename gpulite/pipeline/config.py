@@ -1,0 +1,161 @@
+"""Graph configs: plain dataclasses, built by ``GraphBuilder`` or parsed from MediaPipe-like YAML.
+
+YAML format (stream specs are ``"TAG:name"`` or ``"TAG:index:name"``; a value may be a string or
+a list of strings)::
+
+    input_stream: "IMAGE:image"
+    output_stream: "DETECTIONS:detections"
+    input_side_packet: "MODEL:model"          # names that Graph.from_config(side_packets=) must give
+    max_queue_size: 8                         # per input queue; optional
+    num_threads: 4                            # optional
+    node:
+      - calculator: FlowLimiter
+        name: limiter                         # optional; default: calculator name (+ _2, _3...)
+        input_stream: ["IN:image", "FINISHED:detections"]
+        input_stream_info: {FINISHED: {back_edge: true}}
+        output_stream: "OUT:throttled_image"
+        input_side_packet: "MODEL:model"      # port -> graph side packet
+        input_policy: immediate               # optional override ("default" | "immediate")
+        options: {max_in_flight: 1}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulite.errors import GraphConfigError
+from gpulite.pipeline.ports import parse_stream_spec
+
+_GRAPH_KEYS = {"input_stream", "output_stream", "input_side_packet", "node", "max_queue_size", "num_threads"}
+_NODE_KEYS = {"calculator", "name", "input_stream", "output_stream", "input_side_packet", "options",
+              "input_stream_info", "input_policy", "input_stream_handler"}
+_HANDLERS = {"DefaultInputStreamHandler": "default", "ImmediateInputStreamHandler": "immediate"}
+
+
+@dataclass
+class NodeConfig:
+    """One node: a calculator (registered name or class) and its connections."""
+
+    calculator: Any
+    name: str | None = None
+    inputs: dict[str, str] = field(default_factory=dict)        # port -> stream
+    outputs: dict[str, str] = field(default_factory=dict)       # port -> stream
+    side_inputs: dict[str, str] = field(default_factory=dict)   # port -> graph side packet name
+    options: Any = None                                         # mapping, dataclass instance or None
+    back_edges: set[str] = field(default_factory=set)           # input ports fed from downstream
+    input_policy: str | None = None                             # None: the calculator's own
+
+
+@dataclass
+class GraphConfig:
+    """A whole graph; validated into a runnable plan by ``Graph``."""
+
+    input_streams: list[str] = field(default_factory=list)
+    output_streams: list[str] = field(default_factory=list)
+    side_packet_names: list[str] = field(default_factory=list)
+    nodes: list[NodeConfig] = field(default_factory=list)
+    max_queue_size: int = 16
+    num_threads: int | None = None
+
+
+def _as_list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, (str, dict)):
+        return [value]
+    if isinstance(value, list):
+        return value
+    raise GraphConfigError(f"{where}: expected a string or a list of strings, got {type(value).__name__} {value!r}")
+
+
+def _specs(value: Any, where: str, *, tagged: bool) -> list[tuple[str | None, str]]:
+    out = []
+    for spec in _as_list(value, where):
+        try:
+            out.append(parse_stream_spec(spec, tagged=tagged))
+        except ValueError as e:
+            raise GraphConfigError(f"{where}: {e}") from None
+    return out
+
+
+def _ports(value: Any, where: str) -> dict[str, str]:
+    ports: dict[str, str] = {}
+    for port, name in _specs(value, where, tagged=True):
+        assert port is not None
+        if port in ports:
+            raise GraphConfigError(f"{where}: port {port} is given twice ({ports[port]!r} and {name!r})")
+        ports[port] = name
+    return ports
+
+
+def _back_edges(info: Any, where: str) -> set[str]:
+    if info is None:
+        return set()
+    items = info.items() if isinstance(info, dict) else [(i.get("tag_index"), i) for i in _as_list(info, where)
+                                                           if isinstance(i, dict)]
+    edges = set()
+    for port, spec in items:
+        if not isinstance(port, str) or not isinstance(spec, dict) or set(spec) - {"back_edge", "tag_index"}:
+            raise GraphConfigError(f"{where}: expected {{PORT: {{back_edge: true}}}}, got {info!r}")
+        if spec.get("back_edge"):
+            edges.add(port)
+    return edges
+
+
+def parse_node(raw: Any, index: int) -> NodeConfig:
+    where = f"node #{index}"
+    if not isinstance(raw, dict):
+        raise GraphConfigError(f"{where}: expected a mapping with 'calculator', got {type(raw).__name__} {raw!r}")
+    calc = raw.get("calculator")
+    if not isinstance(calc, str):
+        raise GraphConfigError(f"{where}: 'calculator' must be a calculator name, got {calc!r}")
+    name = raw.get("name")
+    where = f"node {name or '#' + str(index)!s} ({calc})"
+    unknown = set(raw) - _NODE_KEYS
+    if unknown:
+        raise GraphConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_NODE_KEYS)}")
+    policy = raw.get("input_policy")
+    handler = raw.get("input_stream_handler")
+    if handler is not None:
+        hname = handler.get("input_stream_handler") if isinstance(handler, dict) else handler
+        if hname not in _HANDLERS:
+            raise GraphConfigError(f"{where}: input_stream_handler must be one of {sorted(_HANDLERS)}, got {hname!r}")
+        policy = _HANDLERS[hname]
+    return NodeConfig(
+        calculator=calc, name=name,
+        inputs=_ports(raw.get("input_stream"), f"{where} input_stream"),
+        outputs=_ports(raw.get("output_stream"), f"{where} output_stream"),
+        side_inputs=_ports(raw.get("input_side_packet"), f"{where} input_side_packet"),
+        options=raw.get("options"), back_edges=_back_edges(raw.get("input_stream_info"), f"{where} input_stream_info"),
+        input_policy=policy)
+
+
+def parse_yaml(text: str) -> GraphConfig:
+    """Parse a YAML graph config; every problem raises :class:`GraphConfigError`."""
+    import yaml
+
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise GraphConfigError(f"graph config is not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise GraphConfigError(f"graph config must be a YAML mapping with a 'node' list, got {type(raw).__name__}")
+    unknown = set(raw) - _GRAPH_KEYS
+    if unknown:
+        raise GraphConfigError(f"graph config: unknown key(s) {sorted(unknown)}; allowed: {sorted(_GRAPH_KEYS)}")
+    nodes = raw.get("node") or []
+    if not isinstance(nodes, list):
+        raise GraphConfigError(f"graph config: 'node' must be a list of nodes, got {type(nodes).__name__}")
+    cfg = GraphConfig(
+        input_streams=[n for _, n in _specs(raw.get("input_stream"), "graph input_stream", tagged=False)],
+        output_streams=[n for _, n in _specs(raw.get("output_stream"), "graph output_stream", tagged=False)],
+        side_packet_names=[n for _, n in _specs(raw.get("input_side_packet"), "graph input_side_packet", tagged=False)],
+        nodes=[parse_node(n, i) for i, n in enumerate(nodes)])
+    for key in ("max_queue_size", "num_threads"):
+        if key in raw:
+            v = raw[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise GraphConfigError(f"graph config: {key} must be an int >= 1, got {v!r}")
+            setattr(cfg, key, v)
+    return cfg

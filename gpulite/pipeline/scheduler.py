@@ -1,0 +1,394 @@
+"""One run of a graph: worker threads, bounded queues with back-pressure, timestamp bounds, errors.
+
+Locking: one condition variable guards all run state. Calculator code and observer callbacks
+run without it. A node runs one call at a time; its packets are popped when it is put on the
+ready list. Back-pressure: a node is not scheduled while one of its consumers' queues is full,
+and ``add_packet`` waits while a consumer of its stream is full. If the whole graph is idle
+while someone waits on a full queue (a join waiting for a stream that cannot advance), the full
+queues are enlarged and a warning is logged, as MediaPipe does, instead of deadlocking.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from gpulite.errors import CalculatorError, GraphStateError, GraphTimeoutError, TimestampError
+from gpulite.pipeline.context import CalculatorContext
+from gpulite.pipeline.packet import DONE, Packet, check_timestamp
+from gpulite.pipeline.streams import THROTTLED, InputQueue, NodeState, Step, Stream
+from gpulite.pipeline.tracing import NodeStats, Tracer
+from gpulite.pipeline.validate import Plan
+
+log = logging.getLogger(__name__)
+
+
+class Run:
+    """Executes a checked :class:`Plan` once. Made by ``Graph.start``."""
+
+    def __init__(self, plan: Plan, observers: dict[str, list[Callable[[Packet], Any]]], tracer: Tracer | None) -> None:
+        self.cond = threading.Condition()
+        self.tracer = tracer
+        self.error: BaseException | None = None
+        self.done = self.aborting = self.stopping = False
+        self.running = 0
+        self.ready: deque[NodeState] = deque()
+        self.dirty: deque[NodeState] = deque()
+        self.waiting: Counter[str] = Counter()
+        self.inputs_open = set(plan.input_streams)
+        self.streams: dict[str, Stream] = {s: Stream(s, None) for s in plan.input_streams}
+        self.nodes = [NodeState(spec, spec.cls()) for spec in plan.nodes]
+        for node in self.nodes:
+            for port, s in node.spec.outputs.items():
+                node.outputs[port] = self.streams[s] = Stream(s, node)
+        for node in self.nodes:
+            for port, s in node.spec.inputs.items():
+                q = InputQueue(node, port, self.streams[s], port in node.spec.back_edges, plan.max_queue_size)
+                node.inputs[port] = q
+                self.streams[s].consumers.append(q)
+            node.cc = self._context(node)
+        for s, cbs in observers.items():
+            self.streams[s].observers.extend(cbs)
+        default = min(8, max(2, os.cpu_count() or 2))
+        n = plan.num_threads or max(1, min(default, len(self.nodes)))
+        self.threads = [threading.Thread(target=self._worker, name=f"gpulite-pipeline-{i}", daemon=True)
+                        for i in range(n)]
+
+    def _context(self, node: NodeState) -> CalculatorContext:
+        decl = node.spec.cls.outputs
+        streams: dict[str, Stream | None] = dict.fromkeys(decl)
+        streams.update(node.outputs)
+        return CalculatorContext(node_name=node.name, options=node.spec.options, side_inputs=node.spec.side_inputs,
+                                 input_ports=list(node.inputs), output_types=decl, output_streams=streams,
+                                 input_bound=lambda port: node.inputs[port].next_ts())
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Open every calculator (in this thread, in topological order), then start the workers."""
+        for node in self.nodes:
+            assert node.cc is not None
+            node.cc.begin(None, {})
+            err = self._call(node, "open", None)
+            if err is not None:
+                with self.cond:
+                    self._fail(err)
+                self._finish_if_idle()
+                raise err
+            node.opened = True
+            with self.cond:
+                calls = self._deliver(node)
+            err = _notify(calls, node.name)
+            if err is not None:
+                with self.cond:
+                    self._fail(err)
+                self._finish_if_idle()
+                raise err
+        for t in self.threads:
+            t.start()
+        with self.cond:
+            self.dirty.extend(self.nodes)
+            self._settle()
+            self._check_done()
+
+    def _call(self, node: NodeState, phase: str, ts: int | None) -> CalculatorError | None:
+        cc = node.cc
+        assert cc is not None
+        t0 = time.perf_counter()
+        try:
+            getattr(node.calc, phase)(cc)
+        except Exception as e:
+            err = CalculatorError(node.name, node.spec.cls.__name__, phase, ts, e)
+            err.__cause__ = e
+            return err
+        finally:
+            t1 = time.perf_counter()
+            node.busy_s += t1 - t0
+            if self.tracer is not None:
+                self.tracer.span(node.name, phase, t0, t1, ts)
+        return None
+
+    def _worker(self) -> None:
+        while True:
+            with self.cond:
+                while not self.ready and not self.stopping:
+                    self.cond.wait()
+                if self.stopping:
+                    return
+                node = self.ready.popleft()
+                step, node.step = node.step, None
+                assert step is not None and node.cc is not None
+                node.running = True
+                self.running += 1
+            self._run_step(node, step)
+
+    def _run_step(self, node: NodeState, step: Step) -> None:
+        cc = node.cc
+        assert cc is not None
+        ts = step.timestamp if step.kind == "process" else _close_timestamp(node)
+        cc.begin(ts, step.packets)
+        err = self._call(node, step.kind, ts)
+        calls: list[tuple[Stream, Packet]] = []
+        with self.cond:
+            if err is not None:
+                self._fail(err)
+            elif self.error is None:
+                calls = self._deliver(node)
+        err = _notify(calls, node.name)
+        with self.cond:
+            if err is not None:
+                self._fail(err)
+            node.running = False
+            self.running -= 1
+            if step.kind == "process":
+                node.processed += 1
+                if node.inputs:
+                    node.last_ts = ts
+            else:
+                node.closed = True
+                if self.error is None:
+                    for s in node.outputs.values():
+                        self._raise_bound(s, DONE)
+            if self.error is None:
+                self._auto_bound(node)
+                self.dirty.append(node)
+                self._settle()
+                self._check_done()
+        self._finish_if_idle()
+
+    # ---- packets and bounds (lock held) ----------------------------------------------------------
+    def _deliver(self, node: NodeState) -> list[tuple[Stream, Packet]]:
+        cc = node.cc
+        assert cc is not None
+        calls = []
+        for port, packet in cc.emitted:
+            s = node.outputs[port]
+            self._push(s, packet)
+            if s.observers:
+                calls.append((s, packet))
+        for port, bound in cc.bound_requests.items():
+            self._raise_bound(node.outputs[port], bound)
+        node.cc.emitted = []
+        return calls
+
+    def _push(self, s: Stream, packet: Packet) -> None:
+        s.bound = packet.timestamp + 1
+        for q in s.consumers:
+            if q.node.closed:
+                continue
+            q.queue.append(packet)
+            depth = len(q.queue)
+            q.max_depth = max(q.max_depth, depth)
+            if self.tracer is not None:
+                self.tracer.queue_depth(q.node.name, q.port, depth)
+            self.dirty.append(q.node)
+
+    def _raise_bound(self, s: Stream, bound: int) -> None:
+        if bound > s.bound:
+            s.bound = bound
+            self.dirty.extend(q.node for q in s.consumers)
+
+    def _auto_bound(self, node: NodeState) -> None:
+        """Offset-0 nodes: outputs can never be earlier than the next input, so tell consumers."""
+        off = node.spec.cls.timestamp_offset
+        if off is None or not node.inputs or node.closed or node.running:
+            return
+        t = node.t_min()
+        if t != DONE:
+            for s in node.outputs.values():
+                self._raise_bound(s, min(t + off, DONE - 1))
+
+    def _settle(self) -> None:
+        """Schedule every dirty node that can run; propagate bounds of those that cannot."""
+        while self.dirty:
+            node = self.dirty.popleft()
+            if self.error is not None or node.closed or node.running or node.step is not None or not node.opened:
+                continue
+            before = {q.port: len(q.queue) for q in node.inputs.values()}
+            step = node.select()
+            node.throttled = step is THROTTLED
+            if step is None or step is THROTTLED:
+                self._auto_bound(node)
+                continue
+            node.step = step
+            self.ready.append(node)
+            self.cond.notify()
+            for q in node.inputs.values():
+                if len(q.queue) < before[q.port]:
+                    if self.tracer is not None:
+                        self.tracer.queue_depth(node.name, q.port, len(q.queue))
+                    if before[q.port] >= q.limit:       # was full: its producer may go on
+                        if q.stream.producer is None:
+                            self.cond.notify_all()
+                        else:
+                            self.dirty.append(q.stream.producer)
+
+    # ---- errors, stalls, completion (lock held unless said) ----------------------------------------
+    def _fail(self, err: BaseException) -> None:
+        if self.error is None:
+            self.error = err
+            log.error("pipeline stopped: %s", err)
+        for node in self.ready:
+            node.step = None
+        self.ready.clear()
+        self.cond.notify_all()
+
+    def _finish_if_idle(self) -> None:
+        """After a failure, once nothing runs: close the remaining calculators (lock not held)."""
+        with self.cond:
+            if self.error is None or self.running or self.aborting:
+                return
+            self.aborting = True
+        for node in self.nodes:
+            if node.opened and not node.closed:
+                assert node.cc is not None
+                node.cc.begin(None, {})
+                err = self._call(node, "close", None)
+                if err is not None:
+                    log.warning("while stopping after an error: %s", err)
+                node.closed = True
+        with self.cond:
+            self._set_done()
+
+    def _set_done(self) -> None:
+        self.done = self.stopping = True
+        self.cond.notify_all()
+        if self.tracer is not None:
+            try:
+                self.tracer.write()
+            except OSError as e:
+                log.warning("could not write pipeline trace %s: %s", self.tracer.path, e)
+
+    def _check_done(self) -> None:
+        if self.done or self.error is not None:
+            return
+        if not self.inputs_open and all(n.closed for n in self.nodes):
+            self._set_done()
+        elif self.running == 0 and not self.ready:
+            self._check_stall()
+
+    def _check_stall(self) -> None:
+        """Idle graph: if someone waits on a full queue that nothing will drain, enlarge it."""
+        if self.waiting or not self.inputs_open:
+            full = [q for n in self.nodes for q in n.inputs.values() if q.full()
+                    and (q.stream.producer is None and self.waiting[q.stream.name]
+                         or q.stream.producer is not None and q.stream.producer.throttled)]
+            for q in full:
+                q.limit = max(2 * q.limit, len(q.queue) + 1)
+                q.node.growths += 1
+                log.warning("node %r input %s: queue full (%d packets) while the graph is idle; raising its "
+                            "limit to %d to avoid a deadlock", q.node.name, q.port, len(q.queue), q.limit)
+                if q.stream.producer is not None:
+                    self.dirty.append(q.stream.producer)
+            if full:
+                self.cond.notify_all()
+                self._settle()
+            elif not self.inputs_open:
+                waiting = {n.name: {q.port: q.next_ts() for q in n.inputs.values()} for n in self.nodes if not n.closed}
+                self._fail(GraphStateError(f"pipeline stalled with all inputs closed; nodes still open and "
+                                           f"their next input timestamps: {waiting}"))
+
+    # ---- graph inputs (called from the user's thread) -------------------------------------------
+    def add_packet(self, stream: str, payload: Any, timestamp: int | None, timeout: float | None) -> None:
+        with self.cond:
+            if self.error is not None:
+                raise self.error
+            if stream not in self.inputs_open:
+                why = "is closed" if stream in self.streams and self.streams[stream].producer is None else \
+                    f"is not a graph input stream (inputs: {sorted(self.inputs_open)})"
+                raise GraphStateError(f"add_packet({stream!r}): the stream {why}")
+            s = self.streams[stream]
+            ts = check_timestamp(max(s.bound, 0) if timestamp is None else timestamp, f"add_packet({stream!r})")
+            if ts < s.bound:
+                raise TimestampError(f"add_packet({stream!r}): timestamp {ts} is not after the previous packet "
+                                     f"(next allowed: {s.bound}); timestamps must increase on each stream")
+            self._wait_room(s, ts, timeout)
+            self._push(s, Packet(payload, ts))
+            self._settle()
+            calls = [(s, Packet(payload, ts))] if s.observers else []
+        err = _notify(calls, f"observer of {stream}")
+        if err is not None:
+            with self.cond:
+                self._fail(err)
+            self._finish_if_idle()
+            raise err
+
+    def _wait_room(self, s: Stream, ts: int, timeout: float | None) -> None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        full = [q for q in s.consumers if q.full()]
+        if not full:
+            return
+        self.waiting[s.name] += 1
+        try:
+            self._check_done()
+            while full and self.error is None:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    q = full[0]
+                    raise GraphTimeoutError(
+                        f"add_packet({s.name!r}, timestamp={ts}) waited {timeout} s: the queue of node "
+                        f"{q.node.name!r} input {q.port} stayed full ({len(q.queue)}/{q.limit} packets); the graph "
+                        f"is not keeping up or a calculator is stuck")
+                self.cond.wait(left)
+                full = [q for q in s.consumers if q.full()]
+        finally:
+            self.waiting[s.name] -= 1
+            if not self.waiting[s.name]:
+                del self.waiting[s.name]
+        if self.error is not None:
+            raise self.error
+
+    def close_inputs(self, names: Iterable[str]) -> None:
+        with self.cond:
+            for name in names:
+                if name in self.inputs_open:
+                    self.inputs_open.discard(name)
+                    self._raise_bound(self.streams[name], DONE)
+            self._settle()
+            self._check_done()
+
+    def wait(self, timeout: float | None) -> None:
+        """Block until the run ends; raise its error."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self.cond:
+            while not self.done:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    busy = [n.name for n in self.nodes if n.running]
+                    raise GraphTimeoutError(f"graph not done after {timeout} s; running nodes: {busy}, "
+                                            f"open inputs: {sorted(self.inputs_open)}")
+                self.cond.wait(left)
+        for t in self.threads:
+            if t.is_alive() and t is not threading.current_thread():
+                t.join(timeout=1.0)
+        if self.error is not None:
+            raise self.error
+
+    def stats(self) -> dict[str, NodeStats]:
+        with self.cond:
+            return {n.name: NodeStats(n.name, n.spec.cls.__name__, n.processed, n.cc.drops if n.cc else 0, n.busy_s,
+                                      max((q.max_depth for q in n.inputs.values()), default=0), n.growths)
+                    for n in self.nodes}
+
+
+def _notify(calls: list[tuple[Stream, Packet]], who: str) -> CalculatorError | None:
+    """Call observers in order (lock not held); return the first failure as a CalculatorError."""
+    for s, packet in calls:
+        for cb in s.observers:
+            try:
+                cb(packet)
+            except Exception as e:
+                err = CalculatorError(who, "observer", f"observe({s.name!r})", packet.timestamp, e)
+                err.__cause__ = e
+                return err
+    return None
+
+
+def _close_timestamp(node: NodeState) -> int:
+    """Default timestamp of packets emitted by ``close``: the earliest each output still allows."""
+    ts = 0 if node.last_ts is None else node.last_ts + 1
+    return max([ts, *(s.bound for s in node.outputs.values() if s.bound < DONE)])

@@ -1,0 +1,367 @@
+"""Eager tensors, TF.js style: ``gpulite.tensor(x)``, ``await t.data()``, ``t.dispose()``.
+
+A :class:`Tensor` is immutable. Its data lives on the host (a read-only numpy array), on a
+GPU (a pooled ``wgpu.GPUBuffer`` of a GPU backend's eager executor), or both: a tensor made
+from numpy is uploaded on its first GPU use, not before; an op's output on a GPU backend
+stays there until ``data()``/``data_sync()``/``numpy()`` reads it back (then the host copy is
+kept too). ``t.backend`` is the backend the tensor belongs to: the active one when it was
+made, or the GPU backend its data last moved to.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from typing import Any
+
+import numpy as np
+
+from gpulite import memory
+from gpulite.errors import DisposedTensorError
+
+log = logging.getLogger(__name__)
+
+DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float16, np.int32, np.int64, np.int16, np.int8, np.uint8,
+                                     np.bool_))
+_ids = itertools.count(1)
+_KDLCPU, _KDLWEBGPU = 1, 15  # DLPack device types
+
+
+def _check_dtype(dtype: Any) -> np.dtype:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype {dtype!r} is not a numpy dtype; expected one of {[str(d) for d in DTYPES]}") from None
+    if dt not in DTYPES:
+        raise TypeError(f"dtype {dt} is not supported; expected one of {[str(d) for d in DTYPES]}")
+    return dt
+
+
+def _default_dtype(arr: np.ndarray) -> np.dtype:
+    # TF.js: JS numbers become float32, integers int32, booleans bool.
+    kind = arr.dtype.kind
+    if kind == "f":
+        return np.dtype(np.float32)
+    if kind in "iu":
+        if arr.size and (arr.min() < np.iinfo(np.int32).min or arr.max() > np.iinfo(np.int32).max):
+            raise ValueError(f"integer values {arr.min()}..{arr.max()} do not fit int32 (the default integer "
+                             "dtype); pass dtype=np.int64")
+        return np.dtype(np.int32)
+    if kind == "b":
+        return np.dtype(np.bool_)
+    raise TypeError(f"cannot make a tensor of {arr.dtype} data; expected numbers or booleans")
+
+
+class Tensor:
+    """An immutable n-d array on a backend; make one with :func:`tensor`.
+
+    Attributes
+    ----------
+    shape : tuple of int
+    dtype : numpy.dtype
+    backend : str
+        The backend it belongs to (see the module docstring).
+    id : int
+        Unique for the process, never reused.
+    """
+
+    __slots__ = ("__weakref__", "_buf", "_disposed", "_exe", "_home", "_host", "_kept", "_used_as_weight",
+                 "dtype", "id", "nbytes", "shape")
+
+    def __init__(self, *, shape: tuple[int, ...], dtype: np.dtype, home: str, host: np.ndarray | None = None,
+                 buf: Any = None, exe: Any = None) -> None:
+        self.shape, self.dtype, self.id = shape, dtype, next(_ids)
+        self.nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        self._home, self._host, self._buf, self._exe = home, host, buf, exe
+        self._disposed = self._kept = self._used_as_weight = False
+        memory.track(self)
+        if buf is not None:
+            memory.gpu_changed(self, True)
+
+    # -- facts ------------------------------------------------------------------------------
+    @property
+    def backend(self) -> str:
+        return self._home
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    rank = ndim
+
+    @property
+    def on_gpu(self) -> bool:
+        """Whether the data has a GPU copy now."""
+        return self._buf is not None
+
+    @property
+    def is_disposed(self) -> bool:
+        return self._disposed
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        state = "disposed" if self._disposed else ("gpu" if self._buf is not None else "host")
+        return f"Tensor(shape={self.shape}, dtype={self.dtype}, backend={self._home!r}, {state}, id={self.id})"
+
+    # -- data access ----------------------------------------------------------------------
+    def _check(self, what: str) -> None:
+        if self._disposed:
+            raise DisposedTensorError(
+                f"{what} of Tensor id={self.id} {self.shape} {self.dtype}: the tensor was disposed (by dispose(), "
+                "the end of its tidy(), or the removal of its backend); keep() it or return it from the tidy function")
+
+    def _from_raw(self, raw: np.ndarray) -> np.ndarray:
+        arr = raw.view(self.dtype).reshape(self.shape)
+        arr.flags.writeable = False
+        self._host = arr
+        return arr
+
+    def data_sync(self) -> np.ndarray:
+        """The values as a read-only numpy array, reading them back from the GPU if needed (blocks)."""
+        self._check("data_sync()")
+        if self._host is None:
+            self._from_raw(self._exe.read(self._buf, self.nbytes))
+        assert self._host is not None
+        return self._host
+
+    async def data(self) -> np.ndarray:
+        """The values as a read-only numpy array; a GPU readback is awaited, not blocked on."""
+        self._check("data()")
+        if self._host is None:
+            raw = await self._exe.read_async(self._buf, self.nbytes)
+            self._check("data()")  # disposed while the map was in flight
+            return self._from_raw(raw)
+        return self._host
+
+    def numpy(self) -> np.ndarray:
+        """The values as a read-only numpy array (as :meth:`data_sync`); ``.copy()`` it to modify."""
+        return self.data_sync()
+
+    def array(self) -> Any:
+        """The values as nested Python lists (a scalar for a 0-d tensor)."""
+        return self.data_sync().tolist()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        arr = self.data_sync()
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:
+        """Export host data through DLPack (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``).
+
+        Raises
+        ------
+        BufferError
+            For a tensor whose data is only on a GPU: read it back first (``t.data_sync()``).
+        """
+        self._check("__dlpack__()")
+        if self._host is None:
+            raise BufferError(f"Tensor id={self.id} is on the GPU ({self._home!r}) only; DLPack export is for host "
+                              "data: call t.data_sync() (or t.numpy()) first")
+        kw: dict[str, Any] = {}
+        if max_version is not None:
+            kw["max_version"] = max_version
+        if dl_device is not None:
+            kw["dl_device"] = dl_device
+        if copy is not None:
+            kw["copy"] = copy
+        return self._host.__dlpack__(stream=stream, **kw)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """``(kDLCPU, 0)`` for host data, ``(kDLWebGPU, 0)`` for data only on a GPU."""
+        self._check("__dlpack_device__()")
+        return (_KDLCPU, 0) if self._host is not None else (_KDLWEBGPU, 0)
+
+    # -- placement ----------------------------------------------------------------------------
+    def host(self) -> np.ndarray:
+        """The host array for a CPU kernel (read back if needed); internal to gpulite.ops."""
+        return self.data_sync()
+
+    def gpu(self, exe: Any) -> Any:
+        """This tensor's buffer on GPU executor ``exe``, uploading it on first use there."""
+        self._check("GPU use")
+        if self._buf is not None and self._exe is exe:
+            return self._buf
+        host = self.data_sync()  # from another device: through the host
+        self._drop_gpu()
+        if exe.closed:
+            raise DisposedTensorError(f"backend {exe.name!r} was removed")
+        buf = exe.upload(host)
+        if self._home != exe.name:
+            memory.moved(self, exe.name)
+        self._buf, self._exe = buf, exe
+        memory.gpu_changed(self, True)
+        return self._buf
+
+    def to_gpu(self, backend: str | None = None) -> Tensor:
+        """Put the data on a GPU now (no-op when it is there); returns this tensor.
+
+        Parameters
+        ----------
+        backend : str, optional
+            A GPU backend; default: the active backend if it is one, else the highest-priority
+            registered GPU backend that starts.
+        """
+        from gpulite.backends import registry
+        exe = registry.eager_executor(backend) if backend else _default_gpu(registry)
+        if not exe.is_gpu:
+            raise ValueError(f"backend {exe.name!r} is not a GPU backend")
+        self.gpu(exe)
+        return self
+
+    @property
+    def gpu_buffer(self) -> Any:
+        """The ``wgpu.GPUBuffer`` holding the data (bytes from offset 0); None when host-only.
+
+        Owned by gpulite's pool: read it (bind it in your own pipelines, copy from it), never
+        write or destroy it. Valid until the tensor is disposed.
+        """
+        self._check("gpu_buffer")
+        if self._buf is not None:
+            self._exe.flush()  # the data is complete in submission order
+        return self._buf
+
+    # -- lifetime ---------------------------------------------------------------------------
+    def _drop_gpu(self) -> None:
+        if self._buf is not None:
+            buf, exe, self._buf, self._exe = self._buf, self._exe, None, None
+            memory.gpu_changed(self, False)
+            if not exe.closed:
+                exe.release(buf)
+
+    def dispose(self) -> None:
+        """Free the data now (TF.js ``t.dispose()``); using the tensor afterwards raises ``DisposedTensorError``."""
+        if self._disposed:
+            return
+        if self._used_as_weight:
+            from gpulite.ops import dispatch
+            dispatch.forget_weight(self.id)
+        memory.untrack(self)
+        self._disposed = True
+        self._host = None
+        if self._buf is not None:
+            buf, exe, self._buf, self._exe = self._buf, self._exe, None, None
+            if not exe.closed:
+                exe.release(buf)
+
+    def _drop_backend(self) -> None:
+        """The backend is being removed: keep host data, else dispose."""
+        if self._host is None:
+            self.dispose()
+        else:
+            self._drop_gpu()
+
+    def __del__(self) -> None:
+        try:
+            if not self._disposed:
+                self.dispose()
+        except Exception:  # interpreter shutdown: modules may already be gone
+            pass
+
+    # -- operators ------------------------------------------------------------------------
+    def __add__(self, other: Any) -> Tensor:
+        from gpulite import ops
+        return ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        from gpulite import ops
+        return ops.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        from gpulite import ops
+        return ops.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        from gpulite import ops
+        return ops.sub(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        from gpulite import ops
+        return ops.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        from gpulite import ops
+        return ops.mul(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        from gpulite import ops
+        return ops.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        from gpulite import ops
+        return ops.div(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        from gpulite import ops
+        return ops.matmul(self, other)
+
+    def reshape(self, *shape: Any) -> Tensor:
+        from gpulite import ops
+        return ops.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+
+    def transpose(self, perm: Any = None) -> Tensor:
+        from gpulite import ops
+        return ops.transpose(self, perm)
+
+
+def _default_gpu(registry: Any) -> Any:
+    active = registry.eager_executor()
+    if active.is_gpu:
+        return active
+    for name in registry.list_backends():
+        inst = registry.find_backend(name)
+        if inst is not None and getattr(inst, "gdev", None) is not None:
+            return registry.eager_executor(name)
+    raise ValueError(f"no GPU backend starts; registered: {registry.list_backends()}")
+
+
+def tensor(values: Any, dtype: Any = None) -> Tensor:
+    """Make a tensor on the active backend (TF.js ``tf.tensor``).
+
+    Parameters
+    ----------
+    values : array-like
+        Copied. A numpy array keeps its dtype when it is supported; Python floats become
+        float32, ints int32 and bools bool (as in TF.js).
+    dtype : numpy dtype, optional
+        One of float32, float16, int32, int64, int16, int8, uint8, bool.
+
+    Returns
+    -------
+    Tensor
+        On the active backend; on a GPU backend the data is uploaded on first GPU use.
+    """
+    from gpulite.backends import registry
+    if isinstance(values, Tensor):
+        values = values.data_sync()
+    arr = np.asarray(values)
+    if dtype is not None:
+        dt = _check_dtype(dtype)
+    elif isinstance(values, np.ndarray) and arr.dtype in DTYPES:
+        dt = arr.dtype
+    else:
+        dt = _default_dtype(arr)
+    host = np.array(arr, dtype=dt, copy=True, order="C")
+    host.flags.writeable = False
+    return Tensor(shape=tuple(int(d) for d in host.shape), dtype=dt, home=registry.get_backend(), host=host)
+
+
+def from_host(arr: np.ndarray, home: str) -> Tensor:
+    """A tensor that takes ``arr`` (a fresh array nobody else holds) without copying; internal."""
+    arr.flags.writeable = False
+    return Tensor(shape=arr.shape, dtype=arr.dtype, home=home, host=arr)
+
+
+def from_gpu(buf: Any, exe: Any, shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
+    """A tensor owning pooled buffer ``buf`` of executor ``exe``; internal."""
+    return Tensor(shape=shape, dtype=dtype, home=exe.name, buf=buf, exe=exe)
