@@ -253,29 +253,44 @@ def bench(models: Sequence[str], backend: str = "cpu", runs: int = 50, threads: 
 
 # -- info -----------------------------------------------------------------------------------
 def info(out: Callable[[str], None] = print) -> None:
-    """Print gpulite's version, Python, numpy, and the backends with their kernel counts."""
-    from gpulite.backends.kernels import get_kernels_for_backend
+    """Print versions, the registered backends (rank, kernels, adapters), the active one and why, and the flags."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from gpulite.backends import registry
+    from gpulite.environment import env
 
     out(f"gpulite    {gpulite.__version__} ({Path(gpulite.__file__).parent})")
     out(f"python     {platform.python_version()} ({platform.platform()})")
     out(f"numpy      {np.__version__}")
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         out(f"litert     {version('ai-edge-litert')} (reference for bench and tests)")
     except PackageNotFoundError:
         out("litert     not installed (pip install 'gpulite[test]' for bench comparisons)")
-    out("backends")
-    out(f"  cpu      available, {len(get_kernels_for_backend('cpu'))} kernels")
+    try:
+        active, why = registry.get_backend(), registry.backend_choice()
+    except GpuliteError as e:
+        active, why = None, str(e)
+    out("backends   (name, priority -> rank for the automatic choice, kernels)")
+    for b in registry.describe_backends():
+        rank = "cannot start" if b.rank is None else f"rank {b.rank}"
+        mark = "*" if b.name == active else " "
+        out(f" {mark}{b.name:<9} priority {b.priority} -> {rank}, {b.kernels} kernels" + (f"; {b.note}" if b.note else ""))
+        if b.name == "webgpu":
+            _adapters(out)
+    out(f"active     {active or 'none'} ({why})")
+    e = env()
+    out("flags      " + ", ".join(f"{k}={v!r}" + (f" [{e.source(k)}]" if e.source(k) != "default" else "")
+                                  for k, v in e.flags().items()))
+
+
+def _adapters(out: Callable[[str], None]) -> None:
     try:
         from gpulite.backends.webgpu import adapter_info
     except ImportError as e:
-        out(f"  webgpu   not available ({e})")
+        out(f"             not available ({e})")
         return
-    adapters = adapter_info()
-    out(f"  webgpu   {len(get_kernels_for_backend('webgpu'))} kernels, {len(adapters)} adapter(s)")
-    for a in adapters:
-        out(f"             {a['name']} [{a['adapter_type']}, {a['backend_type']}, "
+    for a in adapter_info():
+        out(f"             adapter {a['name']} [{a['adapter_type']}, {a['backend_type']}, "
             f"shader-f16 {'yes' if a['shader_f16'] else 'no'}]")
 
 

@@ -134,7 +134,6 @@ class Environment:
         self._from_env: dict[str, Any] | None = None
         self._lock = threading.Lock()
         self._values: dict[str, Any] = {}
-        self._listeners: list[Callable[[str, Any], None]] = []
 
     def _read_env(self) -> dict[str, Any]:
         out = {}
@@ -190,18 +189,12 @@ class Environment:
         with self._lock:
             self._set[name] = value
             self._values[name] = value
-        for fn in list(self._listeners):
-            fn(name, value)
 
     def reset(self) -> None:
-        """Forget every :meth:`set` and read the ``GPULITE_*`` environment variables again."""
+        """Forget every :meth:`set`; the ``GPULITE_*`` environment variables are read again on next use."""
         with self._lock:
             self._set.clear()
             self._from_env = None
-        values = self._resolve()
-        for fn in list(self._listeners):
-            for name, value in values.items():
-                fn(name, value)
 
     def flags(self) -> dict[str, Any]:
         """Every flag's current value (TF.js ``env().getFlags()``)."""
@@ -215,10 +208,6 @@ class Environment:
             return "set"
         assert self._from_env is not None
         return flag.env_var if name in self._from_env else "default"
-
-    def on_change(self, fn: Callable[[str, Any], None]) -> None:
-        """Call ``fn(name, value)`` after every :meth:`set` (and for every flag after :meth:`reset`)."""
-        self._listeners.append(fn)
 
     def __repr__(self) -> str:
         return "Environment(" + ", ".join(f"{k}={v!r}" for k, v in self.flags().items()) + ")"

@@ -54,7 +54,8 @@ class CalculatorError(GpuliteError, RuntimeError):
     def __init__(self, node: str, calculator: str, phase: str, timestamp: int | None, cause: BaseException) -> None:
         self.node, self.calculator, self.phase, self.timestamp = node, calculator, phase, timestamp
         at = f" at timestamp {timestamp}" if timestamp is not None else ""
-        super().__init__(f"node {node!r} ({calculator}) failed in {phase}(){at}: {type(cause).__name__}: {cause}")
+        call = f"{phase}()" if phase.isidentifier() else phase
+        super().__init__(f"node {node!r} ({calculator}) failed in {call}{at}: {type(cause).__name__}: {cause}")
 
 
 class TimestampError(GpuliteError, ValueError):

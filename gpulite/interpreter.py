@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from gpulite import zoo
+from gpulite import instrument, zoo
 from gpulite.errors import ModelError
 from gpulite.graph import passes
 from gpulite.graph.ir import Graph
@@ -45,16 +45,10 @@ _UNSAFE = (
 )
 
 
-def _make_backend(name: str, num_threads: int | None, options: dict[str, Any]):
-    if name == "cpu":
-        from gpulite.backends.cpu import CpuBackend
-        if options:
-            raise TypeError(f"backend 'cpu' takes no options, got {sorted(options)}")
-        return CpuBackend(num_threads=num_threads)
-    if name == "webgpu":
-        from gpulite.backends.webgpu import WebGpuBackend
-        return WebGpuBackend(num_threads=num_threads, **options)
-    raise ValueError(f"unknown backend {name!r}; expected 'cpu' or 'webgpu'")
+def _make_backend(name: str | None, num_threads: int | None, options: dict[str, Any]) -> tuple[str, Any]:
+    """``(resolved name, backend)`` from the backend registry (see :mod:`gpulite.backends.registry`)."""
+    from gpulite.backends import registry
+    return registry.make_backend(name, num_threads=num_threads, options=options)
 
 
 class Interpreter:
@@ -71,8 +65,12 @@ class Interpreter:
         not a TFLite delegate. A non-empty list logs a notice.
     num_threads : int, optional
         Threads the CPU backend may use (numpy's BLAS decides its own; kept for parity).
-    backend : {"cpu", "webgpu"}
-        Where kernels run.
+    backend : str, optional
+        Where kernels run: ``"cpu"``, ``"webgpu"``, a backend registered with
+        ``gpulite.register_backend``, or ``"auto"`` (the active backend: ``set_backend``'s,
+        ``GPULITE_BACKEND``, else the highest-priority backend that starts). Default None:
+        the backend chosen with ``set_backend``/``GPULITE_BACKEND`` if any, else ``"cpu"``,
+        so that code written for ``tflite_runtime`` behaves the same.
     **backend_options
         For ``"webgpu"``: ``device`` (a ``wgpu.GPUDevice`` of the application's, a
         ``GpuDevice`` or an adapter name), ``precision`` (``"fp32"``/``"fp16"``),
@@ -88,7 +86,7 @@ class Interpreter:
         experimental_op_resolver_type: Any = None,
         experimental_preserve_all_tensors: bool = False,
         *,
-        backend: str = "cpu",
+        backend: str | None = None,
         **backend_options: Any,
     ) -> None:
         if (model_path is None) == (model_content is None):
@@ -104,8 +102,7 @@ class Interpreter:
                 raise TypeError(f"model_content must be bytes, got {type(model_content).__name__}")
             self._model = load(model_content)
         self._num_threads = None if num_threads in (None, -1) else num_threads
-        self._backend_name = backend
-        self._backend = _make_backend(backend, self._num_threads, backend_options)
+        self._backend_name, self._backend = _make_backend(backend, self._num_threads, backend_options)
         self._graph = self._build_graph()
         self._order = topological_order(self._graph)
         self._resized = False
@@ -158,6 +155,7 @@ class Interpreter:
         self._release_exe()
         self._plan = plan_memory(self._graph, self._order)
         self._exe = self._backend.compile(self._graph, self._order, self._plan)
+        instrument.attach(self._exe, self._graph, self._order, self._backend_name)  # debug/check_nans/profile
         self._guard = np.frombuffer(memoryview(self._exe.arena), dtype=np.uint8)
 
     def _release_exe(self) -> None:

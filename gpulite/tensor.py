@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gpulite import memory
+from gpulite import engine
 from gpulite.errors import DisposedTensorError
 
 log = logging.getLogger(__name__)
@@ -74,9 +74,9 @@ class Tensor:
         self.nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         self._home, self._host, self._buf, self._exe = home, host, buf, exe
         self._disposed = self._kept = self._used_as_weight = False
-        memory.track(self)
+        engine.track(self)
         if buf is not None:
-            memory.gpu_changed(self, True)
+            engine.gpu_changed(self, True)
 
     # -- facts ------------------------------------------------------------------------------
     @property
@@ -198,9 +198,9 @@ class Tensor:
             raise DisposedTensorError(f"backend {exe.name!r} was removed")
         buf = exe.upload(host)
         if self._home != exe.name:
-            memory.moved(self, exe.name)
+            engine.moved(self, exe.name)
         self._buf, self._exe = buf, exe
-        memory.gpu_changed(self, True)
+        engine.gpu_changed(self, True)
         return self._buf
 
     def to_gpu(self, backend: str | None = None) -> Tensor:
@@ -235,7 +235,7 @@ class Tensor:
     def _drop_gpu(self) -> None:
         if self._buf is not None:
             buf, exe, self._buf, self._exe = self._buf, self._exe, None, None
-            memory.gpu_changed(self, False)
+            engine.gpu_changed(self, False)
             if not exe.closed:
                 exe.release(buf)
 
@@ -246,7 +246,7 @@ class Tensor:
         if self._used_as_weight:
             from gpulite.ops import dispatch
             dispatch.forget_weight(self.id)
-        memory.untrack(self)
+        engine.untrack(self)
         self._disposed = True
         self._host = None
         if self._buf is not None:
@@ -255,11 +255,8 @@ class Tensor:
                 exe.release(buf)
 
     def _drop_backend(self) -> None:
-        """The backend is being removed: keep host data, else dispose."""
-        if self._host is None:
-            self.dispose()
-        else:
-            self._drop_gpu()
+        """Its backend is being removed: dispose, as TF.js's ``removeBackend`` disposes the backend's data."""
+        self.dispose()
 
     def __del__(self) -> None:
         try:

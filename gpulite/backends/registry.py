@@ -137,9 +137,11 @@ def remove_backend(name: str) -> None:
             raise BackendNotFoundError(f"backend {name!r} is not registered; registered: {list_backends()}")
         if _active == name:
             _active, _explicit, _reason = None, False, ""
+    from gpulite import engine
+    from gpulite.ops import dispatch
+    engine.forget_backend(name)
+    dispatch.clear_cache(name)
     if entry.eager is not None:
-        from gpulite import memory
-        memory.forget_backend(name)
         entry.eager.close()
 
 
@@ -299,6 +301,18 @@ def chosen_explicitly() -> bool:
     if _active is None and os.environ.get(ENV_BACKEND, "").strip() not in ("", "auto"):
         get_backend()
     return _explicit
+
+
+def reset_active() -> None:
+    """Forget the active backend (and whether it was chosen explicitly); the next use chooses again.
+
+    Started backends stay started. For tests, and after changing ``GPULITE_BACKEND`` or
+    ``GPULITE_ADAPTER`` in a running process.
+    """
+    global _active, _explicit, _reason
+    with _lock:
+        _active, _explicit, _reason = None, False, ""
+        _probe_cache.clear()
 
 
 def describe_backends() -> list[BackendInfo]:

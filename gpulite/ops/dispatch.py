@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from gpulite import memory
+from gpulite import engine
 from gpulite.backends import registry
 from gpulite.environment import env
 from gpulite.errors import NaNError
@@ -211,7 +211,7 @@ def run(op: str, slots: list[Any], *, options: Any = None, out_dtype: Any = None
     exe = registry.eager_executor()
     entry = _cached(exe, op, slots, options, out_dtype)
     e = env()
-    debug, profiling = e.get("debug"), memory.profiling()
+    debug, profiling = e.get("debug"), engine.profiling()
     check = e.get("check_nans") and not e.get("prod")
     t0 = time.perf_counter() if debug or profiling else 0.0
     run_exe = entry.exe
@@ -225,10 +225,10 @@ def run(op: str, slots: list[Any], *, options: Any = None, out_dtype: Any = None
         run_exe.wait()
         ms = (time.perf_counter() - t0) * 1e3
         if profiling:
-            memory.record_kernel(memory.KernelRecord(op, run_exe.name, [t.shape for t in tensors], [entry.shape],
+            engine.record_kernel(engine.KernelRecord(op, run_exe.name, [t.shape for t in tensors], [entry.shape],
                                                      ms, result.nbytes))
         if debug:
-            mem = memory.memory()
+            mem = engine.memory()
             debug_log.info("%-22s %s %s -> %s %s  %.3f ms  +%d B  (%d tensors, %d B live; %d B on gpu)", op,
                            run_exe.name, [t.shape for t in tensors], entry.shape, entry.dtype, ms, result.nbytes,
                            mem.num_tensors, mem.num_bytes, mem.num_bytes_on_gpu)

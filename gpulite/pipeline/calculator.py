@@ -90,7 +90,8 @@ def check_contract(cls: type) -> None:
             except (ValueError, AttributeError):
                 ok = False
             if not ok:
-                raise CalculatorContractError(f"{name}.{kind}: port names are UPPER_CASE tags like 'IMAGE', got {port!r}")
+                raise CalculatorContractError(
+                    f"{name}.{kind}: port names are UPPER_CASE tags like 'IMAGE', got {port!r}")
         if kind != "outputs":
             ports |= set(decl)
     extra = set(cls.optional_ports) - ports

@@ -88,13 +88,13 @@ class CalculatorContext:
         :class:`TimestampError` when ``timestamp`` is not after the port's previous packet/bound.
         """
         key = self._port(port)
-        check = self._checks.get(key) if key in self._checks else runtime_types(declared_type(self._output_types, key))
+        check = self._checks[key] if key in self._checks else runtime_types(declared_type(self._output_types, key))
         if check is not None and not isinstance(payload, check):
-            raise TypeError(f"node {self.node_name!r} output {key}: expected {type_name(declared_type(self._output_types, key))}, "
-                            f"got {type(payload).__name__}")
+            want = type_name(declared_type(self._output_types, key))
+            raise TypeError(f"node {self.node_name!r} output {key}: expected {want}, got {type(payload).__name__}")
         ts = self.timestamp if timestamp is None else timestamp
         if ts is None:
-            raise TimestampError(f"node {self.node_name!r} output {key}: pass timestamp= (there is no input timestamp here)")
+            raise TimestampError(f"node {self.node_name!r} output {key}: pass timestamp= (no input timestamp here)")
         ts = check_timestamp(ts, f"node {self.node_name!r} output {key}")
         stream = self._streams.get(key)
         if stream is None:
@@ -117,7 +117,8 @@ class CalculatorContext:
         """The smallest timestamp a not-yet-delivered packet on input ``port`` may have (DONE: closed)."""
         key = canonical_port(port)
         if key not in self.inputs:
-            raise KeyError(f"node {self.node_name!r} has no connected input port {port!r}; connected: {sorted(self.inputs)}")
+            raise KeyError(f"node {self.node_name!r} has no connected input port {port!r}; "
+                           f"connected: {sorted(self.inputs)}")
         return self._input_bound(key)
 
     def record_drop(self, n: int = 1) -> None:

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import logging
 import pkgutil
 from typing import TypeVar
 
 from gpulite.errors import CalculatorContractError, GraphConfigError
 from gpulite.pipeline.calculator import Calculator, check_contract
 
-log = logging.getLogger(__name__)
 C = TypeVar("C", bound=type[Calculator])
 _REGISTRY: dict[str, type[Calculator]] = {}
 _discovered = False
@@ -47,15 +45,16 @@ def _discover() -> None:
     global _discovered
     if _discovered:
         return
-    _discovered = True
     try:
         pkg = importlib.import_module(_PACKAGE)
     except ModuleNotFoundError as e:
         if e.name != _PACKAGE:
             raise
+        _discovered = True
         return
     for m in pkgutil.iter_modules(pkg.__path__):
-        importlib.import_module(f"{_PACKAGE}.{m.name}")
+        importlib.import_module(f"{_PACKAGE}.{m.name}")   # an import error propagates; the next lookup retries
+    _discovered = True
 
 
 def registered_calculators() -> dict[str, type[Calculator]]:

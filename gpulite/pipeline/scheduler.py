@@ -15,20 +15,21 @@ import os
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
-from gpulite.errors import CalculatorError, GraphStateError, GraphTimeoutError, TimestampError
+from gpulite.errors import CalculatorError
 from gpulite.pipeline.context import CalculatorContext
-from gpulite.pipeline.packet import DONE, Packet, check_timestamp
+from gpulite.pipeline.packet import DONE, Packet
+from gpulite.pipeline.run_inputs import RunInputs
 from gpulite.pipeline.streams import THROTTLED, InputQueue, NodeState, Step, Stream
-from gpulite.pipeline.tracing import NodeStats, Tracer
+from gpulite.pipeline.tracing import Tracer
 from gpulite.pipeline.validate import Plan
 
 log = logging.getLogger(__name__)
 
 
-class Run:
+class Run(RunInputs):
     """Executes a checked :class:`Plan` once. Made by ``Graph.start``."""
 
     def __init__(self, plan: Plan, observers: dict[str, list[Callable[[Packet], Any]]], tracer: Tracer | None) -> None:
@@ -82,7 +83,7 @@ class Run:
             node.opened = True
             with self.cond:
                 calls = self._deliver(node)
-            err = _notify(calls, node.name)
+            err = _notify(calls, node)
             if err is not None:
                 with self.cond:
                     self._fail(err)
@@ -138,16 +139,16 @@ class Run:
                 self._fail(err)
             elif self.error is None:
                 calls = self._deliver(node)
-        err = _notify(calls, node.name)
+        err = err or _notify(calls, node)
         with self.cond:
             if err is not None:
                 self._fail(err)
             node.running = False
             self.running -= 1
             if step.kind == "process":
-                node.processed += 1
-                if node.inputs:
-                    node.last_ts = ts
+                if err is None:
+                    node.processed += 1
+                    node.last_ts = ts if node.inputs else None
             else:
                 node.closed = True
                 if self.error is None:
@@ -231,7 +232,7 @@ class Run:
     def _fail(self, err: BaseException) -> None:
         if self.error is None:
             self.error = err
-            log.error("pipeline stopped: %s", err)
+            log.warning("pipeline stopped: %s", err)
         for node in self.ready:
             node.step = None
         self.ready.clear()
@@ -246,8 +247,9 @@ class Run:
         for node in self.nodes:
             if node.opened and not node.closed:
                 assert node.cc is not None
-                node.cc.begin(None, {})
-                err = self._call(node, "close", None)
+                ts = _close_timestamp(node)
+                node.cc.begin(ts, {})              # outputs of this close() are discarded
+                err = self._call(node, "close", ts)
                 if err is not None:
                     log.warning("while stopping after an error: %s", err)
                 node.closed = True
@@ -263,126 +265,16 @@ class Run:
             except OSError as e:
                 log.warning("could not write pipeline trace %s: %s", self.tracer.path, e)
 
-    def _check_done(self) -> None:
-        if self.done or self.error is not None:
-            return
-        if not self.inputs_open and all(n.closed for n in self.nodes):
-            self._set_done()
-        elif self.running == 0 and not self.ready:
-            self._check_stall()
 
-    def _check_stall(self) -> None:
-        """Idle graph: if someone waits on a full queue that nothing will drain, enlarge it."""
-        if self.waiting or not self.inputs_open:
-            full = [q for n in self.nodes for q in n.inputs.values() if q.full()
-                    and (q.stream.producer is None and self.waiting[q.stream.name]
-                         or q.stream.producer is not None and q.stream.producer.throttled)]
-            for q in full:
-                q.limit = max(2 * q.limit, len(q.queue) + 1)
-                q.node.growths += 1
-                log.warning("node %r input %s: queue full (%d packets) while the graph is idle; raising its "
-                            "limit to %d to avoid a deadlock", q.node.name, q.port, len(q.queue), q.limit)
-                if q.stream.producer is not None:
-                    self.dirty.append(q.stream.producer)
-            if full:
-                self.cond.notify_all()
-                self._settle()
-            elif not self.inputs_open:
-                waiting = {n.name: {q.port: q.next_ts() for q in n.inputs.values()} for n in self.nodes if not n.closed}
-                self._fail(GraphStateError(f"pipeline stalled with all inputs closed; nodes still open and "
-                                           f"their next input timestamps: {waiting}"))
-
-    # ---- graph inputs (called from the user's thread) -------------------------------------------
-    def add_packet(self, stream: str, payload: Any, timestamp: int | None, timeout: float | None) -> None:
-        with self.cond:
-            if self.error is not None:
-                raise self.error
-            if stream not in self.inputs_open:
-                why = "is closed" if stream in self.streams and self.streams[stream].producer is None else \
-                    f"is not a graph input stream (inputs: {sorted(self.inputs_open)})"
-                raise GraphStateError(f"add_packet({stream!r}): the stream {why}")
-            s = self.streams[stream]
-            ts = check_timestamp(max(s.bound, 0) if timestamp is None else timestamp, f"add_packet({stream!r})")
-            if ts < s.bound:
-                raise TimestampError(f"add_packet({stream!r}): timestamp {ts} is not after the previous packet "
-                                     f"(next allowed: {s.bound}); timestamps must increase on each stream")
-            self._wait_room(s, ts, timeout)
-            self._push(s, Packet(payload, ts))
-            self._settle()
-            calls = [(s, Packet(payload, ts))] if s.observers else []
-        err = _notify(calls, f"observer of {stream}")
-        if err is not None:
-            with self.cond:
-                self._fail(err)
-            self._finish_if_idle()
-            raise err
-
-    def _wait_room(self, s: Stream, ts: int, timeout: float | None) -> None:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        full = [q for q in s.consumers if q.full()]
-        if not full:
-            return
-        self.waiting[s.name] += 1
-        try:
-            self._check_done()
-            while full and self.error is None:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    q = full[0]
-                    raise GraphTimeoutError(
-                        f"add_packet({s.name!r}, timestamp={ts}) waited {timeout} s: the queue of node "
-                        f"{q.node.name!r} input {q.port} stayed full ({len(q.queue)}/{q.limit} packets); the graph "
-                        f"is not keeping up or a calculator is stuck")
-                self.cond.wait(left)
-                full = [q for q in s.consumers if q.full()]
-        finally:
-            self.waiting[s.name] -= 1
-            if not self.waiting[s.name]:
-                del self.waiting[s.name]
-        if self.error is not None:
-            raise self.error
-
-    def close_inputs(self, names: Iterable[str]) -> None:
-        with self.cond:
-            for name in names:
-                if name in self.inputs_open:
-                    self.inputs_open.discard(name)
-                    self._raise_bound(self.streams[name], DONE)
-            self._settle()
-            self._check_done()
-
-    def wait(self, timeout: float | None) -> None:
-        """Block until the run ends; raise its error."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self.cond:
-            while not self.done:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    busy = [n.name for n in self.nodes if n.running]
-                    raise GraphTimeoutError(f"graph not done after {timeout} s; running nodes: {busy}, "
-                                            f"open inputs: {sorted(self.inputs_open)}")
-                self.cond.wait(left)
-        for t in self.threads:
-            if t.is_alive() and t is not threading.current_thread():
-                t.join(timeout=1.0)
-        if self.error is not None:
-            raise self.error
-
-    def stats(self) -> dict[str, NodeStats]:
-        with self.cond:
-            return {n.name: NodeStats(n.name, n.spec.cls.__name__, n.processed, n.cc.drops if n.cc else 0, n.busy_s,
-                                      max((q.max_depth for q in n.inputs.values()), default=0), n.growths)
-                    for n in self.nodes}
-
-
-def _notify(calls: list[tuple[Stream, Packet]], who: str) -> CalculatorError | None:
+def _notify(calls: list[tuple[Stream, Packet]], node: NodeState) -> CalculatorError | None:
     """Call observers in order (lock not held); return the first failure as a CalculatorError."""
     for s, packet in calls:
         for cb in s.observers:
             try:
                 cb(packet)
             except Exception as e:
-                err = CalculatorError(who, "observer", f"observe({s.name!r})", packet.timestamp, e)
+                err = CalculatorError(node.name, node.spec.cls.__name__, f"observer of {s.name!r}",
+                                      packet.timestamp, e)
                 err.__cause__ = e
                 return err
     return None

@@ -4,7 +4,7 @@
 exists but the machine has no WebGPU adapter. A ``webgpu`` case must run every node of
 every webgpu interpreter it allocates on the GPU (checked after the test body, see
 ``tests/ops/harness.py``). Cases listed in ``tests/ops/expected_failures.py`` are marked
-``xfail(strict=True)``; ``GPU_GAPS`` entries only with ``raises=NotOnGpu``.
+``xfail(strict=True)``; ``GPU_GAPS`` entries only with ``raises=NotOnGpuError``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import importlib
 import pytest
 
 from tests.ops.expected_failures import EXPECTED_FAILURES, GPU_GAPS, gpu_gap
-from tests.ops.harness import NotOnGpu, check_watched, watch_webgpu
+from tests.ops.harness import NotOnGpuError, check_watched, watch_webgpu
 
 BACKENDS = ("cpu", "webgpu")
 NO_ADAPTER = "NO WEBGPU ADAPTER: WebGPU op suite not run"
@@ -88,7 +88,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
         elif backend_name == "webgpu" and (gap := gpu_gap(qualified)) is not None:
             used.add(gap[0])
-            item.add_marker(pytest.mark.xfail(strict=True, raises=NotOnGpu, reason=f"WebGPU gap: {gap[1]}"))
+            item.add_marker(pytest.mark.xfail(strict=True, raises=NotOnGpuError, reason=f"WebGPU gap: {gap[1]}"))
     # An entry is stale when its file's tests were collected and it matched none of them
     # (checked per file, so running one file does not flag the other files' entries).
     files = {f.split("::", 1)[0] for f in functions}

@@ -11,7 +11,7 @@ the node id's brackets, so ``test_conv2d[same-relu6-webgpu]`` becomes
 
 ``GPU_GAPS``: **the** table of WebGPU gaps, ``(pattern, reason)``. Every webgpu case must run
 all of its nodes on the GPU (``tests/ops/harness.py``: no CPU partition, no crossing); a case
-matching a pattern is instead expected to fail with ``NotOnGpu`` (and only with that: its
+matching a pattern is instead expected to fail with ``NotOnGpuError`` (and only with that: its
 values are still compared first, so the CPU fallback must be right). Patterns match
 ``"<file>::<base name>"``, e.g. ``"test_conv.py::test_conv2d_quantized[k1-s1-valid-int8-per-tensor]"``;
 ``*`` matches anything and everything else is literal (brackets included). The first match
@@ -32,8 +32,7 @@ EXPECTED_FAILURES[("test_logistic_huge_inputs", "cpu")] = _XNN_SIGMOID_NAN
 EXPECTED_FAILURES[("test_logistic_huge_inputs", "webgpu")] = _XNN_SIGMOID_NAN
 
 _INT8 = "no WebGPU integer (quantized int8/uint8) kernels: runs on the CPU fallback"
-_MP = ("MediaPipe custom op computed in float64 / with atan2 as MediaPipe's C++ (WGSL has neither): "
-       "runs on the CPU fallback")
+_CPU = "runs on the CPU fallback"
 GPU_GAPS: list[tuple[str, str]] = [
     # -- quantized arithmetic: the GPU kernels compute in float32 / int32 only --
     ("test_conv.py::test_conv2d_quantized[*]", f"int8/uint8 quantized CONV_2D: {_INT8}"),
@@ -65,9 +64,14 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_reduce.py::test_reduce_int[int64-*]",
      "int64 MEAN / SUM / REDUCE_MAX: WGSL has no 64-bit integers; runs on the CPU fallback"),
     # -- MediaPipe custom ops (face_landmark_with_attention) --
-    ("test_mediapipe_ops.py::test_landmarks_*", f"Landmarks2TransformMatrix: {_MP}"),
-    ("test_mediapipe_ops.py::test_transform_tensor_bilinear*", f"TransformTensorBilinear: {_MP}"),
-    ("test_mediapipe_ops.py::test_transform_landmarks*", f"TransformLandmarks: {_MP}"),
+    ("test_mediapipe_ops.py::test_landmarks_*",
+     f"Landmarks2TransformMatrix: float64 arithmetic and atan2 as in MediaPipe's C++ (WGSL has no f64); {_CPU}"),
+    ("test_mediapipe_ops.py::test_transform_tensor_bilinear*",
+     "TransformTensorBilinear: no WebGPU kernel (MediaPipe computes the matrix's half-pixel correction in "
+     f"float64, and the sampler is discontinuous at the last row/column, so float32 would not match); {_CPU}"),
+    ("test_mediapipe_ops.py::test_transform_landmarks*",
+     "TransformLandmarks: no WebGPU kernel (its one model, face_landmark_with_attention, computes the matrix "
+     f"on the CPU anyway: Landmarks2TransformMatrix); {_CPU}"),
 ]
 
 

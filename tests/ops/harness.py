@@ -5,7 +5,7 @@ is missing or declines it silently runs on the CPU fallback, and the comparison 
 then pass without testing any GPU code. :func:`check_op` asserts the placement after the
 values; ``tests/ops/conftest.py`` applies the same check (:func:`watch_webgpu`) to every
 webgpu interpreter a webgpu case allocates, however the test builds it. Known gaps are
-listed in ``tests/ops/expected_failures.py`` (``GPU_GAPS``) and fail with :class:`NotOnGpu`.
+listed in ``tests/ops/expected_failures.py`` (``GPU_GAPS``) and fail with :class:`NotOnGpuError`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from tests.compare import assert_same
 
 
-class NotOnGpu(AssertionError):
+class NotOnGpuError(AssertionError):
     """A webgpu case ran some of its nodes on the CPU fallback (or crossed between the two)."""
 
 
@@ -78,11 +78,11 @@ def watch_webgpu() -> Iterator[list[tuple[dict[str, Any], list[str]]]]:
 
 
 def check_watched(seen: list[tuple[dict[str, Any], list[str]]]) -> None:
-    """Raise :class:`NotOnGpu` for the first recorded webgpu plan that is not all-GPU."""
+    """Raise :class:`NotOnGpuError` for the first recorded webgpu plan that is not all-GPU."""
     for plan, why in seen:
         problem = placement_problem(plan)
         if problem is not None:
-            raise NotOnGpu(f"webgpu case not on the GPU: {problem}" + "".join(f"\n  {w}" for w in why))
+            raise NotOnGpuError(f"webgpu case not on the GPU: {problem}" + "".join(f"\n  {w}" for w in why))
 
 
 def _run(interp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -91,14 +91,14 @@ def _run(interp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     if len(inputs) != len(details):
         raise ValueError(f"model has {len(details)} inputs, got {len(inputs)} arrays")
     resized = False
-    for d, x in zip(details, inputs):
+    for d, x in zip(details, inputs, strict=True):
         if tuple(d["shape"]) != np.shape(x):
             interp.resize_tensor_input(d["index"], list(np.shape(x)))
             resized = True
     if resized:
         details = interp.get_input_details()
     interp.allocate_tensors()
-    for d, x in zip(details, inputs):
+    for d, x in zip(details, inputs, strict=True):
         interp.set_tensor(d["index"], np.asarray(x))
     interp.invoke()
     # Copies: the interpreter may reuse output memory on the next invoke.
@@ -142,7 +142,7 @@ def check_op(model: bytes, inputs: Sequence[np.ndarray], backend: str, *, rtol: 
         actual = run_gpulite(model, inputs, backend)
     if len(actual) != len(expected):
         raise AssertionError(f"gpulite gave {len(actual)} outputs, LiteRT {len(expected)}")
-    for i, (a, e) in enumerate(zip(actual, expected)):
+    for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
         assert_same(a, e, rtol=rtol, int_tol=int_tol, what=f"output {i} ({backend})")
     if backend == "webgpu":  # values first: a listed gap still checks the CPU fallback's values
         check_watched(seen)

@@ -1,7 +1,9 @@
-"""Every WebGPU kernel on small single-op models against LiteRT.
+"""Every WebGPU kernel on small single-op models against LiteRT, PReLU fusion, and the
+pipeline cache (sizes in uniforms: no new pipelines for a second interpreter or a resize).
 
 Each case asserts that the node really ran on the GPU (one webgpu partition, no crossings),
 so a kernel that declines a case and falls back to the CPU fails here instead of passing.
+(The shared op suite, tests/ops, asserts the same for every webgpu case.)
 """
 
 from __future__ import annotations
@@ -367,10 +369,10 @@ def _spied_device():
 
 def _resizable(op: str, **opts) -> tuple[bytes, tuple[int, ...]]:
     """A single-op model on a (1, H, W, 8) input whose H and W may be resized (the stored
-    output shape is a placeholder; every run resizes the input first)."""
+    output shape is a placeholder: every run resizes the input to another size first)."""
     rng = _rng(13)
     mb = ModelBuilder()
-    x = mb.input("x", (1, 6, 6, 8), F32, shape_signature=(1, -1, -1, 8))
+    x = mb.input("x", (1, 5, 5, 8), F32, shape_signature=(1, -1, -1, 8))
     ins, out_c = [x], 8
     if op in ("CONV_2D", "DEPTHWISE_CONV_2D"):
         w = (8, 3, 3, 8) if op == "CONV_2D" else (1, 3, 3, 8)
@@ -382,7 +384,7 @@ def _resizable(op: str, **opts) -> tuple[bytes, tuple[int, ...]]:
                                            "PAD": [[0, 0], [1, 2], [2, 1], [0, 0]]}[op], np.int32)))
     elif op in ("RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"):
         ins.append(mb.const("size", np.array([9, 5], np.int32)))
-    y = mb.tensor("y", (1, 6, 6, out_c), F32, shape_signature=(1, -1, -1, out_c))
+    y = mb.tensor("y", (1, 5, 5, out_c), F32, shape_signature=(1, -1, -1, out_c))
     mb.op(op, ins, [y], **opts)
     mb.output(y)
     return mb.build()
@@ -395,7 +397,8 @@ RESIZABLE = {
     "max_pool": ("MAX_POOL_2D", dict(padding="SAME", stride_h=2, stride_w=2, filter_height=3, filter_width=3)),
     "mean": ("MEAN", dict(keep_dims=True)), "transpose": ("TRANSPOSE", {}), "pad": ("PAD", {}),
     "resize_nearest": ("RESIZE_NEAREST_NEIGHBOR", dict(half_pixel_centers=True)),
-    "resize_bilinear": ("RESIZE_BILINEAR", dict(align_corners=True)), "space_to_depth": ("SPACE_TO_DEPTH", dict(block_size=2)),
+    "resize_bilinear": ("RESIZE_BILINEAR", dict(align_corners=True)),
+    "space_to_depth": ("SPACE_TO_DEPTH", dict(block_size=2)),
 }
 
 
@@ -413,7 +416,7 @@ def test_resizing_input_compiles_no_new_pipelines(case):
     ref = LiteRT(model_content=model)
     compiled = []
     for k, (h, w) in enumerate([(6, 6), (10, 8), (4, 12), (16, 16)]):
-        for interp in (it, ref):  # also at the stored size: the model's output shape is a placeholder
+        for interp in (it, ref):  # every size differs from the stored one (whose output is a placeholder)
             interp.resize_tensor_input(interp.get_input_details()[0]["index"], [1, h, w, 8])
         x = _rng(k).uniform(-3, 3, (1, h, w, 8)).astype(F32)
         before = spy.compiled
@@ -439,3 +442,31 @@ def test_two_interpreters_share_every_pipeline():
     assert {k: v[1] for k, v in gdev.pipelines.items()} == {k: v[1] for k, v in cached.items()}
     assert b.get_plan()["pipelines"] == a.get_plan()["pipelines"] >= 1
     np.testing.assert_array_equal(out_b, run(a, feeds)[0])
+
+
+# -- the op suite's placement check (tests/ops/harness.py) -----------------------------------
+def test_op_suite_placement_check_catches_cpu_fallback():
+    from gpulite import Interpreter
+    from tests.ops.harness import NotOnGpuError, check_watched, watch_webgpu
+    from tests.webgpu.support import run
+
+    model, feeds = _single("ADD", [(1, 4, 4, 8), (1, 4, 4, 8)], (1, 4, 4, 8))
+    with watch_webgpu() as seen:
+        run(Interpreter(model_content=model, backend="webgpu"), feeds)
+    check_watched(seen)  # all on the GPU: passes
+    with watch_webgpu() as seen:  # an interpreter the test builds itself is seen as well
+        run(Interpreter(model_content=model, backend="webgpu", cpu_ops=["ADD"]), feeds)
+    with pytest.raises(NotOnGpuError, match=r"ADD.*forced onto the cpu"):
+        check_watched(seen)
+
+
+def test_gpu_gap_patterns():
+    from tests.ops.expected_failures import GPU_GAPS, gpu_gap
+
+    assert gpu_gap("test_conv.py::test_conv2d_quantized[k1-s1-valid-int8-per-tensor]")[0] == \
+        "test_conv.py::test_conv2d_quantized[*]"
+    assert gpu_gap("test_conv.py::test_conv2d_float[k1-s1-valid]") is None
+    assert gpu_gap("test_elementwise.py::test_binary_integer[int64-ADD]") is not None
+    assert gpu_gap("test_elementwise.py::test_binary_integer[int32-ADD]") is None
+    assert gpu_gap("test_activations.py::test_softmax[1x10-1.0]") is None  # the float one is not a gap
+    assert all(why for _, why in GPU_GAPS)

@@ -106,6 +106,11 @@ class CpuExecutable:
                 setter(prev)
 
 
+# Whether BLAS may use num_threads threads itself (True) or runs single-threaded while the
+# kernels split big GEMMs over the backend's own thread pool (False).
+BLAS_THREADS = False
+
+
 class CpuBackend:
     """numpy kernels. ``num_threads`` (None: 1, as LiteRT's default) bounds the threads an
     invoke uses, BLAS included; set ``GPULITE_CPU_FUSE=0`` to run the graph without the
@@ -144,6 +149,6 @@ class CpuBackend:
             steps.append(run)
             extra = "".join(f"+{e[0]}" for e in n.attrs.get("cpu_epilogue", ()))
             names.append(f"{n.op}#{n.index}{'+pad' if 'cpu_pads' in n.attrs else ''}{extra}")
-        exe = CpuExecutable(arena, arrays, steps, plan, names, self.num_threads)
+        exe = CpuExecutable(arena, arrays, steps, plan, names, self.num_threads if BLAS_THREADS else 1)
         exe.graph, exe.order = graph, order  # the rewritten graph, for profiling tools
         return exe

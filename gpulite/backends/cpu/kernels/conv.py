@@ -150,7 +150,10 @@ def _run_items(items: list, wt: np.ndarray) -> None:
 
 
 def conv_parts(num_threads: int, macs: int) -> int:
-    """Threads worth using for a conv of ``macs`` multiply-adds."""
+    """Threads worth using for a conv of ``macs`` multiply-adds (1 when BLAS threads itself)."""
+    from gpulite.backends.cpu import backend
+    if backend.BLAS_THREADS:
+        return 1
     return max(1, min(num_threads, macs // PARALLEL_MACS))
 
 

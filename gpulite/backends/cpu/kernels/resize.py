@@ -77,6 +77,8 @@ def resize_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]:
         raise UnsupportedOpError(node.op, node.index, "cpu", "half_pixel_centers needs align_corners=False")
     n, h, w, c = src.shape
     _, oh, ow, _ = out.shape
+    if (oh, ow) == (2 * h, 2 * w) and half and not align and h > 1 and w > 1:
+        return _upsample2x(src, out, ctx)
     y0, y1, wy = bilinear_axis(h, oh, align, half)
     x0, x1, wx = bilinear_axis(w, ow, align, half)
     wy1, wy0 = wy.reshape(1, oh, 1, 1), (F32(1) - wy).reshape(1, oh, 1, 1)
@@ -97,6 +99,59 @@ def resize_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]:
         np.take(rows, x1, axis=2, out=cols, mode="clip")
         np.multiply(cols, wx1, out=cols)
         np.add(out, cols, out=out)
+    return run
+
+
+def _upsample2x(src: np.ndarray, out: np.ndarray, ctx: CpuContext) -> Callable[[], None]:
+    """Bilinear 2x upsampling with half-pixel centers (every RESIZE_BILINEAR of the zoo).
+
+    The source coordinate of output i is i/2 - 1/4, so output 2k blends inputs k-1 and k
+    with weights 1/4, 3/4 and output 2k+1 inputs k and k+1 with 3/4, 1/4; at the borders
+    both indices clamp to the edge and TFLite's weights become (5/4, -1/4) at the start and
+    (3/4, 1/4) at the end. Each axis scales its input by 1/4 and by 3/4 once and adds shifted
+    slices of the two products: the products and sums :func:`bilinear_axis`'s weights give,
+    without gathers. Columns go first, on the smaller array. Along W the even and odd
+    outputs are computed contiguously and then interleaved by one copy each of whole pixels
+    (viewed as C*4-byte items): a ufunc writing every other pixel would loop C values at a time.
+    """
+    n, h, w, c = src.shape
+    pool = ctx.scratch
+    cols = pool.get(("resize", 0), (n, h, 2 * w, c), F32)
+    q1, q3 = pool.get(("resize", 1), (n, h, 2 * w, c), F32), pool.get(("resize", 3), (n, h, 2 * w, c), F32)
+    even, odd = pool.get(("resize", 4), (n, h, w, c), F32), pool.get(("resize", 5), (n, h, w, c), F32)
+    quarter, three, five, minus = F32(0.25), F32(0.75), F32(1.25), F32(-0.25)
+
+    def blend(x: np.ndarray, ax: int, ev: np.ndarray, od: np.ndarray) -> list:
+        """Calls writing the 2x upsampling of ``x`` along ``ax`` as even and odd halves."""
+        size = x.shape[ax]
+        a1, a3 = q1.reshape(-1)[:x.size].reshape(x.shape), q3.reshape(-1)[:x.size].reshape(x.shape)
+
+        def sl(arr, a, b):
+            idx = [slice(None)] * arr.ndim
+            idx[ax] = slice(a, b)
+            return arr[tuple(idx)]
+        return [
+            (np.multiply, (x, quarter), a1), (np.multiply, (x, three), a3),
+            (np.add, (sl(a1, 0, size - 1), sl(a3, 1, size)), sl(ev, 1, size)),
+            (np.add, (sl(a3, 0, size - 1), sl(a1, 1, size)), sl(od, 0, size - 1)),
+            (np.add, (sl(a3, size - 1, size), sl(a1, size - 1, size)), sl(od, size - 1, size)),
+            (np.multiply, (sl(x, 0, 1), five), sl(ev, 0, 1)), (np.multiply, (sl(x, 0, 1), minus), sl(a1, 0, 1)),
+            (np.add, (sl(ev, 0, 1), sl(a1, 0, 1)), sl(ev, 0, 1)),
+        ]
+    pix = np.dtype((np.void, c * 4))
+    pairs = cols.view(pix).reshape(n, h, w, 2)
+    calls = blend(src, 2, even, odd)
+    calls += [(np.copyto, (pairs[..., 0], even.view(pix).reshape(n, h, w)), None),
+              (np.copyto, (pairs[..., 1], odd.view(pix).reshape(n, h, w)), None)]
+    rows = out.reshape(n, h, 2, 2 * w, c)
+    calls += blend(cols, 1, rows[:, :, 0], rows[:, :, 1])
+
+    def run() -> None:
+        for fn, args, o in calls:
+            if o is None:
+                fn(*args)
+            else:
+                fn(*args, out=o)
     return run
 
 

@@ -7,10 +7,12 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
-from gpulite.backends.webgpu.geometry import pad_before
+from gpulite.backends.webgpu.geometry import check_window, pad_before
 from gpulite.backends.webgpu.kernels.prelu import FUSABLE, alpha_per_channel, finish, keep_fused_prelu
+from gpulite.backends.webgpu.kernels.weights import bias_ref, packed_weights, packed_weights_c4
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Graph, Node
+from gpulite.graph.shape_rules.conv import out_size
 from gpulite.model import schema_gen as sg
 
 
@@ -20,19 +22,9 @@ def _check(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> None:
         raise ctx.unsupported(f"ranks {len(x.shape)} -> {len(out.shape)} (expected NHWC)")
 
 
-def bias_ref(ctx: GpuContext, n: int, padded: int, index: int = 2) -> TensorRef:
-    """Input ``index`` (the bias) as a constant of ``padded`` floats (zeros when absent or beyond ``n``)."""
-    b = np.zeros(padded, np.float32)
-    if ctx.has_input(index):
-        val = ctx.const(index)
-        if val is None:
-            raise ctx.unsupported("bias computed at run time")
-        b[:n] = val.astype(np.float32).reshape(-1)
-    return ctx.upload(b)
-
-
-def _window(opts, x: TensorRef, out: TensorRef, kh: int, kw: int) -> list[tuple[str, str, int]]:
+def _window(ctx: GpuContext, opts, x: TensorRef, out: TensorRef, kh: int, kw: int) -> list[tuple[str, str, int]]:
     """Shape, stride, dilation and padding params shared by both convolutions."""
+    check_window(ctx, opts, x.shape, out.shape, kh, kw)
     _, ih, iw, ic = x.shape
     _, oh, ow, oc = out.shape
     sh, sw = opts.stride_h or 1, opts.stride_w or 1
@@ -48,33 +40,6 @@ def _window(opts, x: TensorRef, out: TensorRef, kh: int, kw: int) -> list[tuple[
     ]
 
 
-def packed_weights(w: np.ndarray) -> tuple[np.ndarray, int]:
-    """OHWI weights as [KH, KW, Cin, Cout4] (zero-padded) and the number of 4-channel groups.
-
-    The kernels compute four output channels per thread, so one input value meets four
-    consecutive weights.
-    """
-    cout, kh, kw, cin = w.shape
-    groups = -(-cout // 4)
-    wt = np.zeros((kh, kw, cin, groups * 4), np.float32)
-    wt[..., :cout] = w.transpose(1, 2, 3, 0)
-    return wt, groups
-
-
-def packed_weights_c4(w: np.ndarray) -> np.ndarray:
-    """OHWI weights as [G, KH, KW, Cin/4, 4 (input), 4 (output)], output channels zero-padded.
-
-    For Cin a multiple of 4. Each thread (one group of 4 output channels) then reads its
-    weights front to back, one 4x4 block per 4 input channels.
-    """
-    cout, kh, kw, cin = w.shape
-    groups = -(-cout // 4)
-    wp = np.zeros((groups * 4, kh, kw, cin), np.float32)
-    wp[:cout] = w
-    # [G, 4o, KH, KW, Cin4, 4i] -> [G, KH, KW, Cin4, 4i, 4o]
-    return np.ascontiguousarray(wp.reshape(groups, 4, kh, kw, cin // 4, 4).transpose(0, 2, 3, 4, 5, 1))
-
-
 def _prelu_fusable(g: Graph, conv: Node, prelu: Node) -> bool:
     """Whether the factories below run ``conv`` with ``prelu`` fused: float32 NHWC, constant
     float32 weights that fit, constant (or no) bias, a single or per-channel alpha."""
@@ -88,6 +53,11 @@ def _prelu_fusable(g: Graph, conv: Node, prelu: Node) -> bool:
             or not alpha_per_channel(g, prelu, mid.shape)):
         return False
     cout, cin = mid.shape[3], x.shape[3]
+    o = conv.options or (sg.Conv2DOptions() if conv.op == "CONV_2D" else sg.DepthwiseConv2DOptions())
+    sizes = [out_size(o.padding, x.shape[d], w.shape[d], s or 1, dil or 1) for d, s, dil in
+             ((1, o.stride_h, o.dilation_h_factor), (2, o.stride_w, o.dilation_w_factor))]
+    if sizes != list(mid.shape[1:3]):  # the factory would decline (a malformed model)
+        return False
     if conv.op == "CONV_2D":
         return w.shape[0] == cout and w.shape[3] == cin
     return w.shape[0] == 1 and w.shape[3] == cout and cin > 0 and cout % cin == 0
@@ -113,7 +83,7 @@ def conv2d(node: Node, ctx: GpuContext) -> Program:
     opts = node.options or sg.Conv2DOptions()
     n, oh, ow, _ = out.shape
     groups = -(-cout // 4)
-    params = [*_window(opts, x, out, kh, kw), ("groups", "u32", groups),
+    params = [*_window(ctx, opts, x, out, kh, kw), ("groups", "u32", groups),
               ("bias_off", "u32", bias_ref(ctx, cout, groups * 4).offset)]
     name = f"conv_2d {x.shape}*{w.shape}->{out.shape}"
     extra, fin = finish(node, ctx)
@@ -136,7 +106,7 @@ def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: Tens
         ctx.require_f32(bias)
         if bias.size != out.shape[3]:
             raise ctx.unsupported(f"bias {bias.shape} for {out.shape[3]} channels")
-    params = [*_window(node.options or sg.Conv2DOptions(), x, out, w.shape[1], w.shape[2]),
+    params = [*_window(ctx, node.options or sg.Conv2DOptions(), x, out, w.shape[1], w.shape[2]),
               ("w_off", "u32", w.offset), ("bias_off", "u32", bias.offset), ("bias_step", "u32", step)]
     return make_program(f"conv_2d {x.shape}*{w.shape}->{out.shape} (run-time weights)", "conv2d_ohwi", params,
                         out.size, act=node.activation)
@@ -156,7 +126,7 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> Program:
         raise ctx.unsupported(f"weights {w.shape} do not fit input {x.shape} / output {out.shape}")
     opts = node.options or sg.DepthwiseConv2DOptions()
     name = f"depthwise_conv_2d {x.shape}*{w.shape}->{out.shape}"
-    window = _window(opts, x, out, kh, kw)
+    window = _window(ctx, opts, x, out, kh, kw)
     w_off, bias_off = ctx.input(1).offset, bias_ref(ctx, cout, cout).offset
     extra, fin = finish(node, ctx)
     if cout == cin and cin % 4 == 0 and x.offset % 4 == 0 and out.offset % 4 == 0:  # common: vec4 per thread

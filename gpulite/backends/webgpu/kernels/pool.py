@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.geometry import pad_before
+from gpulite.backends.webgpu.geometry import check_window, pad_before
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
@@ -29,6 +29,7 @@ def _pool(init: str, reduce: str, finish: str):
         sh, sw = opts.stride_h or 1, opts.stride_w or 1
         if kh < 1 or kw < 1:
             raise ctx.unsupported(f"filter {kh}x{kw}")
+        check_window(ctx, opts, x.shape, out.shape, kh, kw, dilated=False)
         params = [
             ("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
             ("k_h", "u32", kh), ("k_w", "u32", kw), ("stride_h", "u32", sh), ("stride_w", "u32", sw),

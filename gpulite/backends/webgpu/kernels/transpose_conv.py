@@ -7,7 +7,7 @@ import numpy as np
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.geometry import pad_before
-from gpulite.backends.webgpu.kernels.conv import bias_ref, packed_weights
+from gpulite.backends.webgpu.kernels.weights import bias_ref, packed_weights
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.graph.shape_rules.mediapipe_ops import transpose_conv_bias_geometry

@@ -1,0 +1,107 @@
+"""Per-node probes inside a WebGPU invoke, for debug mode, NaN checks and profiling.
+
+A compiled plan submits one command encoder per GPU partition, so a node's output may be
+overwritten (its arena range reused) before the partition ends, and no single kernel can be
+timed. :func:`split_plan` derives, from a :class:`~.executable.WebGpuExecutable`, an
+equivalent plan where every GPU node is its own partition followed by a CPU "partition"
+that runs a probe (wait for the GPU, time, read the node's outputs), and CPU nodes are
+wrapped likewise. :func:`probing` swaps that plan in for one invoke and back; the
+executable's own invoke runs it unchanged. Nothing is rebuilt: dispatches, bind groups and
+buffers are the plan's own. Which dispatches belong to which node is found by asking each
+node's kernel factory again, against a scratch arena (host bookkeeping only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import wgpu
+
+from gpulite.backends.kernels import get_kernel
+from gpulite.graph.ir import Node
+
+from . import partition as pt
+from .arena import GpuArena
+from .context import GpuContext
+from .gpu_tensor import stage, unstage
+from .program import Program
+
+log = logging.getLogger(__name__)
+
+Probe = Callable[[list[Node]], Callable[[], None]]
+WrapCpu = Callable[[Node, Callable[[], None]], Callable[[], None]]
+
+
+def dispatch_counts(exe: Any, kernels: str, part: pt.Partition) -> list[int] | None:
+    """Dispatches per node of a GPU partition, or None when they cannot be matched up."""
+    counts = []
+    for n in part.nodes:
+        factory = get_kernel(n.op, kernels)
+        if factory is None:
+            return None
+        try:
+            out = factory(n, GpuContext(exe.graph, n, exe.plan, GpuArena(exe.plan.arena_bytes), exe.gdev))
+        except Exception:  # the compiled plan is the truth; without a match, probe per partition
+            log.debug("re-running the %s factory of node %d failed", n.op, n.index, exc_info=True)
+            return None
+        programs = [out] if isinstance(out, Program) else list(out)
+        counts.append(sum(1 for p in programs if p.threads > 0))
+    return counts if sum(counts) == len(part.work) else None
+
+
+def split_plan(exe: Any, kernels: str, probe: Probe, wrap_cpu: WrapCpu,
+               counts: dict[int, list[int] | None]) -> tuple[list[pt.Partition], dict, dict]:
+    """The probed plan: ``(parts, dispatches, readbacks)`` in the executable's own format.
+
+    ``counts`` caches :func:`dispatch_counts` per original partition index across calls.
+    """
+    parts: list[pt.Partition] = []
+    disp: dict[int, list] = {}
+    rbs: dict[int, list] = {}
+    for k, p in enumerate(exe.parts):
+        if p.backend == pt.CPU:
+            work = [wrap_cpu(n, w) for n, w in zip(p.nodes, p.work, strict=True)]
+            parts.append(pt.Partition(pt.CPU, list(p.nodes), work, [], list(p.uploads)))
+            continue
+        if k not in counts:
+            counts[k] = dispatch_counts(exe, kernels, p)
+        groups = ([(list(p.nodes), len(p.work))] if counts[k] is None
+                  else [([n], c) for n, c in zip(p.nodes, counts[k], strict=True)])
+        pos = 0
+        for j, (nodes, c) in enumerate(groups):
+            last = j == len(groups) - 1
+            disp[len(parts)] = exe._dispatches[k][pos:pos + c]
+            rbs[len(parts)] = exe._readbacks[k] if last else []
+            parts.append(pt.Partition(pt.GPU, nodes, p.work[pos:pos + c], list(p.readbacks) if last else [], []))
+            pos += c
+            parts.append(pt.Partition(pt.CPU, [], [probe(nodes)], [], []))
+    return parts, disp, rbs
+
+
+@contextlib.contextmanager
+def probing(exe: Any, plan: tuple[list[pt.Partition], dict, dict]) -> Iterator[None]:
+    """Run the executable's invokes inside on the probed ``plan`` (see :func:`split_plan`)."""
+    saved = exe.parts, exe._dispatches, exe._readbacks
+    exe.parts, exe._dispatches, exe._readbacks = plan
+    try:
+        yield
+    finally:
+        exe.parts, exe._dispatches, exe._readbacks = saved
+
+
+def can_probe(exe: Any) -> bool:
+    """Whether ``exe`` has the structure :func:`split_plan` relies on."""
+    return all(hasattr(exe, a) for a in ("parts", "_dispatches", "_readbacks", "garena", "plan", "wait"))
+
+
+def read_tensor(exe: Any, i: int) -> np.ndarray:
+    """Tensor i as it is in the GPU arena now (waits for submitted work)."""
+    t = exe.graph.tensors[i]
+    staging = stage(exe.gdev, exe.garena.buffer, exe.plan.offsets[i], t.nbytes, f"probe of tensor {i}")
+    with exe.gdev.guard(f"probe of tensor {i}"):
+        staging.map_sync(wgpu.MapMode.READ)
+    return unstage(exe.gdev, staging, t.nbytes, f"probe of tensor {i}").view(t.dtype).reshape(t.shape)

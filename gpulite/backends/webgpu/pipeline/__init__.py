@@ -1,0 +1,20 @@
+"""GPU compute for the pipeline calculators (``gpulite.pipeline.calculators``).
+
+The calculators call these through a small API and never import ``wgpu`` themselves:
+
+- :class:`ImageToTensorGpu` — frame upload, warp, letterbox and normalisation into a GPU tensor;
+- :class:`DetectionDecoderGpu` — anchor decoding and score thresholding, reading back only
+  the candidates;
+- :func:`copy_tensors` — GPU-side copies of an interpreter's outputs into buffers a packet owns;
+- :class:`DeviceTensor` — such a tensor; :func:`transfer_stats` / :func:`record_transfer` — the
+  host<->GPU byte counters of a graph.
+
+Shaders live next to this file (``*.wgsl``); pipelines are cached on the device.
+"""
+
+from .common import DeviceTensor, copy_tensors, read_back, record_transfer, shared_device, transfer_stats
+from .detections import DetectionDecoderGpu
+from .image_to_tensor import ImageToTensorGpu
+
+__all__ = ["DetectionDecoderGpu", "DeviceTensor", "ImageToTensorGpu", "copy_tensors", "read_back",
+           "record_transfer", "shared_device", "transfer_stats"]

@@ -1,0 +1,168 @@
+"""Inference: run a .tflite model on a list of tensors (MediaPipe ``InferenceCalculator``).
+
+On the CPU backend the input tensors are numpy arrays and so are the outputs. On webgpu a GPU
+input tensor (from ``ImageToTensor``'s webgpu path) is bound to the model input with
+``Interpreter.bind_input`` -- a GPU-side copy, nothing through the host -- and, with
+``output_on_gpu``, the outputs stay on the GPU: each is copied on the GPU into a buffer the
+packet owns (an interpreter's ``GpuTensor`` would go stale at its next invoke, while a
+pipelined graph may still be decoding the previous frame). Bytes the interpreter moves are
+added to the pipeline's transfer counters.
+
+Usage::
+
+    - calculator: Inference
+      input_stream: "TENSORS:input_tensors"
+      output_stream: "TENSORS:output_tensors"
+      input_side_packet: "BACKEND:backend"            # optional graph-wide "cpu" | "webgpu" | "auto"
+      options: {model: face_detection_short_range}     # a .tflite path or a zoo name
+
+The model may instead come as the ``MODEL`` side input (a path, a zoo name or the bytes).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpulite.interpreter import Interpreter
+from gpulite.pipeline.calculator import Calculator
+from gpulite.pipeline.calculators._select import check_backend, requested_backend, select_backend
+from gpulite.pipeline.calculators.types import PipelineValueError
+from gpulite.pipeline.registry import register_calculator
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class InferenceOptions:
+    """``model``: a .tflite path or zoo name (or use the MODEL side input); ``output_on_gpu``:
+    on webgpu, emit GPU tensors instead of reading the outputs back (default True)."""
+
+    model: str = ""
+    backend: str = "auto"
+    num_threads: int | None = None
+    output_on_gpu: bool = True
+
+    def __post_init__(self) -> None:
+        check_backend(self.backend, "InferenceOptions")
+
+
+def _is_gpu_tensor(t: Any) -> bool:
+    return hasattr(t, "buffer") and hasattr(t, "data_sync")
+
+
+class ModelRunner:
+    """One interpreter and the input/output plumbing of :class:`Inference` (usable on its own).
+
+    Parameters
+    ----------
+    model : str, Path or bytes
+    backend : {"cpu", "webgpu"}
+    output_on_gpu : bool
+        webgpu only: return GPU tensors (copies the caller owns) instead of numpy arrays.
+    """
+
+    def __init__(self, model: str | Path | bytes, backend: str, *, num_threads: int | None = None,
+                 output_on_gpu: bool = True) -> None:
+        self.backend = backend
+        self.output_on_gpu = backend == "webgpu" and output_on_gpu
+        kw: dict[str, Any] = {}
+        self._gpu: Any = None
+        if backend == "webgpu":
+            from gpulite.backends.webgpu import pipeline as gpu
+            self._gpu = gpu
+            kw = {"device": gpu.shared_device(), "outputs_on_gpu": self.output_on_gpu}
+        src = {"model_content": bytes(model)} if isinstance(model, (bytes, bytearray)) else {"model_path": model}
+        self.it = Interpreter(**src, num_threads=num_threads, backend=backend, **kw)
+        self.it.allocate_tensors()
+        self.inputs = [d["index"] for d in self.it.get_input_details()]
+        self.outputs = [d["index"] for d in self.it.get_output_details()]
+        self._stats = self._transfers()
+        self._warned = False
+
+    def _transfers(self) -> tuple[int, int]:
+        if self._gpu is None:
+            return 0, 0
+        s = self.it.transfer_stats()
+        return s["bytes_uploaded"], s["bytes_read_back"]
+
+    def _set(self, k: int, index: int, t: Any) -> None:
+        shape = tuple(self.it.get_input_details()[k]["shape"])
+        if _is_gpu_tensor(t):
+            if self._gpu is not None:
+                if tuple(t.shape) != shape:
+                    raise PipelineValueError(f"Inference: GPU input {k} has shape {tuple(t.shape)}, the model "
+                                             f"expects {shape}")
+                self.it.bind_input(index, t.buffer, offset=t.offset)
+                return
+            if not self._warned:
+                log.info("Inference on the cpu got GPU tensors: reading them back")
+                self._warned = True
+            t = t.data_sync()
+        arr = np.asarray(t)
+        if arr.shape != shape:
+            self.it.resize_tensor_input(index, list(arr.shape))
+            self.it.allocate_tensors()
+        self.it.set_tensor(index, arr.astype(self.it.get_input_details()[k]["dtype"], copy=False))
+
+    def run(self, tensors: list[Any]) -> list[Any]:
+        if len(tensors) != len(self.inputs):
+            raise PipelineValueError(f"Inference: the model takes {len(self.inputs)} input tensor(s), "
+                                     f"got {len(tensors)}")
+        for k, (index, t) in enumerate(zip(self.inputs, tensors, strict=True)):
+            self._set(k, index, t)
+        self.it.invoke()
+        if self.output_on_gpu:
+            outs = self._gpu.copy_tensors(self._gpu.shared_device(),
+                                          [self.it.get_output_gpu(i) for i in self.outputs], "inference_outputs")
+        else:
+            outs = [self.it.get_tensor(i) for i in self.outputs]
+        if self._gpu is not None:  # the interpreter's own traffic (inputs set on the host, outputs read back)
+            up, down = self._transfers()
+            self._gpu.record_transfer(up - self._stats[0], down - self._stats[1])
+            self._stats = (up, down)
+        return outs
+
+    def close(self) -> None:
+        self.it.close()
+
+
+@register_calculator
+class Inference(Calculator):
+    """Tensors in, model outputs out; see the module docstring.
+
+    Usage::
+
+        - calculator: Inference
+          input_stream: "TENSORS:input_tensors"
+          output_stream: "TENSORS:output_tensors"
+          options: {model: face_detection_short_range, backend: auto}
+    """
+
+    inputs = {"TENSORS": list}
+    outputs = {"TENSORS": list}
+    side_inputs = {"MODEL": (str, Path, bytes), "BACKEND": str}
+    optional_ports = frozenset({"MODEL", "BACKEND"})
+    options = InferenceOptions
+
+    def open(self, cc) -> None:
+        o: InferenceOptions = cc.options
+        model = cc.side_inputs.get("MODEL") or o.model
+        if not model:
+            raise PipelineValueError(f"node {cc.node_name!r}: no model: set the 'model' option or the MODEL side input")
+        backend = select_backend(requested_backend(cc, o.backend), cc.node_name, "Inference")
+        self.runner = ModelRunner(model, backend, num_threads=o.num_threads, output_on_gpu=o.output_on_gpu)
+
+    def process(self, cc) -> None:
+        tensors = cc.inputs["TENSORS"]
+        if tensors is not None:
+            cc.output("TENSORS", self.runner.run(tensors))
+
+    def close(self, cc) -> None:
+        runner = getattr(self, "runner", None)
+        if runner is not None:
+            runner.close()

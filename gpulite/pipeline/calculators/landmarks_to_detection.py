@@ -1,0 +1,58 @@
+"""LandmarksToDetection: landmarks -> a detection around them (MediaPipe ``LandmarksToDetectionCalculator``).
+
+The box is the bounding box of the selected landmarks (all by default) and the keypoints are
+their (x, y). MediaPipe's calculator sets no score; here ``score`` is the mean presence of the
+selected landmarks when the model gives one, else 1.0.
+
+Usage (the face-mesh graph derives the next frame's ROI from the landmarks)::
+
+    - calculator: LandmarksToDetection
+      input_stream: "NORM_LANDMARKS:landmarks"
+      output_stream: "DETECTION:landmark_detection"
+      options: {selected_landmark_indices: [33, 263]}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpulite.pipeline.calculator import Calculator
+from gpulite.pipeline.calculators.types import Detection, LandmarkList, PipelineValueError, RelativeBox
+from gpulite.pipeline.registry import register_calculator
+
+
+@dataclass(frozen=True)
+class LandmarksToDetectionOptions:
+    """``selected_landmark_indices``: the landmarks to use (empty: all)."""
+
+    selected_landmark_indices: tuple[int, ...] = ()
+
+
+def landmarks_to_detection(landmarks: LandmarkList,
+                           options: LandmarksToDetectionOptions = LandmarksToDetectionOptions()) -> Detection:
+    """The detection around the (selected) landmarks."""
+    idx = options.selected_landmark_indices or tuple(range(len(landmarks)))
+    if not idx:
+        raise PipelineValueError("LandmarksToDetection: no landmarks")
+    bad = [i for i in idx if not 0 <= i < len(landmarks)]
+    if bad:
+        raise PipelineValueError(f"LandmarksToDetection: landmark indices {bad} out of range for {len(landmarks)}")
+    pts = [landmarks[i] for i in idx]
+    xs, ys = [p.x for p in pts], [p.y for p in pts]
+    pres = [p.presence for p in pts if p.presence is not None]
+    score = sum(pres) / len(pres) if pres else 1.0
+    box = RelativeBox(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+    return Detection(box, tuple((p.x, p.y) for p in pts), score)
+
+
+@register_calculator
+class LandmarksToDetection(Calculator):
+    """Landmarks -> detection; see the module docstring."""
+
+    inputs = {"NORM_LANDMARKS": LandmarkList}
+    outputs = {"DETECTION": Detection}
+    options = LandmarksToDetectionOptions
+
+    def process(self, cc) -> None:
+        if cc.inputs["NORM_LANDMARKS"] is not None:
+            cc.output("DETECTION", landmarks_to_detection(cc.inputs["NORM_LANDMARKS"], cc.options))

@@ -1,0 +1,307 @@
+"""Source calculators: images, folders, video files (PyAV), in-memory frames, cameras (OpenCV).
+
+Every source emits RGB uint8 (H, W, 3) frames on ``IMAGE`` and stops at the end. Video and
+camera frames are stamped in microseconds (MediaPipe's convention): a video's presentation
+time, a camera's time since the first frame. Images, folders and in-memory frames are stamped
+0, 1, 2, ... Optional dependencies (``av``, ``cv2``) are imported when a node opens, so this
+module always imports.
+
+Usage::
+
+    - calculator: VideoFileSource
+      output_stream: "IMAGE:image"
+      options: {path: input.mp4}
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpulite.errors import GpuliteError
+from gpulite.pipeline.calculator import Calculator
+from gpulite.pipeline.calculators.types import PipelineValueError
+from gpulite.pipeline.registry import register_calculator
+
+log = logging.getLogger(__name__)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
+
+
+class SourceUnavailableError(GpuliteError, RuntimeError):
+    """A source cannot start: missing file, missing optional package, no camera."""
+
+
+def load_image(path: str | Path) -> np.ndarray:
+    """An image file as RGB uint8 (H, W, 3)."""
+    from PIL import Image
+
+    p = Path(path)
+    if not p.is_file():
+        raise SourceUnavailableError(f"image file {str(p)!r} does not exist")
+    with Image.open(p) as im:
+        return np.asarray(im.convert("RGB"))
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """What a video file says about itself (``fps`` 0.0 when unknown)."""
+
+    width: int
+    height: int
+    fps: float
+    frames: int
+
+
+def _open_video(path: str | Path) -> tuple[Any, Any]:
+    try:
+        import av
+    except ImportError as e:
+        raise SourceUnavailableError(f"reading videos needs PyAV (pip install av): {e}") from None
+    p = Path(path)
+    if not p.is_file():
+        raise SourceUnavailableError(f"video file {str(p)!r} does not exist")
+    try:
+        container = av.open(str(p))
+    except Exception as e:  # PyAV raises its own error types per FFmpeg error
+        raise SourceUnavailableError(f"cannot open video {str(p)!r}: {e}") from None
+    if not container.streams.video:
+        container.close()
+        raise SourceUnavailableError(f"{str(p)!r} has no video stream")
+    stream = container.streams.video[0]
+    stream.thread_type = "AUTO"
+    return container, stream
+
+
+def video_info(path: str | Path) -> VideoInfo:
+    """Size, frame rate and frame count (0 when the container does not say) of a video file."""
+    container, s = _open_video(path)
+    try:
+        rate = float(s.average_rate) if s.average_rate else 0.0
+        return VideoInfo(s.codec_context.width, s.codec_context.height, rate, int(s.frames or 0))
+    finally:
+        container.close()
+
+
+def read_video(path: str | Path, max_frames: int = -1) -> Iterator[tuple[int, np.ndarray]]:
+    """(timestamp in microseconds, RGB frame) for each frame; timestamps strictly increase.
+
+    The file is opened now (errors raise here, not at the first frame); closing the iterator
+    closes it.
+    """
+    container, stream = _open_video(path)
+
+    def frames() -> Iterator[tuple[int, np.ndarray]]:
+        last = -1
+        try:
+            for n, frame in enumerate(container.decode(stream)):
+                if 0 <= max_frames <= n:
+                    break
+                ts = int(round(float(frame.pts * stream.time_base) * 1e6)) if frame.pts is not None else last + 1
+                ts = max(ts, last + 1)  # some containers repeat or omit pts
+                last = ts
+                yield ts, frame.to_ndarray(format="rgb24")
+        finally:
+            container.close()
+
+    return frames()
+
+
+@dataclass(frozen=True)
+class ImageFileSourceOptions:
+    path: str = ""
+
+
+@register_calculator
+class ImageFileSource(Calculator):
+    """One image file, emitted once at timestamp 0.
+
+    Usage::
+
+        - calculator: ImageFileSource
+          output_stream: "IMAGE:image"
+          options: {path: photo.png}
+    """
+
+    outputs = {"IMAGE": np.ndarray}
+    options = ImageFileSourceOptions
+
+    def process(self, cc) -> None:
+        cc.output("IMAGE", load_image(cc.options.path), timestamp=0)
+        cc.stop()
+
+
+@dataclass(frozen=True)
+class ImageFolderSourceOptions:
+    """Every image (by suffix) in ``folder``, in name order."""
+
+    folder: str = ""
+
+
+@register_calculator
+class ImageFolderSource(Calculator):
+    """The images of a folder, in name order, stamped 0, 1, 2, ...
+
+    Usage::
+
+        - calculator: ImageFolderSource
+          output_stream: "IMAGE:image"
+          options: {folder: frames/}
+    """
+
+    outputs = {"IMAGE": np.ndarray}
+    options = ImageFolderSourceOptions
+
+    def open(self, cc) -> None:
+        folder = Path(cc.options.folder)
+        if not folder.is_dir():
+            raise SourceUnavailableError(f"image folder {str(folder)!r} does not exist")
+        self.files = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        self.next = 0
+
+    def process(self, cc) -> None:
+        if self.next >= len(self.files):
+            cc.stop()
+            return
+        cc.output("IMAGE", load_image(self.files[self.next]), timestamp=self.next)
+        self.next += 1
+
+
+@dataclass(frozen=True)
+class VideoFileSourceOptions:
+    """``max_frames``: stop after that many frames (-1: all)."""
+
+    path: str = ""
+    max_frames: int = -1
+
+
+@register_calculator
+class VideoFileSource(Calculator):
+    """The frames of a video file (PyAV), stamped with their presentation time in microseconds.
+
+    Usage::
+
+        - calculator: VideoFileSource
+          output_stream: "IMAGE:image"
+          options: {path: input.mp4}
+    """
+
+    outputs = {"IMAGE": np.ndarray}
+    options = VideoFileSourceOptions
+
+    def open(self, cc) -> None:
+        self.frames = read_video(cc.options.path, cc.options.max_frames)
+
+    def process(self, cc) -> None:
+        item = next(self.frames, None)
+        if item is None:
+            cc.stop()
+            return
+        cc.output("IMAGE", item[1], timestamp=item[0])
+
+    def close(self, cc) -> None:
+        frames = getattr(self, "frames", None)
+        if frames is not None:
+            frames.close()  # closes the container
+
+
+@register_calculator
+class FrameSource(Calculator):
+    """Frames from memory: the ``FRAMES`` side input (any iterable of RGB arrays), stamped 0, 1, 2, ...
+
+    Usage::
+
+        - calculator: FrameSource
+          input_side_packet: "FRAMES:frames"
+          output_stream: "IMAGE:image"
+    """
+
+    outputs = {"IMAGE": np.ndarray}
+    side_inputs = {"FRAMES": Any}
+
+    def open(self, cc) -> None:
+        self.frames = iter(cc.side_inputs["FRAMES"])
+        self.next = 0
+
+    def process(self, cc) -> None:
+        frame = next(self.frames, None)
+        if frame is None:
+            cc.stop()
+            return
+        if not isinstance(frame, np.ndarray):
+            raise PipelineValueError(f"node {cc.node_name!r}: frame {self.next} is a {type(frame).__name__}, "
+                                     "expected a numpy array")
+        cc.output("IMAGE", frame, timestamp=self.next)
+        self.next += 1
+
+
+@dataclass(frozen=True)
+class CameraSourceOptions:
+    """``device``: OpenCV camera index; ``width``/``height``: requested size (0: the camera's)."""
+
+    device: int = 0
+    width: int = 0
+    height: int = 0
+    max_frames: int = -1
+
+
+def open_camera(device: int = 0, width: int = 0, height: int = 0) -> Any:
+    """An opened ``cv2.VideoCapture``; raises :class:`SourceUnavailableError` when there is none."""
+    try:
+        import cv2
+    except ImportError as e:
+        raise SourceUnavailableError(f"cameras need OpenCV (pip install opencv-python): {e}") from None
+    cap = cv2.VideoCapture(device)
+    if not cap.isOpened():
+        cap.release()
+        raise SourceUnavailableError(f"no camera at OpenCV index {device}")
+    if width:
+        cap.set(cv2.CAP_PROP_FRAME_WIDTH, width)
+    if height:
+        cap.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
+    return cap
+
+
+@register_calculator
+class CameraSource(Calculator):
+    """Live frames from a camera through OpenCV, stamped in microseconds since the first frame.
+
+    Raises :class:`SourceUnavailableError` at open when OpenCV or the camera is missing.
+
+    Usage::
+
+        - calculator: CameraSource
+          output_stream: "IMAGE:image"
+          options: {device: 0, width: 640, height: 480}
+    """
+
+    outputs = {"IMAGE": np.ndarray}
+    options = CameraSourceOptions
+
+    def open(self, cc) -> None:
+        o = cc.options
+        self.cap = open_camera(o.device, o.width, o.height)
+        self.start: float | None = None
+        self.count = 0
+        self.last = -1
+
+    def process(self, cc) -> None:
+        ok, bgr = self.cap.read()
+        if not ok or 0 <= cc.options.max_frames <= self.count:
+            cc.stop()
+            return
+        now = time.monotonic()
+        self.start = now if self.start is None else self.start
+        ts = max(int((now - self.start) * 1e6), self.last + 1)
+        self.last, self.count = ts, self.count + 1
+        cc.output("IMAGE", np.ascontiguousarray(bgr[..., ::-1]), timestamp=ts)
+
+    def close(self, cc) -> None:
+        cap = getattr(self, "cap", None)
+        if cap is not None:
+            cap.release()

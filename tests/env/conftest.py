@@ -1,0 +1,45 @@
+"""Fixtures for the TF.js-style runtime API tests: a clean registry and flags per test, both backends."""
+
+from __future__ import annotations
+
+import pytest
+
+import gpulite
+from gpulite.backends import registry
+from gpulite.environment import env
+from tests.webgpu.support import adapter_problem
+
+
+@pytest.fixture(autouse=True)
+def clean_state(monkeypatch):
+    """Every test starts and ends with default flags and no active backend chosen."""
+    monkeypatch.delenv("GPULITE_BACKEND", raising=False)
+    for name in env().flags():
+        monkeypatch.delenv(f"GPULITE_{name.upper()}", raising=False)
+    env().reset()
+    registry.reset_active()
+    yield
+    env().reset()
+    registry.reset_active()
+
+
+def use_backend(name: str) -> str:
+    """Make ``name`` active; skip (loudly) a webgpu case on a machine without any adapter."""
+    if name == "webgpu" and adapter_problem():
+        pytest.skip(adapter_problem())
+    assert gpulite.set_backend(name), f"backend {name!r} did not start"
+    return name
+
+
+@pytest.fixture(params=["cpu", "webgpu"])
+def backend(request) -> str:
+    """Each test using it runs once on the numpy backend and once on WebGPU."""
+    return use_backend(request.param)
+
+
+def software_adapter() -> bool:
+    """Whether the WebGPU adapter here is of CPU type (lavapipe, SwiftShader)."""
+    if adapter_problem():
+        return False
+    from gpulite.backends.webgpu.probe import adapter_kind
+    return adapter_kind().is_software
