@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpulite import Interpreter, zoo  # noqa: E402
+from gpulite import Interpreter, zoo
 
 
 def _label(exe, i: int) -> str:
@@ -69,7 +69,7 @@ def main(argv=None) -> int:
         it, exe, plain, meds = profile(m, a.threads, a.runs, min if a.min else statistics.median)
         order = it._order
         names = getattr(exe, "step_names", None) or [f"{n.op}#{n.index}" for n in order]
-        order = getattr(exe, "order", None) or order
+        order = (getattr(exe, "cpu_run", None) or (None, None))[1] or order
         ops: dict[str, float] = defaultdict(float)
         cnt: dict[str, int] = defaultdict(int)
         for nm, t in zip(names, meds, strict=False):
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
                 n = order[k] if k < len(order) else None
                 extra = ""
                 if n is not None:
-                    g = getattr(exe, "graph", None) or it.graph
+                    g = (getattr(exe, "cpu_run", None) or (None, None))[0] or it.graph
                     shp = [list(g.tensors[i].shape) for i in n.inputs if i >= 0][:2]
                     extra = f" {shp} -> {list(g.tensors[n.outputs[0]].shape)}"
                 print(f"      {meds[k]:7.3f} ms  {names[k]}{extra}")

@@ -312,7 +312,26 @@ def _parser() -> argparse.ArgumentParser:
                    help="num_threads for both runtimes (default: CPUs, at most 4)")
 
     sub.add_parser("info", help="versions and backends")
+
+    g = sub.add_parser("graph", help="run a calculator graph").add_subparsers(dest="graph_command", required=True)
+    gr = g.add_parser("run", help="run a graph over a video, image, folder or camera:N")
+    gr.add_argument("graph", help="a shipped graph (e.g. face_detection) or a YAML path")
+    gr.add_argument("--input", required=True, help="video file, image file, folder of images, or camera:N")
+    gr.add_argument("--output", help="annotated video (.mp4, .mkv, ...) or a folder for PNG frames")
+    gr.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu"))
+    gr.add_argument("--max-frames", type=int, default=-1, help="stop after N frames")
+    gr.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     return p
+
+
+def graph_run(args: argparse.Namespace, out: Callable[[str], None] = print) -> None:
+    """``gpulite graph run``: run the graph with a progress bar, then print the summary."""
+    from gpulite.pipeline.graphs import run_media
+
+    summary = run_media(args.graph, args.input, output=args.output, backend=args.backend,
+                        max_frames=args.max_frames, progress=not args.no_progress)
+    for line in summary.lines():
+        out(line)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -327,6 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.runs < 1 or args.threads < 1:
                 raise SystemExit("gpulite bench: --runs and --threads must be at least 1")
             bench(args.models, backend=args.backend, runs=args.runs, threads=args.threads)
+        elif args.command == "graph":
+            graph_run(args)
         else:
             info()
     except GpuliteError as e:

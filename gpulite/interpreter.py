@@ -155,7 +155,7 @@ class Interpreter:
         self._release_exe()
         self._plan = plan_memory(self._graph, self._order)
         self._exe = self._backend.compile(self._graph, self._order, self._plan)
-        instrument.attach(self._exe, self._graph, self._order, self._backend_name)  # debug/check_nans/profile
+        instrument.attach(self._exe, *getattr(self._exe, "cpu_run", (self._graph, self._order)), self._backend_name)
         self._guard = np.frombuffer(memoryview(self._exe.arena), dtype=np.uint8)
 
     def _release_exe(self) -> None:

@@ -328,8 +328,8 @@ def tensor(values: Any, dtype: Any = None) -> Tensor:
     Parameters
     ----------
     values : array-like
-        Copied. A numpy array keeps its dtype when it is supported; Python floats become
-        float32, ints int32 and bools bool (as in TF.js).
+        Copied. A numpy array keeps its dtype when it is supported (float64 becomes float32);
+        Python floats become float32, ints int32 and bools bool (as in TF.js).
     dtype : numpy dtype, optional
         One of float32, float16, int32, int64, int16, int8, uint8, bool.
 

@@ -6,6 +6,7 @@ buffer is typed ``Any``.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,8 +59,9 @@ class GpuImage:
     def __post_init__(self) -> None:
         for name in ("width", "height"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v <= 0:
                 raise ValueError(f"GpuImage {name} must be a positive int, got {v!r}")
+            object.__setattr__(self, name, int(v))   # numpy ints become plain ints
         if self.format not in FORMATS:
             raise ValueError(f"GpuImage format must be one of {sorted(FORMATS)}, got {self.format!r}")
 

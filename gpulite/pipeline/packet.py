@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
+
 #: Bound of a closed stream: no packet will ever come. Larger than every valid timestamp.
 DONE: Final[int] = 2**63 - 1
 #: Bound of a stream before anything happened on it. Smaller than every valid timestamp.
@@ -34,13 +36,9 @@ class Packet:
 
 def check_timestamp(timestamp: object, what: str) -> int:
     """Return ``timestamp`` as an ``int`` or raise ``TypeError``/``ValueError`` naming ``what``."""
+    if isinstance(timestamp, np.integer):
+        timestamp = int(timestamp)
     if isinstance(timestamp, bool) or not isinstance(timestamp, int):
-        try:
-            import numpy as np  # numpy integers are fine; numpy is a core dependency
-            if isinstance(timestamp, np.integer):
-                return check_timestamp(int(timestamp), what)
-        except ImportError:  # pragma: no cover
-            pass
         raise TypeError(f"{what}: timestamp must be an int, got {type(timestamp).__name__} {timestamp!r}")
     if not UNSTARTED < timestamp < DONE:
         raise ValueError(f"{what}: timestamp must be in ({UNSTARTED}, {DONE}), got {timestamp}")

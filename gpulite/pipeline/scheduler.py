@@ -21,15 +21,16 @@ from typing import Any
 from gpulite.errors import CalculatorError
 from gpulite.pipeline.context import CalculatorContext
 from gpulite.pipeline.packet import DONE, Packet
+from gpulite.pipeline.propagation import Propagation
 from gpulite.pipeline.run_inputs import RunInputs
-from gpulite.pipeline.streams import THROTTLED, InputQueue, NodeState, Step, Stream
+from gpulite.pipeline.streams import InputQueue, NodeState, Step, Stream
 from gpulite.pipeline.tracing import Tracer
 from gpulite.pipeline.validate import Plan
 
 log = logging.getLogger(__name__)
 
 
-class Run(RunInputs):
+class Run(RunInputs, Propagation):
     """Executes a checked :class:`Plan` once. Made by ``Graph.start``."""
 
     def __init__(self, plan: Plan, observers: dict[str, list[Callable[[Packet], Any]]], tracer: Tracer | None) -> None:
@@ -102,7 +103,7 @@ class Run(RunInputs):
         t0 = time.perf_counter()
         try:
             getattr(node.calc, phase)(cc)
-        except Exception as e:
+        except BaseException as e:      # even SystemExit: a dead worker would hang the graph
             err = CalculatorError(node.name, node.spec.cls.__name__, phase, ts, e)
             err.__cause__ = e
             return err
@@ -125,7 +126,16 @@ class Run(RunInputs):
                 assert step is not None and node.cc is not None
                 node.running = True
                 self.running += 1
-            self._run_step(node, step)
+            try:
+                self._run_step(node, step)
+            except BaseException as e:   # a bug in the scheduler itself: fail the run rather than hang
+                log.exception("pipeline scheduler error in node %r", node.name)
+                with self.cond:
+                    self._fail(e)
+                    if node.running:
+                        node.running = False
+                        self.running -= 1
+                self._finish_if_idle()
 
     def _run_step(self, node: NodeState, step: Step) -> None:
         cc = node.cc
@@ -160,73 +170,6 @@ class Run(RunInputs):
                 self._settle()
                 self._check_done()
         self._finish_if_idle()
-
-    # ---- packets and bounds (lock held) ----------------------------------------------------------
-    def _deliver(self, node: NodeState) -> list[tuple[Stream, Packet]]:
-        cc = node.cc
-        assert cc is not None
-        calls = []
-        for port, packet in cc.emitted:
-            s = node.outputs[port]
-            self._push(s, packet)
-            if s.observers:
-                calls.append((s, packet))
-        for port, bound in cc.bound_requests.items():
-            self._raise_bound(node.outputs[port], bound)
-        node.cc.emitted = []
-        return calls
-
-    def _push(self, s: Stream, packet: Packet) -> None:
-        s.bound = packet.timestamp + 1
-        for q in s.consumers:
-            if q.node.closed:
-                continue
-            q.queue.append(packet)
-            depth = len(q.queue)
-            q.max_depth = max(q.max_depth, depth)
-            if self.tracer is not None:
-                self.tracer.queue_depth(q.node.name, q.port, depth)
-            self.dirty.append(q.node)
-
-    def _raise_bound(self, s: Stream, bound: int) -> None:
-        if bound > s.bound:
-            s.bound = bound
-            self.dirty.extend(q.node for q in s.consumers)
-
-    def _auto_bound(self, node: NodeState) -> None:
-        """Offset-0 nodes: outputs can never be earlier than the next input, so tell consumers."""
-        off = node.spec.cls.timestamp_offset
-        if off is None or not node.inputs or node.closed or node.running:
-            return
-        t = node.t_min()
-        if t != DONE:
-            for s in node.outputs.values():
-                self._raise_bound(s, min(t + off, DONE - 1))
-
-    def _settle(self) -> None:
-        """Schedule every dirty node that can run; propagate bounds of those that cannot."""
-        while self.dirty:
-            node = self.dirty.popleft()
-            if self.error is not None or node.closed or node.running or node.step is not None or not node.opened:
-                continue
-            before = {q.port: len(q.queue) for q in node.inputs.values()}
-            step = node.select()
-            node.throttled = step is THROTTLED
-            if step is None or step is THROTTLED:
-                self._auto_bound(node)
-                continue
-            node.step = step
-            self.ready.append(node)
-            self.cond.notify()
-            for q in node.inputs.values():
-                if len(q.queue) < before[q.port]:
-                    if self.tracer is not None:
-                        self.tracer.queue_depth(node.name, q.port, len(q.queue))
-                    if before[q.port] >= q.limit:       # was full: its producer may go on
-                        if q.stream.producer is None:
-                            self.cond.notify_all()
-                        else:
-                            self.dirty.append(q.stream.producer)
 
     # ---- errors, stalls, completion (lock held unless said) ----------------------------------------
     def _fail(self, err: BaseException) -> None:

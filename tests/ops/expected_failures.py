@@ -32,7 +32,6 @@ EXPECTED_FAILURES[("test_logistic_huge_inputs", "cpu")] = _XNN_SIGMOID_NAN
 EXPECTED_FAILURES[("test_logistic_huge_inputs", "webgpu")] = _XNN_SIGMOID_NAN
 
 _INT8 = "no WebGPU integer (quantized int8/uint8) kernels: runs on the CPU fallback"
-_CPU = "runs on the CPU fallback"
 GPU_GAPS: list[tuple[str, str]] = [
     # -- quantized arithmetic: the GPU kernels compute in float32 / int32 only --
     ("test_conv.py::test_conv2d_quantized[*]", f"int8/uint8 quantized CONV_2D: {_INT8}"),
@@ -63,15 +62,6 @@ GPU_GAPS: list[tuple[str, str]] = [
      "int64 ADD / SUB / MUL / MAXIMUM / MINIMUM: WGSL has no 64-bit integers; runs on the CPU fallback"),
     ("test_reduce.py::test_reduce_int[int64-*]",
      "int64 MEAN / SUM / REDUCE_MAX: WGSL has no 64-bit integers; runs on the CPU fallback"),
-    # -- MediaPipe custom ops (face_landmark_with_attention) --
-    ("test_mediapipe_ops.py::test_landmarks_*",
-     f"Landmarks2TransformMatrix: float64 arithmetic and atan2 as in MediaPipe's C++ (WGSL has no f64); {_CPU}"),
-    ("test_mediapipe_ops.py::test_transform_tensor_bilinear*",
-     "TransformTensorBilinear: no WebGPU kernel (MediaPipe computes the matrix's half-pixel correction in "
-     f"float64, and the sampler is discontinuous at the last row/column, so float32 would not match); {_CPU}"),
-    ("test_mediapipe_ops.py::test_transform_landmarks*",
-     "TransformLandmarks: no WebGPU kernel (its one model, face_landmark_with_attention, computes the matrix "
-     f"on the CPU anyway: Landmarks2TransformMatrix); {_CPU}"),
 ]
 
 

@@ -375,6 +375,7 @@ def test_source_node_runs_until_stop():
     g.start()
     g.wait_until_done(timeout=10)
     assert [p.payload for p in out] == list(range(7))
+    assert g.stats()["Jitter"].max_queue_depth <= 2          # the source is throttled too
 
 
 def test_observer_error_stops_graph():
@@ -404,3 +405,64 @@ def test_tracing_writes_spans_for_every_node(tmp_path):
     assert {e["cat"] for e in events if e["ph"] == "X"} == {"open", "process", "close"}
     assert any(e["ph"] == "C" and e["name"] == "queue join" for e in events)
     assert all(e["dur"] >= 0 for e in events if e["ph"] == "X")
+
+
+def test_runs_leave_no_threads_behind():
+    before = threading.active_count()
+    for fail_at in (None, 2, None, 0):
+        b = GraphBuilder()
+        b.input_stream("x")
+        b.node("TestRecord", inputs={"IN": "x"}, outputs={"OUT": "y"}, options=RecordOptions(fail_at=fail_at))
+        b.node(Jitter, inputs={"IN": "y"}, outputs={"OUT": "z"})
+        g = b.build(num_threads=3)
+        try:
+            for i in range(5):
+                g.add_packet("x", i, timestamp=i)
+            g.close(timeout=5)
+        except CalculatorError:
+            assert fail_at is not None
+            with pytest.raises(CalculatorError):
+                g.close(timeout=5)                               # raises again, joins the workers
+    wait_for(lambda: threading.active_count() == before)
+
+
+def test_graph_is_a_context_manager_that_closes():
+    b = GraphBuilder()
+    b.input_stream("x")
+    b.node("TestScale", inputs={"IN": "x"}, outputs={"OUT": "y"})
+    with b.build() as g:
+        out = collect(g, "y")
+        g.add_packet("x", 2.0, timestamp=0)
+    assert [p.payload for p in out] == [4.0]
+
+
+class Quiet(Calculator):
+    """timestamp_offset=None: the graph does not advance its bound; it may promise one itself."""
+
+    inputs = {"IN": Any}
+    outputs = {"OUT": Any}
+    options = GateOptions                 # every=1: promise the next bound, every=0: promise nothing
+    timestamp_offset = None
+
+    def process(self, cc: CalculatorContext) -> None:
+        if cc.options.every:
+            cc.set_next_timestamp_bound("OUT", cc.timestamp + 1)
+
+
+def test_bounds_of_offset_none_calculators_are_their_own():
+    for promise in (1, 0):
+        b = GraphBuilder()
+        b.input_stream("x")
+        b.node(Quiet, inputs={"IN": "x"}, outputs={"OUT": "q"}, options=GateOptions(every=promise))
+        b.node("TestJoin", inputs={"A": "x", "B": "q"}, outputs={"OUT": "ab"})
+        g = b.build()
+        out = collect(g, "ab")
+        for i in range(3):
+            g.add_packet("x", i, timestamp=i)
+        if promise:
+            wait_for(lambda: len(out) == 3)
+        else:
+            time.sleep(0.005)
+            assert out == []              # without a promise the join waits for Quiet to close
+        g.close()
+        assert [p.payload for p in out] == [(0, None), (1, None), (2, None)]

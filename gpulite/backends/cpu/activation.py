@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.backends.cpu.fast import clip
 
 _ZERO, _INF = np.float32(0), np.float32(np.inf)
 
@@ -22,10 +23,10 @@ def activation_fn(name: str | None) -> Callable[[np.ndarray], None] | None:
     if name in (None, "TANH", "SIGN_BIT"):
         return None
     if name == "RELU":
-        return lambda x: np.clip(x, _ZERO, _INF, out=x)
+        return lambda x: clip(x, _ZERO, _INF, out=x)
     if name == "RELU6":
-        return lambda x: np.clip(x, _ZERO, np.float32(6), out=x)
+        return lambda x: clip(x, _ZERO, np.float32(6), out=x)
     if name == "RELU_N1_TO_1":
-        return lambda x: np.clip(x, np.float32(-1), np.float32(1), out=x)
+        return lambda x: clip(x, np.float32(-1), np.float32(1), out=x)
     raise ValueError(f"unknown fused activation {name!r}")
 

@@ -108,7 +108,7 @@ class CpuExecutable:
 
 # Whether BLAS may use num_threads threads itself (True) or runs single-threaded while the
 # kernels split big GEMMs over the backend's own thread pool (False).
-BLAS_THREADS = False
+BLAS_THREADS = True
 
 
 class CpuBackend:
@@ -150,5 +150,5 @@ class CpuBackend:
             extra = "".join(f"+{e[0]}" for e in n.attrs.get("cpu_epilogue", ()))
             names.append(f"{n.op}#{n.index}{'+pad' if 'cpu_pads' in n.attrs else ''}{extra}")
         exe = CpuExecutable(arena, arrays, steps, plan, names, self.num_threads if BLAS_THREADS else 1)
-        exe.graph, exe.order = graph, order  # the rewritten graph, for profiling tools
+        exe.cpu_run = (graph, order)  # the rewritten graph the steps run (for instrument)
         return exe

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 _lock = threading.Lock()
-_lib: ctypes.CDLL | None | bool = False  # False: not looked up yet
+_lib: ctypes.CDLL | bool | None = False  # False: not looked up yet
 _set_local = None
 _core_checked = False
 _AVX512_FOR_SKYLAKEX = ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl")

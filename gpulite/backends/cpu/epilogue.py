@@ -17,6 +17,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.backends.cpu.fast import clip
+
 _CLAMPS = {"RELU": (0.0, np.inf), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
 _ZERO, _HALF, _INF, _NINF = np.float32(0), np.float32(0.5), np.float32(np.inf), np.float32(-np.inf)
 TILE = 1024  # minimum inner length (elements) of a per-channel step
@@ -125,7 +127,7 @@ class Epilogue:
             elif kind == "bias_live":
                 calls.append((np.add, (o, step[1]), {"out": o}))
             elif kind == "clip":
-                calls.append((np.clip, (flat, step[1], step[2]), {"out": flat}))
+                calls.append((clip, (flat, step[1], step[2]), {"out": flat}))
             elif kind == "add":
                 res, channels = step[1], step[2]
                 if channels == self.c:
@@ -138,14 +140,14 @@ class Epilogue:
                 calls.append((np.multiply, (rows, self._tiled(k, step[1], t)), {"out": prod}))
                 calls.append((step[2], (rows, prod), {"out": rows}))
             elif kind == "prelu2":  # min(x, 0) * a + max(x, 0), as the PRELU kernel
-                calls.append((np.clip, (rows, _NINF, _ZERO), {"out": tmp}))
+                calls.append((clip, (rows, _NINF, _ZERO), {"out": tmp}))
                 calls.append((np.multiply, (tmp, self._tiled(k, step[1], t)), {"out": tmp}))
-                calls.append((np.clip, (rows, _ZERO, _INF), {"out": rows}))
+                calls.append((clip, (rows, _ZERO, _INF), {"out": rows}))
                 calls.append((np.add, (rows, tmp), {"out": rows}))
             elif kind == "hard_swish":  # x * relu6(x + 3) / 6, as the HARD_SWISH kernel
                 tf = tmp.reshape(-1)
                 calls.append((np.add, (flat, 3.0), {"out": tf}))
-                calls.append((np.clip, (tf, 0.0, 6.0), {"out": tf}))
+                calls.append((clip, (tf, 0.0, 6.0), {"out": tf}))
                 calls.append((np.multiply, (tf, flat), {"out": flat}))
                 calls.append((np.divide, (flat, 6.0), {"out": flat}))
             elif kind == "logistic":  # 0.5 * tanh(x / 2) + 0.5, as the LOGISTIC kernel

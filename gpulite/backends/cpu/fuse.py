@@ -93,7 +93,7 @@ class _Rewriter:
                 v = self.t(p.inputs[2]).const
                 if v is None or np.size(v) != 1 or float(np.asarray(v).reshape(())) != 0.0:
                     continue
-            n.inputs = (p.inputs[0],) + tuple(n.inputs[1:])
+            n.inputs = (p.inputs[0], *tuple(n.inputs[1:]))
             n.attrs["cpu_pads"] = (int(pads[1, 0]), int(pads[1, 1]), int(pads[2, 0]), int(pads[2, 1]))
             self.dropped.add(id(p))
         self.reindex()
@@ -119,8 +119,8 @@ class _Rewriter:
                 if len(c.inputs) > 2 and c.inputs[2] >= 0:
                     nb += self.t(c.inputs[2]).const.reshape(o).astype(np.float64)
                 idx = self.add_const(nb.astype(np.float32), f"cpu_folded_bias_{c.index}")
-                c.inputs = (c.inputs[0], c.inputs[1], idx) + tuple(c.inputs[3:])
-            dw.inputs = (dw.inputs[0], dw.inputs[1], -1) + tuple(dw.inputs[3:])
+                c.inputs = (c.inputs[0], c.inputs[1], idx, *tuple(c.inputs[3:]))
+            dw.inputs = (dw.inputs[0], dw.inputs[1], -1, *tuple(dw.inputs[3:]))
         self.reindex()
 
     def _foldable_1x1(self, c: Node, tensor: int, channels: int) -> bool:
@@ -149,7 +149,7 @@ class _Rewriter:
                     break
                 c, entries, extra = step
                 for tensor in extra:
-                    n.inputs = tuple(n.inputs) + (tensor,)
+                    n.inputs = (*tuple(n.inputs), tensor)
                 steps.extend(entries)
                 n.outputs = (c.outputs[0],)
                 self.dropped.add(id(c))
@@ -192,7 +192,7 @@ class _Rewriter:
             if alpha is None or alpha.dtype != _F32 or not _per_channel(alpha.shape, shape):
                 return None
             return c, [("prelu", slot)], [c.inputs[1]]
-        if c.op in _CLAMPS + ("HARD_SWISH", "LOGISTIC") and len(c.inputs) == 1:
+        if c.op in (*_CLAMPS, "HARD_SWISH", "LOGISTIC") and len(c.inputs) == 1:
             entry = ("act", c.op) if c.op in _CLAMPS else (c.op.lower(),)
             return c, [entry], []
         return None

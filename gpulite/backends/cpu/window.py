@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from gpulite.backends.cpu.fast import clip
 from gpulite.errors import ShapeError
 from gpulite.graph.shape_rules.conv import out_size, pad_before_after
 
@@ -146,4 +147,4 @@ def clamp_activation(node):
     if node.activation not in _CLAMPS:
         return None
     lo, hi = (np.float32(v) for v in _CLAMPS[node.activation])
-    return lambda a: np.clip(a, lo, hi, out=a)
+    return lambda a: clip(a, lo, hi, out=a)

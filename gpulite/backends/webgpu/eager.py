@@ -17,7 +17,7 @@ ops in one encoder is safe because WebGPU orders commands within an encoder.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,16 +58,13 @@ class GpuCompiled:
     outputs: list[tuple[int, int]]
     gpu_bytes: int = 0
     closed: bool = False
-    extra: dict = field(default_factory=dict)
 
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.arena.close()
-            try:
-                self.ubuf.destroy()
-            except Exception:  # a lost device may refuse; dropping the object releases it anyway
-                log.debug("destroying a uniform buffer failed", exc_info=True)
+    def buffers(self) -> list[Any]:
+        """Its GPU buffers, handed over for destruction; it is closed afterwards."""
+        self.closed = True
+        bufs = [b for b in (self.arena.buffer, self.ubuf) if b is not None]
+        self.arena.buffer = self.ubuf = None
+        return bufs
 
 
 @dataclass(frozen=True)
@@ -91,7 +88,8 @@ class WebGpuEager:
 
     def __init__(self, gdev: GpuDevice, name: str = "webgpu") -> None:
         self.gdev, self.name = gdev, name
-        self.pool = BufferPool(gdev.device)
+        self.pool = BufferPool(gdev.device, destroy=self._destroy)
+        self._graveyard: list[Any] = []  # buffers to destroy once the encoder naming them is submitted
         self._encoder: Any = None
         self._pending = 0
         self._fence: Any = None
@@ -161,7 +159,18 @@ class WebGpuEager:
         """Release a compiled op's GPU objects (the op cache evicted it)."""
         if isinstance(compiled, GpuCompiled) and not compiled.closed:
             self._compiled_bytes -= compiled.gpu_bytes
-            compiled.close()
+            for b in compiled.buffers():
+                self._destroy(b)
+
+    def _destroy(self, buf: Any) -> None:
+        """Destroy ``buf`` now, or after the next submit while recorded commands may name it."""
+        if self._encoder is not None:
+            self._graveyard.append(buf)
+            return
+        try:
+            buf.destroy()
+        except Exception:  # a lost device may refuse; dropping the object releases it anyway
+            log.debug("destroying a buffer failed", exc_info=True)
 
     # -- run --------------------------------------------------------------------------------
     def _enc(self) -> Any:
@@ -202,6 +211,9 @@ class WebGpuEager:
             with self.gdev.guard("eager submit"):
                 self.gdev.queue.submit([enc.finish()])
             self.submits += 1
+        dead, self._graveyard = self._graveyard, []
+        for b in dead:
+            self._destroy(b)
 
     def wait(self) -> None:
         """Submit pending ops and block until the GPU has finished all submitted work."""
@@ -269,8 +281,8 @@ class WebGpuEager:
     def close(self) -> None:
         """Drop pending work and destroy the pool's free buffers (the backend was removed)."""
         self._encoder, self._pending = None, 0
-        for b in self._fence or ():
-            b.destroy()
-        self._fence = None
         self.pool.close()
+        for b in [*self._graveyard, *(self._fence or ())]:
+            self._destroy(b)
+        self._graveyard, self._fence = [], None
         self.closed = True

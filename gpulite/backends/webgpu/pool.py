@@ -11,6 +11,7 @@ Free buffers beyond ``max_free_bytes`` are destroyed instead of kept.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import wgpu
@@ -37,6 +38,11 @@ class BufferPool:
     device : wgpu.GPUDevice
     max_free_bytes : int
         Free buffers kept for reuse at most; a release beyond it destroys the buffer.
+    destroy : callable, optional
+        ``destroy(buffer)`` instead of ``buffer.destroy()``: the owner defers it while
+        recorded, unsubmitted commands may still use the buffer (submitting a command buffer
+        that names a destroyed buffer is a fatal error in wgpu-native; destroying after
+        submission is safe).
 
     Attributes
     ----------
@@ -46,8 +52,9 @@ class BufferPool:
         Bytes of the free buffers waiting for reuse.
     """
 
-    def __init__(self, device: Any, *, max_free_bytes: int = 256 << 20) -> None:
-        self.device, self.max_free_bytes = device, max_free_bytes
+    def __init__(self, device: Any, *, max_free_bytes: int = 256 << 20,
+                 destroy: Callable[[Any], None] | None = None) -> None:
+        self.device, self.max_free_bytes, self._destroy_fn = device, max_free_bytes, destroy
         self._free: dict[int, list[Any]] = {}
         self.allocated_bytes = 0
         self.free_bytes = 0
@@ -77,6 +84,9 @@ class BufferPool:
 
     def _destroy(self, buf: Any) -> None:
         self.allocated_bytes -= buf.size
+        if self._destroy_fn is not None:
+            self._destroy_fn(buf)
+            return
         try:
             buf.destroy()
         except Exception:  # a lost device may refuse; dropping the object releases it anyway

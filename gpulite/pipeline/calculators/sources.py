@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,28 +87,46 @@ def video_info(path: str | Path) -> VideoInfo:
         container.close()
 
 
-def read_video(path: str | Path, max_frames: int = -1) -> Iterator[tuple[int, np.ndarray]]:
-    """(timestamp in microseconds, RGB frame) for each frame; timestamps strictly increase.
+class VideoReader:
+    """Iterates (timestamp in microseconds, RGB frame) over a video file; timestamps strictly increase.
 
-    The file is opened now (errors raise here, not at the first frame); closing the iterator
-    closes it.
+    The file is opened at construction (errors raise there); :meth:`close` (or the end of
+    the frames, or a ``with`` block) closes it.
     """
-    container, stream = _open_video(path)
 
-    def frames() -> Iterator[tuple[int, np.ndarray]]:
-        last = -1
+    def __init__(self, path: str | Path, max_frames: int = -1) -> None:
+        self.container, self.stream = _open_video(path)
+        self._frames = self.container.decode(self.stream)
+        self.max_frames, self.count, self.last = max_frames, 0, -1
+
+    def __iter__(self) -> VideoReader:
+        return self
+
+    def __next__(self) -> tuple[int, np.ndarray]:
+        if self.container is None or 0 <= self.max_frames <= self.count:
+            self.close()
+            raise StopIteration
         try:
-            for n, frame in enumerate(container.decode(stream)):
-                if 0 <= max_frames <= n:
-                    break
-                ts = int(round(float(frame.pts * stream.time_base) * 1e6)) if frame.pts is not None else last + 1
-                ts = max(ts, last + 1)  # some containers repeat or omit pts
-                last = ts
-                yield ts, frame.to_ndarray(format="rgb24")
-        finally:
-            container.close()
+            frame = next(self._frames)
+        except StopIteration:
+            self.close()
+            raise
+        tb = self.stream.time_base
+        ts = int(round(float(frame.pts * tb) * 1e6)) if frame.pts is not None and tb else self.last + 1
+        self.last = ts = max(ts, self.last + 1)  # some containers repeat or omit pts
+        self.count += 1
+        return ts, frame.to_ndarray(format="rgb24")
 
-    return frames()
+    def close(self) -> None:
+        if self.container is not None:
+            self.container.close()
+            self.container = None
+
+    def __enter__(self) -> VideoReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @dataclass(frozen=True)
@@ -195,7 +212,7 @@ class VideoFileSource(Calculator):
     options = VideoFileSourceOptions
 
     def open(self, cc) -> None:
-        self.frames = read_video(cc.options.path, cc.options.max_frames)
+        self.frames = VideoReader(cc.options.path, cc.options.max_frames)
 
     def process(self, cc) -> None:
         item = next(self.frames, None)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.backends.cpu.fast import clip
 from gpulite.backends.cpu.kernels import quantized_activations as qa
 from gpulite.backends.cpu.kernels.elementwise import row_views
 from gpulite.backends.cpu.kernels.lookup import is_quantized
@@ -35,9 +36,9 @@ def _logistic(x: np.ndarray, out: np.ndarray) -> None:
 
 
 FLOAT_UNARY: dict[str, Callable[[np.ndarray, np.ndarray], None]] = {
-    "RELU": lambda x, out: np.clip(x, _ZERO, _INF, out=out),
-    "RELU6": lambda x, out: np.clip(x, 0.0, 6.0, out=out),
-    "RELU_N1_TO_1": lambda x, out: np.clip(x, -1.0, 1.0, out=out),
+    "RELU": lambda x, out: clip(x, _ZERO, _INF, out=out),
+    "RELU6": lambda x, out: clip(x, 0.0, 6.0, out=out),
+    "RELU_N1_TO_1": lambda x, out: clip(x, -1.0, 1.0, out=out),
     "TANH": lambda x, out: np.tanh(x, out=out),
     "LOGISTIC": _logistic,
 }
@@ -116,9 +117,9 @@ def prelu(node: Node, ctx) -> Run:
     def run_two_sided() -> None:
         if refresh is not None:
             refresh()
-        np.clip(x, _NINF, _ZERO, out=neg)
+        clip(x, _NINF, _ZERO, out=neg)
         np.multiply(neg, alpha, out=neg)
-        np.clip(x, _ZERO, _INF, out=out)
+        clip(x, _ZERO, _INF, out=out)
         np.add(out, neg, out=out)
     return run_two_sided
 
@@ -132,7 +133,7 @@ def hard_swish(node: Node, ctx) -> Run:
 
     def run() -> None:
         np.add(x, 3.0, out=tmp)
-        np.clip(tmp, 0.0, 6.0, out=tmp)
+        clip(tmp, 0.0, 6.0, out=tmp)
         np.multiply(tmp, x, out=out)
         np.divide(out, 6.0, out=out)
     return run

@@ -65,7 +65,6 @@ class ConvGemm:
         k, o = win.kh * win.kw * win.c, out.shape[-1]
         self.k, self.pad = k + int(augment), None
         out2 = out.reshape(-1, o)
-        chunks = []  # (copies, a, out rows, p0, p1, part-independent?)
         if win.kh == win.kw == 1 and win.sh == win.sw == 1 and not win.padded:
             x2 = x.reshape(-1, win.c)
             if augment or dtype != x.dtype:

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from gpulite.backends.cpu.epilogue import Epilogue
+from gpulite.backends.cpu.fast import einsum
 from gpulite.backends.cpu.phases import PhaseInput
 from gpulite.backends.cpu.threads import run_parallel
 from gpulite.backends.cpu.window import Window, window
@@ -91,7 +92,7 @@ def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bi
 
 def accumulate(plan: list, act=None) -> None:
     """Run a :func:`tap_plan`: per chunk, sum the taps phase by phase, add bias, activate."""
-    einsum, add = np.einsum, np.add
+    add = np.add
     for acc, tmp, views, b, post in plan:
         (v0, w0), rest = views[0], views[1:]
         einsum("ijyml,ijl->yml", v0, w0, out=acc)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.backends.cpu.fast import clip
 from gpulite.backends.cpu.kernels.broadcast_tile import tile_operand
 from gpulite.backends.cpu.kernels.lookup import is_quantized
 from gpulite.backends.cpu.kernels.quantized_elementwise import QUANTIZED_BINARY
@@ -66,7 +67,7 @@ def _clamp(name: str | None, dtype: np.dtype) -> Callable[[np.ndarray], None] | 
     lo, hi = _CLAMPS[name]
     top = (np.inf if dtype.kind == "f" else np.iinfo(dtype).max) if hi is None else hi
     lo_t, hi_t = dtype.type(lo), dtype.type(top)
-    return lambda x: np.clip(x, lo_t, hi_t, out=x)
+    return lambda x: clip(x, lo_t, hi_t, out=x)
 
 
 def check_broadcast(node: Node, a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ...]) -> None:

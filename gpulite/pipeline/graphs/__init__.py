@@ -1,0 +1,240 @@
+"""Graph configs shipped with gpulite, and the runner behind ``gpulite graph run``.
+
+    >>> from gpulite.pipeline.graphs import load_graph
+    >>> g = load_graph("face_detection", backend="cpu")      # gpulite/pipeline/graphs/face_detection.yaml
+
+:func:`run_media` feeds a video file, an image, a folder of images or a camera through a graph
+whose first input stream takes RGB frames, optionally writes the frames with every
+detection/landmark/mask output drawn on them, and returns a :class:`RunSummary`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpulite.errors import GraphConfigError
+from gpulite.pipeline.config import GraphConfig, NodeConfig, parse_yaml
+from gpulite.pipeline.graph import Graph
+
+GRAPHS_DIR = Path(__file__).parent
+# Output port tags the overlay can draw, and the overlay port each one feeds.
+_OVERLAY_PORTS = {"DETECTIONS": "DETECTIONS", "NORM_RECTS": "NORM_RECTS", "NORM_RECT": "NORM_RECT",
+                  "NORM_LANDMARKS": "LANDMARKS", "LANDMARKS": "LANDMARKS", "MASK": "MASK"}
+
+
+def available_graphs() -> list[str]:
+    """Names of the shipped graph configs."""
+    return sorted(p.stem for p in GRAPHS_DIR.glob("*.yaml"))
+
+
+def config_path(name: str | Path) -> Path:
+    """A shipped graph's YAML file, or ``name`` itself when it is an existing file."""
+    p = Path(name)
+    if p.suffix in (".yaml", ".yml") and p.is_file():
+        return p
+    shipped = GRAPHS_DIR / f"{name}.yaml"
+    if shipped.is_file():
+        return shipped
+    raise GraphConfigError(f"no graph {str(name)!r}: not a YAML file, and not one of the shipped graphs "
+                           f"{available_graphs()}")
+
+
+def load_config(name: str | Path) -> GraphConfig:
+    return parse_yaml(config_path(name).read_text(encoding="utf-8"))
+
+
+def load_graph(name: str | Path, *, backend: str = "auto", side_packets: dict[str, Any] | None = None) -> Graph:
+    """A shipped graph (or a YAML path) with its ``backend`` side packet set."""
+    return Graph(load_config(name), side_packets={"backend": backend, **(side_packets or {})})
+
+
+def add_overlay(cfg: GraphConfig, image_stream: str, output_stream: str = "output_image") -> GraphConfig:
+    """Append an ``AnnotationOverlay`` drawing every drawable graph output onto ``image_stream``."""
+    producers = {s: (port, n) for n in cfg.nodes for port, s in n.outputs.items()}
+    inputs = {"IMAGE": image_stream}
+    for s in cfg.output_streams:
+        port = producers.get(s, (None, None))[0]
+        tag = port.partition(":")[0] if port else None
+        if tag in _OVERLAY_PORTS and _OVERLAY_PORTS[tag] not in inputs:
+            inputs[_OVERLAY_PORTS[tag]] = s
+    cfg.nodes.append(NodeConfig("AnnotationOverlay", name="overlay", inputs=inputs, outputs={"IMAGE": output_stream}))
+    cfg.output_streams.append(output_stream)
+    return cfg
+
+
+def open_input(spec: str, max_frames: int = -1) -> tuple[Iterator[tuple[int, np.ndarray]], float, int]:
+    """(frames as (timestamp, RGB array), frames per second, frame count or 0) for an input spec.
+
+    ``spec``: a video file, an image file, a folder of images, or ``camera:N``.
+    """
+    from gpulite.pipeline.calculators import sources
+
+    if spec.startswith("camera:"):
+        cap = sources.open_camera(int(spec.partition(":")[2] or 0))
+
+        def camera() -> Iterator[tuple[int, np.ndarray]]:
+            t0, n = time.monotonic(), 0
+            try:
+                while max_frames < 0 or n < max_frames:
+                    ok, bgr = cap.read()
+                    if not ok:
+                        return
+                    yield int((time.monotonic() - t0) * 1e6) + n, np.ascontiguousarray(bgr[..., ::-1])
+                    n += 1
+            finally:
+                cap.release()
+        return camera(), 30.0, 0
+    p = Path(spec)
+    if p.is_dir():
+        files = sorted(f for f in p.iterdir() if f.suffix.lower() in sources.IMAGE_SUFFIXES)
+        files = files if max_frames < 0 else files[:max_frames]
+        return ((i, sources.load_image(f)) for i, f in enumerate(files)), 30.0, len(files)
+    if p.suffix.lower() in sources.IMAGE_SUFFIXES:
+        return iter([(0, sources.load_image(p))]), 30.0, 1
+    info = sources.video_info(p)
+    count = info.frames if max_frames < 0 else min(info.frames or max_frames, max_frames)
+    return iter(sources.VideoReader(p, max_frames)), info.fps or 30.0, count
+
+
+@dataclass
+class RunSummary:
+    """What one ``run_media`` did."""
+
+    frames_in: int = 0
+    frames_out: int = 0
+    seconds: float = 0.0
+    startup_seconds: float = 0.0
+    drops: int = 0
+    bytes_per_frame: float | None = None
+    per_node_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def fps(self) -> float:
+        return self.frames_out / self.seconds if self.seconds > 0 else 0.0
+
+    def lines(self) -> list[str]:
+        out = [f"frames     {self.frames_in} in, {self.frames_out} out, {self.drops} dropped",
+               f"time       {self.seconds:.2f} s, {self.fps:.1f} frames/s (after {self.startup_seconds:.2f} s start-up)"]
+        if self.bytes_per_frame is not None:
+            out.append(f"transfers  {self.bytes_per_frame / 1024:.1f} KiB host<->GPU per frame (one-time uploads included)")
+        if self.per_node_ms:
+            out.append("per node   " + ", ".join(f"{k} {v:.2f} ms" for k, v in self.per_node_ms.items()))
+        return out
+
+
+class Progress:
+    """A one-line progress bar on a stream (redrawn in place on a terminal, every 10% otherwise)."""
+
+    def __init__(self, total: int, stream: Any = None, width: int = 30) -> None:
+        self.total, self.stream, self.width = total, stream or sys.stderr, width
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.t0 = time.perf_counter()
+        self._last = 0.0
+        self._decile = -1
+        self._shown = -1
+
+    def start(self) -> None:
+        """Restart the clock (frames/s counts from here)."""
+        self.t0 = time.perf_counter()
+
+    def update(self, done: int, *, final: bool = False) -> None:
+        now = time.perf_counter()
+        fps = done / (now - self.t0) if now > self.t0 else 0.0
+        if self.total:
+            frac = min(done / self.total, 1.0)
+            bar = "#" * int(frac * self.width) + "." * (self.width - int(frac * self.width))
+            text = f"[{bar}] {done}/{self.total} frames {fps:6.1f} fps"
+        else:
+            frac, text = 0.0, f"{done} frames {fps:6.1f} fps"
+        if self.tty:
+            if final or now - self._last > 0.1:
+                self.stream.write("\r" + text + ("\n" if final else ""))
+                self.stream.flush()
+                self._last = now
+        elif (final and done != self._shown) or int(frac * 10) > self._decile:
+            self._decile, self._shown = int(frac * 10), done
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+
+def run_media(graph: str | Path, input_spec: str, *, output: str | None = None, backend: str = "auto",
+              max_frames: int = -1, progress: bool = True,
+              on_packet: Callable[[str, Any], None] | None = None) -> RunSummary:
+    """Run ``graph`` over ``input_spec`` (see :func:`open_input`); write annotated frames to ``output``.
+
+    ``output`` is a video file (by suffix: .mp4, .mov, .mkv, .avi, .webm) or else a folder for
+    numbered PNGs. The graph's first input stream gets the frames; progress counts packets on
+    its first output stream.
+    """
+    cfg = load_config(graph)
+    if not cfg.input_streams or not cfg.output_streams:
+        raise GraphConfigError(f"graph {str(graph)!r} needs an input stream for frames and an output stream")
+    image_in, counted = cfg.input_streams[0], cfg.output_streams[0]
+    if output:
+        add_overlay(cfg, image_in)
+    g = Graph(cfg, side_packets={"backend": backend})
+    frames, fps, total = open_input(input_spec, max_frames)
+    summary = RunSummary()
+    bar = Progress(total) if progress else None
+    writer: Any = None
+    if output:
+        from gpulite.pipeline.calculators.sinks import VideoWriter
+        out = Path(output)
+        if out.suffix.lower() in (".mp4", ".mov", ".mkv", ".avi", ".webm"):
+            writer = VideoWriter(out, fps)
+            g.observe("output_image", lambda p: writer.write(p.payload))
+        else:
+            from PIL import Image
+            out.mkdir(parents=True, exist_ok=True)
+            g.observe("output_image", lambda p: Image.fromarray(p.payload).save(out / f"frame_{p.timestamp:012d}.png"))
+
+    def count(p: Any) -> None:
+        summary.frames_out += 1
+        if bar is not None:
+            bar.update(summary.frames_out)
+        if on_packet is not None:
+            on_packet(counted, p)
+
+    g.observe(counted, count)
+    t_start = time.perf_counter()
+    try:
+        g.start()
+        stats0 = _transfers(backend)
+        t0 = time.perf_counter()
+        summary.startup_seconds = t0 - t_start
+        if bar is not None:
+            bar.start()
+        for ts, frame in frames:
+            g.add_packet(image_in, frame, timestamp=ts)
+            summary.frames_in += 1
+        g.close()
+    finally:
+        if writer is not None:
+            writer.close()
+    summary.seconds = time.perf_counter() - t0
+    if bar is not None:
+        bar.update(summary.frames_out, final=True)
+    stats = g.stats()
+    summary.drops = sum(s.dropped for s in stats.values())
+    summary.per_node_ms = {k: 1e3 * s.busy_s / max(s.processed, 1) for k, s in stats.items() if s.processed}
+    stats1 = _transfers(backend)
+    if stats0 is not None and stats1 is not None and summary.frames_in:
+        summary.bytes_per_frame = (sum(stats1.values()) - sum(stats0.values())) / summary.frames_in
+    return summary
+
+
+def _transfers(backend: str) -> dict[str, int] | None:
+    if backend == "cpu":
+        return None
+    try:
+        from gpulite.backends.webgpu.pipeline import transfer_stats
+    except ImportError:
+        return None
+    return transfer_stats()
