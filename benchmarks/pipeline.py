@@ -28,10 +28,10 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpulite.pipeline import Graph  # noqa: E402
-from gpulite.pipeline.calculators.sinks import VideoWriter  # noqa: E402
-from gpulite.pipeline.calculators.sources import VideoReader  # noqa: E402
-from gpulite.pipeline.calculators.types import Detection, RelativeBox  # noqa: E402
+from gpulite.pipeline import Graph
+from gpulite.pipeline.calculators.sinks import VideoWriter
+from gpulite.pipeline.calculators.sources import VideoReader
+from gpulite.pipeline.calculators.types import Detection, RelativeBox
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPH = ROOT / "gpulite" / "pipeline" / "graphs" / "face_detection.yaml"

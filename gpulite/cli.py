@@ -274,7 +274,8 @@ def info(out: Callable[[str], None] = print) -> None:
     for b in registry.describe_backends():
         rank = "cannot start" if b.rank is None else f"rank {b.rank}"
         mark = "*" if b.name == active else " "
-        out(f" {mark}{b.name:<9} priority {b.priority} -> {rank}, {b.kernels} kernels" + (f"; {b.note}" if b.note else ""))
+        note = f"; {b.note}" if b.note else ""
+        out(f" {mark}{b.name:<9} priority {b.priority} -> {rank}, {b.kernels} kernels{note}")
         if b.name == "webgpu":
             _adapters(out)
     out(f"active     {active or 'none'} ({why})")

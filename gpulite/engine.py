@@ -9,6 +9,9 @@ inside is disposed when it closes, except what the function returns and what was
 bytes allocated (pooled buffers, free ones included, and compiled eager ops). ``profile()``
 and ``time()`` record every kernel run inside them, eager ops and ``Interpreter.invoke``
 alike; GPU kernels are then waited for one by one so each gets its own time.
+
+(The module is ``engine``, TF.js's name for where this lives, because ``gpulite.memory`` is
+the function.)
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import threading
 import time as _time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -392,12 +395,3 @@ def time(fn: Callable[[], Any]) -> TimeInfo:
     """
     p, _, wall = _run_profiled(fn)
     return TimeInfo(wall, sum(k.time_ms for k in p.kernels), len(p.kernels))
-
-
-def live_tensors(backend: str | None = None) -> Iterator[Any]:
-    """The live tensors (of one backend), for debugging leaks."""
-    with _lock:
-        sets = [_live[backend]] if backend is not None and backend in _live else (
-            [] if backend is not None else list(_live.values()))
-        items = [t for s in sets for t in s]
-    return iter(items)

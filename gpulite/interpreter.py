@@ -409,7 +409,8 @@ class Interpreter:
 
     @property
     def precision(self) -> str:
-        """The precision in force: ``"fp32"`` (also when ``"fp16"`` was requested; see ``get_plan()``)."""
+        """The precision in force: ``"fp16"`` (float16 weights, float32 activations and math) when it
+        was requested on a webgpu device with shader-f16, else ``"fp32"``; see ``get_plan()``."""
         return getattr(self._backend, "precision", "fp32")
 
     def warmup(self) -> float:

@@ -253,7 +253,7 @@ def _choose() -> None:
     unstartable = [f"{e.name!r} cannot start: {e.failure}" for e in _entries.values()
                    if e.failure and all(e is not r[1] for r in ranked)]
     skipped: list[str] = []
-    for rank, e, note in ranked:
+    for rank, e, _ in ranked:
         why = _start(e)
         if why:
             skipped.append(f"{e.name!r} (priority {rank}) cannot start: {why}")

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from gpulite import engine
+from gpulite import engine, instrument
 from gpulite.backends import registry
 from gpulite.environment import env
 from gpulite.errors import NaNError
@@ -33,7 +33,6 @@ from gpulite.graph.shapes import propagate
 from gpulite.tensor import Tensor, from_gpu, from_host
 
 log = logging.getLogger(__name__)
-debug_log = logging.getLogger("gpulite.debug")
 
 MAX_CACHED = 512
 
@@ -211,8 +210,9 @@ def run(op: str, slots: list[Any], *, options: Any = None, out_dtype: Any = None
     exe = registry.eager_executor()
     entry = _cached(exe, op, slots, options, out_dtype)
     e = env()
-    debug, profiling = e.get("debug"), engine.profiling()
-    check = e.get("check_nans") and not e.get("prod")
+    prod = e.get("prod")
+    debug, profiling = e.get("debug") and not prod, engine.profiling()
+    check = e.get("check_nans") and not prod
     t0 = time.perf_counter() if debug or profiling else 0.0
     run_exe = entry.exe
     if run_exe.is_gpu:
@@ -229,9 +229,10 @@ def run(op: str, slots: list[Any], *, options: Any = None, out_dtype: Any = None
                                                      ms, result.nbytes))
         if debug:
             mem = engine.memory()
-            debug_log.info("%-22s %s %s -> %s %s  %.3f ms  +%d B  (%d tensors, %d B live; %d B on gpu)", op,
-                           run_exe.name, [t.shape for t in tensors], entry.shape, entry.dtype, ms, result.nbytes,
-                           mem.num_tensors, mem.num_bytes, mem.num_bytes_on_gpu)
+            instrument.debug_logger().info(
+                "%-22s %s %s -> %s %s  %.3f ms  +%d B  (%d tensors, %d B live; %d B on gpu)", op, run_exe.name,
+                [t.shape for t in tensors], entry.shape, entry.dtype, ms, result.nbytes, mem.num_tensors,
+                mem.num_bytes, mem.num_bytes_on_gpu)
     if check and result.dtype.kind == "f" and np.isnan(result.data_sync()).any():
         raise NaNError(f"{op} on {run_exe.name} with inputs {[t.shape for t in tensors]} produced NaN in its "
                        f"{entry.shape} output (check_nans is on)")

@@ -72,7 +72,7 @@ def pad(x: Any, paddings: Sequence[Sequence[int]], constant_value: float = 0) ->
     return run("PADV2", [x, Const(p), value], options=sg.PadV2Options())
 
 
-def slice(x: Any, begin: Sequence[int], size: Sequence[int]) -> Tensor:  # noqa: A001  (TF.js name)
+def slice(x: Any, begin: Sequence[int], size: Sequence[int]) -> Tensor:  # TF.js's name
     """The block at ``begin`` of ``size`` (-1: to the end) (TF.js ``tf.slice``)."""
     x = args.as_tensor(x)
     b, s = [int(v) for v in begin], [int(v) for v in size]

@@ -140,12 +140,12 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
     return _reduce("MEAN", x, axis, keepdims)
 
 
-def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001  (TF.js name)
+def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # TF.js's name
     """Sum over ``axis`` (TF.js ``tf.sum``)."""
     return _reduce("SUM", x, axis, keepdims)
 
 
-def max(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001  (TF.js name)
+def max(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # TF.js's name
     """Maximum over ``axis`` (TF.js ``tf.max``)."""
     return _reduce("REDUCE_MAX", x, axis, keepdims)
 

@@ -38,7 +38,7 @@ def _weight(w: Any) -> Weight | Const:
     return Weight(w) if isinstance(w, Tensor) else Const(np.ascontiguousarray(np.asarray(w, np.float32)))
 
 
-def conv2d(x: Any, filter: Any, bias: Any = None, *, strides: Any = 1, padding: str = "same",  # noqa: A002
+def conv2d(x: Any, filter: Any, bias: Any = None, *, strides: Any = 1, padding: str = "same",
            dilations: Any = 1, activation: str | None = None) -> Tensor:
     """2-D convolution of NHWC ``x`` (TF.js ``tf.conv2d``, TFLite CONV_2D).
 
@@ -71,7 +71,7 @@ def conv2d(x: Any, filter: Any, bias: Any = None, *, strides: Any = 1, padding: 
     return run("CONV_2D", [x, w, _bias(bias, wshape[0])], options=opts)
 
 
-def depthwise_conv2d(x: Any, filter: Any, bias: Any = None, *, strides: Any = 1,  # noqa: A002
+def depthwise_conv2d(x: Any, filter: Any, bias: Any = None, *, strides: Any = 1,
                      padding: str = "same", dilations: Any = 1, activation: str | None = None) -> Tensor:
     """Depthwise 2-D convolution (TF.js ``tf.depthwiseConv2d``, TFLite DEPTHWISE_CONV_2D).
 

@@ -46,6 +46,16 @@ def x_of(seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).uniform(-2, 2, SHAPE).astype(F32)
 
 
+def nodes_run(it) -> list[tuple[str, int]]:
+    """(op, node index) of every step the compiled plan runs, in order.
+
+    The CPU backend may rewrite the graph (fusing nodes) before running it and exposes what
+    it runs as ``cpu_run``; other backends run the interpreter's graph as it is.
+    """
+    _, order = getattr(it._exe, "cpu_run", (None, it._order))
+    return [(n.op, n.index) for n in order]
+
+
 def run(it, x: np.ndarray) -> np.ndarray:
     if it._exe is None:
         it.allocate_tensors()

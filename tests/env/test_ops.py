@@ -50,7 +50,9 @@ def conv_ref(x, w, b, stride, padding, dil=1, depthwise=False):
     out = np.zeros((n, oh, ow, co))
     for i in range(kh):
         for j in range(kw):
-            patch = xp[:, i * dil:i * dil + (oh - 1) * stride + 1:stride, j * dil:j * dil + (ow - 1) * stride + 1:stride]
+            rows = slice(i * dil, i * dil + (oh - 1) * stride + 1, stride)
+            cols = slice(j * dil, j * dil + (ow - 1) * stride + 1, stride)
+            patch = xp[:, rows, cols]
             if depthwise:
                 out += np.repeat(patch, co // c, axis=3) * w[0, i, j]
             else:
@@ -59,7 +61,7 @@ def conv_ref(x, w, b, stride, padding, dil=1, depthwise=False):
 
 
 def resize_ref(x, oh, ow, align_corners=False, half_pixel_centers=False):
-    n, h, w, c = x.shape
+    _, h, w, _ = x.shape
 
     def coords(o, i):
         scale = (i - 1) / (o - 1) if align_corners and o > 1 else i / o
@@ -76,7 +78,7 @@ def resize_ref(x, oh, ow, align_corners=False, half_pixel_centers=False):
 
 
 def pool_ref(x, k, s, kind):
-    n, h, w, c = x.shape
+    _, h, w, _ = x.shape
     oh, ow = (h - k) // s + 1, (w - k) // s + 1
     win = np.stack([x[:, i:i + (oh - 1) * s + 1:s, j:j + (ow - 1) * s + 1:s] for i in range(k) for j in range(k)])
     return win.max(0) if kind == "max" else win.mean(0, dtype=np.float32)
@@ -101,8 +103,9 @@ def test_depthwise_conv2d(backend, stride, padding, mult):
     check(y, conv_ref(x, w, b, stride, padding, depthwise=True), backend, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize(("sa", "sb", "ta", "tb"), [((4, 5), (5, 3), False, False), ((2, 5, 4), (2, 5, 3), True, False),
-                                                    ((3, 4, 5), (6, 5), False, True), ((1, 2, 3), (2, 3, 4), False, False)])
+@pytest.mark.parametrize(("sa", "sb", "ta", "tb"), [
+    ((4, 5), (5, 3), False, False), ((2, 5, 4), (2, 5, 3), True, False),
+    ((3, 4, 5), (6, 5), False, True), ((1, 2, 3), (2, 3, 4), False, False)])
 def test_matmul(backend, sa, sb, ta, tb):
     a, b = r(*sa), r(*sb)
     ref = np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b)
@@ -137,7 +140,8 @@ def test_softmax(backend, beta):
         ops.softmax(x, axis=0)
 
 
-@pytest.mark.parametrize(("size", "ac", "hp"), [((12, 9), False, False), ((5, 4), True, False), ((11, 17), False, True)])
+@pytest.mark.parametrize(("size", "ac", "hp"), [
+    ((12, 9), False, False), ((5, 4), True, False), ((11, 17), False, True)])
 def test_resize_bilinear(backend, size, ac, hp):
     x = r(1, 6, 7, 3)
     y = ops.resize_bilinear(x, size, align_corners=ac, half_pixel_centers=hp)
@@ -268,3 +272,19 @@ def test_shape_errors_say_what_was_expected(backend):
         ops.matmul(r(2, 3), r(4, 2))
     with pytest.raises(ValueError, match=r"TFLite OHWI"):
         ops.conv2d(r(1, 4, 4, 3), r(3, 3, 2, 8))
+
+
+def test_buffers_named_by_unsubmitted_commands_are_destroyed_only_after_the_submit():
+    # Submitting an encoder that names a destroyed buffer aborts the process in wgpu-native,
+    # so evictions and pool trims must wait for the pending encoder.
+    use_backend("webgpu")
+    exe = registry.eager_executor()
+    x, w = gpulite.tensor(r(1, 5, 5, 2)), gpulite.tensor(r(3, 3, 3, 2))
+    xv, wv = x.numpy(), w.numpy()
+    y = ops.conv2d(x, w)
+    z = ops.relu(y)
+    assert exe._encoder is not None  # recorded, not yet submitted
+    w.dispose()  # evicts the compiled conv: its arena is named by the pending commands
+    y.dispose()  # y's buffer goes back to the pool while z's pending copy-in still reads it
+    exe.pool.trim()
+    np.testing.assert_allclose(z.numpy(), np.maximum(conv_ref(xv, wv, 0, 1, "same"), 0), rtol=1e-5, atol=1e-5)

@@ -1,4 +1,5 @@
-"""The application's own device, device limits, device loss and recovery, precision, warm-up."""
+"""The application's own device, device limits, device loss and recovery, precision (the fp32
+default and the fallback without shader-f16; fp16 itself: test_precision.py), warm-up."""
 
 from __future__ import annotations
 
@@ -138,15 +139,7 @@ def test_fp16_without_shader_f16_falls_back_with_a_logged_notice(caplog):
     assert "lacks the shader-f16 feature" in plan["precision_note"]
 
 
-def test_fp16_with_shader_f16_says_the_kernels_are_fp32(caplog):
-    adapter = _adapter()
-    if "shader-f16" not in adapter.features:
-        pytest.skip(f"{adapter.info['device']} has no shader-f16")
-    dev = adapter.request_device_sync(required_features=["shader-f16"])
-    with caplog.at_level(logging.WARNING, logger="gpulite"):
-        it = Interpreter(model_content=chain(), backend="webgpu", device=dev, precision="fp16")
-    assert "fp32 only so far (the device has shader-f16)" in caplog.text
-    assert it.precision == "fp32" and it.get_plan()["precision_requested"] == "fp16"
+# fp16 on a device with shader-f16 (float16 weights in force): tests/webgpu/test_precision.py
 
 
 # -- device loss --------------------------------------------------------------------------

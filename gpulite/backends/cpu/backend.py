@@ -108,7 +108,7 @@ class CpuExecutable:
 
 # Whether BLAS may use num_threads threads itself (True) or runs single-threaded while the
 # kernels split big GEMMs over the backend's own thread pool (False).
-BLAS_THREADS = True
+BLAS_THREADS = False
 
 
 class CpuBackend:

@@ -19,7 +19,7 @@ from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph.ir import Graph
 
-from .backend import CpuContext
+from .backend import CpuContext, ScratchPool
 
 
 @dataclass
@@ -48,6 +48,9 @@ class CpuEager:
     def __init__(self, name: str = "cpu", *, num_threads: int | None = None) -> None:
         self.name, self.num_threads = name, num_threads or 1
         self.closed = False
+        # Ops run one at a time, so every compiled op can share one scratch pool (im2col
+        # patches and the like) instead of holding its own.
+        self._scratch = ScratchPool()
 
     def compile(self, graph: Graph) -> CpuCompiled:
         """Compile the one-node ``graph``.
@@ -64,7 +67,7 @@ class CpuEager:
         arrays: dict[int, np.ndarray] = {}
         for t in graph.tensors:
             arrays[t.index] = t.const if t.const is not None else np.zeros(t.shape, t.dtype)
-        run = factory(node, CpuContext(graph, node, arrays, self.num_threads))
+        run = factory(node, CpuContext(graph, node, arrays, self.num_threads, self._scratch))
         return CpuCompiled(node.op, [arrays[i] for i in graph.inputs], [arrays[o] for o in graph.outputs], run)
 
     def run(self, compiled: CpuCompiled, arrays: list[np.ndarray]) -> list[np.ndarray]:

@@ -5,9 +5,10 @@ copied (``attrs`` too) and new constants go into a copied tensor list, appended 
 model's tensors. Only float32, unquantized tensors are rewritten; each rewrite gives the
 same numbers up to float rounding.
 
-- **PAD folding**: a zero PAD/PADV2 of H and W only, whose output feeds only a float
-  CONV_2D or DEPTHWISE_CONV_2D, disappears; the conv reads the unpadded tensor with the
-  pads in ``attrs["cpu_pads"]`` = (top, bottom, left, right), added to its own padding.
+- **PAD folding**: a zero PAD/PADV2 of H and W only, whose output feeds only float
+  CONV_2D or DEPTHWISE_CONV_2D ops (as their input), disappears; each conv reads the
+  unpadded tensor with the pads in ``attrs["cpu_pads"]`` = (top, bottom, left, right),
+  added to its own padding.
   The conv kernels copy their input into a padded buffer anyway, so the PAD's copy is saved.
 - **Depthwise bias folding**: a DEPTHWISE_CONV_2D without activation whose output feeds
   only 1x1 CONV_2Ds (which never pad) has its bias moved into theirs:
@@ -19,7 +20,9 @@ same numbers up to float rounding.
   shape, or, when a channel-only PAD fed the ADD, the unpadded tensor into the first
   ``channels`` channels), ``("act", name)`` the ADD's fused activation, ``("prelu", slot)``,
   ``("hard_swish",)`` and ``("logistic",)``. Extra inputs are appended to the conv's inputs
-  so the memory plan keeps them alive; they must be computed before the conv runs.
+  so the memory plan keeps them alive; they must be computed before the conv runs, so their
+  producers are moved ahead of it when they do not depend on it (a residual's MAX_POOL), or
+  else the conv is moved down to where the ADD was.
 """
 
 from __future__ import annotations
@@ -63,10 +66,29 @@ class _Rewriter:
             return None
         return cons[0]
 
-    def ready_before(self, tensor: int, node: Node) -> bool:
-        """Whether ``tensor`` holds its value when ``node`` runs."""
+    def hoist(self, tensor: int, node: Node, depth: int = 0) -> bool:
+        """Make ``tensor`` ready before ``node`` runs, moving its producers (and theirs, a few
+        levels deep) to just before ``node`` when they do not depend on it; False if they do."""
         p = self.producer.get(tensor)
-        return p is None or self.pos[id(p)] < self.pos[id(node)]
+        if p is None or self.pos[id(p)] < self.pos[id(node)]:
+            return True
+        if p is node or depth > 4 or id(p) in self.dropped:
+            return False
+        if not all(i < 0 or self.hoist(i, node, depth + 1) for i in p.inputs):
+            return False
+        nodes = self.g.nodes
+        nodes.remove(p)
+        nodes.insert(nodes.index(node), p)
+        self.pos = {id(n): k for k, n in enumerate(nodes)}
+        return True
+
+    def sink(self, node: Node, before: Node) -> None:
+        """Move ``node`` to just before ``before``: allowed when nothing in between reads its
+        output (``before`` is its only reader)."""
+        nodes = self.g.nodes
+        nodes.remove(node)
+        nodes.insert(nodes.index(before), node)
+        self.pos = {id(n): k for k, n in enumerate(nodes)}
 
     def add_const(self, value: np.ndarray, name: str) -> int:
         idx = len(self.g.tensors)
@@ -75,13 +97,15 @@ class _Rewriter:
 
     # -- rewrites -------------------------------------------------------------------------
     def fold_pads(self) -> None:
-        for n in self.g.nodes:
-            if n.op not in CONVS or "cpu_pads" in n.attrs or not n.inputs or n.inputs[0] < 0:
+        for p in self.g.nodes:
+            if p.op not in ("PAD", "PADV2") or len(p.inputs) < 2 or len(p.outputs) != 1:
                 continue
-            p = self.producer.get(n.inputs[0])
-            if p is None or p.op not in ("PAD", "PADV2") or self.only_reader(n.inputs[0]) is not n:
+            out = p.outputs[0]
+            readers = self.consumers.get(out, [])
+            if not readers or out in self.g.outputs or not self.is_float(p.inputs[0], out):
                 continue
-            if len(p.inputs) < 2 or not self.is_float(p.inputs[0], n.inputs[0], n.outputs[0]):
+            if not all(n.op in CONVS and "cpu_pads" not in n.attrs and n.inputs[0] == out
+                       and out not in n.inputs[1:] and self.is_float(n.outputs[0]) for n in readers):
                 continue
             pads = self.t(p.inputs[1]).const
             if pads is None or np.shape(pads) != (4, 2) or len(self.t(p.inputs[0]).shape) != 4:
@@ -93,8 +117,9 @@ class _Rewriter:
                 v = self.t(p.inputs[2]).const
                 if v is None or np.size(v) != 1 or float(np.asarray(v).reshape(())) != 0.0:
                     continue
-            n.inputs = (p.inputs[0], *tuple(n.inputs[1:]))
-            n.attrs["cpu_pads"] = (int(pads[1, 0]), int(pads[1, 1]), int(pads[2, 0]), int(pads[2, 1]))
+            for n in readers:
+                n.inputs = (p.inputs[0], *n.inputs[1:])
+                n.attrs["cpu_pads"] = (int(pads[1, 0]), int(pads[1, 1]), int(pads[2, 0]), int(pads[2, 1]))
             self.dropped.add(id(p))
         self.reindex()
 
@@ -173,17 +198,18 @@ class _Rewriter:
             other = c.inputs[1] if c.inputs[0] == out else c.inputs[0]
             if not self.is_float(other):
                 return None
-            entries = []
-            if self.t(other).shape == shape and self.ready_before(other, n):
-                entries.append(("add", slot, shape[-1]))
-                extra = [other]
-            else:
-                src = self._channel_pad_source(other, shape)
-                if src is None or not self.ready_before(src, n):
-                    return None
-                entries.append(("add", slot, self.t(src).shape[-1]))
-                extra = [src]
+            src = self._channel_pad_source(other, shape)
+            if src is not None:  # a channel PAD of the residual: add the unpadded tensor instead
                 self.dropped.add(id(self.producer[other]))
+                other, channels = src, self.t(src).shape[-1]
+            elif self.t(other).shape == shape:
+                channels = shape[-1]
+            else:
+                return None
+            if not self.hoist(other, n):
+                self.sink(n, c)
+            entries = [("add", slot, channels)]
+            extra = [other]
             if c.activation in _CLAMPS:
                 entries.append(("act", c.activation))
             return c, entries, extra

@@ -32,17 +32,19 @@ class PhaseInput:
     columns, wq = OW + the largest tap column offset. Splitting columns makes each output
     row of a tap contiguous; rows need no split (a row stride is free), which keeps the
     taps of a phase one grid: stride 2 needs two views, not four. The border keeps
-    ``fill`` (written once); :meth:`refresh` copies the current input in. A stride-1,
+    ``fill`` (written once); :meth:`refresh` copies the current input in. With ``pool``
+    (the executable's :class:`~gpulite.backends.cpu.backend.ScratchPool`) the buffer is
+    shared by every such kernel and :meth:`refresh` writes the border again first. A stride-1,
     unpadded, M = 1 op in the input's dtype uses the input itself: no copy at all.
     ``groups`` lists per phase its taps: ``(p, taps_i, taps_j, (row offset, col offset),
     (row step, col step))``.
     """
 
-    def __init__(self, x: np.ndarray, win: Window, mult: int, fill, dtype) -> None:
+    def __init__(self, x: np.ndarray, win: Window, mult: int, fill, dtype, pool=None) -> None:
         rows = (win.oh - 1) * win.sh + (win.kh - 1) * win.dh + 1
         self.row_step, self.wq = win.sh, win.ow + ((win.kw - 1) * win.dw) // win.sw
         phases = sorted({(j * win.dw) % win.sw for j in range(win.kw)})
-        self.groups, self.copies = [], []
+        self.groups, self.copies, self.borders, self.fill = [], [], [], fill
         ii = list(range(win.kh))
         for p, pw in enumerate(phases):
             jj = [j for j in range(win.kw) if (j * win.dw) % win.sw == pw]
@@ -52,7 +54,11 @@ class PhaseInput:
                 and x.shape[1:3] == (rows, self.wq) and x.flags.c_contiguous):
             self.buf = x[None]  # stride 1, no padding: the taps read the input directly
             return
-        self.buf = np.full((len(phases), win.n, rows, self.wq, win.c * mult), fill, dtype)
+        shape = (len(phases), win.n, rows, self.wq, win.c * mult)
+        if pool is None:
+            self.buf = np.full(shape, fill, dtype)
+        else:  # memory shared with other kernels: the border is written again at every refresh
+            self.buf = pool.get(("phases",), shape, dtype)
         r = _phase_copy(win.h, win.pad_t, 0, 1, rows)
         for p, pw in enumerate(phases):
             c = _phase_copy(win.w, win.pad_l, pw, win.sw, self.wq)
@@ -60,9 +66,18 @@ class PhaseInput:
                 dst = self.buf[p, :, r[0], c[0], :]
                 if mult > 1:  # each input channel feeds M outputs: repeat it while copying
                     dst = dst.reshape((*dst.shape[:3], win.c, mult))
-                src = x[(slice(None), r[1], c[1], slice(None)) + ((None,) if mult > 1 else ())]
+                src = x[(*(slice(None), r[1], c[1], slice(None)), *((None,) if mult > 1 else ()))]
                 self.copies.append((dst, src))
+                rs, cs = r[0], c[0]
+                border = [self.buf[p, :, :rs.start], self.buf[p, :, rs.stop:],
+                          self.buf[p, :, rs, :cs.start], self.buf[p, :, rs, cs.stop:]]
+            else:
+                border = [self.buf[p]]
+            if pool is not None:
+                self.borders.extend(b for b in border if b.size)
 
     def refresh(self) -> None:
+        for b in self.borders:
+            b.fill(self.fill)
         for dst, src in self.copies:
             np.copyto(dst, src)

@@ -3,13 +3,16 @@
 numpy releases the GIL inside ufunc loops, ``einsum`` and BLAS calls, so kernels made of a
 few large numpy calls per chunk (depthwise conv) scale across cores with plain threads.
 Workers are started once per process and reused; :func:`run_parallel` runs one job on the
-calling thread and the others on workers, and re-raises a worker's exception.
+calling thread and the others on workers, and re-raises a worker's exception. Workers run
+their BLAS calls single-threaded.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+
+from gpulite.backends.cpu.blas import set_local_threads
 
 _lock = threading.Lock()
 _workers: list[_Worker] = []
@@ -23,6 +26,9 @@ class _Worker:
         threading.Thread(target=self._loop, daemon=True, name="gpulite-cpu").start()
 
     def _loop(self) -> None:
+        # Kernels split work between these threads themselves: BLAS calls made here must
+        # not start OpenBLAS's own threads (which then spin, taking the cores from us).
+        set_local_threads(1)
         while True:
             self.start.acquire()
             try:

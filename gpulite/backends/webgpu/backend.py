@@ -22,12 +22,16 @@ from gpulite.graph.plan import MemoryPlan
 
 from . import partition as pt
 from .arena import GpuArena
-from .context import GpuContext
+from .context import GpuContext, NeedsF32WeightsError
 from .device import GpuDevice, get_device
 from .executable import WebGpuExecutable
-from .program import Program
+from .program import KernelError, Program
 
 log = logging.getLogger(__name__)
+
+FP16_MEANING = ("weights and other float32 constant operands of CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, "
+                "Convolution2DTransposeBias, FULLY_CONNECTED and the binary elementwise ops (biases and PReLU "
+                "alphas included) stored as float16; activations stored and all arithmetic done in float32")
 
 
 def _resolve_device(device: Any) -> GpuDevice:
@@ -54,9 +58,11 @@ class WebGpuBackend:
         it); or an adapter-name substring (as ``GPULITE_ADAPTER``). Default: the shared
         high-performance device.
     precision : {"fp32", "fp16"}
-        Requested storage and arithmetic precision. gpulite's WebGPU kernels compute in fp32
-        only so far, so ``"fp16"`` logs a warning saying why and runs in fp32;
-        :attr:`precision` is what is in force, :attr:`precision_requested` what was asked.
+        ``"fp16"`` stores weights (the constant operands of the convolutions, FULLY_CONNECTED
+        and the binary elementwise ops, their biases and PReLU alphas) as float16 in the arena;
+        activations and all arithmetic stay float32 (:data:`FP16_MEANING`). It needs the
+        device's ``shader-f16`` feature; without it a warning is logged and the plan runs in
+        fp32. :attr:`precision` is what is in force, :attr:`precision_requested` what was asked.
     cpu_ops : iterable of str
         Ops forced onto the CPU backend even when a WebGPU kernel exists (debugging, tests).
     outputs_on_gpu : bool
@@ -79,15 +85,13 @@ class WebGpuBackend:
         self.precision, self.precision_note = self._precision_in_force(precision)
         self.cpu_ops = frozenset(cpu_ops)
         self.outputs_on_gpu = outputs_on_gpu
+        self._fp16_report: dict[str, Any] = {}
 
     def _precision_in_force(self, requested: str) -> tuple[str, str]:
-        if requested == "fp32":
-            return "fp32", ""
-        if self.gdev.has_f16:
-            why = "gpulite's WebGPU kernels store and compute in fp32 only so far (the device has shader-f16)"
-        else:
-            why = "the device lacks the shader-f16 feature"
-        note = f"precision='fp16' was requested on {self.gdev.name}, but {why}; running in fp32"
+        if requested == "fp32" or self.gdev.has_f16:
+            return requested, ""
+        note = (f"precision='fp16' was requested on {self.gdev.name}, but the device lacks the shader-f16 "
+                "feature; running in fp32")
         log.warning(note)
         return "fp32", note
 
@@ -101,12 +105,16 @@ class WebGpuBackend:
         if device is None:
             device = self._request if self._request is not None or self.gdev.owns_device else self.gdev.name
         self.gdev = _resolve_device(device)
+        self.precision, self.precision_note = self._precision_in_force(self.precision_requested)
 
     def describe(self) -> dict[str, Any]:
-        """Backend-level facts for ``get_plan()``: the precision in force and why."""
-        d = {"precision": self.precision, "precision_requested": self.precision_requested}
+        """Backend-level facts for ``get_plan()``: the precision in force and why; for fp16, what
+        it means and how many nodes read float16 weights in the last compiled plan."""
+        d: dict[str, Any] = {"precision": self.precision, "precision_requested": self.precision_requested}
         if self.precision_note:
             d["precision_note"] = self.precision_note
+        if self.precision == "fp16":
+            d["fp16"] = {"meaning": FP16_MEANING, **self._fp16_report}
         return d
 
     def prepare_graph(self, graph: Graph) -> None:
@@ -124,12 +132,26 @@ class WebGpuBackend:
         if factory is None:
             return None, "no webgpu kernel"
         mark = garena.checkpoint()
+        weights = "f16" if self.precision == "fp16" else "f32"
         try:
-            out = factory(n, GpuContext(graph, n, plan, garena, self.gdev))
+            try:
+                ctx = GpuContext(graph, n, plan, garena, self.gdev, weights=weights)
+                out = factory(n, ctx)
+            except NeedsF32WeightsError as e:  # this node keeps float32 weights
+                garena.rollback(mark)
+                self._fp16_report["kept_f32"].append({"node": n.index, "op": n.op, "why": str(e)})
+                ctx = GpuContext(graph, n, plan, garena, self.gdev, weights="f32")
+                out = factory(n, ctx)
         except UnsupportedOpError as e:
             garena.rollback(mark)
             return None, str(e)
         programs = [out] if isinstance(out, Program) else list(out)
+        if ctx.f16_bytes:
+            misread = [p.name for p in programs if p.weights != "f16"]
+            if misread:  # a kernel stored f16 weights but built a program reading f32 ones
+                raise KernelError(f"{n.op} node {n.index}: programs {misread} read float16 weights "
+                                  "but were not built with weights=ctx.weights")
+            self._fp16_report["nodes"] += 1
         return [p for p in programs if p.threads > 0], ""
 
     def compile(self, graph: Graph, order: list[Node], plan: MemoryPlan) -> WebGpuExecutable:
@@ -143,6 +165,7 @@ class WebGpuBackend:
                 off = plan.offsets[t.index]
                 arrays[t.index] = cpu_arrays[t.index] = host[off:off + t.nbytes].view(t.dtype).reshape(t.shape)
         garena = GpuArena(plan.arena_bytes)
+        self._fp16_report = {"nodes": 0, "kept_f32": []}
         steps: list[tuple[Node, str, Any]] = []
         for n in order:
             programs, why = self._gpu_work(n, graph, plan, garena)

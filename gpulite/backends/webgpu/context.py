@@ -26,6 +26,12 @@ from gpulite.graph.plan import MemoryPlan
 from .arena import GpuArena
 
 NHWC = "NHWC"
+F16_MAX = 65504.0  # the largest finite float16
+
+
+class NeedsF32WeightsError(Exception):
+    """Raised by :meth:`GpuContext.weight` in an fp16 plan for a constant float16 cannot hold
+    (a finite value beyond +-65504); the backend then builds the node again with f32 weights."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +64,17 @@ class TensorRef:
 class GpuContext:
     """Per-node view of the graph for a kernel factory; see the module docstring."""
 
-    def __init__(self, graph: Graph, node: Node, plan: MemoryPlan, arena: GpuArena, gdev: Any) -> None:
+    def __init__(self, graph: Graph, node: Node, plan: MemoryPlan, arena: GpuArena, gdev: Any, *,
+                 weights: str = "f32") -> None:
         self.graph, self.node, self.plan, self.arena, self.gdev = graph, node, plan, arena, gdev
+        self._weights = weights
+        self.f16_bytes = 0  # bytes this node stored as float16 through weight()/weight_input()
+
+    @property
+    def weights(self) -> str:
+        """How :meth:`weight` stores constants: ``"f16"`` in an fp16 plan, else ``"f32"``.
+        Pass it to ``make_program(..., weights=ctx.weights)`` of every program that reads them."""
+        return self._weights
 
     @property
     def num_inputs(self) -> int:
@@ -98,6 +113,38 @@ class GpuContext:
         """Store a pre-transformed constant (e.g. re-laid-out weights) and address it."""
         data = np.ascontiguousarray(data)
         return TensorRef(self.arena.add_constant(data) // 4, tuple(data.shape), data.dtype)
+
+    def weight(self, data: np.ndarray, key: Any = None) -> TensorRef:
+        """Store a float constant the kernel reads with ``wt(i)`` / ``wt4(i)`` (weights, biases,
+        constant operands), in :attr:`weights` format.
+
+        fp32 plans store float32 and ``offset`` is in 4-byte words, as :meth:`upload`. fp16
+        plans store IEEE float16 (rounded to nearest even) and ``offset`` counts 2-byte
+        elements, so ``wt(P.w_off + k)`` and ``wt4(P.w_off / 4u + k)`` address both alike.
+        ``key`` deduplicates, as for graph constants.
+
+        Raises
+        ------
+        NeedsF32WeightsError
+            fp16 only: a finite value beyond float16's range (the node is built again in f32).
+        """
+        data = np.ascontiguousarray(data, dtype=np.float32)
+        if self._weights == "f32":
+            return TensorRef(self.arena.add_constant(data, key=key) // 4, tuple(data.shape), data.dtype)
+        finite = np.abs(data[np.isfinite(data)])
+        if finite.size and float(finite.max()) > F16_MAX:
+            raise NeedsF32WeightsError(f"a constant holds {float(finite.max()):g}, beyond float16's {F16_MAX:g}")
+        half = data.astype(np.float16)
+        self.f16_bytes += half.nbytes
+        off = self.arena.add_constant(half, key=None if key is None else (*key, "f16"))
+        return TensorRef(off // 2, tuple(half.shape), half.dtype)
+
+    def weight_input(self, i: int) -> TensorRef:
+        """Constant input ``i`` through :meth:`weight` (stored once per format, deduplicated)."""
+        c = self.const(i)
+        if c is None:
+            raise self.unsupported(f"input {i} is computed at run time (expected a constant)")
+        return self.weight(c, key=("tensor", self.node.inputs[i]))
 
     def unsupported(self, why: str) -> UnsupportedOpError:
         """The error to raise for a case this kernel does not handle (caller raises it)."""

@@ -157,8 +157,8 @@ class GpuDevice:
         self.name = _adapter_name(self.adapter)
         self.queue = self.device.queue
         self.lost: str | None = None
-        self._bind_group_layout: Any = None
-        self._pipeline_layout: Any = None
+        self._layouts: dict[str, Any] = {}  # weight storage ("f32"/"f16") -> bind-group layout
+        self._pipeline_layouts: dict[str, Any] = {}
         self.pipelines: dict[tuple, tuple[str, Any]] = {}  # program key -> (wgsl, pipeline)
         self._closed = False
 
@@ -173,23 +173,44 @@ class GpuDevice:
         lazily so that a device too small for it is reported by the limit check at
         ``allocate_tensors`` (requirements.py), not by wgpu when the device is wrapped.
         """
-        if self._bind_group_layout is None:
-            storage = {"type": wgpu.BufferBindingType.storage}
-            uniform = {"type": wgpu.BufferBindingType.uniform}
-            self._bind_group_layout = self.device.create_bind_group_layout(label="gpulite.arena+params", entries=[
-                {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
-                {"binding": 1, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": uniform},
-                {"binding": 2, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
-            ])
-        return self._bind_group_layout
+        return self.bind_group_layout_for("f32")
 
     @property
     def pipeline_layout(self) -> Any:
         """The pipeline layout over :attr:`bind_group_layout` (created on first use)."""
-        if self._pipeline_layout is None:
-            self._pipeline_layout = self.device.create_pipeline_layout(
-                label="gpulite", bind_group_layouts=[self.bind_group_layout])
-        return self._pipeline_layout
+        return self.pipeline_layout_for("f32")
+
+    def bind_group_layout_for(self, weights: str) -> Any:
+        """The bind-group layout of programs whose weights are stored as ``weights``.
+
+        ``"f32"``: :attr:`bind_group_layout`. ``"f16"`` (``precision="fp16"``): the same three
+        bindings plus the arena a fourth time (binding 3), which those kernels declare as
+        ``array<vec4<f16>>`` to read their f16 weights. A separate layout, so fp32 plans and
+        gpulite's other users of the three-binding layout are untouched by fp16.
+        """
+        layout = self._layouts.get(weights)
+        if layout is None:
+            storage = {"type": wgpu.BufferBindingType.storage}
+            uniform = {"type": wgpu.BufferBindingType.uniform}
+            entries = [
+                {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
+                {"binding": 1, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": uniform},
+                {"binding": 2, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
+            ]
+            if weights == "f16":
+                entries.append({"binding": 3, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage})
+            label = "gpulite.arena+params" + ("+f16" if weights == "f16" else "")
+            layout = self._layouts[weights] = self.device.create_bind_group_layout(label=label, entries=entries)
+        return layout
+
+    def pipeline_layout_for(self, weights: str) -> Any:
+        """The pipeline layout over :meth:`bind_group_layout_for` ``(weights)`` (created on first use)."""
+        layout = self._pipeline_layouts.get(weights)
+        if layout is None:
+            layout = self._pipeline_layouts[weights] = self.device.create_pipeline_layout(
+                label="gpulite" + ("+f16" if weights == "f16" else ""),
+                bind_group_layouts=[self.bind_group_layout_for(weights)])
+        return layout
 
     @classmethod
     def wrap(cls, device: Any) -> GpuDevice:

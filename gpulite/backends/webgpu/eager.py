@@ -17,6 +17,7 @@ ops in one encoder is safe because WebGPU orders commands within an encoder.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +91,9 @@ class WebGpuEager:
         self.gdev, self.name = gdev, name
         self.pool = BufferPool(gdev.device, destroy=self._destroy)
         self._graveyard: list[Any] = []  # buffers to destroy once the encoder naming them is submitted
+        # Eager ops are meant for one thread, but a tensor's __del__ may release its buffer
+        # from whichever thread the garbage collector runs in.
+        self._lock = threading.RLock()
         self._encoder: Any = None
         self._pending = 0
         self._fence: Any = None
@@ -143,24 +147,31 @@ class WebGpuEager:
         return compiled
 
     def _dispatch(self, p: Program, slot: int, garena: GpuArena, ubuf: Any) -> tuple[Any, Any, tuple[int, int, int]]:
+        # The same bindings as a model's dispatches (executable.py): the arena as f32 words, the
+        # uniform block, the arena as vec4s, and for float16 weights the arena as vec4<f16>.
         pipeline = get_pipeline(self.gdev, p)
         size = garena.total_bytes
+        entries = [
+            {"binding": 0, "resource": {"buffer": garena.buffer, "offset": 0, "size": size}},
+            {"binding": 1, "resource": {"buffer": ubuf, "offset": slot, "size": len(p.params)}},
+            {"binding": 2, "resource": {"buffer": garena.buffer, "offset": 0, "size": size}},
+        ]
+        if p.weights == "f16":
+            entries.append({"binding": 3, "resource": {"buffer": garena.buffer, "offset": 0, "size": size}})
         try:
-            bg = self.device.create_bind_group(label=p.name, layout=self.gdev.bind_group_layout, entries=[
-                {"binding": 0, "resource": {"buffer": garena.buffer, "offset": 0, "size": size}},
-                {"binding": 1, "resource": {"buffer": ubuf, "offset": slot, "size": len(p.params)}},
-                {"binding": 2, "resource": {"buffer": garena.buffer, "offset": 0, "size": size}},
-            ])
+            bg = self.device.create_bind_group(label=p.name, layout=self.gdev.bind_group_layout_for(p.weights),
+                                               entries=entries)
         except wgpu.GPUError as e:
             raise KernelError(f"{p.name}: the GPU rejected its bind group: {e}") from e
         return pipeline, bg, p.dispatch
 
     def discard(self, compiled: GpuCompiled | Declined) -> None:
         """Release a compiled op's GPU objects (the op cache evicted it)."""
-        if isinstance(compiled, GpuCompiled) and not compiled.closed:
-            self._compiled_bytes -= compiled.gpu_bytes
-            for b in compiled.buffers():
-                self._destroy(b)
+        with self._lock:
+            if isinstance(compiled, GpuCompiled) and not compiled.closed:
+                self._compiled_bytes -= compiled.gpu_bytes
+                for b in compiled.buffers():
+                    self._destroy(b)
 
     def _destroy(self, buf: Any) -> None:
         """Destroy ``buf`` now, or after the next submit while recorded commands may name it."""
@@ -180,6 +191,18 @@ class WebGpuEager:
 
     def run(self, compiled: GpuCompiled, buffers: list[Any]) -> list[Any]:
         """Record ``compiled`` on ``buffers`` (one per runtime input); returns the output buffers."""
+        with self._lock:
+            try:
+                outs = self._record(compiled, buffers)
+            except BaseException:
+                self._encoder, self._pending = None, 0  # a half-recorded encoder cannot be submitted
+                raise
+            self._pending += 1
+            if self._pending >= MAX_PENDING:
+                self.flush()
+            return outs
+
+    def _record(self, compiled: GpuCompiled, buffers: list[Any]) -> list[Any]:
         with self.gdev.guard(f"eager {compiled.name}"):
             enc = self._enc()
             dst = compiled.arena.buffer
@@ -199,26 +222,24 @@ class WebGpuEager:
                 if n:
                     enc.copy_buffer_to_buffer(dst, off, ob, 0, _pad4(n))
                 outs.append(ob)
-        self._pending += 1
-        if self._pending >= MAX_PENDING:
-            self.flush()
         return outs
 
     def flush(self) -> None:
         """Submit the ops recorded so far."""
-        if self._encoder is not None:
-            enc, self._encoder, self._pending = self._encoder, None, 0
-            with self.gdev.guard("eager submit"):
-                self.gdev.queue.submit([enc.finish()])
-            self.submits += 1
-        dead, self._graveyard = self._graveyard, []
-        for b in dead:
-            self._destroy(b)
+        with self._lock:
+            if self._encoder is not None:
+                enc, self._encoder, self._pending = self._encoder, None, 0
+                with self.gdev.guard("eager submit"):
+                    self.gdev.queue.submit([enc.finish()])
+                self.submits += 1
+            dead, self._graveyard = self._graveyard, []
+            for b in dead:
+                self._destroy(b)
 
     def wait(self) -> None:
         """Submit pending ops and block until the GPU has finished all submitted work."""
-        self.flush()
-        with self.gdev.guard("eager wait"):
+        with self._lock, self.gdev.guard("eager wait"):
+            self.flush()
             if self._fence is None:
                 self._fence = (
                     self.device.create_buffer(label="gpulite.fence.src", size=4, usage=wgpu.BufferUsage.COPY_SRC),
@@ -237,38 +258,42 @@ class WebGpuEager:
         """A pooled buffer holding ``array``'s bytes (C order)."""
         # write_buffer runs at queue order *now*, ahead of the unsubmitted encoder, whose
         # commands may still read the buffer this pool hands out again: submit them first.
-        self.flush()
         raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-        buf = self.pool.acquire(raw.size)
-        if raw.size:
-            if raw.size % 4:
-                raw = np.concatenate([raw, np.zeros(-raw.size % 4, np.uint8)])
-            with self.gdev.guard("eager upload"):
-                self.gdev.queue.write_buffer(buf, 0, raw)
-        self.uploads += 1
+        if raw.size % 4:
+            raw = np.concatenate([raw, np.zeros(-raw.size % 4, np.uint8)])
+        with self._lock:
+            self.flush()
+            buf = self.pool.acquire(raw.size)
+            if raw.size:
+                with self.gdev.guard("eager upload"):
+                    self.gdev.queue.write_buffer(buf, 0, raw)
+            self.uploads += 1
         return buf
 
     def read(self, buf: Any, nbytes: int) -> np.ndarray:
         """The first ``nbytes`` of ``buf`` as a new uint8 array; waits for the GPU."""
-        self.flush()
-        staging = stage(self.gdev, buf, 0, nbytes, "eager read")
+        with self._lock:
+            self.flush()
+            staging = stage(self.gdev, buf, 0, nbytes, "eager read")
+            self.readbacks += 1
         with self.gdev.guard("eager read"):
             staging.map_sync(wgpu.MapMode.READ)
-        self.readbacks += 1
         return unstage(self.gdev, staging, nbytes, "eager read")
 
     async def read_async(self, buf: Any, nbytes: int) -> np.ndarray:
         """:meth:`read` without blocking the event loop (awaits wgpu's buffer map)."""
-        self.flush()
-        staging = stage(self.gdev, buf, 0, nbytes, "eager data()")
+        with self._lock:
+            self.flush()
+            staging = stage(self.gdev, buf, 0, nbytes, "eager data()")
+            self.readbacks += 1
         with self.gdev.guard("eager data()"):
             await staging.map_async(wgpu.MapMode.READ)
-        self.readbacks += 1
         return unstage(self.gdev, staging, nbytes, "eager data()")
 
     def release(self, buf: Any) -> None:
         """Give a tensor's buffer back to the pool."""
-        self.pool.release(buf)
+        with self._lock:
+            self.pool.release(buf)
 
     # -- accounting and lifetime ----------------------------------------------------------
     def allocated_bytes(self) -> int:

@@ -95,7 +95,8 @@ class WebGpuExecutable:
                           + [sum(-(-self.graph.tensors[i].nbytes // 4) * 4 for i in cpu_inputs), 4])
         needs = plan_needs(arena_bytes=self.garena.total_bytes, programs=programs,
                            buffer_bytes=max(self.garena.total_bytes, ubytes, stage_bytes))
-        check_device(gdev, needs)  # everything missing in one message, before any buffer exists
+        features = ("shader-f16",) if any(p.weights == "f16" for p in programs) else ()
+        check_device(gdev, needs, features=features)  # everything missing in one message, before any buffer exists
         prepare_pipelines(gdev, programs)
         self.garena.realize(gdev)
         self.constant_bytes = self.garena.const_bytes
@@ -124,12 +125,16 @@ class WebGpuExecutable:
         """Pipeline, bind group and workgroup counts of one program."""
         gdev, buf, size = self.gdev, self.garena.buffer, self.garena.total_bytes
         pipeline = get_pipeline(gdev, p)
+        entries = [
+            {"binding": 0, "resource": {"buffer": buf, "offset": 0, "size": size}},
+            {"binding": 1, "resource": {"buffer": self.ubuf, "offset": slot, "size": len(p.params)}},
+            {"binding": 2, "resource": {"buffer": buf, "offset": 0, "size": size}},
+        ]
+        if p.weights == "f16":  # the arena as array<vec4<f16>>, for the f16 weights
+            entries.append({"binding": 3, "resource": {"buffer": buf, "offset": 0, "size": size}})
         try:
-            bg = gdev.device.create_bind_group(label=p.name, layout=gdev.bind_group_layout, entries=[
-                {"binding": 0, "resource": {"buffer": buf, "offset": 0, "size": size}},
-                {"binding": 1, "resource": {"buffer": self.ubuf, "offset": slot, "size": len(p.params)}},
-                {"binding": 2, "resource": {"buffer": buf, "offset": 0, "size": size}},
-            ])
+            bg = gdev.device.create_bind_group(label=p.name, layout=gdev.bind_group_layout_for(p.weights),
+                                               entries=entries)
         except wgpu.GPUError as e:
             raise KernelError(f"{p.name}: the GPU rejected its bind group: {e}") from e
         return pipeline, bg, p.dispatch

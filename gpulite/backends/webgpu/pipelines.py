@@ -42,7 +42,7 @@ def _create(gdev: Any, p: Program) -> tuple[Program, Any, Exception | None]:
     try:
         module = gdev.device.create_shader_module(label=p.name, code=p.wgsl)
         promise = gdev.device.create_compute_pipeline_async(
-            label=p.name, layout=gdev.pipeline_layout, compute={"module": module, "entry_point": "main"})
+            label=p.name, layout=gdev.pipeline_layout_for(p.weights), compute={"module": module, "entry_point": "main"})
         return p, promise.sync_wait(), None
     except Exception as e:  # retried on the calling thread, which raises the proper KernelError
         return p, None, e
@@ -61,7 +61,8 @@ def prepare_pipelines(gdev: Any, programs: list[Program]) -> int:
         if p.key not in gdev.pipelines:
             missing.setdefault(p.key, p)
     threads = _threads(gdev, len(missing))
-    gdev.pipeline_layout  # noqa: B018  (created lazily: make it here, not racing in the workers)
+    for weights in {p.weights for p in missing.values()}:  # created lazily: here, not racing in the workers
+        gdev.pipeline_layout_for(weights)
     if threads == 1:
         results = [_create(gdev, p) for p in missing.values()]
     else:

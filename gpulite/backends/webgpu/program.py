@@ -49,6 +49,17 @@ INT_ACTIVATIONS = {
 # patterns or flush denormals, i.e. corrupt int32 values such as -1 or 5).
 _WORD_ACTIVATIONS = {"f32": ACTIVATIONS, "i32": INT_ACTIVATIONS, "u32": {None: "return v;"}}
 
+# Storage of weights (constant operands read through ``wt``/``wt4``; see :func:`make_program`).
+# "f16" programs enable WGSL's f16 extension and bind the arena a fourth time, as
+# array<vec4<f16>> (binding 3): the device's second bind-group layout (device.py).
+WEIGHT_FORMATS = ("f32", "f16")
+_WEIGHT_READS = {
+    "f32": "fn wt(i: u32) -> f32 { return buf[i]; }\nfn wt4(i: u32) -> vec4<f32> { return buf4[i]; }\n",
+    "f16": ("@group(0) @binding(3) var<storage, read_write> wbuf: array<vec4<f16>>;\n"
+            "fn wt(i: u32) -> f32 { return f32(wbuf[i >> 2u][i & 3u]); }\n"
+            "fn wt4(i: u32) -> vec4<f32> { return vec4<f32>(wbuf[i]); }\n"),
+}
+
 _SCALAR = {"u32": "I", "i32": "i", "f32": "f"}
 _VEC4 = {"vec4u": ("vec4<u32>", "I"), "vec4i": ("vec4<i32>", "i"), "vec4f": ("vec4<f32>", "f")}
 
@@ -77,6 +88,9 @@ class Program:
         The uniform block, laid out as the generated ``struct Params``.
     threads : int
         Threads that do work (``P.n``); the rest of the last workgroups return at once.
+    weights : {"f32", "f16"}
+        How its weights are stored; ``"f16"`` programs need the device's f16 bind-group
+        layout (a fourth binding) and the ``shader-f16`` feature.
     """
 
     name: str
@@ -86,6 +100,7 @@ class Program:
     dispatch: tuple[int, int, int]
     params: bytes
     threads: int
+    weights: str = "f32"
 
 
 def _pack(fields: list[tuple[str, str, Any]]) -> tuple[str, bytes]:
@@ -125,7 +140,7 @@ def dispatch_size(threads: int, workgroup_size: int) -> tuple[int, int, int]:
 
 def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[str, str, Any]], threads: int, *,
                  act: str | None = None, workgroup_size: int = DEFAULT_WORKGROUP_SIZE, word: str = "f32",
-                 **subs: str) -> Program:
+                 weights: str = "f32", **subs: str) -> Program:
     """Build a :class:`Program` from ``wgsl/<source>.wgsl``.
 
     Parameters
@@ -147,6 +162,11 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     word : {"f32", "i32", "u32"}
         Element type of ``buf`` (binding 0). ``u32`` for bit-exact moves of any 4-byte dtype;
         it takes no activation.
+    weights : {"f32", "f16"}
+        Storage of the constants the kernel reads with ``wt(i)`` (one value, ``i`` in elements
+        of that storage) and ``wt4(i)`` (four values, ``i`` in vec4s), defined for ``f32``
+        words: ``GpuContext.weights``, matching what ``GpuContext.weight``/``weight_input``
+        stored. Both return f32: f16 weights are widened on load, all arithmetic stays f32.
     **subs : str
         ``$NAME`` template substitutions in the source (dtypes, options); part of the key.
     """
@@ -156,15 +176,21 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
         raise ValueError(f"word {word!r}: expected one of {sorted(_WORD_ACTIVATIONS)}")
     if act not in acts:
         raise ValueError(f"fused activation {act!r} has no WGSL form for {word} words")
+    if weights not in WEIGHT_FORMATS:
+        raise ValueError(f"weights {weights!r}: expected one of {WEIGHT_FORMATS}")
     struct_src, data = _pack([("n", "u32", threads), *params])
     header = string.Template(_source("common")).substitute(
         PARAMS=struct_src, WG=workgroup_size, ACT=acts[act], WORD=word)
+    if word == "f32":
+        header += "\n" + _WEIGHT_READS[weights]
+    if weights == "f16":  # an enable directive must precede every declaration
+        header = "enable f16;\n" + header
     sources = (source,) if isinstance(source, str) else tuple(source)
     body = "\n".join(string.Template(_source(src)).substitute(subs) for src in sources)
     layout = tuple((f, t) for f, t, _ in params)
-    key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout)
+    key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, weights)
     return Program(name, key, header + "\n" + body, workgroup_size, dispatch_size(threads, workgroup_size),
-                   data, threads)
+                   data, threads, weights)
 
 
 def get_pipeline(gdev: Any, program: Program) -> Any:
@@ -184,7 +210,8 @@ def get_pipeline(gdev: Any, program: Program) -> Any:
     try:
         module = gdev.device.create_shader_module(label=program.name, code=program.wgsl)
         pipeline = gdev.device.create_compute_pipeline(
-            label=program.name, layout=gdev.pipeline_layout, compute={"module": module, "entry_point": "main"})
+            label=program.name, layout=gdev.pipeline_layout_for(program.weights),
+            compute={"module": module, "entry_point": "main"})
     except wgpu.GPUError as e:
         raise KernelError(f"{program.name}: the GPU rejected the kernel: {e}") from e
     gdev.pipelines[program.key] = (program.wgsl, pipeline)

@@ -24,6 +24,11 @@ _LAYOUT_NEEDS = {
     "max-storage-buffers-per-shader-stage": 2,
     "max-uniform-buffers-per-shader-stage": 1,
 }
+# precision="fp16" kernels also bind the arena as array<vec4<f16>> (binding 3).
+_F16_LAYOUT_NEEDS = {
+    "max-bindings-per-bind-group": 4,
+    "max-storage-buffers-per-shader-stage": 3,
+}
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,8 @@ def plan_needs(*, arena_bytes: int, buffer_bytes: int, programs: list[Program]) 
         Every GPU dispatch of the plan.
     """
     needs = [Need(k, v, "gpulite's bind-group layout") for k, v in _LAYOUT_NEEDS.items()]
+    if any(p.weights == "f16" for p in programs):  # fp16 weights: the arena bound a fourth time
+        needs += [Need(k, v, "gpulite's fp16 bind-group layout") for k, v in _F16_LAYOUT_NEEDS.items()]
     needs.append(Need("max-storage-buffer-binding-size", arena_bytes, "the arena (activations + constants)"))
     needs.append(Need("max-buffer-size", buffer_bytes, "the largest buffer"))
     if programs:

@@ -139,7 +139,7 @@ class CpuWarp:
     """Bilinear warp in numpy with the gather tables cached for the last geometry.
 
     For a fixed image size and region (the usual case: a detector on a video) each frame
-    costs one byte gather and four multiply-adds per output value.
+    costs one byte gather and at most four multiply-adds per output value.
     """
 
     def __init__(self) -> None:
@@ -147,8 +147,9 @@ class CpuWarp:
         self._idx: np.ndarray | None = None
         self._w: np.ndarray | None = None
 
-    def _tables(self, shape: tuple[int, int, int], a: np.ndarray, out_w: int, out_h: int, border: str) -> None:
-        key = (shape, a.tobytes(), out_w, out_h, border)
+    def _tables(self, shape: tuple[int, int, int], a: np.ndarray, out_w: int, out_h: int, border: str,
+                scale: float) -> None:
+        key = (shape, a.tobytes(), out_w, out_h, border, scale)
         if key == self._key:
             return
         h, w, ch = shape
@@ -166,25 +167,25 @@ class CpuWarp:
                 wt = np.where(inside, wt, 0.0)  # a black pixel contributes nothing before the offset
             idx.append((yi * w + xi).ravel())
             wts.append(wt.ravel())
-        flat = np.stack(idx)                                   # (4, N) pixel indices
-        byte = (flat[..., None] * ch + np.arange(3)).reshape(4, -1)  # RGB bytes of each tap; alpha ignored
-        self._idx = byte
-        self._w = np.repeat(np.stack(wts).astype(np.float32), 3, axis=1)
+        # Taps whose weight is zero everywhere are dropped: at an integer scale (640x480 -> 128x128
+        # samples every 5th pixel exactly) one gather remains, with the same result.
+        used = [k for k in range(4) if np.any(wts[k])] or [0]
+        flat = np.stack([idx[k] for k in used])                     # (taps, N) pixel indices
+        self._idx = (flat[..., None] * ch + np.arange(3)).reshape(len(used), -1)  # RGB bytes; alpha ignored
+        self._w = np.repeat((np.stack([wts[k] for k in used]) * scale).astype(np.float32), 3, axis=1)
         self._key = key
 
     def __call__(self, image: np.ndarray, a: np.ndarray, out_w: int, out_h: int, border: str,
                  scale: float, offset: float) -> np.ndarray:
         """The warped, normalised image as float32 (1, out_h, out_w, 3)."""
-        self._tables(image.shape, a, out_w, out_h, border)
+        self._tables(image.shape, a, out_w, out_h, border, scale)
         assert self._idx is not None and self._w is not None
-        taps = np.ascontiguousarray(image).reshape(-1).take(self._idx)  # (4, 3N) uint8
+        taps = np.ascontiguousarray(image).reshape(-1).take(self._idx)  # (taps, 3N) uint8
         w = self._w
         out = taps[0] * w[0]
-        out += taps[1] * w[1]
-        out += taps[2] * w[2]
-        out += taps[3] * w[3]
-        out *= np.float32(scale)
-        out += np.float32(offset)
+        for k in range(1, len(w)):
+            out += taps[k] * w[k]
+        out += np.float32(offset)  # the weights carry the value scale
         return out.reshape(1, out_h, out_w, 3)
 
 
@@ -239,6 +240,7 @@ class ImageToTensor(Calculator):
     def open(self, cc) -> None:
         self.backend = select_backend(requested_backend(cc, cc.options.backend), cc.node_name, "ImageToTensor")
         self._cpu = CpuWarp()
+        self._plan: tuple[Any, Any] = (None, None)  # (image size, rect) -> (sampling matrix, transform)
         self._gpu: Any = None
         if self.backend == "webgpu":
             from gpulite.backends.webgpu.pipeline import ImageToTensorGpu
@@ -251,7 +253,9 @@ class ImageToTensor(Calculator):
         o: ImageToTensorOptions = cc.options
         rect = cc.inputs.get("NORM_RECT")
         size = check_image(image)
-        a, transform = plan_transform(size, rect, o)
+        if self._plan[0] != (size, rect):  # a video at a fixed region: planned once
+            self._plan = ((size, rect), plan_transform(size, rect, o))
+        a, transform = self._plan[1]
         scale, offset = o.value_transform
         if self._gpu is not None:
             tensor: Any = self._gpu.run(image, a, o.output_width, o.output_height, o.border_mode, scale, offset)

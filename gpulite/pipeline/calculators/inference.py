@@ -74,15 +74,21 @@ class ModelRunner:
         self._gpu: Any = None
         if backend == "webgpu":
             from gpulite.backends.webgpu import pipeline as gpu
-            self._gpu = gpu
-            kw = {"device": gpu.shared_device(), "outputs_on_gpu": self.output_on_gpu}
+            self._gpu, self._gdev = gpu, gpu.shared_device()
+            kw = {"device": self._gdev, "outputs_on_gpu": self.output_on_gpu}
         src = {"model_content": bytes(model)} if isinstance(model, (bytes, bytearray)) else {"model_path": model}
         self.it = Interpreter(**src, num_threads=num_threads, backend=backend, **kw)
         self.it.allocate_tensors()
-        self.inputs = [d["index"] for d in self.it.get_input_details()]
+        self._details()
         self.outputs = [d["index"] for d in self.it.get_output_details()]
         self._stats = self._transfers()
         self._warned = False
+
+    def _details(self) -> None:
+        details = self.it.get_input_details()
+        self.inputs = [d["index"] for d in details]
+        self._shapes = [tuple(int(n) for n in d["shape"]) for d in details]
+        self._dtypes = [d["dtype"] for d in details]
 
     def _transfers(self) -> tuple[int, int]:
         if self._gpu is None:
@@ -91,7 +97,7 @@ class ModelRunner:
         return s["bytes_uploaded"], s["bytes_read_back"]
 
     def _set(self, k: int, index: int, t: Any) -> None:
-        shape = tuple(self.it.get_input_details()[k]["shape"])
+        shape = self._shapes[k]
         if _is_gpu_tensor(t):
             if self._gpu is not None:
                 if tuple(t.shape) != shape:
@@ -104,10 +110,12 @@ class ModelRunner:
                 self._warned = True
             t = t.data_sync()
         arr = np.asarray(t)
-        if arr.shape != shape:
+        if arr.shape != shape:  # MediaPipe's InferenceCalculator resizes to what comes, too
             self.it.resize_tensor_input(index, list(arr.shape))
             self.it.allocate_tensors()
-        self.it.set_tensor(index, arr.astype(self.it.get_input_details()[k]["dtype"], copy=False))
+            self._details()
+            self._stats = self._transfers()  # a new plan: its counters start again (constants included)
+        self.it.set_tensor(index, arr.astype(self._dtypes[k], copy=False))
 
     def run(self, tensors: list[Any]) -> list[Any]:
         if len(tensors) != len(self.inputs):
@@ -117,8 +125,8 @@ class ModelRunner:
             self._set(k, index, t)
         self.it.invoke()
         if self.output_on_gpu:
-            outs = self._gpu.copy_tensors(self._gpu.shared_device(),
-                                          [self.it.get_output_gpu(i) for i in self.outputs], "inference_outputs")
+            outs = self._gpu.copy_tensors(self._gdev, [self.it.get_output_gpu(i) for i in self.outputs],
+                                          "inference_outputs")
         else:
             outs = [self.it.get_tensor(i) for i in self.outputs]
         if self._gpu is not None:  # the interpreter's own traffic (inputs set on the host, outputs read back)

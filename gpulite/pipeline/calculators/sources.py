@@ -112,7 +112,7 @@ class VideoReader:
             self.close()
             raise
         tb = self.stream.time_base
-        ts = int(round(float(frame.pts * tb) * 1e6)) if frame.pts is not None and tb else self.last + 1
+        ts = round(float(frame.pts * tb) * 1e6) if frame.pts is not None and tb else self.last + 1
         self.last = ts = max(ts, self.last + 1)  # some containers repeat or omit pts
         self.count += 1
         return ts, frame.to_ndarray(format="rgb24")
@@ -284,6 +284,34 @@ def open_camera(device: int = 0, width: int = 0, height: int = 0) -> Any:
     return cap
 
 
+class CameraReader:
+    """Iterates (microseconds since the first frame, RGB frame) from a camera; see :func:`open_camera`."""
+
+    def __init__(self, device: int = 0, width: int = 0, height: int = 0, max_frames: int = -1) -> None:
+        self.cap: Any = open_camera(device, width, height)
+        self.max_frames, self.count, self.last = max_frames, 0, -1
+        self.start: float | None = None
+
+    def __iter__(self) -> CameraReader:
+        return self
+
+    def __next__(self) -> tuple[int, np.ndarray]:
+        ok, bgr = (False, None) if self.cap is None or 0 <= self.max_frames <= self.count else self.cap.read()
+        if not ok:
+            self.close()
+            raise StopIteration
+        now = time.monotonic()
+        self.start = now if self.start is None else self.start
+        self.last = ts = max(int((now - self.start) * 1e6), self.last + 1)
+        self.count += 1
+        return ts, np.ascontiguousarray(bgr[..., ::-1])
+
+    def close(self) -> None:
+        if self.cap is not None:
+            self.cap.release()
+            self.cap = None
+
+
 @register_calculator
 class CameraSource(Calculator):
     """Live frames from a camera through OpenCV, stamped in microseconds since the first frame.
@@ -302,23 +330,16 @@ class CameraSource(Calculator):
 
     def open(self, cc) -> None:
         o = cc.options
-        self.cap = open_camera(o.device, o.width, o.height)
-        self.start: float | None = None
-        self.count = 0
-        self.last = -1
+        self.frames = CameraReader(o.device, o.width, o.height, o.max_frames)
 
     def process(self, cc) -> None:
-        ok, bgr = self.cap.read()
-        if not ok or 0 <= cc.options.max_frames <= self.count:
+        item = next(self.frames, None)
+        if item is None:
             cc.stop()
             return
-        now = time.monotonic()
-        self.start = now if self.start is None else self.start
-        ts = max(int((now - self.start) * 1e6), self.last + 1)
-        self.last, self.count = ts, self.count + 1
-        cc.output("IMAGE", np.ascontiguousarray(bgr[..., ::-1]), timestamp=ts)
+        cc.output("IMAGE", item[1], timestamp=item[0])
 
     def close(self, cc) -> None:
-        cap = getattr(self, "cap", None)
-        if cap is not None:
-            cap.release()
+        frames = getattr(self, "frames", None)
+        if frames is not None:
+            frames.close()

@@ -27,6 +27,7 @@ CPU path a GPU tensor is read back whole (logged once). ``ANCHORS`` comes from
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,10 +90,10 @@ class TensorsToDetectionsOptions:
 def check_tensors(regressors_shape: tuple[int, ...], scores_shape: tuple[int, ...],
                   o: TensorsToDetectionsOptions) -> None:
     """Raise :class:`PipelineValueError` unless the two tensors have the option's sizes."""
-    if int(np.prod(regressors_shape)) != o.num_boxes * o.num_coords:
+    if math.prod(regressors_shape) != o.num_boxes * o.num_coords:
         raise PipelineValueError(f"TensorsToDetections: regressors of shape {tuple(regressors_shape)} do not hold "
                                  f"num_boxes x num_coords = {o.num_boxes} x {o.num_coords} values")
-    if int(np.prod(scores_shape)) != o.num_boxes * o.num_classes:
+    if math.prod(scores_shape) != o.num_boxes * o.num_classes:
         raise PipelineValueError(f"TensorsToDetections: scores of shape {tuple(scores_shape)} do not hold "
                                  f"num_boxes x num_classes = {o.num_boxes} x {o.num_classes} values")
 
@@ -100,11 +101,14 @@ def check_tensors(regressors_shape: tuple[int, ...], scores_shape: tuple[int, ..
 def best_scores(scores: np.ndarray, o: TensorsToDetectionsOptions) -> tuple[np.ndarray, np.ndarray]:
     """(score, class id) per box: the best non-ignored class, clipped and sigmoided as configured."""
     s = np.asarray(scores, np.float32).reshape(o.num_boxes, o.num_classes)
-    if o.ignore_classes:
-        s = s.copy()
-        s[:, [c for c in o.ignore_classes if 0 <= c < o.num_classes]] = -np.inf
-    cls = np.argmax(s, axis=1)
-    best = s[np.arange(o.num_boxes), cls]
+    if o.num_classes == 1 and not o.ignore_classes:  # one class (BlazeFace): no argmax needed
+        best, cls = s[:, 0], np.zeros(o.num_boxes, np.intp)
+    else:
+        if o.ignore_classes:
+            s = s.copy()
+            s[:, [c for c in o.ignore_classes if 0 <= c < o.num_classes]] = -np.inf
+        cls = np.argmax(s, axis=1)
+        best = s[np.arange(o.num_boxes), cls]
     if o.score_clipping_thresh is not None:
         best = np.clip(best, -o.score_clipping_thresh, o.score_clipping_thresh)
     if o.sigmoid_score:
@@ -193,6 +197,10 @@ class TensorsToDetections(Calculator):
         o: TensorsToDetectionsOptions = cc.options
         self.anchors: np.ndarray | None = generate_anchors(o.anchors) if o.anchors is not None else None
         self.backend = select_backend(requested_backend(cc, o.backend), cc.node_name, "TensorsToDetections")
+        if self.backend == "webgpu" and o.ignore_classes:
+            log.info("node %r: ignore_classes is decoded on the cpu only; GPU tensors will be read back",
+                     cc.node_name)
+            self.backend = "cpu"
         self._gpu: Any = None
         self._warned = False
 
@@ -211,7 +219,8 @@ class TensorsToDetections(Calculator):
             raise PipelineValueError(f"node {cc.node_name!r}: no anchors: connect an ANCHORS stream (SsdAnchors) "
                                      "or set the 'anchors' option")
         if len(tensors) < 2:
-            raise PipelineValueError(f"node {cc.node_name!r}: expected [regressors, scores], got {len(tensors)} tensor(s)")
+            raise PipelineValueError(f"node {cc.node_name!r}: expected [regressors, scores], "
+                                     f"got {len(tensors)} tensor(s)")
         regressors, scores = tensors[0], tensors[1]
         on_gpu = hasattr(regressors, "buffer") and hasattr(scores, "buffer")
         if on_gpu and self.backend == "webgpu":
@@ -219,7 +228,7 @@ class TensorsToDetections(Calculator):
                 from gpulite.backends.webgpu.pipeline import DetectionDecoderGpu
                 self._gpu = DetectionDecoderGpu(self.anchors, o)
             check_tensors(regressors.shape, scores.shape, o)
-            idx, best, cls, decoded = self._gpu.run(regressors, scores)
+            _, best, cls, decoded = self._gpu.run(regressors, scores)
             dets = make_detections(decoded, best, cls, o)
         else:
             if on_gpu and not self._warned:

@@ -77,20 +77,7 @@ def open_input(spec: str, max_frames: int = -1) -> tuple[Iterator[tuple[int, np.
     from gpulite.pipeline.calculators import sources
 
     if spec.startswith("camera:"):
-        cap = sources.open_camera(int(spec.partition(":")[2] or 0))
-
-        def camera() -> Iterator[tuple[int, np.ndarray]]:
-            t0, n = time.monotonic(), 0
-            try:
-                while max_frames < 0 or n < max_frames:
-                    ok, bgr = cap.read()
-                    if not ok:
-                        return
-                    yield int((time.monotonic() - t0) * 1e6) + n, np.ascontiguousarray(bgr[..., ::-1])
-                    n += 1
-            finally:
-                cap.release()
-        return camera(), 30.0, 0
+        return sources.CameraReader(int(spec.partition(":")[2] or 0), max_frames=max_frames), 30.0, max(max_frames, 0)
     p = Path(spec)
     if p.is_dir():
         files = sorted(f for f in p.iterdir() if f.suffix.lower() in sources.IMAGE_SUFFIXES)
@@ -121,9 +108,11 @@ class RunSummary:
 
     def lines(self) -> list[str]:
         out = [f"frames     {self.frames_in} in, {self.frames_out} out, {self.drops} dropped",
-               f"time       {self.seconds:.2f} s, {self.fps:.1f} frames/s (after {self.startup_seconds:.2f} s start-up)"]
+               f"time       {self.seconds:.2f} s, {self.fps:.1f} frames/s "
+               f"(after {self.startup_seconds:.2f} s start-up)"]
         if self.bytes_per_frame is not None:
-            out.append(f"transfers  {self.bytes_per_frame / 1024:.1f} KiB host<->GPU per frame (one-time uploads included)")
+            out.append(f"transfers  {self.bytes_per_frame / 1024:.1f} KiB host<->GPU per frame "
+                       "(one-time uploads included)")
         if self.per_node_ms:
             out.append("per node   " + ", ".join(f"{k} {v:.2f} ms" for k, v in self.per_node_ms.items()))
         return out

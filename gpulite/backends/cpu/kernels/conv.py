@@ -22,6 +22,8 @@ from gpulite.errors import ShapeError, UnsupportedOpError
 IM2COL_BUDGET = 1 << 18
 # Elements per chunk of a direct (1x1) conv's input or output when it is chunked.
 DIRECT_BUDGET = 1 << 16
+# A direct conv adds its bias in the GEMM when AUGMENT_DIRECT * (input channels + 1) <= outputs.
+AUGMENT_DIRECT = 2
 # Multiply-adds per thread below which a conv runs on one thread.
 PARALLEL_MACS = 1 << 21
 
@@ -67,15 +69,27 @@ class ConvGemm:
         out2 = out.reshape(-1, o)
         if win.kh == win.kw == 1 and win.sh == win.sw == 1 and not win.padded:
             x2 = x.reshape(-1, win.c)
-            if augment or dtype != x.dtype:
+            if pool is None and (augment or dtype != x.dtype):
                 mat = np.ones((x2.shape[0], self.k), dtype)
                 self.parts = [[([(mat[:, :k], x2)], mat, out2, None)]]
                 return
             total = out2.shape[0]
-            step = total if epilogue is None and parts == 1 else max(1, DIRECT_BUDGET // max(o, win.c, 1))
+            chunked = epilogue is not None or parts > 1 or augment
+            step = max(1, DIRECT_BUDGET // max(o, self.k, 1)) if chunked else total
             step = min(step, -(-total // parts))
             spans = [(p, min(total, p + step)) for p in range(0, total, step)]
-            self.parts = self._deal([([], x2[p0:p1], out2[p0:p1], p0, p1) for p0, p1 in spans], parts, epilogue)
+            if not augment:
+                self.parts = self._deal([([], x2[p0:p1], out2[p0:p1], p0, p1) for p0, p1 in spans], parts, epilogue)
+                return
+            # [x | 1] per chunk in the shared scratch, so the GEMM adds the bias (its last row)
+            nparts = max(1, min(parts, len(spans)))
+            mats = [pool.get(("im2col", q), (step, self.k), dtype) for q in range(nparts)]
+            chunks = []
+            for q in range(nparts):
+                for p0, p1 in spans[q * len(spans) // nparts:(q + 1) * len(spans) // nparts]:
+                    mat = mats[q][: p1 - p0]
+                    chunks.append(([(mat[:, :k], x2[p0:p1]), (mat[:, k], 1.0)], mat, out2[p0:p1], p0, p1))
+            self.parts = self._deal(chunks, nparts, epilogue)
             return
         self.pad = PaddedInput(x, win, fill, dtype)
         rows = max(1, IM2COL_BUDGET // max(win.ow * self.k, 1))
@@ -174,11 +188,16 @@ def conv_2d(node, ctx):
     k = kh * kw * ci
     bias = ctx.input(2).reshape(o) if ctx.has_input(2) else None
     direct = kh == kw == 1 and win.sh == win.sw == 1 and not win.padded
-    # im2col convs add a constant bias in the GEMM (a ones column); others in the epilogue.
-    augment = bias is not None and not direct and ctx.const(2) is not None
+    # A constant bias is added by the GEMM (a ones column after the patches) for im2col
+    # convs, and for direct convs whose input is narrow enough that copying it next to a
+    # ones column costs less than a pass adding the bias to the (wider) output.
+    augment = bias is not None and ctx.const(2) is not None and (not direct or AUGMENT_DIRECT * (ci + 1) <= o)
     ep = Epilogue(node, ctx, out, bias=None if augment else bias, bias_const=ctx.const(2) is not None)
     parts = conv_parts(ctx.num_threads, out.size // o * k * o)
     gemm = ConvGemm(win, x, out, 0.0, augment=augment, pool=ctx.scratch, epilogue=ep or None, parts=parts)
+    if wconst is not None and not augment:
+        # BLAS reads the (O, K) filter transposed in place: no copy of the weights.
+        return gemm.bind(wconst.reshape(o, k).T)
     wt = np.empty((gemm.k, o), np.float32)  # rows (kh, kw, ci) match the patches; then the bias
     if wconst is not None:
         np.copyto(wt[:k], wconst.reshape(o, k).T)
@@ -203,7 +222,8 @@ def _single_output_conv(node, ctx, win: Window, w: np.ndarray):
     """
     x, out = ctx.input(0), ctx.output(0)
     partial = ctx.scratch.get(("single_output_conv",), (*out.shape[:3], win.c), np.float32)
-    phased, plans = depthwise_plan(win, x, partial, 1, np.asarray(w, np.float32)[0], None, 0.0, np.float32)
+    phased, plans = depthwise_plan(win, x, partial, 1, np.asarray(w, np.float32)[0], None, 0.0, np.float32,
+                                   pool=ctx.scratch)
     ones = np.ones((win.c, 1), np.float32)
     partial2, out2 = partial.reshape(-1, win.c), out.reshape(-1, 1)
     bias = ctx.input(2).reshape(1) if ctx.has_input(2) else None

@@ -111,7 +111,7 @@ def depthwise_plan(win: Window, x: np.ndarray, out: np.ndarray, mult: int, w: np
                    bias: np.ndarray | None, fill, dtype, parts: int = 1, epilogue=None,
                    pool=None) -> tuple[PhaseInput, list[list]]:
     """The phase buffers and per-thread chunk plans of a depthwise conv computing in ``dtype``."""
-    phased = PhaseInput(x, win, mult, fill, dtype)
+    phased = PhaseInput(x, win, mult, fill, dtype, pool)
     return phased, tap_plan(win, phased, out, w.astype(dtype), bias, parts, epilogue, pool)
 
 

@@ -1,5 +1,6 @@
 """CONV_2D and DEPTHWISE_CONV_2D (float32, NHWC; bias, fused activation or fused PReLU in the
-kernel: see kernels/prelu.py)."""
+kernel: see kernels/prelu.py). Constant weights, biases and alphas go through ``ctx.weight``
+(float16 in fp16 plans) and are read with ``wt``/``wt4``; activations and math stay f32."""
 
 from __future__ import annotations
 
@@ -88,10 +89,12 @@ def conv2d(node: Node, ctx: GpuContext) -> Program:
     name = f"conv_2d {x.shape}*{w.shape}->{out.shape}"
     extra, fin = finish(node, ctx)
     if cin % 4 == 0 and x.offset % 4 == 0:  # whole vec4s per pixel: read through buf4
-        params += [("in_c4", "u32", cin // 4), ("w_off", "u32", ctx.upload(packed_weights_c4(w)).offset), *extra]
-        return make_program(name, "conv2d_c4", params, n * oh * ow * groups, act=node.activation, **fin)
-    params += [("out_c4", "u32", groups * 4), ("w_off", "u32", ctx.upload(packed_weights(w)[0]).offset), *extra]
-    return make_program(name, "conv2d", params, n * oh * ow * groups, act=node.activation, **fin)
+        params += [("in_c4", "u32", cin // 4), ("w_off", "u32", ctx.weight(packed_weights_c4(w)).offset), *extra]
+        return make_program(name, "conv2d_c4", params, n * oh * ow * groups, act=node.activation,
+                            weights=ctx.weights, **fin)
+    params += [("out_c4", "u32", groups * 4), ("w_off", "u32", ctx.weight(packed_weights(w)[0]).offset), *extra]
+    return make_program(name, "conv2d", params, n * oh * ow * groups, act=node.activation, weights=ctx.weights,
+                        **fin)
 
 
 def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> Program:
@@ -127,13 +130,13 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> Program:
     opts = node.options or sg.DepthwiseConv2DOptions()
     name = f"depthwise_conv_2d {x.shape}*{w.shape}->{out.shape}"
     window = _window(ctx, opts, x, out, kh, kw)
-    w_off, bias_off = ctx.input(1).offset, bias_ref(ctx, cout, cout).offset
+    w_off, bias_off = ctx.weight_input(1).offset, bias_ref(ctx, cout, cout).offset
     extra, fin = finish(node, ctx)
     if cout == cin and cin % 4 == 0 and x.offset % 4 == 0 and out.offset % 4 == 0:  # common: vec4 per thread
         n, oh, ow, _ = out.shape
         params = [p for p in window if p[0] not in ("in_c", "out_c")] + [
             ("c4", "u32", cin // 4), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off), *extra]
         return make_program(name, "depthwise_conv2d_c4", params, n * oh * ow * cin // 4, act=node.activation,
-                            **fin)
+                            weights=ctx.weights, **fin)
     params = [*window, ("mult", "u32", cout // cin), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off), *extra]
-    return make_program(name, "depthwise_conv2d", params, out.size, act=node.activation, **fin)
+    return make_program(name, "depthwise_conv2d", params, out.size, act=node.activation, weights=ctx.weights, **fin)

@@ -1,12 +1,12 @@
 """Elementwise binary ops with broadcasting (float32; int32 where TFLite has it): ADD, SUB,
-MUL, DIV, PRELU, ..."""
+MUL, DIV, PRELU, ... A constant float operand is stored as float16 in fp16 plans (math in f32)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from gpulite.backends.kernels import register_kernel
-from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.kernels.prelu import FUSABLE, alpha_per_channel, finish, keep_fused_prelu
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Graph, Node
@@ -57,14 +57,32 @@ def broadcast_strides(a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ..
     return dims or [1], sa or [0], sb or [0]
 
 
+def _ref_of(ctx: GpuContext, i: int) -> TensorRef:
+    """Input i's dtype, shape and layout for checks, without storing the constant yet."""
+    t = ctx.in_info(i)
+    return TensorRef(0, tuple(t.shape), t.dtype)
+
+
+def _operand(ctx: GpuContext, i: int, word: str) -> tuple[TensorRef, str]:
+    """Input i and the WGSL function that reads it: ``wt`` for a float constant in an fp16 plan
+    (stored as float16 by ``ctx.weight_input``), else ``ld`` (the arena word)."""
+    if word == "f32" and ctx.weights == "f16" and ctx.const(i) is not None:
+        return ctx.weight_input(i), "wt"
+    return ctx.input(i), "ld"
+
+
 def _binary(expr: str):
     def factory(node: Node, ctx: GpuContext) -> Program:
-        a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
         # int32 runs the same expressions on an i32 view of the arena (wrapping, as TFLite's
         # int32 kernels in practice); DIV truncation and PRELU are float-only here.
-        word = "i32" if a.dtype == np.int32 and node.op in _INT_OPS else "f32"
-        ctx.require_dtypes((a, b, out), (np.int32,) if word == "i32" else (np.float32,))
+        word = "i32" if ctx.in_info(0).dtype == np.int32 and node.op in _INT_OPS else "f32"
+        ctx.require_dtypes((ctx.input(0) if ctx.const(0) is None else _ref_of(ctx, 0),
+                            ctx.input(1) if ctx.const(1) is None else _ref_of(ctx, 1), ctx.output(0)),
+                           (np.int32,) if word == "i32" else (np.float32,))
         ctx.require_quant_free(0, 1)
+        # A constant float operand is a weight in fp16 plans (float16, read with wt).
+        (a, load_a), (b, load_b) = _operand(ctx, 0, word), _operand(ctx, 1, word)
+        out = ctx.output(0)
         try:
             bshape = np.broadcast_shapes(a.shape, b.shape)
         except ValueError:
@@ -82,7 +100,8 @@ def _binary(expr: str):
             ("channels", "u32", out.shape[-1] if out.shape else 1), *extra,
         ]
         return make_program(f"{node.op.lower()} {a.shape}x{b.shape}->{out.shape}", "binary", params, out.size,
-                            act=node.activation, word=word, OP=expr, WORD_T=word, **fin)
+                            act=node.activation, word=word, weights=ctx.weights if word == "f32" else "f32",
+                            OP=expr, WORD_T=word, LOAD_A=load_a, LOAD_B=load_b, **fin)
     return keep_fused_prelu(factory)
 
 

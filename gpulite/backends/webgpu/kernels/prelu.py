@@ -40,12 +40,13 @@ def alpha_per_channel(g: Graph, prelu: Node, out_shape: tuple[int, ...]) -> bool
 
 def finish(node: Node, ctx: GpuContext) -> tuple[list[tuple[str, str, int]], dict[str, str]]:
     """Extra params and the ``$FINISH`` body of ``fn finish(v: f32, c: u32) -> f32``: the fused
-    activation, or (``attrs["fused_prelu"]``) the PReLU as LiteRT's ``x >= 0 ? x : x * alpha``."""
+    activation, or (``attrs["fused_prelu"]``) the PReLU as LiteRT's ``x >= 0 ? x : x * alpha``
+    (alpha a weight: ``ctx.weight``, so the program must be built with ``weights=ctx.weights``)."""
     if "fused_prelu" not in node.attrs:
         return [], {"FINISH": "return act(v);"}
     alpha = ctx.graph.tensors[node.attrs["fused_prelu"]].const.astype(np.float32).reshape(-1)
-    params = [("alpha_off", "u32", ctx.upload(alpha).offset), ("alpha_step", "u32", int(alpha.size > 1))]
-    return params, {"FINISH": "return select(v * buf[P.alpha_off + c * P.alpha_step], v, v >= 0.0);"}
+    params = [("alpha_off", "u32", ctx.weight(alpha).offset), ("alpha_step", "u32", int(alpha.size > 1))]
+    return params, {"FINISH": "return select(v * wt(P.alpha_off + c * P.alpha_step), v, v >= 0.0);"}
 
 
 def keep_fused_prelu(factory: Callable[[Node, GpuContext], Program]) -> Callable[[Node, GpuContext], Program]:

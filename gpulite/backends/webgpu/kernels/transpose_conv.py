@@ -34,10 +34,10 @@ def _program(node: Node, ctx: GpuContext, x: TensorRef, w_index: int, bias_index
         ("pad_top", "i32", pads[0]), ("pad_left", "i32", pads[1]),
         ("groups", "u32", groups), ("out_c4", "u32", groups * 4),
         ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
-        ("w_off", "u32", ctx.upload(wt).offset), ("bias_off", "u32", bias_ref(ctx, oc, groups * 4, bias_index).offset),
+        ("w_off", "u32", ctx.weight(wt).offset), ("bias_off", "u32", bias_ref(ctx, oc, groups * 4, bias_index).offset),
     ]
     return make_program(f"{node.op.lower()} {x.shape}*{w.shape}->{out.shape}", "transpose_conv", params,
-                        n * oh * ow * groups, act=node.activation)
+                        n * oh * ow * groups, act=node.activation, weights=ctx.weights)
 
 
 @register_kernel("TRANSPOSE_CONV", "webgpu")

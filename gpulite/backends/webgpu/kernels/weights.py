@@ -8,14 +8,15 @@ from gpulite.backends.webgpu.context import GpuContext, TensorRef
 
 
 def bias_ref(ctx: GpuContext, n: int, padded: int, index: int = 2) -> TensorRef:
-    """Input ``index`` (the bias) as a constant of ``padded`` floats (zeros when absent or beyond ``n``)."""
+    """Input ``index`` (the bias) as a weight constant of ``padded`` floats (zeros when absent or
+    beyond ``n``), read with ``wt``/``wt4`` (float16 in fp16 plans: ``ctx.weight``)."""
     b = np.zeros(padded, np.float32)
     if ctx.has_input(index):
         val = ctx.const(index)
         if val is None:
             raise ctx.unsupported("bias computed at run time")
         b[:n] = val.astype(np.float32).reshape(-1)
-    return ctx.upload(b)
+    return ctx.weight(b)
 
 
 def packed_weights(w: np.ndarray) -> tuple[np.ndarray, int]:

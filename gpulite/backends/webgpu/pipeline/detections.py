@@ -2,8 +2,8 @@
 
 Only the anchors that pass the score threshold come back: a 16-byte counter and a compact list
 of decoded records, read through one mapped staging buffer. The first read takes the counter
-and up to ``first_read`` records (1.8 KiB for BlazeFace); a second read fetches the rest only
-when more anchors passed.
+and room for ``first_read`` records (1,840 bytes for BlazeFace, counted whole); a second read
+fetches the rest only when more anchors passed.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ class DetectionDecoderGpu:
             self.count = dev.create_buffer(label="gpulite.pipeline.det_count", size=_HEADER,
                                            usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
                                            | wgpu.BufferUsage.COPY_DST)
-            self.records = dev.create_buffer(label="gpulite.pipeline.det_records", size=self.num_boxes * self.stride * 4,
+            self.records = dev.create_buffer(label="gpulite.pipeline.det_records",
+                                             size=self.num_boxes * self.stride * 4,
                                              usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
             self.staging = dev.create_buffer(label="gpulite.pipeline.det_staging",
                                              size=_HEADER + self.num_boxes * self.stride * 4,
@@ -118,7 +119,7 @@ class DetectionDecoderGpu:
             n = int(head[:4].view(np.uint32)[0])
             got = min(n, self.first_read) * rec_bytes
             raw = head[_HEADER:_HEADER + got]
-            moved = _HEADER + got
+            moved = _HEADER + first  # what crossed into the mapped staging buffer, used or not
             if n > self.first_read:  # more than the first read holds: fetch the rest
                 rest = (n - self.first_read) * rec_bytes
                 enc = dev.create_command_encoder(label="gpulite.pipeline.decode_detections.rest")

@@ -58,7 +58,8 @@ class ImageToTensorGpu:
             return buf, w, h, c, w * c, 0
         handle, w, h = image.handle, image.width, image.height
         if image.device is not None and image.device is not self.gdev.device:
-            raise DeviceMismatchError(f"ImageToTensor: the GpuImage lives on another device than {self.gdev.describe()}")
+            raise DeviceMismatchError(
+                f"ImageToTensor: the GpuImage lives on another device than {self.gdev.describe()}")
         if image.format in ("rgb8", "rgba8"):
             c = 3 if image.format == "rgb8" else 4
             return handle, w, h, c, w * c, 0

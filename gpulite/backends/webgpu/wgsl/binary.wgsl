@@ -2,7 +2,8 @@
 // finish is the fused activation or a fused PReLU (kernels/prelu.py).
 // P.shape is the output shape collapsed to 4 dims; P.sa / P.sb are a's and b's strides in
 // words over those dims, 0 along a broadcast dim. The output is dense, so the channel (last
-// axis) of element i is i % P.channels whatever the collapsing did.
+// axis) of element i is i % P.channels whatever the collapsing did. Operands are read with ld
+// (the arena word) or, for a constant operand in an fp16 plan, wt (float16 widened to f32).
 
 fn finish(v: $WORD_T, c: u32) -> $WORD_T {
     $FINISH
@@ -15,7 +16,7 @@ fn run(i: u32) {
     let c2 = r % P.shape.z;
     r = r / P.shape.z;
     let c = vec4<u32>(r / P.shape.y, r % P.shape.y, c2, c3);
-    let a = buf[P.a_off + dot(c, P.sa)];
-    let b = buf[P.b_off + dot(c, P.sb)];
+    let a = $LOAD_A(P.a_off + dot(c, P.sa));
+    let b = $LOAD_B(P.b_off + dot(c, P.sb));
     buf[P.out_off + i] = finish($OP, i % P.channels);
 }

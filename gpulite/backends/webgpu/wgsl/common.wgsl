@@ -14,6 +14,11 @@ $PARAMS
 
 fn act(v: $WORD) -> $WORD { $ACT }
 
+// ld(i): a word of the arena (activations). For f32 words, wt(i) / wt4(i) follow this header:
+// weights and constant operands stored by GpuContext.weight, as f32 or (precision="fp16") f16,
+// always returned as f32 (program.py).
+fn ld(i: u32) -> $WORD { return buf[i]; }
+
 @compute @workgroup_size($WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     // Large grids spill into y (65535 workgroups per dimension); fold them back to one index.

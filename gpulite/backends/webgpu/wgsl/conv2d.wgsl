@@ -1,6 +1,7 @@
 // CONV_2D, NHWC, four output channels per thread (bias and activation fused).
 // Weights are re-laid out at allocate time to [KH, KW, Cin, Cout4] (Cout padded to a multiple
-// of 4 with zeros) so one input value feeds four consecutive weights.
+// of 4 with zeros) so one input value feeds four consecutive weights: one wt4 load (weights and
+// bias are constants, float16 in fp16 plans; offsets a multiple of 4 values).
 
 // finish(): the fused activation, or a fused PReLU with per-channel alpha (conv.py).
 fn finish(v: f32, c: u32) -> f32 {
@@ -15,8 +16,7 @@ fn run(i: u32) {
     let oy = r % P.out_h;
     let b = r / P.out_h;
     let oc = g * 4u;
-    var acc = vec4<f32>(buf[P.bias_off + oc], buf[P.bias_off + oc + 1u], buf[P.bias_off + oc + 2u],
-                        buf[P.bias_off + oc + 3u]);
+    var acc = wt4((P.bias_off + oc) / 4u);
     let iy0 = i32(oy * P.stride_h) - P.pad_top;
     let ix0 = i32(ox * P.stride_w) - P.pad_left;
     for (var ky = 0u; ky < P.k_h; ky++) {
@@ -32,7 +32,7 @@ fn run(i: u32) {
             let xb = P.x_off + ((b * P.in_h + u32(iy)) * P.in_w + u32(ix)) * P.in_c;
             var wb = P.w_off + (ky * P.k_w + kx) * P.in_c * P.out_c4 + oc;
             for (var c = 0u; c < P.in_c; c++) {
-                acc += buf[xb + c] * vec4<f32>(buf[wb], buf[wb + 1u], buf[wb + 2u], buf[wb + 3u]);
+                acc += buf[xb + c] * wt4(wb / 4u);
                 wb += P.out_c4;
             }
         }

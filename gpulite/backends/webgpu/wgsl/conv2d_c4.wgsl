@@ -2,7 +2,8 @@
 // read four channels at a time through buf4 (bias and activation fused).
 // Weights are re-laid out at allocate time to [G, KH, KW, Cin/4, 4, 4] (G groups of 4 output
 // channels, zero-padded): for input channels 4k..4k+3 a thread reads four consecutive vec4s,
-// the columns of a 4x4 block, so each thread walks one contiguous stretch of weights.
+// the columns of a 4x4 block, so each thread walks one contiguous stretch of weights. Weights
+// and bias through wt4 (float16 in fp16 plans, widened to f32).
 
 // finish(): the fused activation, or a fused PReLU with per-channel alpha (conv.py).
 fn finish(v: f32, c: u32) -> f32 {
@@ -17,7 +18,7 @@ fn run(i: u32) {
     let oy = r % P.out_h;
     let b = r / P.out_h;
     let oc = g * 4u;
-    var acc = buf4[P.bias_off / 4u + g];
+    var acc = wt4(P.bias_off / 4u + g);
     let iy0 = i32(oy * P.stride_h) - P.pad_top;
     let ix0 = i32(ox * P.stride_w) - P.pad_left;
     let tap = P.in_c4 * 4u;  // vec4s of weights per filter tap
@@ -35,7 +36,7 @@ fn run(i: u32) {
             var wb = P.w_off / 4u + ((g * P.k_h + ky) * P.k_w + kx) * tap;
             for (var c = 0u; c < P.in_c4; c++) {
                 let v = buf4[xb];
-                acc += v.x * buf4[wb] + v.y * buf4[wb + 1u] + v.z * buf4[wb + 2u] + v.w * buf4[wb + 3u];
+                acc += v.x * wt4(wb) + v.y * wt4(wb + 1u) + v.z * wt4(wb + 2u) + v.w * wt4(wb + 3u);
                 xb += 1u;
                 wb += 4u;
             }

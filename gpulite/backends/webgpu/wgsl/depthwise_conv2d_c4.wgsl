@@ -1,6 +1,7 @@
 // DEPTHWISE_CONV_2D with multiplier 1, NHWC, four channels per thread through buf4 (bias and
 // activation fused). Used when channels are a multiple of 4: one thread's index math and
-// bounds checks then serve four outputs, and every load moves four values.
+// bounds checks then serve four outputs, and every load moves four values. Weights and bias
+// through wt4 (float16 in fp16 plans).
 
 // finish(): the fused activation, or a fused PReLU with per-channel alpha (conv.py).
 fn finish(v: f32, c: u32) -> f32 {
@@ -14,7 +15,7 @@ fn run(i: u32) {
     r = r / P.out_w;
     let oy = r % P.out_h;
     let b = r / P.out_h;
-    var acc = buf4[(P.bias_off + c) / 4u];
+    var acc = wt4((P.bias_off + c) / 4u);
     let iy0 = i32(oy * P.stride_h) - P.pad_top;
     let ix0 = i32(ox * P.stride_w) - P.pad_left;
     let ch = P.c4 * 4u;
@@ -30,7 +31,7 @@ fn run(i: u32) {
             }
             let xb = P.x_off + ((b * P.in_h + u32(iy)) * P.in_w + u32(ix)) * ch + c;
             let wb = P.w_off + (ky * P.k_w + kx) * ch + c;
-            acc += buf4[xb / 4u] * buf4[wb / 4u];
+            acc += buf4[xb / 4u] * wt4(wb / 4u);
         }
     }
     let ob = (P.out_off + ((b * P.out_h + oy) * P.out_w + ox) * ch + c) / 4u;

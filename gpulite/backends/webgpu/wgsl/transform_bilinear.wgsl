@@ -18,10 +18,89 @@ fn read(y: u32, x: u32, c: u32) -> f32 {
     return buf[P.x_off + (y * P.in_w + x) * P.c + c];
 }
 
+// --- the half-pixel correction, rounded as MediaPipe's double arithmetic rounds it ---------
+// MediaPipe computes r3 + (r0 * 0.5 + r1 * 0.5 - 0.5) in double and stores it to float: the
+// float nearest the exact sum. A chain of f32 additions rounds up to three times and differs
+// in 1 ulp for ~5% of random matrices, which moves every sample of the row (and can flip an
+// edge decision). So the four terms are summed exactly in 64-bit fixed point (vec2<u32>
+// lo/hi, two's complement) and rounded once, to nearest even: integer operations only, which
+// no compiler reassociates. G fraction bits below the largest term's last bit keep every
+// term within 2^36 of the largest exact; a term further below only breaks ties (its sign as
+// one unit in the last place), which is where double would round the same way.
+const G = 36u;
+
+fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+
+fn shl64(m: u32, s: u32) -> vec2<u32> {  // s < 64; shifts by >= 32 are avoided (WGSL masks them)
+    if (s == 0u) { return vec2<u32>(m, 0u); }
+    if (s >= 32u) { return vec2<u32>(0u, m << (s - 32u)); }
+    return vec2<u32>(m << s, m >> (32u - s));
+}
+
+fn shr64(a: vec2<u32>, k: u32) -> vec2<u32> {  // 0 < k < 64
+    if (k >= 32u) { return vec2<u32>(a.y >> (k - 32u), 0u); }
+    return vec2<u32>((a.x >> k) | (a.y << (32u - k)), a.y >> k);
+}
+
+fn gt64(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.y > b.y || (a.y == b.y && a.x > b.x);
+}
+
+fn exact_sum4(t: vec4<f32>) -> f32 {
+    var e = vec4<u32>(0u);
+    var m = vec4<u32>(0u);
+    var emax = 0u;
+    for (var j = 0u; j < 4u; j++) {
+        let b = bitcast<u32>(t[j]);
+        let ex = (b >> 23u) & 0xffu;
+        if (ex == 0xffu) { return t.x + (t.y + t.z + t.w); }  // inf / NaN: no exact sum to take
+        m[j] = select((b & 0x7fffffu) | 0x800000u, b & 0x7fffffu, ex == 0u);
+        e[j] = max(ex, 1u);  // subnormals share the smallest normal exponent
+        if (m[j] != 0u) { emax = max(emax, e[j]); }
+    }
+    var s = vec2<u32>(0u, 0u);
+    for (var j = 0u; j < 4u; j++) {
+        if (m[j] == 0u) { continue; }
+        let gap = emax - e[j];
+        var v = vec2<u32>(1u, 0u);
+        if (gap <= G) { v = shl64(m[j], G - gap); }
+        if ((bitcast<u32>(t[j]) >> 31u) == 1u) { v = add64(~v, vec2<u32>(1u, 0u)); }
+        s = add64(s, v);
+    }
+    let neg = (s.y >> 31u) == 1u;
+    if (neg) { s = add64(~s, vec2<u32>(1u, 0u)); }
+    if (s.x == 0u && s.y == 0u) { return 0.0; }
+    var p = 31u - countLeadingZeros(s.x);  // the leading bit
+    if (s.y != 0u) { p = 63u - countLeadingZeros(s.y); }
+    var q = 0u;
+    var k = 0u;  // bits dropped
+    if (p > 23u) {
+        k = p - 23u;
+        q = shr64(s, k).x;
+        let rem = vec2<u32>(s.x & select(0xffffffffu, (1u << k) - 1u, k < 32u),
+                            select(0u, s.y & ((1u << (k - 32u)) - 1u), k > 32u));
+        let half = shl64(1u, k - 1u);
+        if (gt64(rem, half) || (rem.x == half.x && rem.y == half.y && (q & 1u) == 1u)) { q += 1u; }
+        if (q == 0x1000000u) {
+            q = q >> 1u;
+            k += 1u;
+        }
+    } else {
+        q = s.x << (23u - p);
+    }
+    // value = q * 2^(emax + k - G - 150): biased exponent emax + k - G + (23 - p when p < 23).
+    let eb = i32(emax + k) - i32(G) - i32(select(0u, 23u - p, p < 23u));
+    if (eb <= 0 || eb >= 255) { return t.x + (t.y + t.z + t.w); }  // subnormal or overflowing
+    return bitcast<f32>(select(0u, 0x80000000u, neg) | (u32(eb) << 23u) | (q & 0x7fffffu));
+}
+
 fn coord(m: u32, fx: f32, fy: f32) -> f32 {
     let r0 = buf[m];
     let r1 = buf[m + 1u];
-    let r3 = r0 * 0.5 + r1 * 0.5 - 0.5 + buf[m + 3u];
+    let r3 = exact_sum4(vec4<f32>(buf[m + 3u], r0 * 0.5, r1 * 0.5, -0.5));
     return r0 * fx + r1 * fy + buf[m + 2u] * P.zero + r3;
 }
 

@@ -1,7 +1,8 @@
 // Transpose convolution (TRANSPOSE_CONV, MediaPipe's Convolution2DTransposeBias), NHWC, as a
 // gather: output pixel o sits at full-size position o + pad; input pixel iy contributes
 // through tap ky when iy * stride + ky equals that position. Four output channels per
-// thread; weights re-laid out to [KH, KW, Cin, Cout4] as for CONV_2D.
+// thread; weights re-laid out to [KH, KW, Cin, Cout4] as for CONV_2D, read with wt4 (float16 in
+// fp16 plans).
 
 fn run(i: u32) {
     let g = i % P.groups;
@@ -11,8 +12,7 @@ fn run(i: u32) {
     let oy = r % P.out_h;
     let b = r / P.out_h;
     let oc = g * 4u;
-    var acc = vec4<f32>(buf[P.bias_off + oc], buf[P.bias_off + oc + 1u], buf[P.bias_off + oc + 2u],
-                        buf[P.bias_off + oc + 3u]);
+    var acc = wt4((P.bias_off + oc) / 4u);
     let fy = i32(oy) + P.pad_top;
     let fx = i32(ox) + P.pad_left;
     for (var ky = 0u; ky < P.k_h; ky++) {
@@ -30,7 +30,7 @@ fn run(i: u32) {
             let xb = P.x_off + ((b * P.in_h + iy) * P.in_w + ix) * P.in_c;
             var wb = P.w_off + (ky * P.k_w + kx) * P.in_c * P.out_c4 + oc;
             for (var c = 0u; c < P.in_c; c++) {
-                acc += buf[xb + c] * vec4<f32>(buf[wb], buf[wb + 1u], buf[wb + 2u], buf[wb + 3u]);
+                acc += buf[xb + c] * wt4(wb / 4u);
                 wb += P.out_c4;
             }
         }
