@@ -24,11 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpulite import Interpreter, zoo
 
 
-def _label(exe, i: int) -> str:
-    names = getattr(exe, "step_names", None)
-    return names[i] if names else f"step{i}"
-
-
 def profile(model: str, threads: int, runs: int, stat=statistics.median):
     it = Interpreter(model_path=zoo.resolve(model), backend="cpu", num_threads=threads)
     it.allocate_tensors()
@@ -46,11 +41,18 @@ def profile(model: str, threads: int, runs: int, stat=statistics.median):
         plain.append(time.perf_counter() - t0)
     per = [[] for _ in steps]
     pc = time.perf_counter
-    for _ in range(runs):
-        for k, s in enumerate(steps):
-            t0 = pc()
-            s()
-            per[k].append(pc() - t0)
+    # The steps run outside CpuExecutable.invoke here: give BLAS the thread count it sets.
+    from gpulite.backends.cpu import blas
+    prev = blas.set_local_threads(getattr(exe, "num_threads", 1))
+    try:
+        for _ in range(runs):
+            for k, s in enumerate(steps):
+                t0 = pc()
+                s()
+                per[k].append(pc() - t0)
+    finally:
+        if prev is not None:
+            blas.set_local_threads(prev)
     meds = [stat(v) * 1e3 for v in per]
     return it, exe, stat(plain) * 1e3, meds
 

@@ -149,6 +149,30 @@ class Graph:
         self._run.close_inputs(self._plan.input_streams)
         self._run.wait(timeout)
 
+    def wait_for(self, streams: list[str], timestamp: int, *, timeout: float | None = None) -> None:
+        """Block until every stream in ``streams`` is past ``timestamp`` and its observers have run.
+
+        A stream is past ``timestamp`` once it carried a packet at (or after) it, or its bound
+        moved beyond it without one. So after ``add_packet(..., timestamp=t)`` and
+        ``wait_for(outputs, t)`` the observers have seen everything frame ``t`` produces:
+        synchronous, frame-by-frame use (the solutions) without closing the graph.
+
+        Raises
+        ------
+        CalculatorError
+            A calculator failed in this run.
+        GraphTimeoutError
+            Not past ``timestamp`` within ``timeout`` seconds.
+        GraphStateError, GraphConfigError
+            The graph was never started; a name is not a stream.
+        """
+        unknown = [s for s in streams if s not in self._plan.producers]
+        if unknown:
+            raise GraphConfigError(f"wait_for({unknown}): no such stream; streams: {sorted(self._plan.producers)}")
+        if self._run is None:
+            raise GraphStateError("wait_for(): the graph was never started")
+        self._run.wait_for(list(streams), timestamp, timeout)
+
     def wait_until_done(self, *, timeout: float | None = None) -> None:
         """Wait for the run to end (inputs must be closed) and re-raise its first calculator error."""
         if self._run is None:

@@ -146,6 +146,25 @@ class RunInputs:
             self._fail(GraphStateError(f"pipeline stalled with all inputs closed; open nodes and the next "
                                        f"timestamp of each input: {waiting}"))
 
+    def wait_for(self, names: list[str], timestamp: int, timeout: float | None) -> None:
+        """Lock not held. Wait until each stream's bound is past ``timestamp`` and its producer is idle."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self.cond:
+            while True:
+                if self.error is not None:
+                    raise self.error
+                pending = [n for n in names if self.streams[n].bound <= timestamp
+                           or (self.streams[n].producer is not None and self.streams[n].producer.running)]
+                if not pending:
+                    return
+                if self.done:
+                    raise GraphStateError(f"wait_for({pending}, {timestamp}): the run ended before them")
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise GraphTimeoutError(f"wait_for({pending}, {timestamp}): not past timestamp {timestamp} "
+                                            f"after {timeout} s")
+                self.cond.wait(0.01 if left is None else min(left, 0.01))
+
     def wait(self, timeout: float | None) -> None:
         """Lock not held. Block until the run ends; raise its error."""
         deadline = None if timeout is None else time.monotonic() + timeout

@@ -155,6 +155,7 @@ class Run(RunInputs, Propagation):
                 self._fail(err)
             node.running = False
             self.running -= 1
+            self.cond.notify_all()                   # Graph.wait_for waits for idle producers
             if step.kind == "process":
                 if err is None:
                     node.processed += 1

@@ -39,6 +39,14 @@ def _needs_shader_f16():
         pytest.skip(f"{dev.name} has no shader-f16: fp16 runs as fp32 there (test_device.py checks the fallback)")
 
 
+@pytest.fixture(autouse=True, params=["f16", "packed"])
+def loads(request, monkeypatch) -> str:
+    """Every test with both ways of reading the float16 weights: WGSL's f16 type (``enable
+    f16;``) and unpack2x16float of u32 words (the default on CPU adapters)."""
+    monkeypatch.setenv("GPULITE_F16_LOADS", request.param)
+    return "f16" if request.param == "f16" else "f16-packed"
+
+
 def _f16(a: np.ndarray) -> np.ndarray:
     return a.astype(np.float16).astype(F32)
 
@@ -120,12 +128,12 @@ def _fp16(model: bytes, feeds) -> tuple[list[np.ndarray], dict, Interpreter]:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_fp16_weights_are_float16_and_math_float32(case):
+def test_fp16_weights_are_float16_and_math_float32(case, loads):
     model, feeds = _model(case, lambda a: a)
     rounded, _ = _model(case, _f16)
     (out,), plan, it = _fp16(model, feeds)
     assert it.precision == "fp16" and plan["precision"] == "fp16" and "precision_note" not in plan
-    assert plan["fp16"]["nodes"] == 1 and plan["fp16"]["kept_f32"] == []
+    assert plan["fp16"]["nodes"] == 1 and plan["fp16"]["kept_f32"] == [] and plan["fp16"]["loads"] == loads
     (ref16,) = _litert(rounded, feeds)
     assert_same(out, ref16, rtol=RTOL, what=f"{case}: fp16 vs LiteRT on float16-rounded weights")
     (ref32,) = _litert(model, feeds)
@@ -175,17 +183,32 @@ def _keys(it: Interpreter) -> set[tuple]:
     return {p.key for part in it._exe.parts if part.backend == "webgpu" for p in part.work}
 
 
-def test_fp16_and_fp32_pipelines_are_distinct_and_cached():
+def test_fp16_and_fp32_pipelines_are_distinct_and_cached(loads):
     """An fp16 program reads binding 3 as float16: it must never share the fp32 pipeline of
-    the same kernel, and a second fp16 interpreter compiles nothing new."""
+    the same kernel (nor the other f16 loader's), and a second fp16 interpreter compiles
+    nothing new."""
     model, feeds = _model("conv-c4", lambda a: a)
     _, _, it16 = _fp16(model, feeds)
     it32 = Interpreter(model_content=model, backend="webgpu")
     run(it32, feeds)
     k16, k32 = _keys(it16), _keys(it32)
-    assert {k[-1] for k in k16} == {"f16"} and {k[-1] for k in k32} == {"f32"} and not k16 & k32
+    assert {k[-1] for k in k16} == {loads} and {k[-1] for k in k32} == {"f32"} and not k16 & k32
     dev = get_device()
-    assert k16 <= set(dev.pipelines) and "enable f16;" in dev.pipelines[next(iter(k16))][0]
+    wgsl = dev.pipelines[next(iter(k16))][0]
+    assert k16 <= set(dev.pipelines) and ("enable f16;" in wgsl) == (loads == "f16")
+    assert ("unpack2x16float" in wgsl) == (loads == "f16-packed")
     n = len(dev.pipelines)
     _fp16(model, feeds)
     assert len(dev.pipelines) == n
+
+
+def test_default_loads_follow_the_adapter(monkeypatch):
+    """Packed loads on CPU adapters (measured faster on lavapipe), f16 loads on GPUs."""
+    monkeypatch.delenv("GPULITE_F16_LOADS")
+    model, feeds = _model("fc", lambda a: a)
+    _, plan, it = _fp16(model, feeds)
+    cpu = str(it._backend.gdev.adapter.info.get("adapter_type", "")).lower() == "cpu"
+    assert plan["fp16"]["loads"] == ("f16-packed" if cpu else "f16")
+    monkeypatch.setenv("GPULITE_F16_LOADS", "half")
+    with pytest.raises(ValueError, match="GPULITE_F16_LOADS must be 'f16' or 'packed'"):
+        Interpreter(model_content=model, backend="webgpu", precision="fp16").allocate_tensors()

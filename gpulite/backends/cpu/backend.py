@@ -1,8 +1,19 @@
 """The CPU backend: one numpy arena, one closure per node, nothing allocated per invoke.
 
-``compile`` lays every planned tensor out as a view into a single ``uint8`` arena (the
-offsets come from :func:`gpulite.graph.plan.plan_memory`), asks each node's kernel factory
-for its ``run`` closure once, and ``invoke`` just calls the closures in order.
+``compile`` first rewrites a copy of the graph for the CPU (:mod:`.fuse`: zero PADs folded
+into convs, depthwise biases folded into the following 1x1 convs, residual ADDs and
+activations run as conv epilogues), plans that graph's memory itself
+(:func:`.memory.plan_pinned`, keeping the interpreter's offsets for graph inputs and
+outputs), lays every planned tensor out as a view into a single ``uint8`` arena, asks
+each node's kernel factory for its ``run`` closure once, and ``invoke`` just calls the
+closures in order. Kernels share scratch memory through one :class:`ScratchPool` per
+executable (im2col patches, padded inputs, epilogue temporaries), since they run one
+after another.
+
+Threads: ``num_threads`` (None means 1, LiteRT's default) is the number of threads an
+invoke uses. BLAS always runs single-threaded (OpenBLAS's own threads spin after each call
+and would take the cores from the kernels); big convs and depthwise convs deal their row
+chunks to the :mod:`.threads` pool instead.
 """
 
 from __future__ import annotations
@@ -86,7 +97,8 @@ class ScratchPool:
 
 
 class CpuExecutable:
-    """Runs the compiled steps; BLAS calls made by the invoking thread use ``num_threads``."""
+    """Runs the compiled steps; BLAS calls made by the invoking thread use ``num_threads``
+    threads meanwhile (1 unless :data:`BLAS_THREADS`)."""
 
     def __init__(self, arena: np.ndarray, arrays: dict[int, np.ndarray], steps: list,
                  plan: MemoryPlan | None = None, step_names: list[str] | None = None,
@@ -129,6 +141,14 @@ class CpuBackend:
 
     def compile(self, graph: Graph, order: list[Node], plan: MemoryPlan) -> CpuExecutable:
         self.check_support(graph, order)
+        prev = blas.set_local_threads(1)  # weight transforms: small BLAS calls, no thread start-up
+        try:
+            return self._compile(graph, order, plan)
+        finally:
+            if prev is not None and prev != 1:
+                blas.set_local_threads(prev)
+
+    def _compile(self, graph: Graph, order: list[Node], plan: MemoryPlan) -> CpuExecutable:
         if os.environ.get("GPULITE_CPU_FUSE", "1") != "0":
             graph, order = fuse.rewrite(graph, order)
         pinned = {i: plan.offsets[i] for i in (*graph.inputs, *graph.outputs) if i in plan.offsets}

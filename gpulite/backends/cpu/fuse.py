@@ -98,13 +98,13 @@ class _Rewriter:
     # -- rewrites -------------------------------------------------------------------------
     def fold_pads(self) -> None:
         for p in self.g.nodes:
-            if p.op not in ("PAD", "PADV2") or len(p.inputs) < 2 or len(p.outputs) != 1:
+            if p.op not in ("PAD", "PADV2") or len(p.inputs) < 2 or min(p.inputs[:2]) < 0 or len(p.outputs) != 1:
                 continue
             out = p.outputs[0]
             readers = self.consumers.get(out, [])
             if not readers or out in self.g.outputs or not self.is_float(p.inputs[0], out):
                 continue
-            if not all(n.op in CONVS and "cpu_pads" not in n.attrs and n.inputs[0] == out
+            if not all(n.op in CONVS and "cpu_pads" not in n.attrs and n.inputs and n.inputs[0] == out
                        and out not in n.inputs[1:] and self.is_float(n.outputs[0]) for n in readers):
                 continue
             pads = self.t(p.inputs[1]).const
@@ -126,7 +126,8 @@ class _Rewriter:
     def fold_depthwise_bias(self) -> None:
         for dw in self.g.nodes:
             if (dw.op != "DEPTHWISE_CONV_2D" or dw.activation is not None or len(dw.inputs) < 3
-                    or dw.inputs[2] < 0 or not self.is_float(dw.inputs[0], dw.outputs[0])):
+                    or len(dw.outputs) != 1 or min(dw.inputs[:3]) < 0
+                    or not self.is_float(dw.inputs[0], dw.outputs[0])):
                 continue
             b = self.t(dw.inputs[2]).const
             out = dw.outputs[0]
@@ -149,7 +150,8 @@ class _Rewriter:
         self.reindex()
 
     def _foldable_1x1(self, c: Node, tensor: int, channels: int) -> bool:
-        if c.op != "CONV_2D" or len(c.inputs) < 2 or c.inputs[0] != tensor or tensor in c.inputs[1:]:
+        if (c.op != "CONV_2D" or len(c.inputs) < 2 or len(c.outputs) != 1 or c.inputs[0] != tensor
+                or c.inputs[1] < 0 or tensor in c.inputs[1:]):
             return False
         if not self.is_float(c.inputs[0], c.outputs[0]) or "cpu_pads" in c.attrs:
             return False
@@ -162,8 +164,8 @@ class _Rewriter:
             self.t(c.inputs[2]).const is not None and self.t(c.inputs[2]).const.size == w.shape[0])
 
     def fuse_epilogues(self) -> None:
-        for n in self.g.nodes:
-            if id(n) in self.dropped or n.op not in CONVS or len(n.outputs) != 1:
+        for n in list(self.g.nodes):  # a snapshot: hoist and sink reorder the list
+            if id(n) in self.dropped or n.op not in CONVS or len(n.outputs) != 1 or not n.inputs:
                 continue
             if not self.is_float(n.inputs[0], n.outputs[0]):
                 continue
@@ -213,7 +215,7 @@ class _Rewriter:
             if c.activation in _CLAMPS:
                 entries.append(("act", c.activation))
             return c, entries, extra
-        if c.op == "PRELU" and len(c.inputs) == 2 and c.inputs[0] == out:
+        if c.op == "PRELU" and len(c.inputs) == 2 and c.inputs[0] == out and c.inputs[1] >= 0:
             alpha = self.t(c.inputs[1]).const
             if alpha is None or alpha.dtype != _F32 or not _per_channel(alpha.shape, shape):
                 return None
@@ -226,7 +228,7 @@ class _Rewriter:
     def _channel_pad_source(self, padded: int, shape: tuple[int, ...]) -> int | None:
         """The input of a zero PAD adding channels at the end only, read by nothing else."""
         p = self.producer.get(padded)
-        if p is None or p.op != "PAD" or len(p.inputs) != 2 or self.only_reader(padded) is None:
+        if p is None or p.op != "PAD" or len(p.inputs) != 2 or min(p.inputs) < 0 or self.only_reader(padded) is None:
             return None
         src = p.inputs[0]
         pads = self.t(p.inputs[1]).const

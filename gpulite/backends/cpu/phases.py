@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.window import Window
+from gpulite.backends.cpu.window import SHARE_MIN_BYTES, Window
 
 
 def _phase_copy(size: int, pad: int, phase: int, stride: int, length: int) -> tuple[slice, slice] | None:
@@ -34,7 +34,8 @@ class PhaseInput:
     taps of a phase one grid: stride 2 needs two views, not four. The border keeps
     ``fill`` (written once); :meth:`refresh` copies the current input in. With ``pool``
     (the executable's :class:`~gpulite.backends.cpu.backend.ScratchPool`) the buffer is
-    shared by every such kernel and :meth:`refresh` writes the border again first. A stride-1,
+    shared by every such kernel and :meth:`refresh` writes the border again first (small
+    buffers stay private: refilling their border would cost more than the memory). A stride-1,
     unpadded, M = 1 op in the input's dtype uses the input itself: no copy at all.
     ``groups`` lists per phase its taps: ``(p, taps_i, taps_j, (row offset, col offset),
     (row step, col step))``.
@@ -55,7 +56,8 @@ class PhaseInput:
             self.buf = x[None]  # stride 1, no padding: the taps read the input directly
             return
         shape = (len(phases), win.n, rows, self.wq, win.c * mult)
-        if pool is None:
+        shared = pool is not None and int(np.prod(shape)) * np.dtype(dtype).itemsize >= SHARE_MIN_BYTES
+        if not shared:
             self.buf = np.full(shape, fill, dtype)
         else:  # memory shared with other kernels: the border is written again at every refresh
             self.buf = pool.get(("phases",), shape, dtype)
@@ -73,7 +75,7 @@ class PhaseInput:
                           self.buf[p, :, rs, :cs.start], self.buf[p, :, rs, cs.stop:]]
             else:
                 border = [self.buf[p]]
-            if pool is not None:
+            if shared:  # other kernels write this memory too: rewrite the border each time
                 self.borders.extend(b for b in border if b.size)
 
     def refresh(self) -> None:

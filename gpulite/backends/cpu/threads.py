@@ -20,7 +20,12 @@ _workers: list[_Worker] = []
 
 class _Worker:
     def __init__(self) -> None:
-        self.start, self.done = threading.Semaphore(0), threading.Semaphore(0)
+        # Plain locks used as binary semaphores (created held): released by the other side.
+        # They wake a waiting thread directly; threading.Semaphore goes through a Condition
+        # in Python code, which adds tens of microseconds per hand-off.
+        self.start, self.done = threading.Lock(), threading.Lock()
+        self.start.acquire()
+        self.done.acquire()
         self.job: Callable[[], None] | None = None
         self.error: BaseException | None = None
         threading.Thread(target=self._loop, daemon=True, name="gpulite-cpu").start()

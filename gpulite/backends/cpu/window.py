@@ -74,6 +74,11 @@ def window(x_shape: tuple[int, ...], kh: int, kw: int, options, out_shape: tuple
     return Window(n, h, w, c, kh, kw, sh, sw, dh, dw, oh, ow, pt, pb, pl, pr)
 
 
+# Padded buffers at least this big come from the executable's shared ScratchPool (and get
+# their border rewritten at every refresh); smaller ones are private, border written once.
+SHARE_MIN_BYTES = 1 << 18
+
+
 class PaddedInput:
     """A preallocated copy of ``x`` with a constant border, or ``x`` itself when unpadded.
 
@@ -88,14 +93,25 @@ class PaddedInput:
     dtype : numpy.dtype, optional
         Buffer dtype when it must differ from the input's (e.g. int32 sums of int8); forces
         a copy even without padding.
+    pool : ScratchPool, optional
+        Take the buffer (when at least ``SHARE_MIN_BYTES``) from the executable's shared
+        scratch; its border is then written again at every :meth:`refresh`.
     """
 
-    def __init__(self, x: np.ndarray, win: Window, fill, dtype=None) -> None:
-        self.x = x
+    def __init__(self, x: np.ndarray, win: Window, fill, dtype=None, pool=None) -> None:
+        self.x, self.fill, self.borders = x, fill, []
         widen = dtype is not None and np.dtype(dtype) != x.dtype
         if win.padded or widen:
             hp, wp = win.h + win.pad_t + win.pad_b, win.w + win.pad_l + win.pad_r
-            self.buf = np.full((win.n, hp, wp, win.c), fill, dtype or x.dtype)
+            shape, dt = (win.n, hp, wp, win.c), dtype or x.dtype
+            if pool is None or int(np.prod(shape)) * np.dtype(dt).itemsize < SHARE_MIN_BYTES:
+                self.buf = np.full(shape, fill, dt)
+            else:  # shared memory (see ScratchPool): the border is written again at every refresh
+                self.buf = pool.get(("padded",), shape, dt)
+                b = self.buf
+                rows = slice(win.pad_t, win.pad_t + win.h)
+                self.borders = [v for v in (b[:, :win.pad_t], b[:, win.pad_t + win.h:], b[:, rows, :win.pad_l],
+                                            b[:, rows, win.pad_l + win.w:]) if v.size]
             self.interior = self.buf[:, win.pad_t:win.pad_t + win.h, win.pad_l:win.pad_l + win.w, :]
         else:
             self.buf = np.ascontiguousarray(x)
@@ -105,6 +121,8 @@ class PaddedInput:
 
     def refresh(self) -> None:
         """Copy the current input into the interior (no-op when unpadded)."""
+        for b in self.borders:
+            b.fill(self.fill)
         if self.interior is not None:
             np.copyto(self.interior, self.x)
 

@@ -72,8 +72,9 @@ class GpuContext:
 
     @property
     def weights(self) -> str:
-        """How :meth:`weight` stores constants: ``"f16"`` in an fp16 plan, else ``"f32"``.
-        Pass it to ``make_program(..., weights=ctx.weights)`` of every program that reads them."""
+        """How :meth:`weight` stores constants: ``"f32"``, or float16 in an fp16 plan (``"f16"`` or
+        ``"f16-packed"``: the same bytes, read in two ways; program.py). Pass it to
+        ``make_program(..., weights=ctx.weights)`` of every program that reads them."""
         return self._weights
 
     @property

@@ -95,7 +95,7 @@ class WebGpuExecutable:
                           + [sum(-(-self.graph.tensors[i].nbytes // 4) * 4 for i in cpu_inputs), 4])
         needs = plan_needs(arena_bytes=self.garena.total_bytes, programs=programs,
                            buffer_bytes=max(self.garena.total_bytes, ubytes, stage_bytes))
-        features = ("shader-f16",) if any(p.weights == "f16" for p in programs) else ()
+        features = ("shader-f16",) if any(p.key[-1] == "f16" for p in programs) else ()  # enable f16;
         check_device(gdev, needs, features=features)  # everything missing in one message, before any buffer exists
         prepare_pipelines(gdev, programs)
         self.garena.realize(gdev)
@@ -130,7 +130,7 @@ class WebGpuExecutable:
             {"binding": 1, "resource": {"buffer": self.ubuf, "offset": slot, "size": len(p.params)}},
             {"binding": 2, "resource": {"buffer": buf, "offset": 0, "size": size}},
         ]
-        if p.weights == "f16":  # the arena as array<vec4<f16>>, for the f16 weights
+        if p.weights == "f16":  # the arena again, for the float16 weights
             entries.append({"binding": 3, "resource": {"buffer": buf, "offset": 0, "size": size}})
         try:
             bg = gdev.device.create_bind_group(label=p.name, layout=gdev.bind_group_layout_for(p.weights),

@@ -49,15 +49,24 @@ INT_ACTIVATIONS = {
 # patterns or flush denormals, i.e. corrupt int32 values such as -1 or 5).
 _WORD_ACTIVATIONS = {"f32": ACTIVATIONS, "i32": INT_ACTIVATIONS, "u32": {None: "return v;"}}
 
-# Storage of weights (constant operands read through ``wt``/``wt4``; see :func:`make_program`).
-# "f16" programs enable WGSL's f16 extension and bind the arena a fourth time, as
-# array<vec4<f16>> (binding 3): the device's second bind-group layout (device.py).
-WEIGHT_FORMATS = ("f32", "f16")
+# Weights (constant operands read through ``wt``/``wt4``; see :func:`make_program`): "f32", or
+# IEEE float16 (precision="fp16") read one of two ways. Both f16 forms bind the arena a fourth
+# time (binding 3: the device's second bind-group layout, device.py) and read the same bytes:
+# "f16" declares it array<vec4<f16>> (WGSL's f16 extension, `enable f16;`, loads widened with
+# f32()); "f16-packed" declares it array<vec2<u32>> and widens with unpack2x16float (core WGSL).
+# On lavapipe fp16 with packed loads measured 7-16% faster than fp32, with f16 loads a median
+# 7% slower (backend.py picks packed loads on CPU adapters; docs/webgpu.md, "Precision").
+WEIGHT_FORMATS = ("f32", "f16", "f16-packed")
 _WEIGHT_READS = {
     "f32": "fn wt(i: u32) -> f32 { return buf[i]; }\nfn wt4(i: u32) -> vec4<f32> { return buf4[i]; }\n",
     "f16": ("@group(0) @binding(3) var<storage, read_write> wbuf: array<vec4<f16>>;\n"
             "fn wt(i: u32) -> f32 { return f32(wbuf[i >> 2u][i & 3u]); }\n"
             "fn wt4(i: u32) -> vec4<f32> { return vec4<f32>(wbuf[i]); }\n"),
+    "f16-packed": ("@group(0) @binding(3) var<storage, read_write> wbuf: array<vec2<u32>>;\n"
+                   "fn wt(i: u32) -> f32 { return unpack2x16float(wbuf[i >> 2u][(i >> 1u) & 1u])[i & 1u]; }\n"
+                   "fn wt4(i: u32) -> vec4<f32> {\n"
+                   "    let w = wbuf[i];\n"
+                   "    return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));\n}\n"),
 }
 
 _SCALAR = {"u32": "I", "i32": "i", "f32": "f"}
@@ -89,8 +98,8 @@ class Program:
     threads : int
         Threads that do work (``P.n``); the rest of the last workgroups return at once.
     weights : {"f32", "f16"}
-        How its weights are stored; ``"f16"`` programs need the device's f16 bind-group
-        layout (a fourth binding) and the ``shader-f16`` feature.
+        How its weights are stored; ``"f16"`` programs (either way of reading them) need the
+        device's f16 bind-group layout, with the arena as a fourth binding.
     """
 
     name: str
@@ -162,11 +171,12 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     word : {"f32", "i32", "u32"}
         Element type of ``buf`` (binding 0). ``u32`` for bit-exact moves of any 4-byte dtype;
         it takes no activation.
-    weights : {"f32", "f16"}
+    weights : {"f32", "f16", "f16-packed"}
         Storage of the constants the kernel reads with ``wt(i)`` (one value, ``i`` in elements
         of that storage) and ``wt4(i)`` (four values, ``i`` in vec4s), defined for ``f32``
         words: ``GpuContext.weights``, matching what ``GpuContext.weight``/``weight_input``
-        stored. Both return f32: f16 weights are widened on load, all arithmetic stays f32.
+        stored. Both return f32: f16 weights are widened on load (with WGSL's f16 type, or
+        ``unpack2x16float`` for ``"f16-packed"``), all arithmetic stays f32.
     **subs : str
         ``$NAME`` template substitutions in the source (dtypes, options); part of the key.
     """
@@ -190,7 +200,7 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     layout = tuple((f, t) for f, t, _ in params)
     key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, weights)
     return Program(name, key, header + "\n" + body, workgroup_size, dispatch_size(threads, workgroup_size),
-                   data, threads, weights)
+                   data, threads, "f32" if weights == "f32" else "f16")
 
 
 def get_pipeline(gdev: Any, program: Program) -> Any:

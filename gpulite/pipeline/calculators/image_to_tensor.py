@@ -9,7 +9,11 @@ pixel (x, y) reads the image at pixel coordinates ``A @ (x, y, 1)``, the rect's 
 mapping to the tensor's pixel-grid corners (0, 0) and (W, H). Values are scaled from [0, 255]
 to ``output_range``. OpenCV rounds the warped image to uint8 before scaling; gpulite keeps the
 interpolated value in float32 (the GPU converter of MediaPipe does too), a difference of at
-most half a grey level.
+most half a grey level. ``match_opencv: true`` reproduces OpenCV instead, as MediaPipe's CPU
+graphs (and so its Python solutions) run it (:mod:`~gpulite.pipeline.calculators.opencv_warp`:
+its float32 corner geometry, sample positions rounded to 1/32 pixel, the value rounded to a
+whole grey level before the value transform). Landmark models are sensitive to that half grey
+level, and trackers compound it: the hand, pose and selfie graphs set it.
 
 Usage::
 
@@ -36,6 +40,7 @@ import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
 from gpulite.pipeline.calculators._select import check_backend, requested_backend, select_backend
+from gpulite.pipeline.calculators.opencv_warp import opencv_sampling_matrix, quantize_positions
 from gpulite.pipeline.calculators.types import ImageTransform, NormalizedRect, PipelineValueError
 from gpulite.pipeline.gpu_image import GpuImage
 from gpulite.pipeline.registry import register_calculator
@@ -58,6 +63,7 @@ class ImageToTensorOptions:
     output_range: tuple[float, float] = (-1.0, 1.0)
     border_mode: str = "replicate"
     backend: str = "auto"
+    match_opencv: bool = False
 
     def __post_init__(self) -> None:
         if self.output_width < 1 or self.output_height < 1:
@@ -131,6 +137,8 @@ def plan_transform(image_size: tuple[int, int], rect: NormalizedRect | None,
     ow, oh = options.output_width, options.output_height
     roi, padding = pad_roi(image_roi(rect, w, h), ow, oh, options.keep_aspect_ratio)
     a = sampling_matrix(roi, ow, oh)
+    if options.match_opencv:
+        a = opencv_sampling_matrix(image_size, rect, ow, oh, keep_aspect_ratio=options.keep_aspect_ratio)
     m = np.diag([1.0 / w, 1.0 / h, 1.0]) @ np.vstack([a, [0.0, 0.0, 1.0]]) @ np.diag([ow, oh, 1.0])
     return a, ImageTransform(matrix=m, padding=padding, image_size=(w, h), tensor_size=(ow, oh))
 
@@ -148,14 +156,16 @@ class CpuWarp:
         self._w: np.ndarray | None = None
 
     def _tables(self, shape: tuple[int, int, int], a: np.ndarray, out_w: int, out_h: int, border: str,
-                scale: float) -> None:
-        key = (shape, a.tobytes(), out_w, out_h, border, scale)
+                scale: float, match_opencv: bool = False) -> None:
+        key = (shape, a.tobytes(), out_w, out_h, border, scale, match_opencv)
         if key == self._key:
             return
         h, w, ch = shape
         ys, xs = np.meshgrid(np.arange(out_h, dtype=np.float64), np.arange(out_w, dtype=np.float64), indexing="ij")
         sx = a[0, 0] * xs + a[0, 1] * ys + a[0, 2]
         sy = a[1, 0] * xs + a[1, 1] * ys + a[1, 2]
+        if match_opencv:  # OpenCV samples at 1/32-pixel positions
+            sx, sy = quantize_positions(sx, sy)
         x0, y0 = np.floor(sx), np.floor(sy)
         fx, fy = sx - x0, sy - y0
         idx, wts = [], []
@@ -172,20 +182,25 @@ class CpuWarp:
         used = [k for k in range(4) if np.any(wts[k])] or [0]
         flat = np.stack([idx[k] for k in used])                     # (taps, N) pixel indices
         self._idx = (flat[..., None] * ch + np.arange(3)).reshape(len(used), -1)  # RGB bytes; alpha ignored
-        self._w = np.repeat((np.stack([wts[k] for k in used]) * scale).astype(np.float32), 3, axis=1)
+        # The weights carry the value scale, except for match_opencv, which rounds before scaling
+        # (its weights are multiples of 1/1024, so the sum is exact in float32).
+        wscale = 1.0 if match_opencv else scale
+        self._w = np.repeat((np.stack([wts[k] for k in used]) * wscale).astype(np.float32), 3, axis=1)
         self._key = key
 
     def __call__(self, image: np.ndarray, a: np.ndarray, out_w: int, out_h: int, border: str,
-                 scale: float, offset: float) -> np.ndarray:
+                 scale: float, offset: float, match_opencv: bool = False) -> np.ndarray:
         """The warped, normalised image as float32 (1, out_h, out_w, 3)."""
-        self._tables(image.shape, a, out_w, out_h, border, scale)
+        self._tables(image.shape, a, out_w, out_h, border, scale, match_opencv)
         assert self._idx is not None and self._w is not None
         taps = np.ascontiguousarray(image).reshape(-1).take(self._idx)  # (taps, 3N) uint8
         w = self._w
         out = taps[0] * w[0]
         for k in range(1, len(w)):
             out += taps[k] * w[k]
-        out += np.float32(offset)  # the weights carry the value scale
+        if match_opencv:  # a whole grey level, as OpenCV's uint8 result, then the value scale
+            out = np.floor(out + np.float32(0.5)) * np.float32(scale)
+        out += np.float32(offset)
         return out.reshape(1, out_h, out_w, 3)
 
 
@@ -215,7 +230,7 @@ def image_to_tensor(image: np.ndarray, rect: NormalizedRect | None = None, *,
     a, transform = plan_transform(size, rect, options)
     scale, offset = options.value_transform
     tensor = (warp or CpuWarp())(image, a, options.output_width, options.output_height, options.border_mode,
-                                 scale, offset)
+                                 scale, offset, options.match_opencv)
     return tensor, transform
 
 
@@ -258,11 +273,12 @@ class ImageToTensor(Calculator):
         a, transform = self._plan[1]
         scale, offset = o.value_transform
         if self._gpu is not None:
-            tensor: Any = self._gpu.run(image, a, o.output_width, o.output_height, o.border_mode, scale, offset)
+            tensor: Any = self._gpu.run(image, a, o.output_width, o.output_height, o.border_mode, scale, offset,
+                                        match_opencv=o.match_opencv)
         elif isinstance(image, GpuImage):
             raise PipelineValueError(f"node {cc.node_name!r}: a GpuImage input needs backend 'webgpu', "
                                      f"this node runs on {self.backend!r}")
         else:
-            tensor = self._cpu(image, a, o.output_width, o.output_height, o.border_mode, scale, offset)
+            tensor = self._cpu(image, a, o.output_width, o.output_height, o.border_mode, scale, offset, o.match_opencv)
         cc.output("TENSORS", [tensor])
         cc.output("MATRIX", transform)

@@ -66,7 +66,7 @@ def _ref_of(ctx: GpuContext, i: int) -> TensorRef:
 def _operand(ctx: GpuContext, i: int, word: str) -> tuple[TensorRef, str]:
     """Input i and the WGSL function that reads it: ``wt`` for a float constant in an fp16 plan
     (stored as float16 by ``ctx.weight_input``), else ``ld`` (the arena word)."""
-    if word == "f32" and ctx.weights == "f16" and ctx.const(i) is not None:
+    if word == "f32" and ctx.weights != "f32" and ctx.const(i) is not None:
         return ctx.weight_input(i), "wt"
     return ctx.input(i), "ld"
 

@@ -38,7 +38,7 @@ def fully_connected(node: Node, ctx: GpuContext) -> Program:
     # Constant weights are weights (float16 in fp16 plans, read with wt; in fp32 wt and ld are
     # the same load, and ld keeps one pipeline for both); run-time ones are activations (ld).
     if ctx.const(1) is not None:
-        w_read, w = ("wt" if ctx.weights == "f16" else "ld"), ctx.weight_input(1)
+        w_read, w = ("ld" if ctx.weights == "f32" else "wt"), ctx.weight_input(1)
     else:
         w_read, w = "ld", ctx.input(1)
         ctx.require_f32(w)

@@ -72,14 +72,18 @@ class ImageToTensorGpu:
         return buf, w, h, 4, row, 0
 
     def run(self, image: Any, a: np.ndarray, out_w: int, out_h: int, border: str, scale: float,
-            offset: float) -> DeviceTensor:
-        """Warp ``image`` (uint8 RGB/RGBA numpy array or GpuImage) by the 2x3 sampling matrix ``a``."""
+            offset: float, *, match_opencv: bool = False) -> DeviceTensor:
+        """Warp ``image`` (uint8 RGB/RGBA numpy array or GpuImage) by the 2x3 sampling matrix ``a``.
+
+        ``match_opencv``: sample at 1/32-pixel positions and round to whole grey levels, as the
+        CPU converter's option of that name.
+        """
         gdev = self.gdev
         with gdev.guard("ImageToTensor (webgpu)"):
             enc = gdev.device.create_command_encoder(label="gpulite.pipeline.image_to_tensor")
             src, w, h, bpp, row, start = self._source(image, enc)
             params = struct.pack("<4f4f4I4I", a[0, 0], a[0, 1], a[0, 2], scale, a[1, 0], a[1, 1], a[1, 2], offset,
-                                 w, h, bpp, row, out_w, out_h, _BORDER[border], start)
+                                 w, h, bpp, row, out_w, out_h, _BORDER[border] | (2 if match_opencv else 0), start)
             if params != self._last_params:  # a fixed region and frame size: written once
                 gdev.queue.write_buffer(self._params, 0, params)
                 COUNTERS.add(uploaded=len(params))

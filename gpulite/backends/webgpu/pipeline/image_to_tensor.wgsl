@@ -7,7 +7,8 @@ struct Params {
   a0: vec4<f32>,    // a00, a01, a02, value scale
   a1: vec4<f32>,    // a10, a11, a12, value offset
   image: vec4<u32>, // width, height, bytes per pixel, bytes per row
-  out: vec4<u32>,   // width, height, border (0: zero, 1: replicate), byte offset of pixel (0, 0)
+  out: vec4<u32>,   // width, height, flags (bit 0 border: 0 zero, 1 replicate; bit 1 match OpenCV),
+                    // byte offset of pixel (0, 0)
 };
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
@@ -23,7 +24,7 @@ fn texel(x: i32, y: i32) -> vec3<f32> {
   let h = i32(P.image.y);
   var xx = x;
   var yy = y;
-  if (P.out.z == 0u) {
+  if ((P.out.z & 1u) == 0u) {
     if (x < 0 || y < 0 || x >= w || y >= h) {
       return vec3<f32>(0.0);  // black: becomes the range minimum after the value transform
     }
@@ -43,16 +44,24 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   }
   let x = f32(i % P.out.x);
   let y = f32(i / P.out.x);
-  let sx = P.a0.x * x + P.a0.y * y + P.a0.z;
-  let sy = P.a1.x * x + P.a1.y * y + P.a1.z;
+  var sx = P.a0.x * x + P.a0.y * y + P.a0.z;
+  var sy = P.a1.x * x + P.a1.y * y + P.a1.z;
+  let opencv = (P.out.z & 2u) != 0u;
+  if (opencv) {  // OpenCV samples at 1/32-pixel positions
+    sx = floor(sx * 32.0 + 0.5) / 32.0;
+    sy = floor(sy * 32.0 + 0.5) / 32.0;
+  }
   let flx = floor(sx);
   let fly = floor(sy);
   let fx = sx - flx;
   let fy = sy - fly;
   let x0 = i32(flx);
   let y0 = i32(fly);
-  let v = texel(x0, y0) * ((1.0 - fx) * (1.0 - fy)) + texel(x0 + 1, y0) * (fx * (1.0 - fy))
+  var v = texel(x0, y0) * ((1.0 - fx) * (1.0 - fy)) + texel(x0 + 1, y0) * (fx * (1.0 - fy))
         + texel(x0, y0 + 1) * ((1.0 - fx) * fy) + texel(x0 + 1, y0 + 1) * (fx * fy);
+  if (opencv) {  // and rounds the result to a whole grey level
+    v = floor(v + vec3<f32>(0.5));
+  }
   let o = v * P.a0.w + vec3<f32>(P.a1.w);
   dst[i * 3u] = o.x;
   dst[i * 3u + 1u] = o.y;

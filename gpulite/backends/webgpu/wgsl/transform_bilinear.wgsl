@@ -111,12 +111,19 @@ fn run(i: u32) {
     let fy = f32(pix / P.out_w);
     let tx = coord(P.m_off, fx, fy);
     let ty = coord(P.m_off + 4u, fx, fy);
-    if (is_nan(tx) || is_nan(ty)) {  // "inside" in the C++ (every comparison is false): NaN out
-        buf[P.out_off + i] = bitcast<f32>(0x7fc00000u);
+    // A NaN coordinate fails every comparison in the C++: it alone never makes a point
+    // outside, and an otherwise inside point comes out NaN. (Tested on the bits, so a compiler
+    // that assumes no NaNs cannot fold the comparisons.)
+    let nan_x = is_nan(tx);
+    let nan_y = is_nan(ty);
+    let out_x = !nan_x && (tx < 0.0 || tx > f32(P.in_w - 1u));
+    let out_y = !nan_y && (ty < 0.0 || ty > f32(P.in_h - 1u));
+    if (out_x || out_y) {
+        buf[P.out_off + i] = 0.0;
         return;
     }
-    if (tx < 0.0 || tx > f32(P.in_w - 1u) || ty < 0.0 || ty > f32(P.in_h - 1u)) {
-        buf[P.out_off + i] = 0.0;
+    if (nan_x || nan_y) {
+        buf[P.out_off + i] = bitcast<f32>(0x7fc00000u);
         return;
     }
     let x0 = floor(tx);

@@ -1,0 +1,81 @@
+"""HandLandmarksToRect: 21 hand landmarks -> the rotated rect around them (next frame's hand ROI).
+
+MediaPipe's ``HandLandmarksToRectCalculator``: the rotation makes the vector from the wrist
+(landmark 0) to ``((lm[4] + lm[8]) / 2 + lm[6]) / 2`` point up (the indices MediaPipe's code
+uses); the rect is the bounding box of all landmarks in that rotated frame, in pixels (hence
+``IMAGE_SIZE``). The hand graph then grows it with
+``RectTransformation`` (scale 2, shift_y -0.1, square_long).
+
+Usage::
+
+    - calculator: HandLandmarksToRect
+      input_stream: ["LANDMARKS:multi_hand_landmarks", "IMAGE_SIZE:image_size"]
+      output_stream: "NORM_RECTS:hand_rects_from_landmarks"
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gpulite.pipeline.calculator import Calculator
+from gpulite.pipeline.calculators.detections_to_rects import normalize_radians
+from gpulite.pipeline.calculators.types import LandmarkList, NormalizedRect, PipelineValueError
+from gpulite.pipeline.registry import register_calculator
+
+WRIST, INDEX_JOINT, MIDDLE_JOINT, RING_JOINT = 0, 4, 6, 8  # MediaPipe's constants, as its code uses them
+
+
+def hand_landmarks_to_rect(landmarks: LandmarkList, image_size: tuple[int, int]) -> NormalizedRect:
+    """The rect of one hand (see the module docstring)."""
+    if len(landmarks) <= RING_JOINT:
+        raise PipelineValueError(f"HandLandmarksToRect: expected 21 hand landmarks, got {len(landmarks)}")
+    w, h = image_size
+    pts = landmarks.array()[:, :2].astype(np.float64)
+    x0, y0 = pts[WRIST, 0] * w, pts[WRIST, 1] * h
+    mx = ((pts[INDEX_JOINT, 0] + pts[RING_JOINT, 0]) / 2 + pts[MIDDLE_JOINT, 0]) / 2 * w
+    my = ((pts[INDEX_JOINT, 1] + pts[RING_JOINT, 1]) / 2 + pts[MIDDLE_JOINT, 1]) / 2 * h
+    rotation = normalize_radians(math.pi / 2 - math.atan2(-(my - y0), mx - x0))
+    reverse = normalize_radians(-rotation)
+    cx, cy = (pts[:, 0].max() + pts[:, 0].min()) / 2, (pts[:, 1].max() + pts[:, 1].min()) / 2
+    ox, oy = (pts[:, 0] - cx) * w, (pts[:, 1] - cy) * h
+    c, s = math.cos(reverse), math.sin(reverse)
+    px, py = ox * c - oy * s, ox * s + oy * c
+    pcx, pcy = (px.max() + px.min()) / 2, (py.max() + py.min()) / 2
+    c, s = math.cos(rotation), math.sin(rotation)
+    center_x = pcx * c - pcy * s + w * cx
+    center_y = pcx * s + pcy * c + h * cy
+    return NormalizedRect(center_x / w, center_y / h, (px.max() - px.min()) / w, (py.max() - py.min()) / h, rotation)
+
+
+@register_calculator
+class HandLandmarksToRect(Calculator):
+    """Hand landmarks -> rect(s); see the module docstring.
+
+    Usage::
+
+        - calculator: HandLandmarksToRect
+          input_stream: ["NORM_LANDMARKS:hand_landmarks", "IMAGE_SIZE:image_size"]
+          output_stream: "NORM_RECT:hand_rect"
+    """
+
+    inputs = {"NORM_LANDMARKS": LandmarkList, "LANDMARKS": list, "IMAGE_SIZE": tuple}
+    outputs = {"NORM_RECT": NormalizedRect, "NORM_RECTS": list}
+    optional_ports = frozenset({"NORM_LANDMARKS", "LANDMARKS"})
+
+    def process(self, cc) -> None:
+        if cc.inputs.get("NORM_LANDMARKS") is not None:
+            hands = [cc.inputs["NORM_LANDMARKS"]]
+        elif cc.inputs.get("LANDMARKS") is not None:
+            hands = cc.inputs["LANDMARKS"]
+        else:
+            return
+        size = cc.inputs["IMAGE_SIZE"]
+        if size is None:
+            raise PipelineValueError(f"node {cc.node_name!r}: landmarks at timestamp {cc.timestamp} came without "
+                                     "an IMAGE_SIZE")
+        rects = [hand_landmarks_to_rect(lms, size) for lms in hands]
+        if rects:
+            cc.output("NORM_RECT", rects[0])
+        cc.output("NORM_RECTS", rects)

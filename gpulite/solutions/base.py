@@ -1,0 +1,380 @@
+"""``Solution``: the base class of gpulite's MediaPipe-style solutions (FaceDetector, FaceMesh, Hands...).
+
+A solution wraps a calculator graph (``gpulite/pipeline/graphs/*.yaml``) behind MediaPipe's
+``process(image) -> result`` call. Subclasses implement :meth:`Solution._process` (and, if
+they keep state across frames, :meth:`Solution._reset` and :meth:`Solution._close`);
+everything else is here:
+
+- ``Solution(*, backend=None, static_image_mode=False)``: ``backend`` is ``"cpu"``,
+  ``"webgpu"`` or None / ``"auto"`` (gpulite's automatic choice: the active backend of
+  :func:`gpulite.get_backend`, so ``set_backend`` and ``GPULITE_BACKEND`` apply). The resolved
+  name is :attr:`Solution.backend`, the reason :attr:`Solution.backend_reason`.
+- ``process(image)``: ``image`` is an RGB ``numpy`` array, ``(H, W, 3)`` ``uint8`` (what
+  MediaPipe's Python solutions take). Anything else raises :class:`ImageError` (a
+  ``ValueError``; a ``TypeError`` for non-arrays) that says what was expected and what came.
+  An RGBA image must be converted first; a grayscale one too (the message says how).
+- Tracking: in video mode (``static_image_mode=False``) a solution may carry state from one
+  ``process`` call to the next (the previous frame's landmarks give the next ROI).
+  :meth:`Solution.reset` forgets it, e.g. between two unrelated videos. With
+  ``static_image_mode=True`` every image is processed on its own.
+- Timings: after each ``process``, :attr:`Solution.last_timings` maps stage names to
+  milliseconds of that call, in pipeline order, ending with ``"total"`` (wall time of the
+  whole ``process`` call). Stages are graph nodes (their busy time in this call) plus
+  anything a subclass times with :meth:`Solution._timed`.
+- ``close()`` releases the graph and models; the solution is a context manager that closes on
+  exit, and ``process`` after ``close`` raises :class:`SolutionClosedError`.
+
+Usage::
+
+    import numpy as np
+    from PIL import Image
+    from gpulite.solutions import FaceDetector
+
+    rgb = np.asarray(Image.open("photo.jpg").convert("RGB"))
+    with FaceDetector(model="short", backend="cpu") as fd:
+        result = fd.process(rgb)
+        print(fd.backend, fd.last_timings)       # {'to_tensor': 1.2, ..., 'total': 4.1} (ms)
+
+Writing a solution::
+
+    class Thing(Solution):
+        def __init__(self, *, backend=None, static_image_mode=False):
+            super().__init__(backend=backend, static_image_mode=static_image_mode)
+            self._graph = GraphSession("thing", backend=self.backend, outputs=["things"],
+                                       inputs=["image"])
+
+        def _process(self, image):
+            out = self._graph.run({"image": image}, timings=self.last_timings)
+            return ThingResult(out["things"])
+
+        def _reset(self):                       # forget tracking state
+            self._graph.restart()
+
+        def _close(self):
+            self._graph.close()
+
+:class:`GraphSession` runs a shipped (or given) graph one frame at a time: it feeds the input
+streams at the next timestamp, waits until every output stream is past it
+(:meth:`gpulite.pipeline.Graph.wait_for`) and returns the payloads that came out (missing
+outputs are None), adding each node's busy time to the timings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpulite.errors import GpuliteError, GraphConfigError
+from gpulite.pipeline.config import GraphConfig, NodeConfig
+from gpulite.pipeline.graph import Graph
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("auto", "cpu", "webgpu")
+
+
+class ImageError(GpuliteError, ValueError):
+    """An image given to a solution is not an (H, W, 3) uint8 RGB array."""
+
+
+class SolutionClosedError(GpuliteError, RuntimeError):
+    """``process`` was called on a solution after ``close()``."""
+
+
+def check_image(image: Any, *, where: str = "process") -> np.ndarray:
+    """Return ``image`` as a C-contiguous (H, W, 3) uint8 array, or raise a clear error.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        RGB, (H, W, 3), uint8, at least 1x1.
+    where : str
+        The caller's name for the message.
+
+    Raises
+    ------
+    TypeError
+        ``image`` is not a numpy array (e.g. a PIL image or a path).
+    ImageError
+        Wrong dtype, number of dimensions or channels, or an empty image.
+
+    Examples
+    --------
+    >>> check_image(np.zeros((480, 640, 3), np.uint8)).shape
+    (480, 640, 3)
+    """
+    if not isinstance(image, np.ndarray):
+        hint = (" (convert with np.asarray(pil_image.convert('RGB')))" if type(image).__module__.startswith("PIL")
+                else " (load it first, e.g. np.asarray(PIL.Image.open(path).convert('RGB')))"
+                if isinstance(image, (str, Path)) else "")
+        raise TypeError(f"{where}: expected an RGB image as a numpy array (H, W, 3) uint8, got "
+                        f"{type(image).__name__}{hint}")
+    if image.ndim == 2 or (image.ndim == 3 and image.shape[2] == 1):
+        raise ImageError(f"{where}: expected an RGB image (H, W, 3) uint8, got a single-channel image of shape "
+                         f"{image.shape}; convert it, e.g. np.repeat(gray[..., None], 3, axis=2)")
+    if image.ndim != 3:
+        raise ImageError(f"{where}: expected an RGB image (H, W, 3) uint8, got an array of shape {image.shape} "
+                         f"({image.ndim} dimensions); pass one frame at a time")
+    if image.shape[2] != 3:
+        extra = "; drop alpha with image[..., :3]" if image.shape[2] == 4 else ""
+        raise ImageError(f"{where}: expected 3 channels (RGB), got {image.shape[2]} (shape {image.shape}){extra}")
+    if image.shape[0] < 1 or image.shape[1] < 1:
+        raise ImageError(f"{where}: the image is empty (shape {image.shape})")
+    if image.dtype != np.uint8:
+        hint = "; scale floats in [0, 1] with (img * 255).round().astype(np.uint8)" if image.dtype.kind == "f" else ""
+        raise ImageError(f"{where}: expected dtype uint8, got {image.dtype} (shape {image.shape}){hint}")
+    return np.ascontiguousarray(image)
+
+
+def resolve_backend(backend: str | None) -> tuple[str, str]:
+    """``(name, why)``: ``"cpu"`` or ``"webgpu"`` for a solution's ``backend=`` argument.
+
+    None and ``"auto"`` take gpulite's automatic choice (:func:`gpulite.get_backend`: a real
+    GPU through WebGPU when there is one, else numpy). ``"webgpu"`` with no usable adapter
+    raises :class:`gpulite.BackendError` rather than run somewhere else silently.
+    """
+    from gpulite.backends import registry
+    from gpulite.errors import BackendError
+
+    if backend is not None and backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS} or None, got {backend!r}")
+    if backend in (None, "auto"):
+        try:
+            name, why = registry.get_backend(), registry.backend_choice()
+        except GpuliteError as e:
+            return "cpu", f"automatic choice failed ({e}); using the cpu"
+        if name not in ("cpu", "webgpu"):
+            return "cpu", f"the active backend {name!r} has no pipeline kernels; using the cpu"
+        return name, f"automatic: {why}"
+    if backend == "webgpu":
+        from gpulite.pipeline.calculators._select import webgpu_status
+
+        usable, _, why = webgpu_status()
+        if not usable:
+            raise BackendError(f"backend='webgpu' requested but WebGPU cannot run here: {why}")
+        return "webgpu", "requested"
+    return "cpu", "requested"
+
+
+class Solution:
+    """Base class: image checks, backend choice, tracking reset, timings, context manager.
+
+    See the module docstring for the contract. Subclasses implement ``_process`` and may
+    override ``_reset`` and ``_close``.
+
+    Parameters
+    ----------
+    backend : {"cpu", "webgpu", "auto"} or None
+        Where the graph runs; None and "auto" pick automatically.
+    static_image_mode : bool
+        True: every image on its own (no tracking). False: a video, frames in order.
+
+    Attributes
+    ----------
+    backend : str
+        The backend in use, "cpu" or "webgpu".
+    backend_reason : str
+        Why that one.
+    static_image_mode : bool
+    last_timings : dict of str to float
+        Milliseconds per stage of the last ``process`` call, ending with "total".
+    frames : int
+        ``process`` calls since construction or the last ``reset``.
+    """
+
+    def __init__(self, *, backend: str | None = None, static_image_mode: bool = False) -> None:
+        self.backend, self.backend_reason = resolve_backend(backend)
+        self.static_image_mode = bool(static_image_mode)
+        self.last_timings: dict[str, float] = {}
+        self.frames = 0
+        self._closed = False
+        log.info("%s on %s (%s)", type(self).__name__, self.backend, self.backend_reason)
+
+    # -- public API ------------------------------------------------------------------------
+    def process(self, image: np.ndarray) -> Any:
+        """Run the solution on one RGB image (H, W, 3) uint8; returns the subclass's result type.
+
+        Raises
+        ------
+        TypeError, ImageError
+            ``image`` is not an (H, W, 3) uint8 numpy array.
+        SolutionClosedError
+            After ``close()``.
+        """
+        if self._closed:
+            raise SolutionClosedError(f"{type(self).__name__}.process() after close()")
+        img = check_image(image, where=f"{type(self).__name__}.process")
+        timings: dict[str, float] = {}
+        self.last_timings = timings
+        t0 = time.perf_counter()
+        result = self._process(img)
+        timings["total"] = (time.perf_counter() - t0) * 1e3
+        self.frames += 1
+        return result
+
+    def reset(self) -> None:
+        """Forget tracking state: the next frame starts from scratch (detector first)."""
+        if not self._closed:
+            self._reset()
+        self.frames = 0
+
+    def close(self) -> None:
+        """Release graphs and models. Safe to call twice."""
+        if not self._closed:
+            self._closed = True
+            self._close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> Solution:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # best effort; close() explicitly or use ``with``
+        try:
+            if not getattr(self, "_closed", True):
+                self.close()
+        except Exception:  # noqa: BLE001 - never raise from a finaliser
+            pass
+
+    # -- for subclasses ----------------------------------------------------------------------
+    def _process(self, image: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def _reset(self) -> None:
+        """Forget state carried between frames (default: nothing)."""
+
+    def _close(self) -> None:
+        """Release resources (default: nothing)."""
+
+    @contextlib.contextmanager
+    def _timed(self, stage: str) -> Iterator[None]:
+        """``with self._timed("decode"): ...`` adds that block's milliseconds to ``last_timings[stage]``."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.last_timings[stage] = self.last_timings.get(stage, 0.0) + (time.perf_counter() - t0) * 1e3
+
+
+def node_config(cfg: GraphConfig, name: str) -> NodeConfig:
+    """The node called ``name`` in ``cfg`` (its ``name:``, or its calculator when it has none)."""
+    found = [n for n in cfg.nodes if (n.name or (n.calculator if isinstance(n.calculator, str) else "")) == name]
+    if len(found) != 1:
+        names = [n.name or n.calculator for n in cfg.nodes]
+        raise GraphConfigError(f"expected one node {name!r} in the graph, found {len(found)}; nodes: {names}")
+    return found[0]
+
+
+def set_options(cfg: GraphConfig, settings: Mapping[str, Any]) -> GraphConfig:
+    """Override node options in place, MediaPipe ``calculator_params`` style; returns ``cfg``.
+
+    Examples
+    --------
+    >>> cfg = load_config("face_mesh")
+    >>> set_options(cfg, {"detector_decode.min_score_thresh": 0.7, "landmark_inference.model": "face_landmark"})
+    """
+    for key, value in settings.items():
+        node, _, option = key.partition(".")
+        if not option:
+            raise GraphConfigError(f"set_options: expected 'node.option', got {key!r}")
+        n = node_config(cfg, node)
+        opts = dict(n.options or {})
+        opts[option] = value
+        n.options = opts
+    return cfg
+
+
+def disconnect(cfg: GraphConfig, node: str, port: str) -> GraphConfig:
+    """Remove input ``port`` of ``node`` (an optional port) in place; returns ``cfg``."""
+    n = node_config(cfg, node)
+    if port not in n.inputs:
+        raise GraphConfigError(f"disconnect: node {node!r} has no connected input {port!r}; inputs: {sorted(n.inputs)}")
+    del n.inputs[port]
+    n.back_edges.discard(port)
+    return cfg
+
+
+class GraphSession:
+    """Runs a calculator graph one frame at a time and hands back what each frame produced.
+
+    Parameters
+    ----------
+    graph : str, Path or GraphConfig
+        A shipped graph name (``gpulite/pipeline/graphs/<name>.yaml``), a YAML path, or a config.
+    backend : str
+        The graph's ``backend`` side packet ("cpu" or "webgpu").
+    outputs : list of str
+        Output streams to collect (default: all the graph's output streams).
+    side_packets : dict, optional
+        More side packets.
+    timeout : float
+        Seconds to wait for one frame before :class:`gpulite.errors.GraphTimeoutError`.
+
+    Examples
+    --------
+    >>> s = GraphSession("face_detection", backend="cpu")
+    >>> out = s.run({"image": rgb})          # {"detections": [Detection, ...]}
+    >>> s.close()
+    """
+
+    def __init__(self, graph: str | Path | GraphConfig, *, backend: str, outputs: list[str] | None = None,
+                 side_packets: Mapping[str, Any] | None = None, timeout: float = 120.0) -> None:
+        from gpulite.pipeline.graphs import load_config
+
+        cfg = graph if isinstance(graph, GraphConfig) else load_config(graph)
+        self.graph = Graph(cfg, side_packets={"backend": backend, **(side_packets or {})})
+        self.outputs = list(outputs) if outputs is not None else self.graph.output_streams
+        self.timeout = timeout
+        self._current: dict[str, Any] = {}
+        for name in self.outputs:
+            self.graph.observe(name, lambda p, name=name: self._current.__setitem__(name, p.payload))
+        self._ts = 0
+        self._started = False
+        self._busy: dict[str, float] = {}
+
+    def run(self, inputs: Mapping[str, Any], *, timings: dict[str, float] | None = None) -> dict[str, Any]:
+        """Feed one frame (every input stream at the same, next timestamp); return the outputs.
+
+        Outputs the graph emitted nothing on for this frame are None. With ``timings``, each
+        node's busy milliseconds for this frame are added under its name (nodes that did no
+        work are left out).
+        """
+        if not self._started:
+            self.graph.start()
+            self._started = True
+            self._busy = {k: s.busy_s for k, s in self.graph.stats().items()}
+        ts = self._ts
+        self._ts += 1
+        self._current = {}
+        for name, payload in inputs.items():
+            self.graph.add_packet(name, payload, timestamp=ts)
+        self.graph.wait_for(self.outputs, ts, timeout=self.timeout)
+        out = {name: self._current.get(name) for name in self.outputs}
+        if timings is not None:
+            for name, st in self.graph.stats().items():
+                dt = st.busy_s - self._busy.get(name, 0.0)
+                self._busy[name] = st.busy_s
+                if dt > 0:
+                    timings[name] = timings.get(name, 0.0) + dt * 1e3
+        return out
+
+    def restart(self) -> None:
+        """End the current run and start afresh at the next ``run`` (all calculator state is dropped)."""
+        self.close()
+
+    def close(self) -> None:
+        """Close the graph (a later ``run`` starts a new one)."""
+        if self._started:
+            self._started = False
+            self.graph.close()

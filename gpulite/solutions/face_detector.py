@@ -1,0 +1,85 @@
+"""``FaceDetector``: BlazeFace face detection, MediaPipe's ``mp.solutions.face_detection`` on gpulite.
+
+Runs the shipped graph ``face_detection`` (short range, ``model="short"``: faces within ~2 m,
+MediaPipe's ``model_selection=0``) or ``face_detection_full_range`` (``model="full"``: the
+sparse full-range model, ~5 m, ``model_selection=1``) with MediaPipe's options;
+``min_detection_confidence`` becomes the decoder's ``min_score_thresh`` as in MediaPipe's
+Python solution. Every image is processed on its own (face detection does not track).
+
+Usage::
+
+    import numpy as np
+    from PIL import Image
+    from gpulite.solutions import FaceDetector
+
+    rgb = np.asarray(Image.open("photo.jpg").convert("RGB"))
+    with FaceDetector(model="short", min_detection_confidence=0.5) as fd:
+        result = fd.process(rgb)
+    for d in result.detections or []:
+        box = d.relative_bounding_box                 # xmin, ymin, width, height in [0, 1]
+        print(d.score, box.xmin, box.ymin, box.width, box.height, d.keypoints[2])  # nose tip
+
+MediaPipe code reads the same through ``d.location_data.relative_bounding_box``; only
+``d.score`` is a float here (MediaPipe's is a one-element list: ``d.score_list``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from gpulite.pipeline.graphs import load_config
+from gpulite.solutions.base import GraphSession, Solution, set_options
+from gpulite.solutions.results import Detection, FaceDetectionResult
+
+log = logging.getLogger(__name__)
+
+# model -> (graph, node whose min_score_thresh is min_detection_confidence)
+GRAPHS = {"short": ("face_detection", "TensorsToDetections"), "full": ("face_detection_full_range", "decode")}
+
+
+def check_confidence(value: float, name: str) -> float:
+    """``value`` as a float in [0, 1], or a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+class FaceDetector(Solution):
+    """Face detection (BlazeFace); see the module docstring.
+
+    Parameters
+    ----------
+    model : {"short", "full"}
+        Short range (faces within ~2 m) or full range (~5 m; sparse model, 192x192 input).
+    min_detection_confidence : float
+        Detections scoring below this are dropped (MediaPipe's default 0.5).
+    backend : {"cpu", "webgpu", "auto"} or None
+        Where the graph runs (None: automatic).
+
+    Examples
+    --------
+    >>> with FaceDetector(backend="cpu") as fd:
+    ...     faces = fd.process(rgb).detections or []
+    ...     print(fd.last_timings)          # ms per stage: ImageToTensor, Inference, ..., total
+    """
+
+    def __init__(self, *, model: str = "short", min_detection_confidence: float = 0.5,
+                 backend: str | None = None) -> None:
+        if model not in GRAPHS:
+            raise ValueError(f"model must be one of {sorted(GRAPHS)}, got {model!r}")
+        self.model = model
+        self.min_detection_confidence = check_confidence(min_detection_confidence, "min_detection_confidence")
+        super().__init__(backend=backend, static_image_mode=True)
+        graph, decoder = GRAPHS[model]
+        cfg = set_options(load_config(graph), {f"{decoder}.min_score_thresh": self.min_detection_confidence})
+        self._session = GraphSession(cfg, backend=self.backend, outputs=["detections"])
+
+    def _process(self, image: np.ndarray) -> FaceDetectionResult:
+        out = self._session.run({"image": image}, timings=self.last_timings)
+        dets = [Detection.from_pipeline(d) for d in out["detections"] or []]
+        return FaceDetectionResult(dets or None, image_size=(image.shape[1], image.shape[0]))
+
+    def _close(self) -> None:
+        self._session.close()

@@ -1,0 +1,272 @@
+"""Result types of the solutions, shaped like MediaPipe's so code can switch with few changes.
+
+MediaPipe's Python solutions return protobuf messages; gpulite returns frozen dataclasses with
+the same attribute names where MediaPipe has them:
+
+==============================================  ==============================================
+MediaPipe                                        gpulite
+==============================================  ==============================================
+``d.location_data.relative_bounding_box.xmin``  same, or ``d.relative_bounding_box.xmin``
+``d.location_data.relative_keypoints[i].x``     same, or ``d.keypoints[i].x``
+``d.score[0]``                                   ``d.score`` (a float; ``d.score_list`` is ``[score]``)
+``lms.landmark[i].x`` / ``.y`` / ``.z``          same (``lms[i]`` and ``len(lms)`` work too)
+``h.classification[0].label``                    same (:class:`ClassificationList`)
+==============================================  ==============================================
+
+Everything is in *normalised* image coordinates (x from the left edge, y from the top, both
+in [0, 1] inside the image; landmark z in roughly the scale of x) except where a name says
+``pixel``. :meth:`LandmarkList.pixels`, :meth:`NormalizedLandmark.to_pixel`,
+:meth:`RelativeBoundingBox.to_pixels` convert.
+
+Usage::
+
+    from gpulite.solutions import FaceMesh
+    with FaceMesh(refine_landmarks=True) as mesh:
+        result = mesh.process(rgb)                      # HxWx3 uint8, RGB
+    for face in result.multi_face_landmarks or []:
+        nose = face.landmark[1]
+        print(nose.x, nose.y, nose.z, nose.to_pixel(rgb.shape[1], rgb.shape[0]))
+        xy = face.pixels(rgb.shape[1], rgb.shape[0])   # (N, 2) int pixel coordinates
+        xyz = face.array()                               # (N, 3) float32 normalised
+
+``NormalizedRect`` (a rotated ROI: ``x_center``, ``y_center``, ``width``, ``height``,
+``rotation`` in radians) is the pipeline's own type, re-exported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gpulite.pipeline.calculators import types as ptypes
+from gpulite.pipeline.calculators.types import NormalizedRect
+
+__all__ = [
+    "Classification", "ClassificationList", "Detection", "FaceDetectionResult", "FaceMeshResult", "Keypoint",
+    "LandmarkList", "LocationData", "NormalizedLandmark", "NormalizedRect", "RelativeBoundingBox",
+]
+
+
+def _pixel(x: float, y: float, width: int, height: int) -> tuple[int, int]:
+    """Normalised (x, y) -> integer pixel (clamped to the image), as MediaPipe's drawing utils do."""
+    return (min(int(np.floor(x * width)), width - 1) if x >= 0 else 0,
+            min(int(np.floor(y * height)), height - 1) if y >= 0 else 0)
+
+
+@dataclass(frozen=True)
+class RelativeBoundingBox:
+    """An axis-aligned box, normalised to the image (MediaPipe ``RelativeBoundingBox``)."""
+
+    xmin: float
+    ymin: float
+    width: float
+    height: float
+
+    @property
+    def xmax(self) -> float:
+        return self.xmin + self.width
+
+    @property
+    def ymax(self) -> float:
+        return self.ymin + self.height
+
+    def iou(self, other: RelativeBoundingBox) -> float:
+        """Intersection over union with another box (0 for disjoint or empty boxes)."""
+        w = min(self.xmax, other.xmax) - max(self.xmin, other.xmin)
+        h = min(self.ymax, other.ymax) - max(self.ymin, other.ymin)
+        inter = w * h if w > 0 and h > 0 else 0.0
+        union = self.width * self.height + other.width * other.height - inter
+        return inter / union if union > 0 else 0.0
+
+    def to_pixels(self, width: int, height: int) -> tuple[int, int, int, int]:
+        """``(x0, y0, x1, y1)`` in pixels of a ``width`` x ``height`` image (not clamped)."""
+        return (round(self.xmin * width), round(self.ymin * height),
+                round(self.xmax * width), round(self.ymax * height))
+
+
+@dataclass(frozen=True)
+class Keypoint:
+    """A normalised keypoint (MediaPipe ``RelativeKeypoint``)."""
+
+    x: float
+    y: float
+
+    def to_pixel(self, width: int, height: int) -> tuple[int, int]:
+        return _pixel(self.x, self.y, width, height)
+
+
+@dataclass(frozen=True)
+class LocationData:
+    """MediaPipe's ``LocationData`` view of a detection (``relative_bounding_box``, ``relative_keypoints``)."""
+
+    relative_bounding_box: RelativeBoundingBox
+    relative_keypoints: tuple[Keypoint, ...]
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One detection: box, keypoints and score, normalised to the image.
+
+    Attributes
+    ----------
+    relative_bounding_box : RelativeBoundingBox
+    keypoints : tuple of Keypoint
+        BlazeFace order: right eye, left eye, nose tip, mouth centre, right ear tragion, left
+        ear tragion ("right" as seen by the subject).
+    score : float
+    label_id : int
+
+    Examples
+    --------
+    >>> d.relative_bounding_box.xmin, d.keypoints[2].x, d.score
+    >>> d.location_data.relative_bounding_box.width       # MediaPipe's spelling works too
+    """
+
+    relative_bounding_box: RelativeBoundingBox
+    keypoints: tuple[Keypoint, ...] = ()
+    score: float = 0.0
+    label_id: int = 0
+
+    @property
+    def location_data(self) -> LocationData:
+        return LocationData(self.relative_bounding_box, self.keypoints)
+
+    @property
+    def score_list(self) -> list[float]:
+        """``[score]``: MediaPipe's ``detection.score`` is a repeated field."""
+        return [self.score]
+
+    @classmethod
+    def from_pipeline(cls, d: ptypes.Detection) -> Detection:
+        """From the pipeline's :class:`gpulite.pipeline.calculators.types.Detection`."""
+        b = d.box
+        return cls(RelativeBoundingBox(float(b.xmin), float(b.ymin), float(b.width), float(b.height)),
+                   tuple(Keypoint(float(x), float(y)) for x, y in d.keypoints), float(d.score), int(d.label_id))
+
+
+@dataclass(frozen=True)
+class NormalizedLandmark:
+    """One landmark (MediaPipe ``NormalizedLandmark``): x, y normalised; z roughly in x's scale.
+
+    ``visibility`` and ``presence`` are None where the model does not give them (face mesh).
+    For world landmarks (pose) x, y, z are metres.
+    """
+
+    x: float
+    y: float
+    z: float = 0.0
+    visibility: float | None = None
+    presence: float | None = None
+
+    def to_pixel(self, width: int, height: int) -> tuple[int, int]:
+        """Integer pixel coordinates in a ``width`` x ``height`` image (clamped to it)."""
+        return _pixel(self.x, self.y, width, height)
+
+
+@dataclass(frozen=True)
+class LandmarkList:
+    """The landmarks of one object (MediaPipe ``NormalizedLandmarkList``: ``.landmark[i]``)."""
+
+    landmark: tuple[NormalizedLandmark, ...]
+
+    def __len__(self) -> int:
+        return len(self.landmark)
+
+    def __getitem__(self, i: int) -> NormalizedLandmark:
+        return self.landmark[i]
+
+    def __iter__(self) -> Iterator[NormalizedLandmark]:
+        return iter(self.landmark)
+
+    def array(self) -> np.ndarray:
+        """(N, 3) float32 array of x, y, z."""
+        return np.array([(p.x, p.y, p.z) for p in self.landmark], np.float32).reshape(-1, 3)
+
+    def pixels(self, width: int, height: int) -> np.ndarray:
+        """(N, 2) int32 pixel coordinates in a ``width`` x ``height`` image (x, y; not clamped)."""
+        a = self.array()
+        return np.stack([np.floor(a[:, 0] * width), np.floor(a[:, 1] * height)], axis=1).astype(np.int32)
+
+    @classmethod
+    def from_array(cls, xyz: np.ndarray, *, visibility: Iterable[float] | None = None,
+                   presence: Iterable[float] | None = None) -> LandmarkList:
+        """From an (N, 3) array, with optional per-landmark visibility and presence."""
+        a = np.asarray(xyz, np.float64).reshape(-1, 3)
+        vis = list(visibility) if visibility is not None else [None] * len(a)
+        pre = list(presence) if presence is not None else [None] * len(a)
+        return cls(tuple(NormalizedLandmark(float(x), float(y), float(z),
+                                            None if v is None else float(v), None if p is None else float(p))
+                         for (x, y, z), v, p in zip(a, vis, pre, strict=True)))
+
+    @classmethod
+    def from_pipeline(cls, lms: ptypes.LandmarkList) -> LandmarkList:
+        """From the pipeline's :class:`gpulite.pipeline.calculators.types.LandmarkList`."""
+        return cls(tuple(NormalizedLandmark(float(p.x), float(p.y), float(p.z), p.visibility, p.presence)
+                         for p in lms.landmarks))
+
+
+@dataclass(frozen=True)
+class Classification:
+    """One class (MediaPipe ``Classification``), e.g. handedness ``label="Left"``."""
+
+    index: int
+    score: float
+    label: str = ""
+    display_name: str = ""
+
+
+@dataclass(frozen=True)
+class ClassificationList:
+    """MediaPipe ``ClassificationList``: ``.classification[0].label``."""
+
+    classification: tuple[Classification, ...]
+
+
+@dataclass(frozen=True)
+class FaceDetectionResult:
+    """What :class:`gpulite.solutions.FaceDetector` returns for one image.
+
+    ``detections`` is None when there is no face, as in MediaPipe (so ``result.detections or []``
+    reads the same in both).
+    """
+
+    detections: list[Detection] | None
+    image_size: tuple[int, int] = (0, 0)          # (width, height)
+
+
+@dataclass(frozen=True)
+class FaceMeshResult:
+    """What :class:`gpulite.solutions.FaceMesh` returns for one image.
+
+    ``multi_face_landmarks`` (None when there is no face, as in MediaPipe): 468 landmarks per
+    face, 478 with ``refine_landmarks`` (the last ten are the irises). ``face_rects`` are the
+    rotated ROIs the landmark model ran on; ``tracked`` says whether this frame's faces came
+    from the previous frame's landmarks (True) or from the detector (False).
+    """
+
+    multi_face_landmarks: list[LandmarkList] | None
+    face_rects: list[NormalizedRect] = field(default_factory=list)
+    image_size: tuple[int, int] = (0, 0)          # (width, height)
+    tracked: bool = False
+
+    def as_arrays(self) -> list[np.ndarray]:
+        """Each face's landmarks as an (N, 3) float32 array."""
+        return [f.array() for f in self.multi_face_landmarks or []]
+
+
+def to_jsonable(value: Any) -> Any:
+    """A result as plain dicts/lists/floats (for ``--json`` output); numpy arrays become lists."""
+    from dataclasses import fields, is_dataclass
+
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value) if f.repr}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    return value

@@ -1,0 +1,104 @@
+"""Test frames and videos for the solutions: astronaut.png moved, scaled and rotated in a 640x480 frame.
+
+The motion is smooth (a video a tracker can follow): over ``n`` frames the photo turns from
+0° to +30°, back through 0° to -30° and back (``max_rotation``), zooms between 0.85x and
+1.15x, and drifts up to ±60 px sideways and ±25 px vertically. Frame 0 is the photo
+unrotated, centred, scaled to the frame's height on a grey background.
+
+Usage::
+
+    from tests.solutions.video import IMAGES, load_image, make_frames, write_video, read_video
+
+    frames = make_frames(12)                          # list of (480, 640, 3) uint8 RGB
+    path = write_video(tmp_path / "astronaut.mp4", frames, fps=10)
+    decoded = read_video(path)                        # what a decoder gives back (H.264 is lossy):
+                                                      # feed *these* to both gpulite and MediaPipe
+    params = frame_params(12)                         # FrameParams(dx, dy, scale, angle) per frame
+
+``make_frames(..., image=other_rgb)`` moves another picture the same way (hands, pose...).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+IMAGES = Path(__file__).resolve().parents[2].parent / "shared" / "images"
+FRAME_SIZE = (640, 480)          # width, height
+BACKGROUND = (90, 90, 90)
+
+
+@dataclass(frozen=True)
+class FrameParams:
+    """How frame k places the photo: shift in pixels, scale (1 = frame height), angle in degrees (CCW)."""
+
+    dx: float
+    dy: float
+    scale: float
+    angle: float
+
+
+def load_image(name: str = "astronaut.png") -> np.ndarray:
+    """An image from the shared images folder as (H, W, 3) uint8 RGB."""
+    import cv2
+
+    path = IMAGES / name
+    bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if bgr is None:
+        raise FileNotFoundError(f"no test image {path}")
+    return np.ascontiguousarray(bgr[..., ::-1])
+
+
+def frame_params(n: int, *, max_rotation: float = 30.0) -> list[FrameParams]:
+    """The placement of the photo in each of ``n`` frames (see the module docstring)."""
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    out = []
+    for k in range(n):
+        t = k / max(n - 1, 1)
+        out.append(FrameParams(dx=60.0 * math.sin(2 * math.pi * t), dy=25.0 * math.sin(4 * math.pi * t),
+                               scale=1.0 + 0.15 * math.sin(3 * math.pi * t),
+                               angle=max_rotation * math.sin(2 * math.pi * t)))
+    return out
+
+
+def place(image: np.ndarray, p: FrameParams, size: tuple[int, int] = FRAME_SIZE) -> np.ndarray:
+    """``image`` scaled, rotated about its centre and shifted into a ``size`` (w, h) grey frame."""
+    import cv2
+
+    w, h = size
+    ih, iw = image.shape[:2]
+    s = p.scale * h / max(ih, iw)
+    m = cv2.getRotationMatrix2D((iw / 2, ih / 2), p.angle, s)
+    m[0, 2] += w / 2 + p.dx - iw / 2
+    m[1, 2] += h / 2 + p.dy - ih / 2
+    return cv2.warpAffine(image, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                          borderValue=BACKGROUND)
+
+
+def make_frames(n: int = 12, *, image: np.ndarray | None = None, max_rotation: float = 30.0,
+                size: tuple[int, int] = FRAME_SIZE) -> list[np.ndarray]:
+    """``n`` frames (H, W, 3) uint8 RGB of ``image`` (default astronaut.png) moving smoothly."""
+    src = load_image() if image is None else image
+    return [place(src, p, size) for p in frame_params(n, max_rotation=max_rotation)]
+
+
+def write_video(path: str | Path, frames: list[np.ndarray], *, fps: float = 10.0) -> Path:
+    """Encode ``frames`` to ``path`` (H.264 where available) with PyAV; returns the path."""
+    from gpulite.pipeline.calculators.sinks import VideoWriter
+
+    with VideoWriter(path, fps) as w:
+        for f in frames:
+            w.write(f)
+    return Path(path)
+
+
+def read_video(path: str | Path) -> list[np.ndarray]:
+    """Every decoded frame of a video as (H, W, 3) uint8 RGB."""
+    from gpulite.pipeline.calculators.sources import VideoReader
+
+    with VideoReader(path) as r:
+        return [f for _, f in r]
