@@ -271,28 +271,82 @@ def info(out: Callable[[str], None] = print) -> None:
     except GpuliteError as e:
         active, why = None, str(e)
     out("backends   (name, priority -> rank for the automatic choice, kernels)")
+    adapters = None
     for b in registry.describe_backends():
         rank = "cannot start" if b.rank is None else f"rank {b.rank}"
         mark = "*" if b.name == active else " "
         note = f"; {b.note}" if b.note else ""
         out(f" {mark}{b.name:<9} priority {b.priority} -> {rank}, {b.kernels} kernels{note}")
         if b.name == "webgpu":
-            _adapters(out)
+            adapters = _adapters(out)
     out(f"active     {active or 'none'} ({why})")
     e = env()
+    _precision(out, active, e.get("precision"), e.source("precision"), adapters)
     out("flags      " + ", ".join(f"{k}={v!r}" + (f" [{e.source(k)}]" if e.source(k) != "default" else "")
                                   for k, v in e.flags().items()))
 
 
-def _adapters(out: Callable[[str], None]) -> None:
+def _size(v: int, key: str) -> str:
+    """A limit's value; byte sizes also in KiB/MiB/GiB."""
+    if "size" not in key or key.startswith("max-compute-workgroup-size") or v < 1024:
+        return str(v)
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if v >= div:
+            return f"{v} ({v / div:.4g} {unit})"
+    return str(v)
+
+
+def _wrapped(out: Callable[[str], None], head: str, items: list[str], indent: int = 29, width: int = 110) -> None:
+    """``head`` then ``items`` comma-separated, wrapped under the first item."""
+    line = head.ljust(indent)
+    for k, item in enumerate(items):
+        piece = item + ("," if k < len(items) - 1 else "")
+        if len(line) + len(piece) + 1 > width and line.strip() != head.strip():  # never an empty first line
+            out(line.rstrip())
+            line = " " * indent
+        line += piece + " "
+    out(line.rstrip())
+
+
+def _adapters(out: Callable[[str], None]) -> list[dict] | None:
+    """Each WebGPU adapter: type, backend, features and the limits gpulite depends on."""
     try:
         from gpulite.backends.webgpu import adapter_info
     except ImportError as e:
         out(f"             not available ({e})")
-        return
-    for a in adapter_info():
+        return None
+    infos = adapter_info()
+    if not infos:
+        out("             no adapter")
+    for a in infos:
+        default = ", the default" if a["default"] else ""
         out(f"             adapter {a['name']} [{a['adapter_type']}, {a['backend_type']}, "
-            f"shader-f16 {'yes' if a['shader_f16'] else 'no'}]")
+            f"shader-f16 {'yes' if a['shader_f16'] else 'no'}{default}]")
+        _wrapped(out, f"               features ({len(a['features'])})", a["features"] or ["none"])
+        _wrapped(out, "               limits", [f"{k} {_size(v, k)}" for k, v in a["key_limits"].items()])
+    return infos
+
+
+def _precision(out: Callable[[str], None], active: str | None, asked: str, source: str,
+               adapters: list[dict] | None) -> None:
+    """The precision asked for (the ``precision`` flag: what an Interpreter gets when it does not
+    say) and what is in force for it on each backend (webgpu: on the default adapter)."""
+    default = next((a for a in adapters or () if a["default"]), None)
+    if default is None:
+        gpu = None
+        gpu_note = ("not available" if adapters is None else "no adapter" if not adapters
+                    else "no default adapter: GPULITE_ADAPTER matches none")
+    else:
+        f16 = default["shader_f16"]
+        gpu = "fp16" if asked == "fp16" and f16 else "fp32"
+        gpu_note = (f"on {default['name']}; shader-f16 {'available' if f16 else 'not available'}"
+                    + ("" if f16 or asked == "fp32" else ": fp16 falls back to fp32")
+                    + ("; fp16 = float16 weights, float32 activations and math" if gpu == "fp16" else ""))
+    in_force = {"cpu": "fp32", "webgpu": gpu}.get(active or "", None)
+    out(f"precision  {asked} asked (flag precision, {source}); in force on the active backend "
+        f"({active or 'none'}): {in_force or 'n/a'}")
+    out("             cpu      fp32 (the cpu backend computes in float32 only)")
+    out(f"             webgpu   {gpu or '-'} ({gpu_note})")
 
 
 # -- entry point ----------------------------------------------------------------------------
@@ -311,8 +365,14 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--runs", type=int, default=50, help="timed invokes per runtime (default 50)")
     b.add_argument("--threads", type=int, default=min(os.cpu_count() or 1, 4),
                    help="num_threads for both runtimes (default: CPUs, at most 4)")
+    b.add_argument("--plot", metavar="PNG", help="time gpulite-cpu, gpulite-webgpu and LiteRT in one run and draw "
+                   "the model x backend latency chart there (needs matplotlib)")
 
     sub.add_parser("info", help="versions and backends")
+
+    from gpulite.commands import demo, detect
+    demo.add_parser(sub)
+    detect.add_parser(sub)
 
     g = sub.add_parser("graph", help="run a calculator graph").add_subparsers(dest="graph_command", required=True)
     gr = g.add_parser("run", help="run a graph over a video, image, folder or camera:N")
@@ -346,7 +406,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "bench":
             if args.runs < 1 or args.threads < 1:
                 raise SystemExit("gpulite bench: --runs and --threads must be at least 1")
-            bench(args.models, backend=args.backend, runs=args.runs, threads=args.threads)
+            if args.plot:
+                from gpulite.commands.bench_plot import bench_plot
+                bench_plot(args.models, args.plot, runs=args.runs, threads=args.threads)
+            else:
+                bench(args.models, backend=args.backend, runs=args.runs, threads=args.threads)
+        elif args.command in ("demo", "detect"):
+            from gpulite.commands import demo, detect
+            return {"demo": demo, "detect": detect}[args.command].main(args)
         elif args.command == "graph":
             graph_run(args)
         else:

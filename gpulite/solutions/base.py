@@ -240,13 +240,6 @@ class Solution:
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self.close()
 
-    def __del__(self) -> None:  # best effort; close() explicitly or use ``with``
-        try:
-            if not getattr(self, "_closed", True):
-                self.close()
-        except Exception:  # noqa: BLE001 - never raise from a finaliser
-            pass
-
     # -- for subclasses ----------------------------------------------------------------------
     def _process(self, image: np.ndarray) -> Any:
         raise NotImplementedError

@@ -103,7 +103,7 @@ class Hands(Solution):
     Parameters
     ----------
     max_hands : int
-        Most hands to find (MediaPipe's ``max_num_hands``).
+        Most hands to find (MediaPipe's ``max_num_hands``, also accepted under that name).
     model_complexity : {0, 1}
         0: the lite palm and landmark models, 1: the full ones.
     static_image_mode : bool
@@ -124,7 +124,9 @@ class Hands(Solution):
 
     def __init__(self, *, max_hands: int = 2, model_complexity: int = 1, static_image_mode: bool = False,
                  min_detection_confidence: float = 0.5, min_tracking_confidence: float = 0.5,
-                 backend: str | None = None) -> None:
+                 backend: str | None = None, max_num_hands: int | None = None) -> None:
+        if max_num_hands is not None:  # MediaPipe's name
+            max_hands = max_num_hands
         if max_hands < 1:
             raise ValueError(f"max_hands must be >= 1, got {max_hands}")
         if model_complexity not in PALM_MODELS:

@@ -258,15 +258,17 @@ class FaceMeshResult:
 
 
 def to_jsonable(value: Any) -> Any:
-    """A result as plain dicts/lists/floats (for ``--json`` output); numpy arrays become lists."""
+    """A result as plain dicts/lists/floats (for ``--json``); arrays become lists, or a summary when large."""
     from dataclasses import fields, is_dataclass
 
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value) if f.repr}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
+    if isinstance(value, np.ndarray):  # masks: a summary, not a million numbers
+        if value.size <= 64:
+            return value.tolist()
+        return {"shape": list(value.shape), "dtype": str(value.dtype), "mean": float(value.mean())}
     if isinstance(value, (np.floating, np.integer)):
         return value.item()
     return value

@@ -1,14 +1,18 @@
 """A tiny persistent thread pool for CPU kernels that split work by rows.
 
 numpy releases the GIL inside ufunc loops, ``einsum`` and BLAS calls, so kernels made of a
-few large numpy calls per chunk (depthwise conv) scale across cores with plain threads.
-Workers are started once per process and reused; :func:`run_parallel` runs one job on the
-calling thread and the others on workers, and re-raises a worker's exception. Workers run
-their BLAS calls single-threaded.
+few large numpy calls per chunk (convs, depthwise convs) scale across cores with plain
+threads. Workers are started once per process and reused, and run their BLAS calls
+single-threaded. :func:`run_chunks` lets the calling thread and the workers take chunks
+from a shared counter, so a worker that the OS starts late (another process has the core)
+just takes fewer chunks instead of holding the op back; :func:`run_parallel` runs fixed
+jobs. Both re-raise a worker's exception.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 
@@ -65,6 +69,42 @@ def run_parallel(jobs: Sequence[Callable[[], None]]) -> None:
         w.start.release()
     try:
         jobs[0]()
+    finally:
+        for w in workers:
+            w.done.acquire()
+    for w in workers:
+        if w.error is not None:
+            raise w.error
+
+
+def run_chunks(chunks: Sequence[Sequence[Callable[[], None]]]) -> None:
+    """Run every chunk once, spread over threads that take the next chunk when they are free.
+
+    ``chunks[k][t]`` runs chunk ``k`` on thread ``t`` (variants differ only in the scratch
+    they use); the number of variants is the number of threads. Chunks must touch disjoint
+    outputs. Not re-entrant: kernels call it from the interpreter's thread only.
+    """
+    n = len(chunks)
+    if n == 0:
+        return
+    threads = len(chunks[0])
+    if threads == 1 or n == 1:
+        for c in chunks:
+            c[0]()
+        return
+    counter = itertools.count()  # next() is atomic: the GIL is held while it runs
+
+    def work(t: int) -> None:
+        for k in counter:
+            if k >= n:
+                return
+            chunks[k][t]()
+    workers = _get_workers(threads - 1)
+    for t, w in enumerate(workers, 1):
+        w.job, w.error = functools.partial(work, t), None
+        w.start.release()
+    try:
+        work(0)
     finally:
         for w in workers:
             w.done.acquire()

@@ -85,11 +85,33 @@ def choose_adapter(name: str | None = None) -> Any:
     return adapter
 
 
+# The limits a compute-only runtime such as gpulite lives by, in the order `gpulite info` lists
+# them: the arena is one storage binding inside one buffer; workgroup sizes, invocations and the
+# dispatch grid bound every kernel; the bind-group layout needs 2-3 storage buffers per stage;
+# uniform blocks and binding offsets follow the last two.
+KEY_LIMITS = (
+    "max-storage-buffer-binding-size", "max-buffer-size",
+    "max-compute-workgroup-size-x", "max-compute-workgroup-size-y", "max-compute-workgroup-size-z",
+    "max-compute-invocations-per-workgroup", "max-compute-workgroups-per-dimension",
+    "max-storage-buffers-per-shader-stage", "max-uniform-buffer-binding-size",
+    "min-storage-buffer-offset-alignment",
+)
+
+
 def adapter_info() -> list[dict[str, Any]]:
-    """One dict per adapter: name, type, backend, features and limits (for ``gpulite info``)."""
+    """One dict per adapter (for ``gpulite info``): name, vendor, type, backend, features,
+    ``shader_f16``, all ``limits``, ``key_limits`` (the :data:`KEY_LIMITS` it reports, in that
+    order) and ``default``: whether :func:`choose_adapter` (``GPULITE_ADAPTER`` or the
+    high-performance request) picks it, i.e. what ``backend="webgpu"`` runs on by default."""
+    try:
+        chosen = choose_adapter()
+        chosen_key = (_adapter_name(chosen), chosen.info.get("backend_type", ""))
+    except NoAdapterError:
+        chosen_key = None
     out = []
     for a in enumerate_adapters():
         info = dict(a.info)
+        limits = dict(a.limits)
         out.append({
             "name": _adapter_name(a),
             "vendor": info.get("vendor", ""),
@@ -97,7 +119,9 @@ def adapter_info() -> list[dict[str, Any]]:
             "backend_type": info.get("backend_type", ""),
             "shader_f16": "shader-f16" in a.features,
             "features": sorted(a.features),
-            "limits": dict(a.limits),
+            "limits": limits,
+            "key_limits": {k: limits[k] for k in KEY_LIMITS if k in limits},
+            "default": (_adapter_name(a), info.get("backend_type", "")) == chosen_key,
         })
     return out
 

@@ -4,9 +4,9 @@ For each landmark i the heatmap channel i (sigmoid of the raw values) is read in
 ``kernel_size`` window around the landmark's cell (shrunk at the edges); if its largest
 confidence reaches ``min_confidence_to_refine``, x and y become the confidence-weighted mean
 of the window's cell indices divided by the heatmap size. Landmarks are relative to the model
-input (refine *before* projecting onto the image). MediaPipe's quirks are kept, so results
-match: the cell is ``int(x * width)`` (truncated toward zero) and the "inside" test compares
-the column, not the row, with the height.
+input (refine *before* projecting onto the image). As in MediaPipe, the cell is
+``int(x * width)`` (truncated toward zero: a point just left of the heatmap counts as
+column 0) and the new position is the mean cell *index* (no half-cell offset).
 
 Usage (pose, heatmap = model output 3 (1, 64, 64, 39))::
 
@@ -57,7 +57,7 @@ def refine_landmarks(landmarks: LandmarkList, heatmap: np.ndarray,
     out = list(landmarks.landmarks)
     for i, lm in enumerate(out):
         col, row = int(lm.x * width), int(lm.y * height)
-        if col < 0 or col >= width or row < 0 or col >= height:  # sic: MediaPipe compares col with height
+        if col < 0 or col >= width or row < 0 or row >= height:
             continue
         r0, r1 = max(0, row - off), min(height, row + off + 1)
         c0, c1 = max(0, col - off), min(width, col + off + 1)
@@ -66,7 +66,8 @@ def refine_landmarks(landmarks: LandmarkList, heatmap: np.ndarray,
         best = conf.max() if conf.size else 0.0
         if best >= options.min_confidence_to_refine and total > 0:
             rows, cols = np.mgrid[r0:r1, c0:c1]
-            lm = replace(lm, x=float((cols * conf).sum() / width / total), y=float((rows * conf).sum() / height / total))
+            x, y = (cols * conf).sum() / width / total, (rows * conf).sum() / height / total
+            lm = replace(lm, x=float(x), y=float(y))
         if options.refine_presence and total > 0 and lm.presence is not None:
             lm = replace(lm, presence=min(lm.presence, float(best)))
         if options.refine_visibility and total > 0 and lm.visibility is not None:

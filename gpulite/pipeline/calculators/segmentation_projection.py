@@ -31,20 +31,22 @@ def project_mask(mask: np.ndarray, transform: ImageTransform, output_size: tuple
     h, w = m.shape
     out_w, out_h = int(output_size[0]), int(output_size[1])
     a = np.diag([w, h, 1.0]) @ np.linalg.inv(transform.matrix) @ np.diag([1.0 / out_w, 1.0 / out_h, 1.0])
-    ys, xs = np.mgrid[0:out_h, 0:out_w].astype(np.float64)
-    sx = np.floor((a[0, 0] * xs + a[0, 1] * ys + a[0, 2]) * _SUBPIXEL + 0.5) / _SUBPIXEL
-    sy = np.floor((a[1, 0] * xs + a[1, 1] * ys + a[1, 2]) * _SUBPIXEL + 0.5) / _SUBPIXEL
-    x0, y0 = np.floor(sx).astype(np.intp), np.floor(sy).astype(np.intp)
-    fx, fy = (sx - x0).astype(np.float32), (sy - y0).astype(np.float32)
+    xs, ys = np.arange(out_w, dtype=np.float64), np.arange(out_h, dtype=np.float64)[:, None]
+    # sample positions in 1/32 pixels (OpenCV's rounding), as integers: cell = q >> 5, fraction = q & 31
+    qx = np.rint((a[0, 0] * xs + a[0, 1] * ys + a[0, 2]) * _SUBPIXEL).astype(np.int32)
+    qy = np.rint((a[1, 0] * xs + a[1, 1] * ys + a[1, 2]) * _SUBPIXEL).astype(np.int32)
+    fx = (qx & 31).astype(np.float32) * np.float32(1 / _SUBPIXEL)
+    fy = (qy & 31).astype(np.float32) * np.float32(1 / _SUBPIXEL)
     padded = np.zeros((h + 2, w + 2), np.float32)  # a zero ring: taps outside the mask read 0
     padded[1:-1, 1:-1] = m
-    xi = np.clip(x0 + 1, 0, w + 1)
-    yi = np.clip(y0 + 1, 0, h + 1)
-    xj = np.clip(x0 + 2, 0, w + 1)
-    yj = np.clip(y0 + 2, 0, h + 1)
-    out = (padded[yi, xi] * (1 - fx) * (1 - fy) + padded[yi, xj] * fx * (1 - fy)
-           + padded[yj, xi] * (1 - fx) * fy + padded[yj, xj] * fx * fy)
-    return out.astype(np.float32)
+    flat = padded.ravel()
+    x0, y0 = (qx >> 5) + 1, (qy >> 5) + 1           # in the padded mask
+    xi, xj = np.clip(x0, 0, w + 1), np.clip(x0 + 1, 0, w + 1)
+    row_i, row_j = np.clip(y0, 0, h + 1) * (w + 2), np.clip(y0 + 1, 0, h + 1) * (w + 2)
+    v00, v01 = flat.take(row_i + xi), flat.take(row_i + xj)
+    v10, v11 = flat.take(row_j + xi), flat.take(row_j + xj)
+    top = v00 + fx * (v01 - v00)
+    return top + fy * (v10 + fx * (v11 - v10) - top)
 
 
 @register_calculator

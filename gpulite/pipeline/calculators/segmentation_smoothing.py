@@ -68,9 +68,10 @@ class SegmentationSmoothing(Calculator):
         if seg is None:
             self.previous = None
             return
-        if not cc.side_inputs.get("ENABLE", True) or self.previous is None:
+        ratio = cc.options.combine_with_previous_ratio
+        if not cc.side_inputs.get("ENABLE", True) or self.previous is None or ratio == 0.0:
             out = seg
         else:
-            out = Segmentation(smooth_mask(seg.mask, self.previous, cc.options.combine_with_previous_ratio))
+            out = Segmentation(smooth_mask(seg.mask, self.previous, ratio))
         self.previous = out.mask
         cc.output("MASK", out)

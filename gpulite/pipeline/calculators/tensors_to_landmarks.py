@@ -79,12 +79,15 @@ def tensor_to_landmarks(tensor: np.ndarray, options: TensorsToLandmarksOptions) 
 def project_landmarks(landmarks: LandmarkList, transform: ImageTransform) -> LandmarkList:
     """Landmarks relative to a tensor -> relative to the image (MediaPipe ``LandmarkProjectionCalculator``).
 
-    z is scaled like x (the transform's x scale, as MediaPipe's projection does).
+    z is scaled like x: by the region's width relative to the image width (MediaPipe's
+    ``z * rect.width``), which is the length in pixels of the tensor's x axis over the image
+    width, whatever the rotation.
     """
     pts = landmarks.array()
     xy = transform.apply(pts[:, :2])
     m = transform.matrix
-    zscale = float(np.hypot(m[0, 0], m[1, 0]))
+    w, h = transform.image_size
+    zscale = float(np.hypot(m[0, 0] * w, m[1, 0] * h) / w)
     return LandmarkList(tuple(
         NormalizedLandmark(float(xy[i, 0]), float(xy[i, 1]), float(p.z * zscale), p.visibility, p.presence)
         for i, p in enumerate(landmarks.landmarks)))

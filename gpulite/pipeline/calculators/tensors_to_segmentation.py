@@ -82,7 +82,8 @@ def tensor_to_mask(tensor: np.ndarray, output_size: tuple[int, int] | None = Non
                                      "use softmax for several")
         m = t[..., 0]
         if a == "sigmoid":
-            m = 1.0 / (1.0 + np.exp(-m.astype(np.float64)))
+            with np.errstate(over="ignore"):  # exp of a very negative logit is inf: sigmoid 0, as wanted
+                m = 1.0 / (1.0 + np.exp(-m.astype(np.float64)))
     m = np.asarray(m, np.float32)
     if output_size is not None:
         m = resize_bilinear(m, int(output_size[0]), int(output_size[1]))

@@ -17,7 +17,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from gpulite.backends.cpu.epilogue import Epilogue
 from gpulite.backends.cpu.fast import einsum
-from gpulite.backends.cpu.threads import run_parallel
+from gpulite.backends.cpu.threads import run_chunks
 from gpulite.backends.cpu.window import PaddedInput, Window, patches_view, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -62,7 +62,8 @@ class ConvGemm:
     the im2col scratch is then one buffer for every conv, and the ones column is written
     again per chunk), ``epilogue`` (an :class:`~gpulite.backends.cpu.epilogue.Epilogue`
     applied to each chunk right after its GEMM; direct convs are then chunked too) and
-    ``parts`` (threads to deal the chunks to; BLAS itself runs single-threaded).
+    ``parts`` (threads taking the chunks, see :func:`~gpulite.backends.cpu.threads.run_chunks`;
+    BLAS itself runs single-threaded).
     """
 
     def __init__(self, win: Window, x: np.ndarray, out: np.ndarray, fill, dtype=None,
@@ -71,73 +72,64 @@ class ConvGemm:
         k, o = win.kh * win.kw * win.c, out.shape[-1]
         self.k, self.pad = k + int(augment), None
         out2 = out.reshape(-1, o)
+        # chunks[c][t]: chunk c as thread t runs it (its own scratch): (copies, a, out rows, post)
+        self.chunks: list[list[tuple]] = []
         if win.kh == win.kw == 1 and win.sh == win.sw == 1 and not win.padded:
             x2 = x.reshape(-1, win.c)
             if pool is None and (augment or dtype != x.dtype):
                 mat = np.ones((x2.shape[0], self.k), dtype)
-                self.parts = [[([(mat[:, :k], x2)], mat, out2, None)]]
+                self.chunks = [[([(mat[:, :k], x2)], mat, out2, None)]]
                 return
             total = out2.shape[0]
             chunked = epilogue is not None or parts > 1 or augment
             step = max(1, DIRECT_BUDGET // max(o, self.k, 1)) if chunked else total
-            step = min(step, -(-total // parts))
+            if parts > 1:  # a few chunks per thread, so that threads can balance the load
+                step = min(step, -(-total // (2 * parts)))
             spans = [(p, min(total, p + step)) for p in range(0, total, step)]
-            if not augment:
-                self.parts = self._deal([([], x2[p0:p1], out2[p0:p1], p0, p1) for p0, p1 in spans], parts, epilogue)
-                return
+            threads = max(1, min(parts, len(spans)))
             # [x | 1] per chunk in the shared scratch, so the GEMM adds the bias (its last row)
-            nparts = max(1, min(parts, len(spans)))
-            mats = [pool.get(("im2col", q), (step, self.k), dtype) for q in range(nparts)]
-            chunks = []
-            for q in range(nparts):
-                for p0, p1 in spans[q * len(spans) // nparts:(q + 1) * len(spans) // nparts]:
-                    mat = mats[q][: p1 - p0]
-                    chunks.append(([(mat[:, :k], x2[p0:p1]), (mat[:, k], 1.0)], mat, out2[p0:p1], p0, p1))
-            self.parts = self._deal(chunks, nparts, epilogue)
+            mats = [pool.get(("im2col", t), (step, self.k), dtype) for t in range(threads)] if augment else []
+            for p0, p1 in spans:
+                variants = []
+                for t in range(threads):
+                    if augment:
+                        mat = mats[t][: p1 - p0]
+                        copies, a = [(mat[:, :k], x2[p0:p1]), (mat[:, k], 1.0)], mat
+                    else:
+                        copies, a = [], x2[p0:p1]
+                    variants.append((copies, a, out2[p0:p1], epilogue.chunk(p0, p1, t) if epilogue else None))
+                self.chunks.append(variants)
             return
         self.pad = PaddedInput(x, win, fill, dtype, pool)
         rows = max(1, IM2COL_BUDGET // max(win.ow * self.k, 1))
-        rows = min(rows, -(-win.oh * win.n // parts))
+        if parts > 1:
+            rows = min(rows, -(-win.oh * win.n // (2 * parts)))
         spans = [(n, r0, min(win.oh, r0 + rows)) for n in range(win.n) for r0 in range(0, win.oh, rows)]
-        nparts = min(parts, len(spans))
+        threads = max(1, min(parts, len(spans)))
         shape = (min(rows, win.oh) * win.ow, self.k)
         item = np.dtype(dtype).itemsize
-        scratches = [pool.get(("im2col", q), shape, dtype) if pool is not None else np.ones(shape, dtype)
-                     for q in range(nparts)]
-        per_part = [spans[q * len(spans) // nparts:(q + 1) * len(spans) // nparts] for q in range(nparts)]
-        self.parts = []
-        for q, spans_q in enumerate(per_part):
-            items = []
-            for n, r0, r1 in spans_q:
-                cols = scratches[q][: (r1 - r0) * win.ow]
+        scratches = [pool.get(("im2col", t), shape, dtype) if pool is not None else np.ones(shape, dtype)
+                     for t in range(threads)]
+        for n, r0, r1 in spans:
+            p0, p1 = (n * win.oh + r0) * win.ow, (n * win.oh + r1) * win.ow
+            variants = []
+            for t in range(threads):
+                cols = scratches[t][: (r1 - r0) * win.ow]
                 # The first k columns of cols seen as (rows, OW, KH, KW, C), the patches' shape.
                 dst = as_strided(cols, (r1 - r0, win.ow, win.kh, win.kw, win.c),
                                  (win.ow * self.k * item, self.k * item, win.kw * win.c * item, win.c * item, item))
                 copies = [(dst, patches_view(self.pad.buf, win, n, r0, r1))]
                 if augment and pool is not None:  # the shared scratch holds other data between runs
                     copies.append((cols[:, k], 1.0))
-                p0, p1 = (n * win.oh + r0) * win.ow, (n * win.oh + r1) * win.ow
-                post = epilogue.chunk(p0, p1, q) if epilogue is not None else None
-                items.append((copies, cols, out2[p0:p1], post))
-            self.parts.append(items)
-
-    @staticmethod
-    def _deal(chunks: list, parts: int, epilogue) -> list[list]:
-        nparts = max(1, min(parts, len(chunks)))
-        out = []
-        for q in range(nparts):
-            items = []
-            for copies, a, o, p0, p1 in chunks[q * len(chunks) // nparts:(q + 1) * len(chunks) // nparts]:
-                items.append((copies, a, o, epilogue.chunk(p0, p1, q) if epilogue is not None else None))
-            out.append(items)
-        return out
+                post = epilogue.chunk(p0, p1, t) if epilogue is not None else None
+                variants.append((copies, cols, out2[p0:p1], post))
+            self.chunks.append(variants)
 
     def bind(self, wt: np.ndarray):
         """The run closure multiplying by ``wt`` (read at run time: it may be refreshed in place)."""
-        jobs = [functools.partial(_run_items, items, wt) for items in self.parts]
         pad = self.pad
-        if len(jobs) == 1:
-            job = jobs[0]
+        if len(self.chunks[0]) == 1:  # one thread: one job over every chunk
+            job = functools.partial(_run_items, [c[0] for c in self.chunks], wt)
             if pad is None:
                 return job
 
@@ -145,11 +137,12 @@ class ConvGemm:
                 pad.refresh()
                 job()
             return run_one
+        fns = [[functools.partial(_run_items, [item], wt) for item in variants] for variants in self.chunks]
 
         def run() -> None:
             if pad is not None:
                 pad.refresh()
-            run_parallel(jobs)
+            run_chunks(fns)
         return run
 
     def __call__(self, wt: np.ndarray) -> None:

@@ -10,11 +10,13 @@ regular grid of offsets, hence one strided view
 tiled T times (T*C >= PERIOD: a long inner loop without a large tiled weight array),
 writing straight into the output rows. Work goes in chunks of rows sized to stay in cache,
 with bias and activation applied per chunk while hot; with ``num_threads`` > 1 big layers
-deal the chunks to that many threads (numpy releases the GIL in ``einsum``). Quantized
+spread the chunks over that many threads (numpy releases the GIL in ``einsum``). Quantized
 depthwise (quantized_conv.py) runs the same plan in float64.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -22,7 +24,7 @@ from numpy.lib.stride_tricks import as_strided
 from gpulite.backends.cpu.epilogue import Epilogue
 from gpulite.backends.cpu.fast import einsum
 from gpulite.backends.cpu.phases import PhaseInput
-from gpulite.backends.cpu.threads import run_parallel
+from gpulite.backends.cpu.threads import run_chunks
 from gpulite.backends.cpu.window import Window, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -54,44 +56,47 @@ def _period(ow: int, co: int) -> int:
 
 def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
              parts: int = 1, epilogue=None, pool=None) -> list[list]:
-    """Chunks of output rows, dealt into ``parts`` lists (one per thread, own scratch each).
+    """Chunks of output rows, each in ``parts`` variants (one per thread, own scratch each).
 
-    A chunk is (output rows, scratch, [(taps view, weights)] per phase, bias, post). ``w``
-    is (KH, KW, C*M). Output rows and scratch are (rows, OW/T, T*C*M), a phase's taps view
-    (taps_i, taps_j, rows, OW/T, T*C*M), its weights (taps_i, taps_j, T*C*M). ``post`` is
-    the chunk's closure from ``epilogue`` (an :class:`~gpulite.backends.cpu.epilogue.Epilogue`)
-    or None. With ``pool`` the scratch comes from the executable's shared pool.
+    ``chunks[k][t]`` is chunk k for thread t: (output rows, scratch, [(taps view, weights)]
+    per phase, bias, post). ``w`` is (KH, KW, C*M). Output rows and scratch are
+    (rows, OW/T, T*C*M), a phase's taps view (taps_i, taps_j, rows, OW/T, T*C*M), its
+    weights (taps_i, taps_j, T*C*M). ``post`` is the chunk's closure from ``epilogue`` (an
+    :class:`~gpulite.backends.cpu.epilogue.Epilogue`) or None. With ``pool`` the scratch
+    comes from the executable's shared pool. With threads, chunks are smaller so that each
+    thread gets a few (see :func:`~gpulite.backends.cpu.threads.run_chunks`).
     """
     co, wq = out.shape[3], phased.wq
     t = _period(win.ow, co)
     length = t * co
-    rows = max(1, min(CHUNK_BUDGET // (win.ow * co), -(-win.oh * win.n // parts)))
+    rows = max(1, CHUNK_BUDGET // (win.ow * co))
+    if parts > 1:
+        rows = min(rows, -(-win.oh * win.n // (2 * parts)))
     spans = [(n, y0, min(win.oh, y0 + rows)) for n in range(win.n) for y0 in range(0, win.oh, rows)]
-    parts = min(parts, len(spans))
+    threads = max(1, min(parts, len(spans)))
     b = None if bias is None else np.tile(bias, t).astype(out.dtype)
     weights = [np.tile(w[np.ix_(ii, jj)], (1, 1, t)) for _, ii, jj, _, _ in phased.groups]
     item = phased.buf.itemsize
-    plans = []
-    for k in range(parts):
-        shape = (min(rows, win.oh), win.ow // t, length)
-        scratch = pool.get(("depthwise", k), shape, out.dtype) if pool is not None else np.empty(shape, out.dtype)
-        plan = []
-        for n, y0, y1 in spans[k * len(spans) // parts:(k + 1) * len(spans) // parts]:
-            shape = (y1 - y0, win.ow // t, length)
-            views = []
-            for (p, ii, jj, (oy, ox), (sy, sx)), wt in zip(phased.groups, weights, strict=True):
-                base = phased.buf[p, n, y0 * phased.row_step + oy, ox:]
-                strides = (sy * wq * co * item, sx * co * item, phased.row_step * wq * co * item, length * item, item)
-                views.append((as_strided(base, (len(ii), len(jj), *shape), strides, writeable=False), wt))
-            p0, p1 = (n * win.oh + y0) * win.ow, (n * win.oh + y1) * win.ow
-            post = epilogue.chunk(p0, p1, k) if epilogue is not None else None
-            plan.append((out[n, y0:y1].reshape(shape), scratch[: y1 - y0], views, b, post))
-        plans.append(plan)
-    return plans
+    shape = (min(rows, win.oh), win.ow // t, length)
+    scratches = [pool.get(("depthwise", k), shape, out.dtype) if pool is not None else np.empty(shape, out.dtype)
+                 for k in range(threads)]
+    chunks = []
+    for n, y0, y1 in spans:
+        shape = (y1 - y0, win.ow // t, length)
+        views = []
+        for (p, ii, jj, (oy, ox), (sy, sx)), wt in zip(phased.groups, weights, strict=True):
+            base = phased.buf[p, n, y0 * phased.row_step + oy, ox:]
+            strides = (sy * wq * co * item, sx * co * item, phased.row_step * wq * co * item, length * item, item)
+            views.append((as_strided(base, (len(ii), len(jj), *shape), strides, writeable=False), wt))
+        p0, p1 = (n * win.oh + y0) * win.ow, (n * win.oh + y1) * win.ow
+        acc = out[n, y0:y1].reshape(shape)
+        chunks.append([(acc, scratches[k][: y1 - y0], views, b, epilogue.chunk(p0, p1, k) if epilogue else None)
+                       for k in range(threads)])
+    return chunks
 
 
 def accumulate(plan: list, act=None) -> None:
-    """Run a :func:`tap_plan`: per chunk, sum the taps phase by phase, add bias, activate."""
+    """Run chunks of a :func:`tap_plan`: sum the taps phase by phase, add bias, activate."""
     add = np.add
     for acc, tmp, views, b, post in plan:
         (v0, w0), rest = views[0], views[1:]
@@ -110,22 +115,26 @@ def accumulate(plan: list, act=None) -> None:
 def depthwise_plan(win: Window, x: np.ndarray, out: np.ndarray, mult: int, w: np.ndarray,
                    bias: np.ndarray | None, fill, dtype, parts: int = 1, epilogue=None,
                    pool=None) -> tuple[PhaseInput, list[list]]:
-    """The phase buffers and per-thread chunk plans of a depthwise conv computing in ``dtype``."""
+    """The phase buffers and the chunks (see :func:`tap_plan`) of a depthwise conv computing in ``dtype``."""
     phased = PhaseInput(x, win, mult, fill, dtype, pool)
     return phased, tap_plan(win, phased, out, w.astype(dtype), bias, parts, epilogue, pool)
 
 
-def plan_runner(phased: PhaseInput, plans: list[list], act=None):
-    """The run closure: refresh the phase buffers, then run the chunk plans (in parallel
-    when there is more than one; the jobs are built here, not per invoke)."""
-    jobs = [lambda p=p: accumulate(p, act) for p in plans]
+def plan_runner(phased: PhaseInput, chunks: list[list], act=None):
+    """The run closure: refresh the phase buffers, then run the chunks (spread over threads
+    when they have variants for several; the callables are built here, not per invoke)."""
+    if len(chunks[0]) == 1:
+        plan = [c[0] for c in chunks]
+
+        def run_one() -> None:
+            phased.refresh()
+            accumulate(plan, act)
+        return run_one
+    fns = [[functools.partial(accumulate, [item], act) for item in variants] for variants in chunks]
 
     def run() -> None:
         phased.refresh()
-        if len(jobs) == 1:
-            jobs[0]()
-        else:
-            run_parallel(jobs)
+        run_chunks(fns)
     return run
 
 

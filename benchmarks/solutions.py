@@ -1,0 +1,135 @@
+"""The solutions against MediaPipe 0.10.14's Python solutions: frames per second, side by side.
+
+Face detection, face mesh, hands, pose (with segmentation) and selfie segmentation, each in
+video mode on the 640x480 test clip (astronaut.png moving, turning and zooming:
+tests/solutions/video.py), on gpulite's cpu and webgpu backends. gpulite and MediaPipe get the
+same frame in turn, frame by frame, so a slow phase of the machine hits both alike; the
+frames/s of each is the frame count over the time its own ``process`` calls took, after a
+warm-up (graph start, pipeline compilation). Ratios, not absolute numbers, are comparable
+between machines. MediaPipe runs on its CPU path (XNNPACK) in both rows.
+
+    python benchmarks/solutions.py                         # 30 frames on cpu, 5 on webgpu
+    python benchmarks/solutions.py --frames 60 --backends cpu --solutions pose hands
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere in a checkout
+
+import numpy as np
+
+log = logging.getLogger("benchmarks.solutions")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One solution: how to build gpulite's (for a backend) and MediaPipe's."""
+
+    name: str
+    gpulite: Callable[[str], object]
+    mediapipe: Callable[[], object]
+
+
+def cases() -> list[Case]:
+    import mediapipe as mp
+
+    from gpulite import solutions as gs
+
+    return [
+        Case("face_detection", lambda b: gs.FaceDetector(model="short", backend=b),
+             lambda: mp.solutions.face_detection.FaceDetection(model_selection=0)),
+        Case("face_mesh", lambda b: gs.FaceMesh(backend=b), lambda: mp.solutions.face_mesh.FaceMesh()),
+        Case("hands", lambda b: gs.Hands(backend=b), lambda: mp.solutions.hands.Hands()),
+        Case("pose", lambda b: gs.Pose(enable_segmentation=True, backend=b),
+             lambda: mp.solutions.pose.Pose(enable_segmentation=True)),
+        Case("selfie_segmentation", lambda b: gs.SelfieSegmentation(model="general", backend=b),
+             lambda: mp.solutions.selfie_segmentation.SelfieSegmentation(model_selection=0)),
+    ]
+
+
+@dataclass
+class Row:
+    solution: str
+    backend: str
+    frames: int
+    gpulite_fps: float | None
+    mediapipe_fps: float
+    note: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        return self.gpulite_fps / self.mediapipe_fps if self.gpulite_fps else None
+
+
+def measure(case: Case, backend: str, frames: list[np.ndarray], warmup: int) -> Row:
+    """Frames/s of gpulite and MediaPipe on ``frames``, fed to both in turn."""
+    ref = case.mediapipe()
+    try:
+        ours = case.gpulite(backend)
+    except (ImportError, RuntimeError, ValueError) as e:
+        ref.close()
+        return Row(case.name, backend, 0, None, 0.0, f"gpulite: {e}")
+    spent = {"gpulite": 0.0, "mediapipe": 0.0}
+    try:
+        for i, f in enumerate([*frames[:warmup], *frames]):
+            for name, sol in (("gpulite", ours), ("mediapipe", ref)):
+                t0 = time.perf_counter()
+                sol.process(f)
+                if i >= warmup:
+                    spent[name] += time.perf_counter() - t0
+    finally:
+        ours.close()
+        ref.close()
+    n = len(frames)
+    return Row(case.name, backend, n, n / spent["gpulite"], n / spent["mediapipe"])
+
+
+def table(rows: list[Row]) -> list[str]:
+    lines = [f"{'solution':<21}{'backend':<9}{'frames':>7}{'gpulite fps':>13}{'MediaPipe fps':>15}"
+             f"{'gpulite/MediaPipe':>19}", "-" * 84]
+    for r in rows:
+        fps = f"{r.gpulite_fps:13.1f}" if r.gpulite_fps else f"{'-':>13}"
+        ratio = f"{r.ratio:18.2f}x" if r.ratio else f"{'-':>19}"
+        lines.append(f"{r.solution:<21}{r.backend:<9}{r.frames:>7}{fps}{r.mediapipe_fps:15.1f}{ratio}")
+    lines += [f"note: {r.solution} on {r.backend}: {r.note}" for r in rows if r.note]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--frames", type=int, default=30, help="timed frames on cpu (default 30)")
+    p.add_argument("--webgpu-frames", type=int, default=5, help="timed frames on webgpu (default 5; lavapipe is slow)")
+    p.add_argument("--warmup", type=int, default=2, help="untimed frames first (default 2)")
+    p.add_argument("--backends", nargs="+", default=["cpu", "webgpu"], choices=["cpu", "webgpu"])
+    p.add_argument("--solutions", nargs="+", help="subset of: face_detection face_mesh hands pose selfie_segmentation")
+    p.add_argument("-v", "--verbose", action="store_true")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
+
+    from tests.solutions.video import make_frames
+
+    selected = [c for c in cases() if not args.solutions or c.name in args.solutions]
+    rows = []
+    for backend in args.backends:
+        n = args.frames if backend == "cpu" else args.webgpu_frames
+        frames = make_frames(n + args.warmup)[args.warmup:] if n else []
+        for case in selected:
+            log.info("%s on %s: %d frames", case.name, backend, n)
+            rows.append(measure(case, backend, frames, args.warmup))
+    print("video mode, 640x480 frames (tests/solutions/video.py); MediaPipe 0.10.14 on its CPU path; "
+          "ratio > 1: gpulite faster")
+    for line in table(rows):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

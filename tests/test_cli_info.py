@@ -1,0 +1,79 @@
+"""``gpulite info`` in a fresh process: the active backend, the precision in force, and each
+WebGPU adapter with its type, features and the limits gpulite depends on."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _info(**env: str) -> str:
+    """``python -m gpulite.cli info`` in a fresh process, no GPULITE_* variable but ``env``."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("GPULITE_")}
+    e.update(env, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    r = subprocess.run([sys.executable, "-m", "gpulite.cli", "info"], cwd=ROOT, env=e,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@pytest.fixture
+def adapters(monkeypatch) -> list[dict]:
+    """adapter_info() as the subprocess sees it (no GPULITE_ADAPTER); [] without wgpu."""
+    monkeypatch.delenv("GPULITE_ADAPTER", raising=False)
+    try:
+        from gpulite.backends.webgpu.device import adapter_info
+    except ImportError:  # wgpu not installed: info says so, nothing to check per adapter
+        return []
+    return adapter_info()
+
+
+def test_info_reports_cpu_active_precision_and_adapter_limits(adapters):
+    out = _info(GPULITE_BACKEND="cpu")
+    assert re.search(r"^active\s+cpu\b", out, re.M), out
+    assert re.search(r"^ \*cpu\b", out, re.M), out  # the backends list marks it
+    assert "precision  fp32 asked (flag precision, default); in force on the active backend (cpu): fp32" in out
+    assert re.search(r"^\s+cpu\s+fp32\b", out, re.M), out
+    webgpu = re.search(r"^\s+webgpu\s+(fp32|fp16|-) \(", out, re.M)
+    assert webgpu, out
+    for a in adapters:
+        f16 = "yes" if a["shader_f16"] else "no"
+        head = f"adapter {a['name']} [{a['adapter_type']}, {a['backend_type']}, shader-f16 {f16}"
+        assert head in out, out
+    if not adapters:
+        return
+    from gpulite.backends.webgpu.device import KEY_LIMITS
+
+    # Each adapter's block: the header line, then its features and its key limits with their values.
+    blocks = re.split(r"^\s+adapter ", out, flags=re.M)[1:]
+    assert len(blocks) == len(adapters), out
+    for a, block in zip(adapters, blocks, strict=True):
+        assert f"features ({len(a['features'])})" in block
+        for f in a["features"]:
+            assert re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", block), (f, block)
+        assert re.search(r"^\s+limits\s+max-storage-buffer-binding-size ", block, re.M), block
+        for k in KEY_LIMITS:
+            assert k in a["limits"], k  # every wgpu adapter reports the WebGPU core limits
+            assert re.search(rf"(?<![\w-]){re.escape(k)} {a['limits'][k]}\b", block), (k, block)
+    default = [a for a in adapters if a["default"]]
+    assert len(default) <= 1
+    if default:
+        assert f"[{default[0]['adapter_type']}, {default[0]['backend_type']}, shader-f16 " in out
+        assert f"{webgpu.group(1)} (on {default[0]['name']}; shader-f16 " in out
+
+
+def test_info_precision_fp16_in_force_follows_shader_f16(adapters):
+    adapters = [a for a in adapters if a["default"]]
+    out = _info(GPULITE_BACKEND="cpu", GPULITE_PRECISION="fp16")
+    assert ("precision  fp16 asked (flag precision, GPULITE_PRECISION); "
+            "in force on the active backend (cpu): fp32") in out
+    if adapters:
+        want = "fp16" if adapters[0]["shader_f16"] else "fp32"
+        assert re.search(rf"^\s+webgpu\s+{want} \(on ", out, re.M), out
