@@ -19,6 +19,10 @@ Usage::
         box = d.relative_bounding_box                 # xmin, ymin, width, height in [0, 1]
         print(d.score, box.xmin, box.ymin, box.width, box.height, d.keypoints[2])  # nose tip
 
+``min_detection_confidence`` is honoured (MediaPipe 0.10.14's Python ``FaceDetection`` ignores
+it, google-ai-edge/mediapipe issue #3896, and keeps its graphs' 0.5 short range / 0.6 full
+range; at the default 0.5 the short-range results are the same).
+
 MediaPipe code reads the same through ``d.location_data.relative_bounding_box``; only
 ``d.score`` is a float here (MediaPipe's is a one-element list: ``d.score_list``).
 """
