@@ -54,29 +54,31 @@ def draw_result(image: np.ndarray, result: Any, *, scale: int = 1, unit: int | N
     pil = Image.fromarray(np.ascontiguousarray(image[..., :3]))
     if scale != 1:
         pil = pil.resize((w * scale, h * scale), Image.LANCZOS)
-    W, H = pil.size
+    width, height = pil.size
     mask = getattr(result, "segmentation_mask", None)
     if mask is not None:
         m = np.asarray(mask, np.float32)
-        if m.shape[:2] != (H, W):
-            m = np.asarray(Image.fromarray(m).resize((W, H), Image.BILINEAR))
+        if m.shape[:2] != (height, width):
+            m = np.asarray(Image.fromarray(m).resize((width, height), Image.BILINEAR))
         arr = np.asarray(pil, np.float32)
         alpha = 0.5 * np.clip(m, 0, 1)[..., None]
         pil = Image.fromarray((arr * (1 - alpha) + np.array(MASK, np.float32) * alpha).round().astype(np.uint8))
     draw = ImageDraw.Draw(pil)
-    unit = unit or max(1, round(max(W, H) / 320))          # 1 px per 320 px of image
+    unit = unit or max(1, round(max(width, height) / 320))          # 1 px per 320 px of image
     for lms in _landmark_lists(result):
         r = unit * (0.75 if len(lms) > 100 else 2)
         for i, p in enumerate(lms.landmark):
             iris = len(lms) == 478 and i >= 468
             ri = 1.5 * r if iris else r
-            draw.ellipse([p.x * W - ri, p.y * H - ri, p.x * W + ri, p.y * H + ri], fill=IRIS if iris else LANDMARK)
+            x, y = p.x * width, p.y * height
+            draw.ellipse([x - ri, y - ri, x + ri, y + ri], fill=IRIS if iris else LANDMARK)
     for d in _detections(result):
         b = d.relative_bounding_box
-        draw.rectangle([b.xmin * W, b.ymin * H, b.xmax * W, b.ymax * H], outline=BOX, width=2 * unit)
+        draw.rectangle([b.xmin * width, b.ymin * height, b.xmax * width, b.ymax * height], outline=BOX, width=2 * unit)
         r = 2.5 * unit
         for k in d.keypoints:
-            draw.ellipse([k.x * W - r, k.y * H - r, k.x * W + r, k.y * H + r], fill=KEYPOINT, outline=(0, 0, 0))
+            x, y = k.x * width, k.y * height
+            draw.ellipse([x - r, y - r, x + r, y + r], fill=KEYPOINT, outline=(0, 0, 0))
     return np.asarray(pil)
 
 

@@ -58,7 +58,8 @@ class DemoResult:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``gpulite demo`` on the CLI's subparsers."""
     p = sub.add_parser("demo", help="face detection + face mesh on a sample image; writes an annotated PNG")
-    p.add_argument("-o", "--output", default=DEFAULT_OUTPUT, help=f"annotated PNG to write (default ./{DEFAULT_OUTPUT})")
+    p.add_argument("-o", "--output", default=DEFAULT_OUTPUT,
+                   help=f"annotated PNG to write (default ./{DEFAULT_OUTPUT})")
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu"),
                    help="where to run (default: gpulite's automatic choice)")
     p.add_argument("--image", default=None, help="run on this image instead of the shipped sample")
@@ -141,7 +142,8 @@ def report(res: DemoResult, image: str | Path | None, out: Callable[[str], None]
         x0, y0, x1, y1 = b.to_pixels(w, h)
         out(f"  face {i}   score {d.score:.3f}, box x={x0} y={y0} w={x1 - x0} h={y1 - y0} px "
             f"(relative {b.xmin:.3f} {b.ymin:.3f} {b.width:.3f} {b.height:.3f})")
-        out("           " + ", ".join(f"{name} {k.to_pixel(w, h)}" for name, k in zip(KEYPOINT_NAMES, d.keypoints)))
+        named = zip(KEYPOINT_NAMES, d.keypoints, strict=False)  # BlazeFace: 6 keypoints
+        out("           " + ", ".join(f"{name} {k.to_pixel(w, h)}" for name, k in named))
     if res.mesh_error is not None:
         out(f"mesh       not run: {res.mesh_error}")
     else:

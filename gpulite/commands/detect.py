@@ -104,7 +104,8 @@ def solution_class(task: str) -> Any:
     try:
         return getattr(solutions, name)
     except (ImportError, AttributeError) as e:
-        raise DetectError(f"gpulite detect {task}: the {name} solution is not available in this gpulite ({e})") from None
+        raise DetectError(f"gpulite detect {task}: the {name} solution is not available in this gpulite "
+                          f"({e})") from None
 
 
 def open_frames(spec: str) -> tuple[str, Iterator[tuple[str, np.ndarray]], int, float]:

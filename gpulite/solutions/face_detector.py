@@ -2,9 +2,13 @@
 
 Runs the shipped graph ``face_detection`` (short range, ``model="short"``: faces within ~2 m,
 MediaPipe's ``model_selection=0``) or ``face_detection_full_range`` (``model="full"``: the
-sparse full-range model, ~5 m, ``model_selection=1``) with MediaPipe's options;
-``min_detection_confidence`` becomes the decoder's ``min_score_thresh`` as in MediaPipe's
-Python solution. Every image is processed on its own (face detection does not track).
+sparse full-range model, ~5 m, ``model_selection=1``) with MediaPipe's options. Every image
+is processed on its own (face detection does not track).
+
+``min_detection_confidence`` becomes the decoder's ``min_score_thresh``. Left at None, each
+model keeps its graph's own threshold, 0.5 short range and 0.6 full range: what MediaPipe
+0.10.14's Python ``FaceDetection`` actually uses whatever it is given (it ignores the
+argument, google-ai-edge/mediapipe issue #3896), so the defaults give MediaPipe's results.
 
 Usage::
 
@@ -18,10 +22,6 @@ Usage::
     for d in result.detections or []:
         box = d.relative_bounding_box                 # xmin, ymin, width, height in [0, 1]
         print(d.score, box.xmin, box.ymin, box.width, box.height, d.keypoints[2])  # nose tip
-
-``min_detection_confidence`` is honoured (MediaPipe 0.10.14's Python ``FaceDetection`` ignores
-it, google-ai-edge/mediapipe issue #3896, and keeps its graphs' 0.5 short range / 0.6 full
-range; at the default 0.5 the short-range results are the same).
 
 MediaPipe code reads the same through ``d.location_data.relative_bounding_box``; only
 ``d.score`` is a float here (MediaPipe's is a one-element list: ``d.score_list``).
@@ -39,8 +39,9 @@ from gpulite.solutions.results import Detection, FaceDetectionResult
 
 log = logging.getLogger(__name__)
 
-# model -> (graph, node whose min_score_thresh is min_detection_confidence)
-GRAPHS = {"short": ("face_detection", "TensorsToDetections"), "full": ("face_detection_full_range", "decode")}
+# model -> (graph, node whose min_score_thresh is min_detection_confidence, that graph's own threshold)
+GRAPHS = {"short": ("face_detection", "TensorsToDetections", 0.5),
+          "full": ("face_detection_full_range", "decode", 0.6)}
 
 
 def check_confidence(value: float, name: str) -> float:
@@ -57,8 +58,9 @@ class FaceDetector(Solution):
     ----------
     model : {"short", "full"}
         Short range (faces within ~2 m) or full range (~5 m; sparse model, 192x192 input).
-    min_detection_confidence : float
-        Detections scoring below this are dropped (MediaPipe's default 0.5).
+    min_detection_confidence : float or None
+        Detections scoring below this are dropped. None: the model's own threshold (0.5 short
+        range, 0.6 full range), which is what MediaPipe 0.10.14 applies.
     backend : {"cpu", "webgpu", "auto"} or None
         Where the graph runs (None: automatic).
 
@@ -69,14 +71,15 @@ class FaceDetector(Solution):
     ...     print(fd.last_timings)          # ms per stage: ImageToTensor, Inference, ..., total
     """
 
-    def __init__(self, *, model: str = "short", min_detection_confidence: float = 0.5,
+    def __init__(self, *, model: str = "short", min_detection_confidence: float | None = None,
                  backend: str | None = None) -> None:
         if model not in GRAPHS:
             raise ValueError(f"model must be one of {sorted(GRAPHS)}, got {model!r}")
         self.model = model
-        self.min_detection_confidence = check_confidence(min_detection_confidence, "min_detection_confidence")
+        graph, decoder, default = GRAPHS[model]
+        self.min_detection_confidence = check_confidence(
+            default if min_detection_confidence is None else min_detection_confidence, "min_detection_confidence")
         super().__init__(backend=backend, static_image_mode=True)
-        graph, decoder = GRAPHS[model]
         cfg = set_options(load_config(graph), {f"{decoder}.min_score_thresh": self.min_detection_confidence})
         self._session = GraphSession(cfg, backend=self.backend, outputs=["detections"])
 

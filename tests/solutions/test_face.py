@@ -45,6 +45,12 @@ def needs(backend: str) -> None:
             pytest.skip(why)
 
 
+def gpu_bytes_uploaded() -> int:
+    from gpulite.backends.webgpu.pipeline import transfer_stats
+
+    return transfer_stats()["bytes_uploaded"]
+
+
 @pytest.fixture(scope="module")
 def astronaut() -> np.ndarray:
     return load_image("astronaut.png")
@@ -133,9 +139,13 @@ def test_face_detector_honours_min_detection_confidence(astronaut):
     """The astronaut scores ~0.92: kept at 0.9, dropped at 0.95.
 
     (MediaPipe 0.10.14's Python FaceDetection ignores this argument -- google-ai-edge/mediapipe
-    issue #3896 -- and keeps its graphs' defaults, 0.5 short range and 0.6 full range; so this
-    is checked against the documented meaning, not against MediaPipe.)
+    issue #3896 -- and keeps its graphs' defaults, 0.5 short range and 0.6 full range, which is
+    what gpulite's default None gives; an explicit value is checked against its documented
+    meaning, not against MediaPipe.)
     """
+    for model, default in (("short", 0.5), ("full", 0.6)):
+        with FaceDetector(model=model, backend="cpu") as fd:
+            assert fd.min_detection_confidence == default
     for model in ("short", "full"):
         with FaceDetector(model=model, min_detection_confidence=0.9, backend="cpu") as fd:
             assert len(fd.process(astronaut).detections or []) == 1, model
@@ -155,12 +165,15 @@ def test_face_mesh_matches_mediapipe(backend, static, refine, astronaut, video_f
     theirs = mp_meshes(frames, static=static, refine=refine)
     n = 478 if refine else 468
     compared = tracked = 0
+    uploaded = gpu_bytes_uploaded() if backend == "webgpu" else 0
     with FaceMesh(static_image_mode=static, refine_landmarks=refine, backend=backend) as mesh:
         for i, (frame, mp_faces) in enumerate(zip(frames, theirs, strict=True)):
             ours = mesh.process(frame)
             check_meshes(ours, mp_faces, frame, n, f"frame {i}")
             compared += len(mp_faces)
             tracked += ours.tracked
+    if backend == "webgpu":  # every frame went up to the GPU (so the graph really ran there)
+        assert gpu_bytes_uploaded() - uploaded >= sum(f.nbytes for f in frames)
     # (the refined model, tracked, loses the face on a couple of the fastest-turning frames -- in
     # MediaPipe as here; those frames are compared too: both must find nothing)
     assert compared >= 0.7 * len(frames), f"MediaPipe found faces in only {compared} of {len(frames)} frames"

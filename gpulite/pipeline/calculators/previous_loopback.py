@@ -6,6 +6,12 @@ landmarks give), and ``PREV_LOOP`` emits, at frame T, what ``LOOP`` carried at t
 before T. At the first frame, or when ``LOOP`` had nothing for the previous frame, nothing is
 emitted and only the bound moves, so downstream joins go on.
 
+The framework closes a node once its forward inputs are done, back edges aside: when the
+graph's input closes while frames are still in flight (the end of ``gpulite graph run``),
+those last frames get no ``PREV_LOOP`` and go through the detector instead of being
+tracked. Frame-by-frame use (the solutions: ``Graph.wait_for`` after each frame) is not
+affected.
+
 Usage (the face-mesh graph)::
 
     - calculator: PreviousLoopback
