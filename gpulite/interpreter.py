@@ -155,6 +155,9 @@ class Interpreter:
         self._release_exe()
         self._plan = plan_memory(self._graph, self._order)
         self._exe = self._backend.compile(self._graph, self._order, self._plan)
+        # A backend that re-plans its rewritten graph (the CPU backend's fusions) reports the
+        # arena it really uses; graph inputs and outputs keep their offsets in it.
+        self._plan = getattr(self._exe, "plan", None) or self._plan
         instrument.attach(self._exe, *getattr(self._exe, "cpu_run", (self._graph, self._order)), self._backend_name)
         self._guard = np.frombuffer(memoryview(self._exe.arena), dtype=np.uint8)
 

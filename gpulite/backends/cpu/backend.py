@@ -41,7 +41,8 @@ class CpuContext:
 
     def __init__(self, graph: Graph, node: Node, arrays: dict[int, np.ndarray], num_threads: int,
                  scratch: ScratchPool | None = None) -> None:
-        self.graph, self.node, self._arrays, self.num_threads = graph, node, arrays, num_threads
+        self.graph, self.node, self._arrays = graph, node, arrays
+        self.num_threads = max(1, int(num_threads or 1))
         self.scratch = scratch if scratch is not None else ScratchPool()
 
     @property
@@ -118,8 +119,8 @@ class CpuExecutable:
                 setter(prev)
 
 
-# Whether BLAS may use num_threads threads itself (True) or runs single-threaded while the
-# kernels split big GEMMs over the backend's own thread pool (False).
+# Whether BLAS may use num_threads threads itself for the GEMMs that the kernels do not
+# split over the backend's own thread pool (True), or always runs single-threaded (False).
 BLAS_THREADS = False
 
 

@@ -15,6 +15,7 @@ import functools
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from gpulite.backends.cpu import blas
 from gpulite.backends.cpu.epilogue import Epilogue
 from gpulite.backends.cpu.fast import einsum
 from gpulite.backends.cpu.threads import run_chunks
@@ -138,11 +139,18 @@ class ConvGemm:
                 job()
             return run_one
         fns = [[functools.partial(_run_items, [item], wt) for item in variants] for variants in self.chunks]
+        setter = blas.local_thread_setter()
 
         def run() -> None:
             if pad is not None:
                 pad.refresh()
-            run_chunks(fns)
+            # the chunks are spread over the pool: BLAS must not start threads of its own
+            prev = setter(1) if setter is not None else 1
+            try:
+                run_chunks(fns)
+            finally:
+                if prev != 1:
+                    setter(prev)
         return run
 
     def __call__(self, wt: np.ndarray) -> None:
@@ -160,10 +168,7 @@ def _run_items(items: list, wt: np.ndarray) -> None:
 
 
 def conv_parts(num_threads: int, macs: int) -> int:
-    """Threads worth using for a conv of ``macs`` multiply-adds (1 when BLAS threads itself)."""
-    from gpulite.backends.cpu import backend
-    if backend.BLAS_THREADS:
-        return 1
+    """Threads worth using for a conv of ``macs`` multiply-adds."""
     return max(1, min(num_threads, macs // PARALLEL_MACS))
 
 
