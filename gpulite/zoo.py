@@ -52,10 +52,10 @@ def _search_dirs() -> list[Path]:
     dirs.append(PACKAGE_MODELS)
     dirs.append(cache_dir())
     try:
-        import mediapipe  # noqa: F401  (optional: the wheel ships the .tflite files)
+        import mediapipe
         mp = Path(mediapipe.__file__).parent / "modules"
         dirs.extend(p for p in mp.glob("*") if p.is_dir())
-    except Exception:  # noqa: BLE001 - mediapipe is optional and may fail to import
+    except Exception:
         pass
     return dirs
 

@@ -57,7 +57,7 @@ def assert_same(actual: np.ndarray, expected: np.ndarray, *, rtol: float = 1e-5,
     elif kind in "biu":
         diff = np.abs(actual.astype(np.int64) - expected.astype(np.int64))
         if expected.dtype == np.uint64:  # int64 cannot hold every uint64: compare as Python ints
-            diff = np.array([abs(int(x) - int(y)) for x, y in zip(actual.ravel(), expected.ravel())],
+            diff = np.array([abs(int(x) - int(y)) for x, y in zip(actual.ravel(), expected.ravel(), strict=False)],
                             dtype=object).reshape(actual.shape)
         bound = int_tol
     else:

@@ -49,7 +49,8 @@ def table_fields(cls):
         if "j" in sig.parameters:  # vector accessor
             vec = getattr(cls, name + "AsNumpy", None)
             if vec is not None:
-                flag = re.search(r"GetVectorAsNumpy\(flatbuffers\.number_types\.(\w+Flags)", inspect.getsource(vec)).group(1)
+                pattern = r"GetVectorAsNumpy\(flatbuffers\.number_types\.(\w+Flags)"
+                flag = re.search(pattern, inspect.getsource(vec)).group(1)
                 fields.append((snake(name), slot, "vec_" + FLAGS[flag], None))
             continue  # vectors of tables/strings are not used by options tables we decode
         if "String(" in src:

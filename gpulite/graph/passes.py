@@ -89,7 +89,7 @@ def fuse_activations(g: Graph) -> Graph:
                 or g.tensors[src].quant is not None or g.tensors[src].dtype != np.float32):
             continue
         p.activation = n.op
-        p.outputs = (n.outputs[0],) + p.outputs[1:]
+        p.outputs = (n.outputs[0], *p.outputs[1:])
         drop.add(id(n))
     g.nodes = [n for n in g.nodes if id(n) not in drop]
     return g

@@ -56,7 +56,7 @@ class Buffer:
 class Table:
     """One FlatBuffer table; ``slot`` is the field id from the schema."""
 
-    __slots__ = ("buf", "name", "pos", "vtable", "vt_len")
+    __slots__ = ("buf", "name", "pos", "vt_len", "vtable")
 
     def __init__(self, buf: Buffer, pos: int, name: str) -> None:
         self.buf, self.name, self.pos = buf, name, pos

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+
 class TensorType(IntEnum):
     FLOAT32 = 0
     FLOAT16 = 1

@@ -412,7 +412,9 @@ class ModelBuilder:
     def _check_index(self, t: int, what: str, allow_omitted: bool) -> None:
         low = -1 if allow_omitted else 0
         if not isinstance(t, (int, np.integer)) or not low <= t < len(self._tensors):
-            raise IndexError(f"{what}: tensor index {t!r} is not one of this builder's tensors [0, {len(self._tensors)})")
+            raise IndexError(
+                f"{what}: tensor index {t!r} is not one of this builder's tensors [0, {len(self._tensors)})"
+            )
 
     # -- writing ---------------------------------------------------------------------------
     def build(
@@ -505,7 +507,8 @@ class ModelBuilder:
         sigs = [] if signature is None else [self._write_signature(fb, s, signature)]
 
         desc = fb.CreateString(description)
-        codes_vec, sg_vec, buf_vec = _table_vector(fb, opcodes), _table_vector(fb, [subgraph]), _table_vector(fb, buffers)
+        codes_vec, sg_vec = _table_vector(fb, opcodes), _table_vector(fb, [subgraph])
+        buf_vec = _table_vector(fb, buffers)
         meta_vec = _table_vector(fb, metadata) if metadata else None
         sig_vec = _table_vector(fb, sigs) if sigs else None
         s.ModelStart(fb)
@@ -637,7 +640,8 @@ _INDEX_VECTORS = {  # numpy dtype -> (SparseIndexVector member, schema table)
 def _index_vector(fb: flatbuffers.Builder, s: ModuleType, values: Any) -> tuple[int, int]:
     arr = np.asarray(values)
     kind, table = _INDEX_VECTORS.get(arr.dtype, (sg.SparseIndexVector.Int32Vector, "Int32Vector"))
-    vec = fb.CreateNumpyVector(arr.astype({"Uint8Vector": np.uint8, "Uint16Vector": np.uint16}.get(table, np.int32)).reshape(-1))
+    dtype = {"Uint8Vector": np.uint8, "Uint16Vector": np.uint16}.get(table, np.int32)
+    vec = fb.CreateNumpyVector(arr.astype(dtype).reshape(-1))
     getattr(s, table + "Start")(fb)
     getattr(s, table + "AddValues")(fb, vec)
     return int(kind), getattr(s, table + "End")(fb)
@@ -655,7 +659,9 @@ def _write_sparsity(fb: flatbuffers.Builder, s: ModuleType, sp: Mapping, name: s
         seg = None if d.get("array_segments") is None else _index_vector(fb, s, d["array_segments"])
         idx = None if d.get("array_indices") is None else _index_vector(fb, s, d["array_indices"])
         if fmt == sg.DimensionType.SPARSE_CSR and (seg is None or idx is None):
-            raise ValueError(f"const {name!r} sparsity level {level}: SPARSE_CSR needs array_segments and array_indices")
+            raise ValueError(
+                f"const {name!r} sparsity level {level}: SPARSE_CSR needs array_segments and array_indices"
+            )
         s.DimensionMetadataStart(fb)
         s.DimensionMetadataAddFormat(fb, fmt)
         s.DimensionMetadataAddDenseSize(fb, int(d.get("dense_size", 0)))
@@ -719,7 +725,9 @@ def _write_options(fb: flatbuffers.Builder, s: ModuleType, table: str, options: 
     adders = _table_adders(s, table)
     missing = sorted(set(options) - set(adders))
     if missing:
-        raise TypeError(f"{table} fields {missing} are in schema_gen but the LiteRT schema has no Add function for them")
+        raise TypeError(
+            f"{table} fields {missing} are in schema_gen but the LiteRT schema has no Add function for them"
+        )
     # Vectors and strings are children: they must be written before the table starts.
     children: dict[str, int] = {}
     for name, value in options.items():
@@ -772,7 +780,7 @@ def sparsify(
                          f"got {len(formats)} formats and {list(order)}")
     # Split blocked dims: "expanded" dims are the rank outer dims then the block dims.
     sizes = list(dense.shape)
-    for b, dim in zip(block_shape, block_map):
+    for b, dim in zip(block_shape, block_map, strict=False):
         if sizes[dim] % b:
             raise ValueError(f"dimension {dim} of size {dense.shape[dim]} is not a multiple of block {b}")
         sizes[dim] //= b
@@ -795,7 +803,7 @@ def sparsify(
         size = walk.shape[level]
         if formats[level] == "DENSE":
             dims.append({"format": "DENSE", "dense_size": size})
-            prefixes = [p + (i,) for p in prefixes for i in range(size)]
+            prefixes = [(*p, i) for p in prefixes for i in range(size)]
             continue
         if formats[level] != "SPARSE_CSR":
             raise ValueError(f"format of level {level} must be DENSE or SPARSE_CSR, got {formats[level]!r}")
@@ -805,7 +813,7 @@ def sparsify(
             for i in range(size):
                 if np.any(sub[i] != 0):
                     indices.append(i)
-                    kept.append(p + (i,))
+                    kept.append((*p, i))
             segments.append(len(indices))
         dims.append({"format": "SPARSE_CSR", "dense_size": 0,
                      "array_segments": np.asarray(segments, np.int32), "array_indices": np.asarray(indices, np.int32)})

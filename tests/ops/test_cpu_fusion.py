@@ -155,8 +155,13 @@ def residual_relu_into_two_dws():
     return mb.build(), ("+add",)
 
 
-CASES = {"residual_relu_into_two_dws": residual_relu_into_two_dws, "pad_dw_conv_res_prelu": pad_dw_conv_res_prelu, "mobilenet_block": mobilenet_block,
-         "conv_chain_logistic": conv_chain_logistic, "residual_computed_later": residual_computed_later}
+CASES = {
+    "residual_relu_into_two_dws": residual_relu_into_two_dws,
+    "pad_dw_conv_res_prelu": pad_dw_conv_res_prelu,
+    "mobilenet_block": mobilenet_block,
+    "conv_chain_logistic": conv_chain_logistic,
+    "residual_computed_later": residual_computed_later,
+}
 
 
 def _expand():

@@ -163,7 +163,7 @@ def test_small_runtime_operand_changes_between_invokes(op: str, small_first: boo
     for _ in range(2):
         small = _values(op, small_shape, rng, divisor=True)
         feeds = [small, big] if small_first else [big, small]
-        for i, v in zip(ins, feeds):
+        for i, v in zip(ins, feeds, strict=False):
             it.set_tensor(i, v)
         it.invoke()
         expected = run_litert(m, feeds)[0]

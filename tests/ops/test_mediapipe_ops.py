@@ -76,7 +76,7 @@ def ttb_options() -> bytes:
 def ref_transpose_conv_bias(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride_h: int, stride_w: int,
                             same: bool) -> np.ndarray:
     """transpose_conv_bias.cc: output size from Prepare, then bias + scattered taps, as loops."""
-    n, h, wd, c = x.shape
+    n, h, wd, _c = x.shape
     o, fh, fw, _ = w.shape
 
     def size(i: int, f: int, s: int) -> tuple[int, int]:

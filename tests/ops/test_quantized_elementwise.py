@@ -165,7 +165,8 @@ def test_builtin_broadcast(op: str, shapes, swap: bool, backend: str) -> None:
     out = np.broadcast_shapes(sa, sb)
     rng = np.random.default_rng(len(sa) * 100 + sa[-1])
     a, b = rng.integers(-128, 128, sa).astype(I8), rng.integers(-128, 128, sb).astype(I8)
-    (a if op == "ADD" else b).reshape(-1)[np.arange((a if op == "ADD" else b).size) % 3 != 0] = z1 if op == "ADD" else z2
+    target = a if op == "ADD" else b
+    target.reshape(-1)[np.arange(target.size) % 3 != 0] = z1 if op == "ADD" else z2
     neon, scalar = _neon_and_scalar(op, a, b, params, I8)
     assert (neon != scalar).any()  # else this case could not tell the two loops apart
     ins, vals = [(sa, I8, (s1, z1)), (sb, I8, (s2, z2))], [a, b]
@@ -319,7 +320,7 @@ def test_quantized_tanh_activation_is_rejected() -> None:
 
 
 def test_logistic_output_scale_is_checked() -> None:
-    with pytest.raises(UnsupportedOpError, match="scale 0.00390625"):
+    with pytest.raises(UnsupportedOpError, match=r"scale 0\.00390625"):
         _allocate(model("LOGISTIC", [((4,), I8, (0.1, 0))], ((4,), I8, (0.01, -128))))
 
 

@@ -69,7 +69,7 @@ def test_every_feature_round_trips_through_reader(by_offset: bool) -> None:
     g = m.subgraphs[0]
     names = [t.name for t in g.tensors]
     assert names == ["x", "w", "b", "y", "sparse", "dense", "z"]
-    x, w, b, y, sp, dense, z = g.tensors
+    x, w, b, y, sp, _dense, _z = g.tensors
     assert g.inputs == (0,) and g.outputs == (6, 5)
 
     assert x.shape == (1, 4, 4, 3) and x.shape_signature == (-1, 4, 4, 3) and x.dtype == np.int8

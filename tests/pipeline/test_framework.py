@@ -460,7 +460,7 @@ def test_bounds_of_offset_none_calculators_are_their_own():
         for i in range(3):
             g.add_packet("x", i, timestamp=i)
         if promise:
-            wait_for(lambda: len(out) == 3)
+            wait_for(lambda out=out: len(out) == 3)
         else:
             time.sleep(0.005)
             assert out == []              # without a promise the join waits for Quiet to close

@@ -27,8 +27,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.quant import QRANGE, multiply_by_quantized_multiplier, quantize_multiplier, \
-    rounding_divide_by_pot
+from gpulite.backends.cpu.quant import (
+    QRANGE,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    rounding_divide_by_pot,
+)
 
 _F32 = np.float32
 # Input/output scale ratios XNNPACK's delegate accepts (xnnpack_delegate.cc CheckTensors...Scale).

@@ -24,7 +24,7 @@ Run = Callable[[], None]
 
 
 def _float_softmax(x: np.ndarray, out: np.ndarray, beta: float) -> Run:
-    row = np.empty(x.shape[:-1] + (1,), np.float32)
+    row = np.empty((*x.shape[:-1], 1), np.float32)
     beta32 = np.float32(beta)
 
     def run() -> None:
@@ -55,7 +55,7 @@ def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
     table = np.empty(256, np.float32)
     table[255 - np.arange(256)] = np.exp((coef * d).astype(np.float64)).astype(np.float32)
 
-    rows = x.shape[:-1] + (1,)
+    rows = (*x.shape[:-1], 1)
     mx, inv = np.empty(rows, np.intp), np.empty(rows, np.float32)
     idx = np.empty(x.shape, np.intp)
     e, acc, t = (np.empty(x.shape, np.float32) for _ in range(3))
