@@ -57,7 +57,8 @@ def topological_order(g: Graph) -> list[Node]:
     return order
 
 
-def plan_memory(g: Graph, order: list[Node]) -> MemoryPlan:
+def lifetimes(g: Graph, order: list[Node]) -> dict[int, list[int]]:
+    """First and last step of every non-constant tensor; graph inputs/outputs span the plan."""
     last = len(order)
     life: dict[int, list[int]] = {}
     for step, n in enumerate(order):
@@ -70,10 +71,24 @@ def plan_memory(g: Graph, order: list[Node]) -> MemoryPlan:
     for i in (*g.inputs, *g.outputs):
         if not g.tensors[i].is_const:
             life[i] = [0, last]
+    return life
+
+
+def plan_memory(g: Graph, order: list[Node], *, pinned: dict[int, int] | None = None) -> MemoryPlan:
+    """Greedy-by-size arena plan; tensors in ``pinned`` keep the offsets given there.
+
+    Pinning is how a backend that rewrites the graph (the CPU backend's fusions) re-plans
+    it while graph inputs and outputs keep the offsets views were handed out for.
+    """
+    life = lifetimes(g, order)
     sizes = {t: max(g.tensors[t].nbytes, 0) for t in life}
     placed: list[tuple[int, int, int, int]] = []  # (offset, end, first, last)
     offsets: dict[int, int] = {}
-    for t in sorted(life, key=lambda t: (-sizes[t], t)):
+    for t, off in (pinned or {}).items():
+        if t in life:
+            offsets[t] = off
+            placed.append((off, off + -(-sizes[t] // ALIGN) * ALIGN, life[t][0], life[t][1]))
+    for t in sorted((t for t in life if t not in offsets), key=lambda t: (-sizes[t], t)):
         first, end_step = life[t]
         size = -(-sizes[t] // ALIGN) * ALIGN
         conflicts = sorted((o, e) for o, e, f, l_ in placed if not (l_ < first or end_step < f))

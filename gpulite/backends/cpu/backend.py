@@ -3,7 +3,7 @@
 ``compile`` first rewrites a copy of the graph for the CPU (:mod:`.fuse`: zero PADs folded
 into convs, depthwise biases folded into the following 1x1 convs, residual ADDs and
 activations run as conv epilogues), plans that graph's memory itself
-(:func:`.memory.plan_pinned`, keeping the interpreter's offsets for graph inputs and
+(:func:`gpulite.graph.plan.plan_memory` with ``pinned``, keeping the interpreter's offsets for graph inputs and
 outputs), lays every planned tensor out as a view into a single ``uint8`` arena, asks
 each node's kernel factory for its ``run`` closure once, and ``invoke`` just calls the
 closures in order. Kernels share scratch memory through one :class:`ScratchPool` per
@@ -23,11 +23,10 @@ import os
 import numpy as np
 
 from gpulite.backends.cpu import blas, fuse
-from gpulite.backends.cpu.memory import plan_pinned
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph.ir import Graph, Node, TensorInfo
-from gpulite.graph.plan import MemoryPlan
+from gpulite.graph.plan import MemoryPlan, plan_memory
 
 
 class CpuContext:
@@ -153,7 +152,7 @@ class CpuBackend:
         if os.environ.get("GPULITE_CPU_FUSE", "1") != "0":
             graph, order = fuse.rewrite(graph, order)
         pinned = {i: plan.offsets[i] for i in (*graph.inputs, *graph.outputs) if i in plan.offsets}
-        plan = plan_pinned(graph, order, pinned)
+        plan = plan_memory(graph, order, pinned=pinned)
         arena = np.zeros(max(plan.arena_bytes, 1), np.uint8)
         arrays: dict[int, np.ndarray] = {}
         for t in graph.tensors:
