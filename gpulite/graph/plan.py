@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from gpulite.errors import ModelError
 from gpulite.graph.ir import Graph, Node
 
-ALIGN = 64
+# 256 bytes: WebGPU's largest allowed min-storage-buffer-offset-alignment, so a GPU output can
+# be bound at its own offset on any device; the padding costs < 256 B per tensor.
+ALIGN = 256
 
 
 @dataclass(frozen=True)

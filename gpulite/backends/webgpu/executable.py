@@ -234,7 +234,7 @@ class WebGpuExecutable:
         self._check_open("set_tensor()")
         off, n = self.plan.offsets[i], self.graph.tensors[i].nbytes
         raw = np.ascontiguousarray(arr, dtype=self.arrays[i].dtype).reshape(-1).view(np.uint8)
-        if n % 4:  # write_buffer moves whole words; the arena slot is 64-byte aligned, so pad
+        if n % 4:  # write_buffer moves whole words; the arena slot is 256-byte aligned, so pad
             raw = np.concatenate([raw, np.zeros(-n % 4, np.uint8)])
         if n:
             with self.gdev.guard("set_tensor"):

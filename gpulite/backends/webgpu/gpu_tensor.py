@@ -72,7 +72,8 @@ class GpuTensor:
         The tensor index (as in ``get_output_details()``).
     name : str
     offset : int
-        Byte offset of element 0 in :attr:`buffer`; a multiple of 64.
+        Byte offset of element 0 in :attr:`buffer`; a multiple of 256, so it can be bound at this
+        offset on any device (WebGPU caps min-storage-buffer-offset-alignment at 256).
     nbytes : int
         Bytes of the tensor's data (the range holds whole 4-byte words from ``offset``).
     shape : tuple of int
