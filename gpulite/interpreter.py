@@ -109,7 +109,6 @@ class Interpreter:
         self._exe: Any = None
         self._plan: MemoryPlan | None = None
         self._guard: np.ndarray | None = None
-        self._input_set = False
 
     # -- construction -------------------------------------------------------------------
     def _build_graph(self) -> Graph:
@@ -195,7 +194,9 @@ class Interpreter:
             "name": t.name,
             "index": i,
             "shape": np.array(t.shape, np.int32),
-            "shape_signature": np.array(t.shape_signature if not self._shape_changed(t) else t.shape, np.int32),
+            # LiteRT reports a tensor's current dims as its signature when the file stores no
+            # shape_signature, so after a resize the signature follows the new shape there.
+            "shape_signature": np.array(t.shape_signature if src.has_shape_signature else t.shape, np.int32),
             "dtype": dtype,
             "quantization": quant,
             "quantization_parameters": {
@@ -203,11 +204,6 @@ class Interpreter:
             },
             "sparsity_parameters": _sparsity_details(src.sparsity),
         }
-
-    def _shape_changed(self, t) -> bool:
-        # LiteRT reports a tensor's current dims as its signature when the file stores no
-        # shape_signature, so after a resize the signature follows the new shape there.
-        return not self._model.subgraphs[0].tensors[t.index].has_shape_signature
 
     def get_tensor_details(self, subgraph_index: int = 0) -> list[dict[str, Any]]:
         if subgraph_index != 0:
@@ -238,10 +234,9 @@ class Interpreter:
                 f"Cannot set tensor: dimension mismatch; got shape {list(arr.shape)} but expected "
                 f"{list(t.shape)} for tensor {i}, name: {t.name}"
             )
-        dst = self._exe.arrays.get(i)
-        if dst is None:
+        if self._exe.arrays.get(i) is None:
             raise ValueError(f"tensor {i} ({t.name!r}) is not stored by the plan (it is never read)")
-        self._exe.write(i, arr) if hasattr(self._exe, "write") else np.copyto(dst, arr)
+        self._exe.write(i, arr)
 
     def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
         """A copy of a tensor's value (inputs, outputs and constants; intermediates may be reused)."""
@@ -250,12 +245,9 @@ class Interpreter:
         if t.is_const:
             return np.array(t.const, copy=True)
         self._ensure_allocated("get_tensor()")
-        if hasattr(self._exe, "read"):
-            return self._exe.read(i)
-        arr = self._exe.arrays.get(i)
-        if arr is None:
+        if self._exe.arrays.get(i) is None:
             raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
-        return arr.copy()
+        return self._exe.read(i)
 
     def tensor(self, tensor_index: int):
         """A function returning a numpy view of the tensor's buffer (no copy).

@@ -107,6 +107,14 @@ class CpuExecutable:
         self.plan, self.step_names, self.num_threads = plan, step_names, num_threads
         self._blas = blas.local_thread_setter()
 
+    def write(self, i: int, arr: np.ndarray) -> None:
+        """Set tensor i (an input) from ``arr``, already checked for dtype and shape."""
+        np.copyto(self.arrays[i], arr)
+
+    def read(self, i: int) -> np.ndarray:
+        """A copy of tensor i."""
+        return self.arrays[i].copy()
+
     def invoke(self) -> None:
         setter, n = self._blas, self.num_threads
         prev = setter(n) if setter is not None else n
