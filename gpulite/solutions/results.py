@@ -57,29 +57,13 @@ def _pixel(x: float, y: float, width: int, height: int) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class RelativeBoundingBox:
-    """An axis-aligned box, normalised to the image (MediaPipe ``RelativeBoundingBox``)."""
+class RelativeBoundingBox(ptypes.RelativeBox):
+    """An axis-aligned box, normalised to the image (MediaPipe ``RelativeBoundingBox``).
 
-    xmin: float
-    ymin: float
-    width: float
-    height: float
-
-    @property
-    def xmax(self) -> float:
-        return self.xmin + self.width
-
-    @property
-    def ymax(self) -> float:
-        return self.ymin + self.height
-
-    def iou(self, other: RelativeBoundingBox) -> float:
-        """Intersection over union with another box (0 for disjoint or empty boxes)."""
-        w = min(self.xmax, other.xmax) - max(self.xmin, other.xmin)
-        h = min(self.ymax, other.ymax) - max(self.ymin, other.ymin)
-        inter = w * h if w > 0 and h > 0 else 0.0
-        union = self.width * self.height + other.width * other.height - inter
-        return inter / union if union > 0 else 0.0
+    The pipeline's :class:`~gpulite.pipeline.calculators.types.RelativeBox` (``xmin``, ``ymin``,
+    ``width``, ``height``, ``xmax``, ``ymax``, ``area``, ``iou``) under MediaPipe's name, plus
+    pixel conversion.
+    """
 
     def to_pixels(self, width: int, height: int) -> tuple[int, int, int, int]:
         """``(x0, y0, x1, y1)`` in pixels of a ``width`` x ``height`` image (not clamped)."""
