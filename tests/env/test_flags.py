@@ -15,18 +15,18 @@ from gpulite.environment import FLAGS, env
 from tests.env import models
 from tests.env.conftest import use_backend
 
-ALL_FLAGS = ["precision", "debug", "prod", "check_nans", "pipeline_cache_dir", "num_threads"]
+ALL_FLAGS = ["precision", "debug", "prod", "check_nans", "pipeline_cache_dir", "cpu_jit", "num_threads"]
 
 
 def test_defaults():
     assert env().flags() == {"precision": "fp32", "debug": False, "prod": False, "check_nans": False,
-                             "pipeline_cache_dir": None, "num_threads": None}
+                             "pipeline_cache_dir": None, "cpu_jit": True, "num_threads": None}
     assert all(env().source(n) == "default" for n in ALL_FLAGS)
 
 
 @pytest.mark.parametrize(("name", "value"), [
     ("precision", "fp16"), ("debug", True), ("prod", True), ("check_nans", True),
-    ("pipeline_cache_dir", "/tmp/gpulite-pipelines"), ("num_threads", 3),
+    ("pipeline_cache_dir", "/tmp/gpulite-pipelines"), ("cpu_jit", False), ("num_threads", 3),
 ])
 def test_set_get_reset(name, value):
     env().set(name, value)
@@ -44,7 +44,7 @@ def test_pipeline_cache_dir_takes_a_path():
     ("GPULITE_DEBUG", "1", "debug", True), ("GPULITE_DEBUG", "off", "debug", False),
     ("GPULITE_PROD", "true", "prod", True), ("GPULITE_CHECK_NANS", "yes", "check_nans", True),
     ("GPULITE_PRECISION", "fp16", "precision", "fp16"), ("GPULITE_NUM_THREADS", "4", "num_threads", 4),
-    ("GPULITE_PIPELINE_CACHE_DIR", "/tmp/p", "pipeline_cache_dir", "/tmp/p"),
+    ("GPULITE_PIPELINE_CACHE_DIR", "/tmp/p", "pipeline_cache_dir", "/tmp/p"), ("GPULITE_CPU_JIT", "0", "cpu_jit", False),
 ])
 def test_environment_variables(monkeypatch, var, text, name, value):
     monkeypatch.setenv(var, text)

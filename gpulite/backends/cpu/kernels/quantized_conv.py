@@ -112,9 +112,9 @@ def quantized_depthwise_conv_2d(node, ctx):
     wq = w[0].astype(np.int64) - zp_w  # (KH, KW, C*M); zero points broadcast along channels
     corr = -zp_in * wq.reshape(-1, co).sum(axis=0)
     acc64 = np.empty(out.shape, np.float64)
-    phased, plans = depthwise_plan(win, x, acc64, mult, wq, None, zp_in, np.float64)
+    phased, plans, fn = depthwise_plan(win, x, acc64, mult, wq, None, zp_in, np.float64)
     finish = epilogue(ctx, acc64, corr, rq, out)
-    taps = plan_runner(phased, plans)
+    taps = plan_runner(phased, plans, fn)
 
     def run() -> None:
         taps()
