@@ -9,19 +9,28 @@ kernel, so fusing changes no value.
 
 Per-channel vectors (bias, PReLU slopes) are tiled T times and the chunk viewed as
 (pixels / T, T*C), so that numpy's inner loop is long even when C is small.
+
+With numba (:mod:`gpulite.backends.cpu.jit`) the steps run as one compiled pass over the
+chunk instead, block by cache-sized block, when all of them are among those it knows
+(everything but a run-time bias, a residual narrower than the output and LOGISTIC); the
+float32 operations are the same, so are the values.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.backends.cpu import jit
 from gpulite.backends.cpu.fast import clip
 
 _CLAMPS = {"RELU": (0.0, np.inf), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
 _ZERO, _HALF, _INF, _NINF = np.float32(0), np.float32(0.5), np.float32(np.inf), np.float32(-np.inf)
 TILE = 1024  # minimum inner length (elements) of a per-channel step
+JIT_BLOCK = 512  # compiled pass: elements per block (rounded to whole pixels), all steps in L1
+_JIT_CODES = {"bias": 0, "clip": 1, "add": 2, "prelu_max": 3, "prelu_min": 4, "prelu2": 5, "hard_swish": 6}
 
 
 def clamp_bounds(name: str | None) -> tuple[np.float32, np.float32] | None:
@@ -92,6 +101,40 @@ class Epilogue:
             else:
                 raise ValueError(f"unknown epilogue step {entry!r}")
 
+        self.program = self._compile()
+
+    def _compile(self) -> tuple | None:
+        """The steps as the compiled pass's program (codes, tiled vectors, lo, hi, period,
+        residual), or None when numba is off or a step is one it does not know."""
+        kernel = jit.epilogue_steps()
+        if kernel is None or not self.steps or not self.out2.flags.c_contiguous:
+            return None
+        period = self.c * max(1, JIT_BLOCK // self.c)
+        codes, vecs, lo, hi, res = [], [], [], [], None
+        zeros = np.zeros(period, np.float32)
+        for step in self.steps:
+            kind, vec, a, z = step[0], zeros, 0.0, 0.0
+            if kind == "bias":
+                vec = np.tile(step[1], period // self.c)
+            elif kind == "clip":
+                a, z = step[1], step[2]
+            elif kind == "add" and step[2] == self.c and res is None and step[1].flags.c_contiguous:
+                res = step[1]
+            elif kind == "prelu1":
+                kind, vec = ("prelu_max" if step[2] is np.maximum else "prelu_min"), np.tile(step[1], period // self.c)
+            elif kind == "prelu2":
+                vec = np.tile(step[1], period // self.c)
+            elif kind == "hard_swish":
+                a, z = 3.0, 6.0
+            else:
+                return None
+            codes.append(_JIT_CODES[kind])
+            vecs.append(vec)
+            lo.append(a)
+            hi.append(z)
+        return (kernel, np.array(codes, np.int64), np.ascontiguousarray(vecs, np.float32),
+                np.array(lo, np.float32), np.array(hi, np.float32), period, res)
+
     def _vector(self, v: np.ndarray) -> np.ndarray:
         v = np.asarray(v, np.float32).reshape(-1)
         return np.broadcast_to(v, (self.c,)).copy() if v.size == 1 else v.reshape(self.c).copy()
@@ -112,6 +155,11 @@ class Epilogue:
         """
         if not self.steps:
             return None
+        if self.program is not None:
+            kernel, codes, vecs, lo, hi, period, res = self.program
+            o = self.out2[p0:p1].reshape(-1)
+            r = res[p0:p1].reshape(-1) if res is not None else o[:0]
+            return functools.partial(kernel, o, r, codes, vecs, lo, hi, period)
         o = self.out2[p0:p1]
         flat = o.reshape(-1)
         t = _tile_for(p1 - p0, self.c)

@@ -64,18 +64,53 @@ def _build():
                                        + a4[m] * w4[m] + a5[m] * w5[m] + a6[m] * w6[m] + a7[m] * w7[m]
                                        + a8[m] * w8[m])
 
-    return depthwise_rows
+    @njit(boundscheck=False, nogil=True, cache=True)
+    def epilogue_steps(o, res, codes, vecs, lo, hi, period):  # pragma: no cover - compiled
+        n = o.shape[0]
+        zero = np.float32(0.0)
+        for b in range(0, n, period):
+            seg = o[b:min(n, b + period)]
+            r = res[b:min(res.shape[0], b + period)]
+            for s in range(codes.shape[0]):
+                code, v, a, z = codes[s], vecs[s], lo[s], hi[s]
+                if code == 0:  # bias
+                    for m in range(seg.shape[0]):
+                        seg[m] += v[m]
+                elif code == 1:  # clamp (NaN stays NaN, as np.clip)
+                    for m in range(seg.shape[0]):
+                        x = seg[m]
+                        seg[m] = a if x < a else (z if x > z else x)
+                elif code == 2:  # residual add
+                    for m in range(seg.shape[0]):
+                        seg[m] += r[m]
+                elif code == 3:  # PReLU with every slope <= 1: max(x, a*x)
+                    for m in range(seg.shape[0]):
+                        x = seg[m]
+                        y = x * v[m]
+                        seg[m] = x if x >= y else y
+                elif code == 4:  # PReLU with every slope >= 1: min(x, a*x)
+                    for m in range(seg.shape[0]):
+                        x = seg[m]
+                        y = x * v[m]
+                        seg[m] = x if x <= y else y
+                elif code == 5:  # PReLU: min(x, 0) * a + max(x, 0)
+                    for m in range(seg.shape[0]):
+                        x = seg[m]
+                        neg = x if x < zero else zero
+                        pos = x if x > zero else zero
+                        seg[m] = neg * v[m] + pos
+                else:  # hard swish: x * clip(x + 3, 0, 6) / 6 (lo = 3, hi = 6)
+                    for m in range(seg.shape[0]):
+                        x = seg[m]
+                        t = x + a
+                        t = zero if t < zero else (z if t > z else t)
+                        seg[m] = (t * x) / z
+
+    return depthwise_rows, epilogue_steps
 
 
-def depthwise_rows():
-    """The compiled row loop, or None when ``cpu_jit`` is off or numba cannot be imported.
-
-    ``depthwise_rows(src, offs, row_stride, wt, bt, out, period)`` sets, for every row r of
-    the 2-D ``out`` and every m, ``out[r, m] = bt[m % P] + sum_t src[r*row_stride + offs[t]
-    + m] * wt[t, m % P]`` with P = ``period`` (which divides ``out.shape[1]``); ``offs`` has
-    a multiple of :data:`GROUP` entries (pad with zero weights). ``src`` is 1-D; all arrays
-    share one dtype (float32, or float64 for exact integer sums).
-    """
+def _kernels():
+    """(depthwise_rows, epilogue_steps), or None when ``cpu_jit`` is off or numba is missing."""
     global _kernel
     if not env().get("cpu_jit"):
         return None
@@ -88,6 +123,33 @@ def depthwise_rows():
                     log.info("numba is not importable (%s): the CPU backend uses its numpy kernels", e)
                     _kernel = False
     return _kernel or None
+
+
+def epilogue_steps():
+    """The compiled epilogue, or None (see :func:`depthwise_rows`).
+
+    ``epilogue_steps(o, res, codes, vecs, lo, hi, period)`` applies steps ``codes`` (0 bias
+    ``vecs[s]``, 1 clamp to [lo, hi], 2 add ``res``, 3/4/5 PReLU with slopes ``vecs[s]``,
+    6 hard swish) to the 1-D float32 ``o`` block by block of ``period`` elements (a
+    multiple of the channel count, the length of the tiled ``vecs`` rows), each block in
+    cache for every step. Each step does the float32 operations of its numpy kernel in
+    the same order, so values are identical.
+    """
+    k = _kernels()
+    return None if k is None else k[1]
+
+
+def depthwise_rows():
+    """The compiled row loop, or None when ``cpu_jit`` is off or numba cannot be imported.
+
+    ``depthwise_rows(src, offs, row_stride, wt, bt, out, period)`` sets, for every row r of
+    the 2-D ``out`` and every m, ``out[r, m] = bt[m % P] + sum_t src[r*row_stride + offs[t]
+    + m] * wt[t, m % P]`` with P = ``period`` (which divides ``out.shape[1]``); ``offs`` has
+    a multiple of :data:`GROUP` entries (pad with zero weights). ``src`` is 1-D; all arrays
+    share one dtype (float32, or float64 for exact integer sums).
+    """
+    k = _kernels()
+    return None if k is None else k[0]
 
 
 def check_rows(src: np.ndarray, offs: np.ndarray, row_stride: int, wt: np.ndarray, bt: np.ndarray,
