@@ -106,7 +106,29 @@ def _build():
                         t = zero if t < zero else (z if t > z else t)
                         seg[m] = (t * x) / z
 
-    return depthwise_rows, epilogue_steps
+    @njit(boundscheck=False, nogil=True, cache=True)
+    def im2col_rows(src, dst, r0, ow, sh, sw, dh, dw, kh, kw):  # pragma: no cover - compiled
+        # flat indices, unsigned so that numba adds no negative-index wraparound (which
+        # would keep LLVM from vectorizing the copies)
+        c, wp = src.shape[2], src.shape[1]
+        sf, df = src.reshape(-1), dst.reshape(-1)
+        k = dst.shape[1]
+        run = kw * c if dw == 1 else c
+        pieces = 1 if dw == 1 else kw
+        rows = dst.shape[0] // ow
+        for yy in range(rows):
+            y = r0 + yy
+            for i in range(kh):
+                rowbase = (y * sh + i * dh) * wp * c
+                for x in range(ow):
+                    d0 = (yy * ow + x) * k + i * kw * c
+                    for j in range(pieces):
+                        s0 = np.uint64(rowbase + (x * sw + j * dw) * c)
+                        d1 = np.uint64(d0 + j * c)
+                        for m in range(run):
+                            df[d1 + np.uint64(m)] = sf[s0 + np.uint64(m)]
+
+    return depthwise_rows, epilogue_steps, im2col_rows
 
 
 def _kernels():
@@ -137,6 +159,33 @@ def epilogue_steps():
     """
     k = _kernels()
     return None if k is None else k[1]
+
+
+def im2col_rows():
+    """The compiled im2col, or None (see :func:`depthwise_rows`).
+
+    ``im2col_rows(src, dst, r0, ow, sh, sw, dh, dw, kh, kw)`` writes the patches of output
+    rows r0.. of one image into the first KH*KW*C columns of the 2-D ``dst`` (one row per
+    output pixel, ``ow`` per output row): ``dst[q, (i*kw + j)*C + c] = src[y*sh + i*dh,
+    x*sw + j*dw, c]`` for pixel (y, x) = (r0 + q // ow, q % ow) of the padded (H, W, C)
+    image ``src``. It replaces numpy's copy from a 5-D strided view, whose inner loop is
+    only KW*C long.
+    """
+    k = _kernels()
+    return None if k is None else k[2]
+
+
+def check_im2col(src: np.ndarray, dst: np.ndarray, r0: int, ow: int, sh: int, sw: int, dh: int, dw: int,
+                 kh: int, kw: int) -> None:
+    """Raise ``ValueError`` unless an :func:`im2col_rows` call stays inside its arrays."""
+    rows = dst.shape[0] // max(ow, 1)
+    ok = (src.ndim == 3 and dst.ndim == 2 and src.flags.c_contiguous and dst.strides[1] == dst.itemsize
+          and src.dtype == dst.dtype and ow > 0 and dst.shape[0] == rows * ow and rows > 0
+          and dst.shape[1] >= kh * kw * src.shape[2] and r0 >= 0
+          and (r0 + rows - 1) * sh + (kh - 1) * dh < src.shape[0] and (ow - 1) * sw + (kw - 1) * dw < src.shape[1])
+    if not ok:
+        raise ValueError(f"im2col_rows: inconsistent plan (src {src.shape}, dst {dst.shape}, rows from {r0}, "
+                         f"OW {ow}, filter {kh}x{kw}, stride {sh}x{sw}, dilation {dh}x{dw})")
 
 
 def depthwise_rows():

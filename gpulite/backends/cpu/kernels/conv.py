@@ -15,7 +15,7 @@ import functools
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from gpulite.backends.cpu import blas
+from gpulite.backends.cpu import blas, jit
 from gpulite.backends.cpu.epilogue import Epilogue
 from gpulite.backends.cpu.fast import einsum
 from gpulite.backends.cpu.threads import run_chunks
@@ -73,13 +73,14 @@ class ConvGemm:
         k, o = win.kh * win.kw * win.c, out.shape[-1]
         self.k, self.pad = k + int(augment), None
         out2 = out.reshape(-1, o)
-        # chunks[c][t]: chunk c as thread t runs it (its own scratch): (copies, a, out rows, post)
+        # chunks[c][t]: chunk c as thread t runs it (its own scratch): (copies, a, out rows, post),
+        # copies being the calls that fill ``a`` (im2col: compiled, see jit.py, or numpy)
         self.chunks: list[list[tuple]] = []
         if win.kh == win.kw == 1 and win.sh == win.sw == 1 and not win.padded:
             x2 = x.reshape(-1, win.c)
             if pool is None and (augment or dtype != x.dtype):
                 mat = np.ones((x2.shape[0], self.k), dtype)
-                self.chunks = [[([(mat[:, :k], x2)], mat, out2, None)]]
+                self.chunks = [[([functools.partial(np.copyto, mat[:, :k], x2)], mat, out2, None)]]
                 return
             total = out2.shape[0]
             chunked = epilogue is not None or parts > 1 or augment
@@ -95,13 +96,16 @@ class ConvGemm:
                 for t in range(threads):
                     if augment:
                         mat = mats[t][: p1 - p0]
-                        copies, a = [(mat[:, :k], x2[p0:p1]), (mat[:, k], 1.0)], mat
+                        copies = [functools.partial(np.copyto, mat[:, :k], x2[p0:p1]),
+                                  functools.partial(np.copyto, mat[:, k], 1.0)]
+                        a = mat
                     else:
                         copies, a = [], x2[p0:p1]
                     variants.append((copies, a, out2[p0:p1], epilogue.chunk(p0, p1, t) if epilogue else None))
                 self.chunks.append(variants)
             return
         self.pad = PaddedInput(x, win, fill, dtype, pool)
+        im2col = jit.im2col_rows() if self.pad.buf.flags.c_contiguous else None
         rows = max(1, IM2COL_BUDGET // max(win.ow * self.k, 1))
         if parts > 1:
             rows = min(rows, -(-win.oh * win.n // (2 * parts)))
@@ -119,9 +123,14 @@ class ConvGemm:
                 # The first k columns of cols seen as (rows, OW, KH, KW, C), the patches' shape.
                 dst = as_strided(cols, (r1 - r0, win.ow, win.kh, win.kw, win.c),
                                  (win.ow * self.k * item, self.k * item, win.kw * win.c * item, win.c * item, item))
-                copies = [(dst, patches_view(self.pad.buf, win, n, r0, r1))]
+                if im2col is not None:
+                    args = (self.pad.buf[n], cols, r0, win.ow, win.sh, win.sw, win.dh, win.dw, win.kh, win.kw)
+                    jit.check_im2col(*args)
+                    copies = [functools.partial(im2col, *args)]
+                else:
+                    copies = [functools.partial(np.copyto, dst, patches_view(self.pad.buf, win, n, r0, r1))]
                 if augment and pool is not None:  # the shared scratch holds other data between runs
-                    copies.append((cols[:, k], 1.0))
+                    copies.append(functools.partial(np.copyto, cols[:, k], 1.0))
                 post = epilogue.chunk(p0, p1, t) if epilogue is not None else None
                 variants.append((copies, cols, out2[p0:p1], post))
             self.chunks.append(variants)
@@ -158,10 +167,10 @@ class ConvGemm:
 
 
 def _run_items(items: list, wt: np.ndarray) -> None:
-    matmul, copyto = np.matmul, np.copyto
+    matmul = np.matmul
     for copies, a, o, post in items:
-        for dst, src in copies:
-            copyto(dst, src)
+        for copy in copies:
+            copy()
         matmul(a, wt, out=o)
         if post is not None:
             post()
