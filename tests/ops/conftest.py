@@ -17,7 +17,9 @@ import pytest
 from tests.ops.expected_failures import EXPECTED_FAILURES, GPU_GAPS, gpu_gap
 from tests.ops.harness import NotOnGpuError, check_watched, watch_webgpu
 
-BACKENDS = ("cpu", "webgpu")
+# "cpu_numpy" is the CPU backend with its compiled loops off (GPULITE_CPU_JIT=0): the numpy
+# kernels are the reference and the fallback where numba is missing, so they stay tested.
+BACKENDS = ("cpu", "cpu_numpy", "webgpu")
 NO_ADAPTER = "NO WEBGPU ADAPTER: WebGPU op suite not run"
 
 
@@ -47,13 +49,23 @@ def _webgpu_unavailable() -> str | None:
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    """The backend name a test runs on: ``"cpu"`` or ``"webgpu"``."""
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """The backend name a test runs on: ``"cpu"`` (for both CPU variants) or ``"webgpu"``."""
     if request.param == "webgpu":
         why = _webgpu_unavailable()
         if why is not None:
             pytest.skip(why)
-    return request.param
+    if request.param != "cpu_numpy":
+        yield request.param
+        return
+    from gpulite.backends.cpu import jit
+    from gpulite.environment import env
+
+    monkeypatch.setenv("GPULITE_CPU_JIT", "0")
+    env().reset()
+    assert jit.depthwise_rows() is None
+    yield "cpu"
+    env().reset()  # read again (without the variable) on next use
 
 
 def base_name(item: pytest.Item, backend_name: str) -> str:
@@ -83,7 +95,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = base_name(item, backend_name)
         qualified = f"{item.path.name}::{name}"
         functions.add(qualified.split("[", 1)[0])
-        reason = EXPECTED_FAILURES.get((name, backend_name))
+        reason = EXPECTED_FAILURES.get((name, "cpu" if backend_name == "cpu_numpy" else backend_name))
         if reason is not None:
             item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
         elif backend_name == "webgpu" and (gap := gpu_gap(qualified)) is not None:
