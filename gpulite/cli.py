@@ -221,7 +221,7 @@ def format_table(rows: list[BenchRow], backend: str, threads: int, runs: int) ->
     width = max([len(r.model) for r in rows] + [28])
     if backend == "cpu":
         from gpulite.backends.cpu import jit
-        backend += " (compiled loops)" if jit.depthwise_rows() is not None else " (numpy only)"
+        backend += " (compiled loops)" if jit.available() else " (numpy only)"
     lines = [
         f"gpulite {gpulite.__version__} backend={backend} vs LiteRT (XNNPACK); num_threads={threads}, "
         f"median of {runs} invokes; ratio = gpulite / LiteRT (lower is better)",

@@ -110,7 +110,7 @@ FLAGS: dict[str, Flag] = {f.name: f for f in (
     Flag("pipeline_cache_dir", "str | None", None,
          "directory for compiled pipelines (reserved: wgpu-py exposes no pipeline cache yet)",
          _check_dir, _parse_optional_str),
-    Flag("cpu_jit", "bool", True, "CPU backend: run its hottest loops compiled by numba (off: numpy only)",
+    Flag("cpu_jit", "bool", True, "CPU backend: run its hottest loops compiled from C (off: numpy only)",
          _check_bool, _parse_bool),
     Flag("num_threads", "int >= 1 | None", None, "CPU threads when an Interpreter does not say",
          _check_threads, _parse_optional_int),

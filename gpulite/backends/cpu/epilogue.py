@@ -10,7 +10,7 @@ kernel, so fusing changes no value.
 Per-channel vectors (bias, PReLU slopes) are tiled T times and the chunk viewed as
 (pixels / T, T*C), so that numpy's inner loop is long even when C is small.
 
-With numba (:mod:`gpulite.backends.cpu.jit`) the steps run as one compiled pass over the
+With the compiled loops (:mod:`gpulite.backends.cpu.jit`) the steps run as one compiled pass over the
 chunk instead, block by cache-sized block, when all of them are among those it knows
 (everything but a run-time bias, a residual narrower than the output and LOGISTIC); the
 float32 operations are the same, so are the values.
@@ -18,7 +18,6 @@ float32 operations are the same, so are the values.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -105,9 +104,8 @@ class Epilogue:
 
     def _compile(self) -> tuple | None:
         """The steps as the compiled pass's program (codes, tiled vectors, lo, hi, period,
-        residual), or None when numba is off or a step is one it does not know."""
-        kernel = jit.epilogue_steps()
-        if kernel is None or not self.steps or not self.out2.flags.c_contiguous:
+        residual), or None when the compiled loops are off or a step is one they do not know."""
+        if not self.steps or not self.out2.flags.c_contiguous or not jit.available():
             return None
         period = self.c * max(1, JIT_BLOCK // self.c)
         codes, vecs, lo, hi, res = [], [], [], [], None
@@ -132,7 +130,7 @@ class Epilogue:
             vecs.append(vec)
             lo.append(a)
             hi.append(z)
-        return (kernel, np.array(codes, np.int64), np.ascontiguousarray(vecs, np.float32),
+        return (np.array(codes, np.int64), np.ascontiguousarray(vecs, np.float32),
                 np.array(lo, np.float32), np.array(hi, np.float32), period, res)
 
     def _vector(self, v: np.ndarray) -> np.ndarray:
@@ -156,10 +154,9 @@ class Epilogue:
         if not self.steps:
             return None
         if self.program is not None:
-            kernel, codes, vecs, lo, hi, period, res = self.program
-            o = self.out2[p0:p1].reshape(-1)
-            r = res[p0:p1].reshape(-1) if res is not None else o[:0]
-            return functools.partial(kernel, o, r, codes, vecs, lo, hi, period)
+            codes, vecs, lo, hi, period, res = self.program
+            r = res[p0:p1].reshape(-1) if res is not None else None
+            return jit.epilogue_steps(self.out2[p0:p1].reshape(-1), r, codes, vecs, lo, hi, period)
         o = self.out2[p0:p1]
         flat = o.reshape(-1)
         t = _tile_for(p1 - p0, self.c)

@@ -1,23 +1,38 @@
-"""Compiled loops for the CPU backend's hottest kernel (depthwise conv), through numba.
+"""Compiled loops for the CPU backend's hottest spots: depthwise taps, conv epilogue, im2col.
 
-numpy has no fused multiply-add over shifted rows: ``einsum`` sums the taps of a depthwise
-conv at about 7 GMAC/s here, while one compiled loop that reads nine shifted rows and
-writes the output once runs at about 20. The loops below are that one loop and nothing
-more: the geometry (padding, stride phases, depth multiplier, chunks, threads) stays in
-numpy (:mod:`gpulite.backends.cpu.kernels.depthwise`), and the kernel's bias, activation
-and fused steps still run as numpy per chunk. Offsets are checked in Python before the
-first call (:func:`check_rows`); the loops themselves skip bounds checks.
+numpy has no fused loop over shifted rows: ``einsum`` sums a depthwise conv's taps at about
+7 GMAC/s here, where one compiled loop reading nine shifted rows and writing the output
+once runs at about 20; a conv epilogue of three numpy passes (residual add, PReLU) costs
+as much as the GEMM before it. The loops (``loops.c``, about a hundred lines) are only
+those loops: geometry, padding, chunks, threads and GEMMs stay numpy, and the numpy
+kernels stay the reference and the fallback.
 
-numba is a dependency, but the numpy path stays the reference and the fallback: the
-``cpu_jit`` flag (``GPULITE_CPU_JIT=0``) turns the compiled loops off, and without numba
-(a platform with no wheel) the backend logs once and uses numpy. Compiled code is cached
-on disk by numba (``cache=True``), so only a process's first use pays for compiling.
+``loops.c`` is compiled on first use by the system C compiler (``$CC`` or ``cc``), with
+``-O3 -march=native -ffp-contract=off`` (no fused multiply-adds: each element gets the
+float operations of the numpy kernels), into a per-user cache (``GPULITE_CACHE_DIR``, else
+``~/.cache/gpulite``) keyed by the source, the flags and the machine, and loaded with
+ctypes. No compiler, a failed build, or the ``cpu_jit`` flag off (``GPULITE_CPU_JIT=0``):
+the backend logs why once and uses numpy only. (numba did the same at the same speed,
+but importing it adds ~120 MiB to a process's peak memory.)
+
+The loops do not check bounds: every call is bound once, when its kernel is built, after
+:func:`check_rows` / :func:`check_im2col` proved it stays inside its arrays.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import hashlib
 import logging
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -25,161 +40,126 @@ from gpulite.environment import env
 
 log = logging.getLogger("gpulite.cpu")
 GROUP = 9  # taps summed per pass over an output segment; tap lists are padded to a multiple
+SOURCE = Path(__file__).with_name("loops.c")
+FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC"]
 _lock = threading.Lock()
-_kernel = None  # None: not built yet; False: numba unavailable
+_lib: ctypes.CDLL | bool | None = None  # None: not tried yet; False: unavailable
+_i64 = ctypes.c_int64
 
 
-def _build():
-    from numba import njit
-
-    @njit(boundscheck=False, nogil=True, cache=True)
-    def depthwise_rows(src, offs, row_stride, wt, bt, out, period):  # pragma: no cover - compiled
-        rows, length = out.shape
-        for r in range(rows):
-            o = out[r]
-            base = r * row_stride
-            for s in range(0, length, period):
-                seg = o[s:s + period]
-                k = base + s
-                for g in range(0, offs.shape[0], 9):
-                    a0 = src[k + offs[g]:k + offs[g] + period]
-                    a1 = src[k + offs[g + 1]:k + offs[g + 1] + period]
-                    a2 = src[k + offs[g + 2]:k + offs[g + 2] + period]
-                    a3 = src[k + offs[g + 3]:k + offs[g + 3] + period]
-                    a4 = src[k + offs[g + 4]:k + offs[g + 4] + period]
-                    a5 = src[k + offs[g + 5]:k + offs[g + 5] + period]
-                    a6 = src[k + offs[g + 6]:k + offs[g + 6] + period]
-                    a7 = src[k + offs[g + 7]:k + offs[g + 7] + period]
-                    a8 = src[k + offs[g + 8]:k + offs[g + 8] + period]
-                    w0, w1, w2, w3, w4 = wt[g], wt[g + 1], wt[g + 2], wt[g + 3], wt[g + 4]
-                    w5, w6, w7, w8 = wt[g + 5], wt[g + 6], wt[g + 7], wt[g + 8]
-                    if g == 0:
-                        for m in range(period):
-                            seg[m] = (bt[m] + a0[m] * w0[m] + a1[m] * w1[m] + a2[m] * w2[m] + a3[m] * w3[m]
-                                      + a4[m] * w4[m] + a5[m] * w5[m] + a6[m] * w6[m] + a7[m] * w7[m]
-                                      + a8[m] * w8[m])
-                    else:
-                        for m in range(period):
-                            seg[m] += (a0[m] * w0[m] + a1[m] * w1[m] + a2[m] * w2[m] + a3[m] * w3[m]
-                                       + a4[m] * w4[m] + a5[m] * w5[m] + a6[m] * w6[m] + a7[m] * w7[m]
-                                       + a8[m] * w8[m])
-
-    @njit(boundscheck=False, nogil=True, cache=True)
-    def epilogue_steps(o, res, codes, vecs, lo, hi, period):  # pragma: no cover - compiled
-        n = o.shape[0]
-        zero = np.float32(0.0)
-        for b in range(0, n, period):
-            seg = o[b:min(n, b + period)]
-            r = res[b:min(res.shape[0], b + period)]
-            for s in range(codes.shape[0]):
-                code, v, a, z = codes[s], vecs[s], lo[s], hi[s]
-                if code == 0:  # bias
-                    for m in range(seg.shape[0]):
-                        seg[m] += v[m]
-                elif code == 1:  # clamp (NaN stays NaN, as np.clip)
-                    for m in range(seg.shape[0]):
-                        x = seg[m]
-                        seg[m] = a if x < a else (z if x > z else x)
-                elif code == 2:  # residual add
-                    for m in range(seg.shape[0]):
-                        seg[m] += r[m]
-                elif code == 3:  # PReLU with every slope <= 1: max(x, a*x)
-                    for m in range(seg.shape[0]):
-                        x = seg[m]
-                        y = x * v[m]
-                        seg[m] = x if x >= y else y
-                elif code == 4:  # PReLU with every slope >= 1: min(x, a*x)
-                    for m in range(seg.shape[0]):
-                        x = seg[m]
-                        y = x * v[m]
-                        seg[m] = x if x <= y else y
-                elif code == 5:  # PReLU: min(x, 0) * a + max(x, 0)
-                    for m in range(seg.shape[0]):
-                        x = seg[m]
-                        neg = x if x < zero else zero
-                        pos = x if x > zero else zero
-                        seg[m] = neg * v[m] + pos
-                else:  # hard swish: x * clip(x + 3, 0, 6) / 6 (lo = 3, hi = 6)
-                    for m in range(seg.shape[0]):
-                        x = seg[m]
-                        t = x + a
-                        t = zero if t < zero else (z if t > z else t)
-                        seg[m] = (t * x) / z
-
-    @njit(boundscheck=False, nogil=True, cache=True)
-    def im2col_rows(src, dst, r0, ow, sh, sw, dh, dw, kh, kw):  # pragma: no cover - compiled
-        # flat indices, unsigned so that numba adds no negative-index wraparound (which
-        # would keep LLVM from vectorizing the copies)
-        c, wp = src.shape[2], src.shape[1]
-        sf, df = src.reshape(-1), dst.reshape(-1)
-        k = dst.shape[1]
-        run = kw * c if dw == 1 else c
-        pieces = 1 if dw == 1 else kw
-        rows = dst.shape[0] // ow
-        for yy in range(rows):
-            y = r0 + yy
-            for i in range(kh):
-                rowbase = (y * sh + i * dh) * wp * c
-                for x in range(ow):
-                    d0 = (yy * ow + x) * k + i * kw * c
-                    for j in range(pieces):
-                        s0 = np.uint64(rowbase + (x * sw + j * dw) * c)
-                        d1 = np.uint64(d0 + j * c)
-                        for m in range(run):
-                            df[d1 + np.uint64(m)] = sf[s0 + np.uint64(m)]
-
-    return depthwise_rows, epilogue_steps, im2col_rows
+def _cache_dir() -> Path:
+    return Path(os.environ.get("GPULITE_CACHE_DIR") or Path.home() / ".cache" / "gpulite") / "cpu-loops"
 
 
-def _kernels():
-    """(depthwise_rows, epilogue_steps), or None when ``cpu_jit`` is off or numba is missing."""
-    global _kernel
+def _cpu_id() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line for line in f if line.startswith(("flags", "Features"))), "")
+    except OSError:
+        return ""
+
+
+def _build() -> ctypes.CDLL:
+    """Compile ``loops.c`` (or reuse the cached build) and load it; ``OSError`` on failure."""
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        raise OSError("no C compiler found (set CC or install one, e.g. apt-get install gcc)")
+    src = SOURCE.read_bytes()
+    key = hashlib.sha256(b"\0".join([src, " ".join(FLAGS).encode(), cc.encode(), platform.machine().encode(),
+                                     _cpu_id().encode(), sys.platform.encode()])).hexdigest()[:16]
+    lib = _cache_dir() / f"loops-{key}.so"
+    if not lib.exists():
+        lib.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".so", dir=lib.parent)
+        os.close(fd)
+        try:
+            done = subprocess.run([cc, *FLAGS, "-o", tmp, str(SOURCE)], capture_output=True, text=True, timeout=120)
+            if done.returncode != 0:
+                raise OSError(f"{cc} failed ({done.returncode}): {done.stderr.strip()[:500]}")
+            os.replace(tmp, lib)  # atomic: another process sees the whole library or none
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    dll = ctypes.CDLL(str(lib))
+    # No argtypes: every bound call passes ready ctypes objects (_bind), which ctypes hands
+    # over as they are; converting ten arguments per call was measured at several us.
+    for f in ("depthwise_rows_f32", "depthwise_rows_f64", "im2col_rows_f32", "im2col_rows_f64", "epilogue_steps"):
+        getattr(dll, f).restype = None
+    return dll
+
+
+def _bind(fn, *args):
+    """``fn`` with its arguments as ctypes objects: arrays as pointers (which keep the
+    arrays alive), ints as int64."""
+    return functools.partial(fn, *(_p(a) if isinstance(a, np.ndarray) else _i64(int(a)) for a in args))
+
+
+def _library() -> ctypes.CDLL | None:
+    global _lib
     if not env().get("cpu_jit"):
         return None
-    if _kernel is None:
+    if _lib is None:
         with _lock:
-            if _kernel is None:
+            if _lib is None:
                 try:
-                    _kernel = _build()
-                except ImportError as e:
-                    log.info("numba is not importable (%s): the CPU backend uses its numpy kernels", e)
-                    _kernel = False
-    return _kernel or None
+                    _lib = _build()
+                except (OSError, subprocess.SubprocessError) as e:
+                    log.warning("CPU backend: compiled loops unavailable, using numpy only (%s)", e)
+                    _lib = False
+    return _lib or None
 
 
-def epilogue_steps():
-    """The compiled epilogue, or None (see :func:`depthwise_rows`).
-
-    ``epilogue_steps(o, res, codes, vecs, lo, hi, period)`` applies steps ``codes`` (0 bias
-    ``vecs[s]``, 1 clamp to [lo, hi], 2 add ``res``, 3/4/5 PReLU with slopes ``vecs[s]``,
-    6 hard swish) to the 1-D float32 ``o`` block by block of ``period`` elements (a
-    multiple of the channel count, the length of the tiled ``vecs`` rows), each block in
-    cache for every step. Each step does the float32 operations of its numpy kernel in
-    the same order, so values are identical.
-    """
-    k = _kernels()
-    return None if k is None else k[1]
+def available() -> bool:
+    """Whether the compiled loops are used (``cpu_jit`` on and ``loops.c`` built)."""
+    return _library() is not None
 
 
-def im2col_rows():
-    """The compiled im2col, or None (see :func:`depthwise_rows`).
+def _p(a: np.ndarray) -> ctypes.c_void_p:
+    return a.ctypes.data_as(ctypes.c_void_p)  # keeps a reference to ``a``
 
-    ``im2col_rows(src, dst, r0, ow, sh, sw, dh, dw, kh, kw)`` writes the patches of output
-    rows r0.. of one image into the first KH*KW*C columns of the 2-D ``dst`` (one row per
-    output pixel, ``ow`` per output row): ``dst[q, (i*kw + j)*C + c] = src[y*sh + i*dh,
-    x*sw + j*dw, c]`` for pixel (y, x) = (r0 + q // ow, q % ow) of the padded (H, W, C)
-    image ``src``. It replaces numpy's copy from a 5-D strided view, whose inner loop is
-    only KW*C long.
-    """
-    k = _kernels()
-    return None if k is None else k[2]
+
+def _suffix(dtype: np.dtype) -> str:
+    if dtype == np.float32:
+        return "f32"
+    if dtype == np.float64:
+        return "f64"
+    raise ValueError(f"compiled loops take float32 or float64 arrays, got {dtype}")
+
+
+def check_rows(src: np.ndarray, offs: np.ndarray, row_stride: int, wt: np.ndarray, bt: np.ndarray,
+               out: np.ndarray, period: int) -> None:
+    """Raise ``ValueError`` unless a :func:`depthwise_rows` call stays inside its arrays."""
+    rows, length = out.shape
+    ok = (src.ndim == 1 and src.flags.c_contiguous and out.flags.c_contiguous and wt.flags.c_contiguous
+          and bt.flags.c_contiguous and offs.dtype == np.int64 and offs.flags.c_contiguous
+          and period > 0 and length % period == 0 and len(offs) % GROUP == 0 and len(offs) > 0
+          and wt.shape == (len(offs), period) and bt.shape == (period,)
+          and src.dtype == wt.dtype == bt.dtype == out.dtype
+          and int(offs.min()) >= 0 and (rows - 1) * row_stride + int(offs.max()) + length <= src.size)
+    if not ok:
+        raise ValueError(f"depthwise_rows: inconsistent plan (src {src.shape}, {len(offs)} taps, rows of "
+                         f"{length} every {row_stride}, period {period}, out {out.shape})")
+
+
+def depthwise_rows(src: np.ndarray, offs: np.ndarray, row_stride: int, wt: np.ndarray, bt: np.ndarray,
+                   out: np.ndarray, period: int):
+    """The bound call setting, for every row r of the 2-D ``out`` and every m,
+    ``out[r, m] = bt[m % P] + sum_t src[r*row_stride + offs[t] + m] * wt[t, m % P]`` (P =
+    ``period``, dividing ``out.shape[1]``; ``offs`` a multiple of :data:`GROUP` taps, padded
+    with zero weights). None when the compiled loops are unavailable."""
+    lib = _library()
+    if lib is None:
+        return None
+    check_rows(src, offs, row_stride, wt, bt, out, period)
+    fn = getattr(lib, f"depthwise_rows_{_suffix(out.dtype)}")
+    return _bind(fn, src, offs, len(offs), row_stride, wt, bt, out, out.shape[0], out.shape[1], period)
 
 
 def check_im2col(src: np.ndarray, dst: np.ndarray, r0: int, ow: int, sh: int, sw: int, dh: int, dw: int,
                  kh: int, kw: int) -> None:
     """Raise ``ValueError`` unless an :func:`im2col_rows` call stays inside its arrays."""
     rows = dst.shape[0] // max(ow, 1)
-    ok = (src.ndim == 3 and dst.ndim == 2 and src.flags.c_contiguous and dst.strides[1] == dst.itemsize
+    ok = (src.ndim == 3 and dst.ndim == 2 and src.flags.c_contiguous and dst.flags.c_contiguous
           and src.dtype == dst.dtype and ow > 0 and dst.shape[0] == rows * ow and rows > 0
           and dst.shape[1] >= kh * kw * src.shape[2] and r0 >= 0
           and (r0 + rows - 1) * sh + (kh - 1) * dh < src.shape[0] and (ow - 1) * sw + (kw - 1) * dw < src.shape[1])
@@ -188,28 +168,38 @@ def check_im2col(src: np.ndarray, dst: np.ndarray, r0: int, ow: int, sh: int, sw
                          f"OW {ow}, filter {kh}x{kw}, stride {sh}x{sw}, dilation {dh}x{dw})")
 
 
-def depthwise_rows():
-    """The compiled row loop, or None when ``cpu_jit`` is off or numba cannot be imported.
+def im2col_rows(src: np.ndarray, dst: np.ndarray, r0: int, ow: int, sh: int, sw: int, dh: int, dw: int,
+                kh: int, kw: int):
+    """The bound call writing the patches of output rows r0.. of the padded (H, W, C) image
+    ``src`` into the first KH*KW*C columns of the 2-D ``dst`` (one row per output pixel,
+    ``ow`` per output row): ``dst[q, (i*kw + j)*C + c] = src[y*sh + i*dh, x*sw + j*dw, c]``
+    for (y, x) = (r0 + q // ow, q % ow). None when the compiled loops are unavailable."""
+    lib = _library()
+    if lib is None:
+        return None
+    check_im2col(src, dst, r0, ow, sh, sw, dh, dw, kh, kw)
+    fn = getattr(lib, f"im2col_rows_{_suffix(dst.dtype)}")
+    return _bind(fn, src, src.shape[1], src.shape[2], dst, dst.shape[1], dst.shape[0] // ow, r0, ow, sh, sw, dh, dw,
+                 kh, kw)
 
-    ``depthwise_rows(src, offs, row_stride, wt, bt, out, period)`` sets, for every row r of
-    the 2-D ``out`` and every m, ``out[r, m] = bt[m % P] + sum_t src[r*row_stride + offs[t]
-    + m] * wt[t, m % P]`` with P = ``period`` (which divides ``out.shape[1]``); ``offs`` has
-    a multiple of :data:`GROUP` entries (pad with zero weights). ``src`` is 1-D; all arrays
-    share one dtype (float32, or float64 for exact integer sums).
-    """
-    k = _kernels()
-    return None if k is None else k[0]
 
-
-def check_rows(src: np.ndarray, offs: np.ndarray, row_stride: int, wt: np.ndarray, bt: np.ndarray,
-               out: np.ndarray, period: int) -> None:
-    """Raise ``ValueError`` unless a :func:`depthwise_rows` call stays inside its arrays."""
-    rows, length = out.shape
-    ok = (src.ndim == 1 and src.flags.c_contiguous and out.flags.c_contiguous and wt.flags.c_contiguous
-          and period > 0 and length % period == 0 and len(offs) % GROUP == 0 and len(offs) > 0
-          and wt.shape == (len(offs), period) and bt.shape == (period,)
-          and src.dtype == wt.dtype == bt.dtype == out.dtype
-          and int(offs.min()) >= 0 and (rows - 1) * row_stride + int(offs.max()) + length <= src.size)
+def epilogue_steps(o: np.ndarray, res: np.ndarray | None, codes: np.ndarray, vecs: np.ndarray, lo: np.ndarray,
+                   hi: np.ndarray, period: int):
+    """The bound call applying steps ``codes`` to the 1-D float32 ``o`` block by block of
+    ``period`` elements (whole pixels): 0 bias ``vecs[s]``, 1 clamp to [lo, hi], 2 add
+    ``res`` (same length as ``o``), 3/4/5 PReLU with slopes ``vecs[s]`` (max(x, ax), min(x,
+    ax), general), 6 hard swish. Each step does its numpy kernel's float32 operations in
+    the same order, so the values are identical. None when unavailable."""
+    lib = _library()
+    if lib is None:
+        return None
+    n = o.shape[0]
+    ok = (o.ndim == 1 and o.dtype == np.float32 and o.flags.c_contiguous and codes.dtype == np.int64
+          and vecs.dtype == lo.dtype == hi.dtype == np.float32 and vecs.flags.c_contiguous
+          and vecs.shape == (len(codes), period) and lo.shape == hi.shape == (len(codes),) and period > 0
+          and (res is None or (res.shape == o.shape and res.dtype == np.float32 and res.flags.c_contiguous))
+          and (res is not None or 2 not in codes))
     if not ok:
-        raise ValueError(f"depthwise_rows: inconsistent plan (src {src.shape}, {len(offs)} taps, rows of "
-                         f"{length} every {row_stride}, period {period}, out {out.shape})")
+        raise ValueError(f"epilogue_steps: inconsistent program (out {o.shape} {o.dtype}, codes {list(codes)}, "
+                         f"vecs {vecs.shape}, period {period})")
+    return _bind(lib.epilogue_steps, o, res if res is not None else o, n, codes, len(codes), vecs, lo, hi, period)

@@ -105,7 +105,7 @@ class ConvGemm:
                 self.chunks.append(variants)
             return
         self.pad = PaddedInput(x, win, fill, dtype, pool)
-        im2col = jit.im2col_rows() if self.pad.buf.flags.c_contiguous else None
+        compiled = jit.available() and self.pad.buf.flags.c_contiguous
         rows = max(1, IM2COL_BUDGET // max(win.ow * self.k, 1))
         if parts > 1:
             rows = min(rows, -(-win.oh * win.n // (2 * parts)))
@@ -123,10 +123,9 @@ class ConvGemm:
                 # The first k columns of cols seen as (rows, OW, KH, KW, C), the patches' shape.
                 dst = as_strided(cols, (r1 - r0, win.ow, win.kh, win.kw, win.c),
                                  (win.ow * self.k * item, self.k * item, win.kw * win.c * item, win.c * item, item))
-                if im2col is not None:
-                    args = (self.pad.buf[n], cols, r0, win.ow, win.sh, win.sw, win.dh, win.dw, win.kh, win.kw)
-                    jit.check_im2col(*args)
-                    copies = [functools.partial(im2col, *args)]
+                if compiled:
+                    copies = [jit.im2col_rows(self.pad.buf[n], cols, r0, win.ow, win.sh, win.sw, win.dh, win.dw,
+                                              win.kh, win.kw)]
                 else:
                     copies = [functools.partial(np.copyto, dst, patches_view(self.pad.buf, win, n, r0, r1))]
                 if augment and pool is not None:  # the shared scratch holds other data between runs

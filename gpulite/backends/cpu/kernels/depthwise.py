@@ -13,7 +13,7 @@ with bias and activation applied per chunk while hot; with ``num_threads`` > 1 b
 spread the chunks over that many threads (numpy releases the GIL in ``einsum``). Quantized
 depthwise (quantized_conv.py) runs the same plan in float64.
 
-Where numba is there (and the ``cpu_jit`` flag is on), the taps are summed by one compiled
+Where the compiled loops are available (``cpu_jit`` flag on, a C compiler found), the taps are summed by one compiled
 loop instead (:func:`row_plan`, :mod:`gpulite.backends.cpu.jit`): same phase buffers, same
 chunks and epilogue, each tap a flat offset into the phase buffer; about 3x faster.
 """
@@ -122,8 +122,8 @@ def row_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bi
              parts: int = 1, epilogue=None) -> list[list]:
     """Chunks of output rows for the compiled loop (:func:`gpulite.backends.cpu.jit.depthwise_rows`).
 
-    Same chunks and thread variants as :func:`tap_plan`; ``chunks[k][t]`` is (the loop's
-    arguments, post). Every tap (i, j) becomes the flat offset in the phase buffer of its
+    Same chunks and thread variants as :func:`tap_plan`; ``chunks[k][t]`` is (the bound
+    compiled call, the output rows it writes, post). Every tap (i, j) becomes the flat offset in the phase buffer of its
     first output row's read, output rows being ``row_step`` padded rows apart; taps are
     padded to a multiple of ``jit.GROUP`` with zero weights.
     """
@@ -154,21 +154,19 @@ def row_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bi
     threads = max(1, min(parts, len(spans)))
     chunks = []
     for n, y0, y1 in spans:
-        args = (src, offs0 + n * n_stride + y0 * row_stride, row_stride, wt, bt,
-                out[n, y0:y1].reshape(y1 - y0, win.ow * co), period)
-        jit.check_rows(*args)
+        rows_out = out[n, y0:y1].reshape(y1 - y0, win.ow * co)
+        call = jit.depthwise_rows(src, offs0 + n * n_stride + y0 * row_stride, row_stride, wt, bt, rows_out, period)
         p0, p1 = (n * win.oh + y0) * win.ow, (n * win.oh + y1) * win.ow
-        chunks.append([(args, epilogue.chunk(p0, p1, k) if epilogue else None) for k in range(threads)])
+        chunks.append([(call, rows_out, epilogue.chunk(p0, p1, k) if epilogue else None) for k in range(threads)])
     return chunks
 
 
 def run_rows(plan: list, act=None) -> None:
     """Run chunks of a :func:`row_plan`: the compiled loop (bias included), then activate."""
-    rows = jit.depthwise_rows()
-    for args, post in plan:
-        rows(*args)
+    for call, rows_out, post in plan:
+        call()
         if act:
-            act(args[5])
+            act(rows_out)
         if post is not None:
             post()
 
@@ -180,7 +178,7 @@ def depthwise_plan(win: Window, x: np.ndarray, out: np.ndarray, mult: int, w: np
     conv computing in ``dtype``: :func:`row_plan` and :func:`run_rows` where the compiled
     loop is available, else :func:`tap_plan` and :func:`accumulate`."""
     phased = PhaseInput(x, win, mult, fill, dtype, pool)
-    if jit.depthwise_rows() is not None:
+    if jit.available():
         return phased, row_plan(win, phased, out, w.astype(dtype), bias, parts, epilogue), run_rows
     return phased, tap_plan(win, phased, out, w.astype(dtype), bias, parts, epilogue, pool), accumulate
 
@@ -222,7 +220,7 @@ def depthwise_conv_2d(node, ctx):
     parts = max(1, min(ctx.num_threads, out.size // PARALLEL_MIN))
     # Activation and fused steps per chunk, while it is in cache (epilogue.py); the bias
     # too, unless the compiled loop adds it.
-    compiled = jit.depthwise_rows() is not None
+    compiled = jit.available()
     ep = Epilogue(node, ctx, out, bias=None if compiled else bias)
     phased, plans, fn = depthwise_plan(win, x, out, mult, np.asarray(w)[0], bias if compiled else None, 0.0,
                                        np.float32, parts, ep or None, ctx.scratch)
