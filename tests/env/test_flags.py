@@ -44,7 +44,8 @@ def test_pipeline_cache_dir_takes_a_path():
     ("GPULITE_DEBUG", "1", "debug", True), ("GPULITE_DEBUG", "off", "debug", False),
     ("GPULITE_PROD", "true", "prod", True), ("GPULITE_CHECK_NANS", "yes", "check_nans", True),
     ("GPULITE_PRECISION", "fp16", "precision", "fp16"), ("GPULITE_NUM_THREADS", "4", "num_threads", 4),
-    ("GPULITE_PIPELINE_CACHE_DIR", "/tmp/p", "pipeline_cache_dir", "/tmp/p"), ("GPULITE_CPU_JIT", "0", "cpu_jit", False),
+    ("GPULITE_PIPELINE_CACHE_DIR", "/tmp/p", "pipeline_cache_dir", "/tmp/p"),
+    ("GPULITE_CPU_JIT", "0", "cpu_jit", False),
 ])
 def test_environment_variables(monkeypatch, var, text, name, value):
     monkeypatch.setenv(var, text)
