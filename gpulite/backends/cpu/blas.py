@@ -95,11 +95,13 @@ def _corename(lib) -> str | None:
     return None
 
 
-def _cpu_flags() -> set[str]:
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags from /proc/cpuinfo (``flags`` on x86, ``Features`` on Arm);
+    empty where there is no such file."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("flags"):
+                if line.startswith(("flags", "Features")):
                     return set(line.split(":", 1)[1].split())
     except OSError:
         pass
@@ -121,7 +123,7 @@ def fix_core() -> str | None:
         if (not sys.platform.startswith("linux") or os.environ.get("OPENBLAS_CORETYPE")
                 or os.environ.get("GPULITE_OPENBLAS_CORE", "").lower() == "keep"
                 or name.lower() not in ("haswell", "zen")
-                or not set(_AVX512_FOR_SKYLAKEX) <= _cpu_flags()):
+                or not set(_AVX512_FOR_SKYLAKEX) <= cpu_flags()):
             return name
         try:
             quit_, init = lib.gotoblas_dynamic_quit, lib.gotoblas_dynamic_init

@@ -24,6 +24,7 @@ import numpy as np
 
 from gpulite.backends.cpu import jit
 from gpulite.backends.cpu.fast import clip
+from gpulite.backends.cpu.window import tile_count
 
 _CLAMPS = {"RELU": (0.0, np.inf), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
 _ZERO, _HALF, _INF, _NINF = np.float32(0), np.float32(0.5), np.float32(np.inf), np.float32(-np.inf)
@@ -39,14 +40,6 @@ def clamp_bounds(name: str | None) -> tuple[np.float32, np.float32] | None:
         return None
     lo, hi = _CLAMPS[name]
     return np.float32(lo), np.float32(hi)
-
-
-def _tile_for(pixels: int, c: int) -> int:
-    """Smallest T dividing ``pixels`` with T*C >= TILE (``pixels`` if none)."""
-    for t in range(1, pixels + 1):
-        if pixels % t == 0 and t * c >= TILE:
-            return t
-    return pixels
 
 
 class Epilogue:
@@ -159,7 +152,7 @@ class Epilogue:
             return jit.epilogue_steps(self.out2[p0:p1].reshape(-1), r, codes, vecs, lo, hi, period)
         o = self.out2[p0:p1]
         flat = o.reshape(-1)
-        t = _tile_for(p1 - p0, self.c)
+        t = tile_count(p1 - p0, self.c, TILE)
         rows = o.reshape((p1 - p0) // t, t * self.c)
         calls: list[tuple] = []
         tmp = None

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpulite.backends.cpu.blas import cpu_flags
 from gpulite.environment import env
 
 log = logging.getLogger("gpulite.cpu")
@@ -51,14 +52,6 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("GPULITE_CACHE_DIR") or Path.home() / ".cache" / "gpulite") / "cpu-loops"
 
 
-def _cpu_id() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next((line for line in f if line.startswith(("flags", "Features"))), "")
-    except OSError:
-        return ""
-
-
 def _build() -> ctypes.CDLL:
     """Compile ``loops.c`` (or reuse the cached build) and load it; ``OSError`` on failure."""
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
@@ -66,7 +59,7 @@ def _build() -> ctypes.CDLL:
         raise OSError("no C compiler found (set CC or install one, e.g. apt-get install gcc)")
     src = SOURCE.read_bytes()
     key = hashlib.sha256(b"\0".join([src, " ".join(FLAGS).encode(), cc.encode(), platform.machine().encode(),
-                                     _cpu_id().encode(), sys.platform.encode()])).hexdigest()[:16]
+                                     " ".join(sorted(cpu_flags())).encode(), sys.platform.encode()])).hexdigest()[:16]
     lib = _cache_dir() / f"loops-{key}.so"
     if not lib.exists():
         lib.parent.mkdir(parents=True, exist_ok=True)

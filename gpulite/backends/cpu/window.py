@@ -144,6 +144,12 @@ def patches_view(buf: np.ndarray, win: Window, n: int, r0: int, r1: int) -> np.n
                       (sy * win.sh, sx * win.sw, sy * win.dh, sx * win.dw, sc), writeable=False)
 
 
+def tile_count(n: int, c: int, minimum: int) -> int:
+    """Smallest T dividing ``n`` with T*c >= ``minimum`` (``n`` if none): how many pixels of
+    ``c`` channels a tiled per-channel vector spans so that an inner loop is long enough."""
+    return next((t for t in range(1, n + 1) if n % t == 0 and t * c >= minimum), n)
+
+
 def row_chunks(total: int, per_row: int, budget: int) -> list[tuple[int, int]]:
     """Split ``total`` rows into runs of at most ``budget`` elements (``per_row`` each), ≥ 1 row."""
     step = max(1, budget // max(per_row, 1))

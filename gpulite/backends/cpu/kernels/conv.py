@@ -120,13 +120,12 @@ class ConvGemm:
             variants = []
             for t in range(threads):
                 cols = scratches[t][: (r1 - r0) * win.ow]
-                # The first k columns of cols seen as (rows, OW, KH, KW, C), the patches' shape.
-                dst = as_strided(cols, (r1 - r0, win.ow, win.kh, win.kw, win.c),
-                                 (win.ow * self.k * item, self.k * item, win.kw * win.c * item, win.c * item, item))
                 if compiled:
                     copies = [jit.im2col_rows(self.pad.buf[n], cols, r0, win.ow, win.sh, win.sw, win.dh, win.dw,
                                               win.kh, win.kw)]
-                else:
+                else:  # the first k columns of cols seen as (rows, OW, KH, KW, C), the patches' shape
+                    dst = as_strided(cols, (r1 - r0, win.ow, win.kh, win.kw, win.c),
+                                     (win.ow * self.k * item, self.k * item, win.kw * win.c * item, win.c * item, item))
                     copies = [functools.partial(np.copyto, dst, patches_view(self.pad.buf, win, n, r0, r1))]
                 if augment and pool is not None:  # the shared scratch holds other data between runs
                     copies.append(functools.partial(np.copyto, cols[:, k], 1.0))

@@ -30,7 +30,7 @@ from gpulite.backends.cpu.epilogue import Epilogue
 from gpulite.backends.cpu.fast import einsum
 from gpulite.backends.cpu.phases import PhaseInput
 from gpulite.backends.cpu.threads import run_chunks
-from gpulite.backends.cpu.window import Window, window
+from gpulite.backends.cpu.window import Window, tile_count, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 
@@ -55,9 +55,15 @@ def depthwise_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
     return win, co // win.c
 
 
-def _period(ow: int, co: int) -> int:
-    """Pixels per weight tile: the smallest divisor T of OW with T*C >= PERIOD (else OW)."""
-    return next((t for t in range(1, ow + 1) if ow % t == 0 and t * co >= PERIOD), ow)
+def _spans(win: Window, co: int, parts: int) -> tuple[list[tuple[int, int, int]], int, int]:
+    """Chunks of output rows (image, first row, end row) of about CHUNK_BUDGET outputs (smaller
+    with threads, so that each thread gets a few: see
+    :func:`~gpulite.backends.cpu.threads.run_chunks`), the rows per chunk and the threads used."""
+    rows = max(1, CHUNK_BUDGET // (win.ow * co))
+    if parts > 1:
+        rows = min(rows, -(-win.oh * win.n // (2 * parts)))
+    spans = [(n, y0, min(win.oh, y0 + rows)) for n in range(win.n) for y0 in range(0, win.oh, rows)]
+    return spans, rows, max(1, min(parts, len(spans)))
 
 
 def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
@@ -73,13 +79,9 @@ def tap_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bi
     thread gets a few (see :func:`~gpulite.backends.cpu.threads.run_chunks`).
     """
     co, wq = out.shape[3], phased.wq
-    t = _period(win.ow, co)
+    t = tile_count(win.ow, co, PERIOD)
     length = t * co
-    rows = max(1, CHUNK_BUDGET // (win.ow * co))
-    if parts > 1:
-        rows = min(rows, -(-win.oh * win.n // (2 * parts)))
-    spans = [(n, y0, min(win.oh, y0 + rows)) for n in range(win.n) for y0 in range(0, win.oh, rows)]
-    threads = max(1, min(parts, len(spans)))
+    spans, rows, threads = _spans(win, co, parts)
     b = None if bias is None else np.tile(bias, t).astype(out.dtype)
     weights = [np.tile(w[np.ix_(ii, jj)], (1, 1, t)) for _, ii, jj, _, _ in phased.groups]
     item = phased.buf.itemsize
@@ -130,7 +132,7 @@ def row_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bi
     co, wq, buf = out.shape[3], phased.wq, phased.buf
     if not (buf.flags.c_contiguous and out.flags.c_contiguous):  # flat views below must not be copies
         raise ValueError("row_plan needs C-contiguous phase buffers and output")
-    t = next((d for d in range(1, win.ow + 1) if win.ow % d == 0 and d * co >= ROW_PERIOD), win.ow)
+    t = tile_count(win.ow, co, ROW_PERIOD)
     period = t * co
     src = buf.reshape(-1)  # PhaseInput's buffers are C-contiguous: a view
     p_stride, n_stride = buf[0].size, buf[0, 0].size
@@ -147,11 +149,7 @@ def row_plan(win: Window, phased: PhaseInput, out: np.ndarray, w: np.ndarray, bi
     offs0 = np.array(offs, np.int64)
     wt = np.ascontiguousarray(weights, out.dtype)
     bt = np.zeros(period, out.dtype) if bias is None else np.tile(bias, t).astype(out.dtype)
-    rows = max(1, CHUNK_BUDGET // (win.ow * co))
-    if parts > 1:
-        rows = min(rows, -(-win.oh * win.n // (2 * parts)))
-    spans = [(n, y0, min(win.oh, y0 + rows)) for n in range(win.n) for y0 in range(0, win.oh, rows)]
-    threads = max(1, min(parts, len(spans)))
+    spans, _, threads = _spans(win, co, parts)
     chunks = []
     for n, y0, y1 in spans:
         rows_out = out[n, y0:y1].reshape(y1 - y0, win.ow * co)
@@ -218,10 +216,9 @@ def depthwise_conv_2d(node, ctx):
     bias = np.asarray(ctx.const(2), np.float32).reshape(co) if ctx.has_input(2) else None
     # Threads only pay off on big layers: below ~64K outputs the handoff costs more than it saves.
     parts = max(1, min(ctx.num_threads, out.size // PARALLEL_MIN))
-    # Activation and fused steps per chunk, while it is in cache (epilogue.py); the bias
-    # too, unless the compiled loop adds it.
-    compiled = jit.available()
-    ep = Epilogue(node, ctx, out, bias=None if compiled else bias)
-    phased, plans, fn = depthwise_plan(win, x, out, mult, np.asarray(w)[0], bias if compiled else None, 0.0,
-                                       np.float32, parts, ep or None, ctx.scratch)
+    # The plan adds the bias with the taps; activation and fused steps run per chunk, while
+    # it is in cache (epilogue.py).
+    ep = Epilogue(node, ctx, out)
+    phased, plans, fn = depthwise_plan(win, x, out, mult, np.asarray(w)[0], bias, 0.0, np.float32, parts,
+                                       ep or None, ctx.scratch)
     return plan_runner(phased, plans, fn)
