@@ -114,11 +114,8 @@ class Interpreter:
     def _build_graph(self) -> Graph:
         g = Graph.from_model(self._model, 0)
         passes.fold_constants(g)
-        passes.fuse_activations(g)
-        prepare = getattr(self._backend, "prepare_graph", None)  # backend-specific fusions
-        if prepare is not None:
-            prepare(g)
-        return g
+        prepare = getattr(self._backend, "prepare_graph", None)  # load-time fusions (a new graph)
+        return g if prepare is None else prepare(g)
 
     @property
     def backend(self) -> str:

@@ -8,7 +8,8 @@ model's tensor index. Shapes live on :class:`TensorInfo` and change only through
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -43,6 +44,44 @@ class TensorInfo:
         return self.const is not None
 
 
+@dataclass(frozen=True)
+class ResidualAdd:
+    """Epilogue step: add the node's input ``slot`` (an ADD's other operand) to the output, or,
+    when ``channels`` is fewer than the output's, into its first ``channels`` channels."""
+    slot: int
+    channels: int
+    kind: ClassVar[str] = "add"
+
+
+@dataclass(frozen=True)
+class Activation:
+    """Epilogue step: a fused activation (a fused ADD's, or a RELU-family node's)."""
+    activation: str
+    kind: ClassVar[str] = "act"
+
+
+@dataclass(frozen=True)
+class PRelu:
+    """Epilogue step: PReLU with the per-channel alpha of the node's input ``slot``."""
+    slot: int
+    kind: ClassVar[str] = "prelu"
+
+
+@dataclass(frozen=True)
+class HardSwish:
+    """Epilogue step: HARD_SWISH."""
+    kind: ClassVar[str] = "hard_swish"
+
+
+@dataclass(frozen=True)
+class Logistic:
+    """Epilogue step: LOGISTIC."""
+    kind: ClassVar[str] = "logistic"
+
+
+EpilogueStep = ResidualAdd | Activation | PRelu | HardSwish | Logistic
+
+
 @dataclass
 class Node:
     index: int  # operator index in the model
@@ -53,7 +92,10 @@ class Node:
     custom_options: bytes | None = None
     version: int = 1
     activation: str | None = None  # fused activation: RELU, RELU6, RELU_N1_TO_1, TANH, SIGN_BIT
-    attrs: dict = field(default_factory=dict)  # facts passes add (e.g. "fused_prelu")
+    # What gpulite.graph.fusion folded into the node (what a backend's rules allowed):
+    pads: tuple[int, int, int, int] | None = None  # a zero PAD's (top, bottom, left, right), added to the padding
+    prelu_alpha: int | None = None  # a PRELU's constant alpha tensor, applied to the output after the activation
+    epilogue: tuple[EpilogueStep, ...] = ()  # elementwise steps run on the output after the activation
 
 
 @dataclass

@@ -1,26 +1,17 @@
-"""Load-time passes: constant folding and activation fusion.
+"""Load-time pass: constant folding.
 
 Folding evaluates DEQUANTIZE (fp16/int8 weights to fp32) and DENSIFY (sparse weights to
 dense) when their inputs are constants, so backends only ever see dense fp32 weights and
-the folded nodes disappear from the plan. Fusion moves a standalone RELU/RELU6/RELU_N1_TO_1
-into the producing node's fused activation when nothing else reads the intermediate.
-``fuse_prelu`` (run only for a backend that asks for it, see ``Interpreter``) does the same
-for PRELU after a convolution or ADD, marking ``node.attrs["fused_prelu"]``.
+the folded nodes disappear from the plan. Fusion is :mod:`gpulite.graph.fusion`.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 
 from gpulite.errors import ModelError
 from gpulite.graph.densify import densify
 from gpulite.graph.ir import Graph, Node, TensorInfo
-
-FUSABLE_PRODUCERS = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "DIV",
-                     "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "TRANSPOSE_CONV"}
-FUSABLE_ACTIVATIONS = {"RELU", "RELU6", "RELU_N1_TO_1"}
 
 
 def dequantize_const(t: TensorInfo) -> np.ndarray:
@@ -71,57 +62,4 @@ def fold_constants(g: Graph) -> Graph:
             continue
         keep.append(n)
     g.nodes = keep
-    return g
-
-
-def fuse_activations(g: Graph) -> Graph:
-    """Fold RELU-family nodes into their producer's fused activation."""
-    consumers = g.consumers()
-    producer = {o: n for n in g.nodes for o in n.outputs}
-    drop = set()
-    for n in g.nodes:
-        if n.op not in FUSABLE_ACTIVATIONS or len(n.inputs) != 1 or len(n.outputs) != 1:
-            continue  # malformed arity: left for the kernel to reject at allocate_tensors
-        src = n.inputs[0]
-        p = producer.get(src)
-        if (p is None or p.op not in FUSABLE_PRODUCERS or p.activation is not None
-                or len(consumers.get(src, [])) != 1 or src in g.outputs
-                or g.tensors[src].quant is not None or g.tensors[src].dtype != np.float32):
-            continue
-        p.activation = n.op
-        p.outputs = (n.outputs[0], *p.outputs[1:])
-        drop.add(id(n))
-    g.nodes = [n for n in g.nodes if id(n) not in drop]
-    return g
-
-
-PRELU_PRODUCERS = {"CONV_2D", "DEPTHWISE_CONV_2D", "ADD"}
-
-
-def fuse_prelu(g: Graph, accept: Callable[[Graph, Node, Node], bool]) -> Graph:
-    """Fold a PRELU into the node producing its input (a convolution or an ADD).
-
-    The producer takes over the PRELU's output tensor and gets ``attrs["fused_prelu"]`` =
-    the alpha tensor's index; the PRELU node and the intermediate disappear from the plan.
-    Only when the intermediate has no other reader and is no graph output, the alpha is a
-    constant, the producer has no fused activation of its own, and ``accept(g, producer,
-    prelu)`` says the backend's kernel will run the fused node (a backend whose kernels do
-    not know the mark must not call this pass: the PReLU would be lost).
-    """
-    consumers = g.consumers()
-    producer = {o: n for n in g.nodes for o in n.outputs}
-    drop = set()
-    for n in g.nodes:
-        if n.op != "PRELU" or len(n.inputs) != 2 or len(n.outputs) != 1:
-            continue
-        src, alpha = n.inputs
-        p = producer.get(src)
-        if (p is None or p.op not in PRELU_PRODUCERS or p.activation is not None or "fused_prelu" in p.attrs
-                or len(p.outputs) != 1 or len(consumers.get(src, [])) != 1 or src in g.outputs
-                or alpha < 0 or not g.tensors[alpha].is_const or not accept(g, p, n)):
-            continue
-        p.attrs["fused_prelu"] = alpha
-        p.outputs = (n.outputs[0],)
-        drop.add(id(n))
-    g.nodes = [n for n in g.nodes if id(n) not in drop]
     return g

@@ -100,7 +100,7 @@ def _check_precision(it: Interpreter, plan: dict, precision: str) -> None:
     t = it.graph.tensors
 
     def consts(n):  # a node's float32 constants: operands, and the alpha of a fused PReLU
-        ids = [i for i in n.inputs if i >= 0] + ([n.attrs["fused_prelu"]] if "fused_prelu" in n.attrs else [])
+        ids = [i for i in n.inputs if i >= 0] + ([n.prelu_alpha] if n.prelu_alpha is not None else [])
         return {i for i in ids if t[i].const is not None and t[i].const.dtype == np.float32}
 
     weighted = [n for n in it.graph.nodes if n.op not in ("RESHAPE", "CONCATENATION") and consts(n)]

@@ -1,8 +1,9 @@
 """The CPU backend: one numpy arena, one closure per node, nothing allocated per invoke.
 
-``compile`` first rewrites a copy of the graph for the CPU (:mod:`.fuse`: zero PADs folded
+``compile`` first fuses a copy of the graph as the CPU's kernels allow
+(:func:`gpulite.graph.fusion.fuse` with :data:`.fusion_rules.CPU_RULES`: zero PADs folded
 into convs, depthwise biases folded into the following 1x1 convs, residual ADDs and
-activations run as conv epilogues), plans that graph's memory itself
+activations run as conv epilogues; activations were fused at load), plans that graph's memory itself
 (:func:`gpulite.graph.plan.plan_memory` with ``pinned``, keeping the interpreter's offsets for graph inputs and
 outputs), lays every planned tensor out as a view into a single ``uint8`` arena, asks
 each node's kernel factory for its ``run`` closure once, and ``invoke`` just calls the
@@ -22,9 +23,11 @@ import os
 
 import numpy as np
 
-from gpulite.backends.cpu import blas, fuse
+from gpulite.backends.cpu import blas
+from gpulite.backends.cpu.fusion_rules import CPU_LOAD_RULES, CPU_RULES
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
+from gpulite.graph import fusion
 from gpulite.graph.ir import Graph, Node, TensorInfo
 from gpulite.graph.plan import MemoryPlan, plan_memory
 
@@ -133,14 +136,19 @@ BLAS_THREADS = False
 
 class CpuBackend:
     """numpy kernels. ``num_threads`` (None: 1, as LiteRT's default) bounds the threads an
-    invoke uses, BLAS included; set ``GPULITE_CPU_FUSE=0`` to run the graph without the
-    CPU rewrites of :mod:`.fuse` (for comparisons)."""
+    invoke uses, BLAS included; set ``GPULITE_CPU_FUSE=0`` to run the graph without
+    the fusions made at compile (for comparisons)."""
 
     name = "cpu"
 
     def __init__(self, num_threads: int | None = None) -> None:
         self.num_threads = max(1, num_threads or 1)
         blas.fix_core()
+
+    def prepare_graph(self, graph: Graph) -> Graph:
+        """The graph fused at load (the Interpreter calls this once): activations into their
+        producers; the rest waits for ``compile`` (:mod:`.fusion_rules`)."""
+        return fusion.fuse(graph, CPU_LOAD_RULES)
 
     def check_support(self, graph: Graph, order: list[Node]) -> None:
         for n in order:
@@ -158,7 +166,8 @@ class CpuBackend:
 
     def _compile(self, graph: Graph, order: list[Node], plan: MemoryPlan) -> CpuExecutable:
         if os.environ.get("GPULITE_CPU_FUSE", "1") != "0":
-            graph, order = fuse.rewrite(graph, order)
+            graph = fusion.fuse(graph, CPU_RULES)
+            order = graph.nodes
         pinned = {i: plan.offsets[i] for i in (*graph.inputs, *graph.outputs) if i in plan.offsets}
         plan = plan_memory(graph, order, pinned=pinned)
         arena = np.zeros(max(plan.arena_bytes, 1), np.uint8)
@@ -175,8 +184,8 @@ class CpuBackend:
             factory = get_kernel(n.op, self.name)
             run = factory(n, CpuContext(graph, n, arrays, self.num_threads, scratch))
             steps.append(run)
-            extra = "".join(f"+{e[0]}" for e in n.attrs.get("cpu_epilogue", ()))
-            names.append(f"{n.op}#{n.index}{'+pad' if 'cpu_pads' in n.attrs else ''}{extra}")
+            extra = "".join(f"+{step.kind}" for step in n.epilogue)
+            names.append(f"{n.op}#{n.index}{'+pad' if n.pads is not None else ''}{extra}")
         exe = CpuExecutable(arena, arrays, steps, plan, names, self.num_threads if BLAS_THREADS else 1)
         exe.cpu_run = (graph, order)  # the rewritten graph the steps run (for instrument)
         return exe

@@ -2,9 +2,9 @@
 
 A conv kernel computes its output in chunks of whole pixels (ranges of the output seen as
 (pixels, C)); :class:`Epilogue` gives, per chunk, one closure that adds the bias, applies
-the conv's fused activation, then the steps :mod:`gpulite.backends.cpu.fuse` moved into the
-conv (``node.attrs["cpu_epilogue"]``): residual ADD (with the ADD's fused activation),
-PRELU, HARD_SWISH, LOGISTIC. Each step is the same numpy arithmetic as the standalone
+the conv's fused activation, then the steps :mod:`gpulite.graph.fusion` moved into the
+conv (``node.epilogue``): residual ADD (with the ADD's fused activation), PRELU,
+HARD_SWISH, LOGISTIC. Each step is the same numpy arithmetic as the standalone
 kernel, so fusing changes no value.
 
 Per-channel vectors (bias, PReLU slopes) are tiled T times and the chunk viewed as
@@ -25,6 +25,7 @@ import numpy as np
 from gpulite.backends.cpu import jit
 from gpulite.backends.cpu.fast import clip
 from gpulite.backends.cpu.window import tile_count
+from gpulite.graph.ir import Activation, HardSwish, Logistic, PRelu, ResidualAdd
 
 _CLAMPS = {"RELU": (0.0, np.inf), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
 _ZERO, _HALF, _INF, _NINF = np.float32(0), np.float32(0.5), np.float32(np.inf), np.float32(-np.inf)
@@ -48,7 +49,7 @@ class Epilogue:
     Parameters
     ----------
     node, ctx
-        The conv's node (``activation``, ``attrs["cpu_epilogue"]``) and context (for the
+        The conv's node (``activation``, ``epilogue``) and context (for the
         fused steps' inputs and the shared scratch).
     out : numpy.ndarray
         The conv's output, (N, H, W, C).
@@ -70,26 +71,24 @@ class Epilogue:
         bounds = clamp_bounds(node.activation) if activation else None
         if bounds is not None:
             self.steps.append(("clip", *bounds))
-        for entry in node.attrs.get("cpu_epilogue", ()):
-            kind = entry[0]
-            if kind == "add":
-                _, slot, channels = entry
-                res = ctx.input(slot)
-                self.steps.append(("add", res.reshape(-1, channels), channels))
-            elif kind == "act":
-                bounds = clamp_bounds(entry[1])
+        for entry in node.epilogue:
+            if isinstance(entry, ResidualAdd):
+                res = ctx.input(entry.slot)
+                self.steps.append(("add", res.reshape(-1, entry.channels), entry.channels))
+            elif isinstance(entry, Activation):
+                bounds = clamp_bounds(entry.activation)
                 if bounds is not None:
                     self.steps.append(("clip", *bounds))
-            elif kind == "prelu":
-                alpha = self._vector(ctx.input(entry[1]))
+            elif isinstance(entry, PRelu):
+                alpha = self._vector(ctx.input(entry.slot))
                 if (alpha <= 1).all():
                     self.steps.append(("prelu1", alpha, np.maximum))
                 elif (alpha >= 1).all():
                     self.steps.append(("prelu1", alpha, np.minimum))
                 else:
                     self.steps.append(("prelu2", alpha))
-            elif kind in ("hard_swish", "logistic"):
-                self.steps.append((kind,))
+            elif isinstance(entry, HardSwish | Logistic):
+                self.steps.append((entry.kind,))
             else:
                 raise ValueError(f"unknown epilogue step {entry!r}")
 

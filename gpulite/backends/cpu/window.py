@@ -50,8 +50,8 @@ def window(x_shape: tuple[int, ...], kh: int, kw: int, options, out_shape: tuple
 
     Raises ``ShapeError`` when ``out_shape`` (the stored output shape) disagrees with TFLite's
     output size, so a corrupt model fails at ``allocate_tensors``. ``extra_pads`` (top,
-    bottom, left, right) are zero pads of a PAD folded into the op (``attrs["cpu_pads"]``,
-    see :mod:`gpulite.backends.cpu.fuse`): the op's own geometry is that of the padded
+    bottom, left, right) are zero pads of a PAD folded into the op (``node.pads``,
+    see :mod:`gpulite.graph.fusion`): the op's own geometry is that of the padded
     input, and the window reads the unpadded one with both paddings.
     """
     if extra_pads is not None and len(x_shape) == 4:

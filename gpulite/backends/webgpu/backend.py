@@ -18,6 +18,7 @@ import wgpu
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
+from gpulite.graph import fusion
 from gpulite.graph.ir import Graph, Node
 from gpulite.graph.plan import MemoryPlan
 
@@ -26,6 +27,7 @@ from .arena import GpuArena
 from .context import GpuContext, NeedsF32WeightsError
 from .device import GpuDevice, get_device
 from .executable import WebGpuExecutable
+from .fusion_rules import WebGpuFusionRules
 from .program import KernelError, Program
 
 log = logging.getLogger(__name__)
@@ -133,13 +135,10 @@ class WebGpuBackend:
             d["fp16"] = {"meaning": FP16_MEANING, **self._fp16_report}
         return d
 
-    def prepare_graph(self, graph: Graph) -> None:
-        """Load-time fusions for the WebGPU kernels (the Interpreter calls this once): PRELU
-        into its producer where that kernel will run it (kernels/prelu.py)."""
-        from gpulite.graph.passes import fuse_prelu
-
-        from .kernels.prelu import prelu_fusable
-        fuse_prelu(graph, lambda g, p, prelu: p.op not in self.cpu_ops and prelu_fusable(g, p, prelu))
+    def prepare_graph(self, graph: Graph) -> Graph:
+        """The graph fused for the WebGPU kernels (the Interpreter calls this once, at load):
+        activations and PRELUs into their producers where those kernels run them (:mod:`.fusion_rules`)."""
+        return fusion.fuse(graph, WebGpuFusionRules(self.cpu_ops))
 
     def _gpu_work(self, n: Node, graph: Graph, plan: MemoryPlan, garena: GpuArena) -> tuple[list[Program] | None, str]:
         if n.op in self.cpu_ops:

@@ -38,7 +38,7 @@ def conv_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
     if len(w_shape) != 4:
         raise ShapeError(f"node {node.index} (CONV_2D): filter must be 4-D OHWI, got {list(w_shape)}")
     o, kh, kw, ci = w_shape
-    win = window(x_shape, kh, kw, node.options, out_shape, node.attrs.get("cpu_pads"))
+    win = window(x_shape, kh, kw, node.options, out_shape, node.pads)
     if ci <= 0 or win.c % ci or o % (win.c // ci):
         raise ShapeError(f"node {node.index} (CONV_2D): input has {win.c} channels; filter {list(w_shape)} "
                          f"needs a multiple of {ci} that also divides {o} output channels")

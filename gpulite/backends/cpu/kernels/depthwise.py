@@ -45,7 +45,7 @@ def depthwise_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
     if len(w_shape) != 4 or w_shape[0] != 1:
         raise ShapeError(f"node {node.index} (DEPTHWISE_CONV_2D): filter must be [1, KH, KW, C*M], got {list(w_shape)}")
     _, kh, kw, co = w_shape
-    win = window(x_shape, kh, kw, node.options, out_shape, node.attrs.get("cpu_pads"))
+    win = window(x_shape, kh, kw, node.options, out_shape, node.pads)
     if win.c == 0 or co % win.c:
         raise ShapeError(f"node {node.index} (DEPTHWISE_CONV_2D): {co} output channels is not a multiple "
                          f"of the input's {win.c}")

@@ -9,7 +9,7 @@ import numpy as np
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.geometry import check_window, pad_before
-from gpulite.backends.webgpu.kernels.prelu import FUSABLE, alpha_per_channel, finish, keep_fused_prelu
+from gpulite.backends.webgpu.kernels.prelu import alpha_per_channel, finish, keep_fused_prelu
 from gpulite.backends.webgpu.kernels.weights import bias_ref, packed_weights, packed_weights_c4
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Graph, Node
@@ -41,7 +41,7 @@ def _window(ctx: GpuContext, opts, x: TensorRef, out: TensorRef, kh: int, kw: in
     ]
 
 
-def _prelu_fusable(g: Graph, conv: Node, prelu: Node) -> bool:
+def prelu_fusable(g: Graph, conv: Node, prelu: Node) -> bool:
     """Whether the factories below run ``conv`` with ``prelu`` fused: float32 NHWC, constant
     float32 weights that fit, constant (or no) bias, a single or per-channel alpha."""
     t = g.tensors
@@ -62,9 +62,6 @@ def _prelu_fusable(g: Graph, conv: Node, prelu: Node) -> bool:
     if conv.op == "CONV_2D":
         return w.shape[0] == cout and w.shape[3] == cin
     return w.shape[0] == 1 and w.shape[3] == cout and cin > 0 and cout % cin == 0
-
-
-FUSABLE["CONV_2D"] = FUSABLE["DEPTHWISE_CONV_2D"] = _prelu_fusable
 
 
 @register_kernel("CONV_2D", "webgpu")

@@ -7,7 +7,7 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
-from gpulite.backends.webgpu.kernels.prelu import FUSABLE, alpha_per_channel, finish, keep_fused_prelu
+from gpulite.backends.webgpu.kernels.prelu import alpha_per_channel, finish, keep_fused_prelu
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Graph, Node
 
@@ -105,7 +105,7 @@ def _binary(expr: str):
     return keep_fused_prelu(factory)
 
 
-def _add_prelu_fusable(g: Graph, add: Node, prelu: Node) -> bool:
+def add_prelu_fusable(g: Graph, add: Node, prelu: Node) -> bool:
     """ADD -> PRELU (the residual blocks of the MediaPipe models): float32, broadcasting to the output."""
     t = g.tensors
     a, b, mid = (t[i] for i in (*add.inputs[:2], add.outputs[0]))
@@ -115,9 +115,6 @@ def _add_prelu_fusable(g: Graph, add: Node, prelu: Node) -> bool:
         return False
     return (ok and len(add.inputs) == 2 and all(v.dtype == np.float32 for v in (a, b, mid))
             and len(broadcast_strides(a.shape, b.shape, mid.shape)[0]) <= 4 and alpha_per_channel(g, prelu, mid.shape))
-
-
-FUSABLE["ADD"] = _add_prelu_fusable
 
 
 for _op, _expr in BINARY.items():
