@@ -230,10 +230,12 @@ class _Fuser:
             b64 = b.reshape(-1).astype(np.float64)
             for c in cons:
                 w = self.t(c.inputs[1]).const
+                cb = self.t(c.inputs[2]).const if len(c.inputs) > 2 and c.inputs[2] >= 0 else None
+                assert w is not None  # checked by _foldable_1x1, as a constant bias
                 o = w.shape[0]
                 nb = w.reshape(o, c_out).astype(np.float64) @ b64
-                if len(c.inputs) > 2 and c.inputs[2] >= 0:
-                    nb += self.t(c.inputs[2]).const.reshape(o).astype(np.float64)
+                if cb is not None:
+                    nb += cb.reshape(o).astype(np.float64)
                 idx = self.add_const(nb.astype(np.float32), f"folded_bias_{c.index}")
                 c.inputs = (c.inputs[0], c.inputs[1], idx, *tuple(c.inputs[3:]))
             dw.inputs = (dw.inputs[0], dw.inputs[1], -1, *tuple(dw.inputs[3:]))
@@ -250,8 +252,10 @@ class _Fuser:
             return False
         if getattr(c.options, "dilation_h_factor", 1) < 1 or getattr(c.options, "dilation_w_factor", 1) < 1:
             return False
-        return len(c.inputs) < 3 or c.inputs[2] < 0 or (
-            self.t(c.inputs[2]).const is not None and self.t(c.inputs[2]).const.size == w.shape[0])
+        if len(c.inputs) < 3 or c.inputs[2] < 0:
+            return True
+        b = self.t(c.inputs[2]).const
+        return b is not None and b.size == w.shape[0]
 
     def epilogues(self) -> None:
         for n in list(self.g.nodes):  # a snapshot: hoist and sink reorder the list

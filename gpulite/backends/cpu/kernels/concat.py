@@ -9,7 +9,7 @@ refuses int8 inputs with differing parameters; the same formula serves both here
 A fused activation declared in the model's options is refused at allocate time, as TFLite's
 own kernel refuses it in Prepare (LiteRT's XNNPACK delegate accepts it but silently drops
 it, so there is no consistent reference to follow). An activation that gpulite's
-``fuse_activations`` pass moved here from a following RELU node is applied.
+fusion pass (:mod:`gpulite.graph.fusion`) moved here from a following RELU node is applied.
 """
 
 from __future__ import annotations
