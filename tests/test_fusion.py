@@ -182,6 +182,16 @@ def test_cpu_load_then_compile_is_one_fusion(model):
     assert summary(fuse(fuse(g, CPU_LOAD_RULES), CPU_RULES)) == summary(fuse(g, CPU_RULES))
 
 
+def test_malformed_shapes_are_left_for_the_kernels():
+    """Scalar outputs where a conv's should be NHWC (a corrupted file): nothing fused there,
+    and no crash; the kernels reject such a node at allocate_tensors."""
+    g = _graph(every_kind())
+    for n in g.nodes:
+        if n.op in ("DEPTHWISE_CONV_2D", "CONV_2D"):
+            g.tensors[n.outputs[0]].shape = ()
+    assert made(g, fuse(g, Allow(*KINDS))) <= {"activation", "prelu", "pad"}
+
+
 def test_result_is_in_execution_order():
     """Nodes listed out of order in the model come back in an order that runs."""
     g = _graph(every_kind())

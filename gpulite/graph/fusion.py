@@ -222,6 +222,8 @@ class _Fuser:
             cons = self.consumers.get(out, [])
             if b is None or b.dtype != _F32 or out in self.g.outputs or not cons:
                 continue
+            if len(self.t(out).shape) != 4:
+                continue  # malformed: left for the kernel to reject
             c_out = self.t(out).shape[-1]
             if b.size != c_out or not all(self._foldable_1x1(c, out, c_out) for c in cons):
                 continue
@@ -286,8 +288,8 @@ class _Fuser:
                 or not self.plain(c)):
             return None
         shape = self.t(out).shape
-        if self.t(c.outputs[0]).shape != shape:
-            return None
+        if not shape or self.t(c.outputs[0]).shape != shape:
+            return None  # a scalar has no channels
         slot = len(n.inputs)
         if c.op == "ADD" and len(c.inputs) == 2 and list(c.inputs).count(out) == 1:
             other = c.inputs[1] if c.inputs[0] == out else c.inputs[0]
