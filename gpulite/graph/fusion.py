@@ -53,7 +53,7 @@ class FusionRules:
 
     A backend subclasses it and answers True where its kernel for the receiving node runs
     the fused form. :func:`fuse` asks only once it has checked that the rewrite is valid
-    (see the module docstring), and before it changes anything.
+    (see the module docstring), and before it changes anything for it.
     """
 
     def activation(self, g: Graph, producer: Node, act: Node) -> bool:
@@ -78,7 +78,11 @@ class FusionRules:
 
 
 def fuse(graph: Graph, rules: FusionRules) -> Graph:
-    """The fused copy of ``graph`` (see the module docstring); ``graph`` is left as it was."""
+    """The fused copy of ``graph`` (see the module docstring); ``graph`` is left as it was.
+
+    Raises :class:`~gpulite.errors.ModelError` when the graph has no execution order
+    (:func:`~gpulite.graph.plan.topological_order`).
+    """
     f = _Fuser(graph, rules)
     f.activations()
     f.prelus()
