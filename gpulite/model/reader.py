@@ -174,11 +174,11 @@ class _Reader:
 
     def model(self) -> Model:
         buf = self.buf
+        ident = bytes(buf.data[4:8])  # checked before any offset is followed
+        if ident not in (b"TFL3", b"\0\0\0\0"):
+            found = f"bytes 4-8 are {ident!r}" if buf.size >= 8 else f"the file has only {buf.size} bytes"
+            raise ModelError(f"not a .tflite file (no TFL3 identifier): {found}, expected b'TFL3'")
         root = buf.root("Model")
-        if buf.size >= 8 and bytes(buf.data[4:8]) not in (b"TFL3", b"\0\0\0\0"):
-            raise ModelError(
-                f"not a TFLite model: file identifier is {bytes(buf.data[4:8])!r}, expected b'TFL3'"
-            )
         buffers = [self.buffer(i, t) for i, t in enumerate(root.tables(4, "Buffer"))]
         codes = [self.opcode(i, t) for i, t in enumerate(root.tables(1, "OperatorCode"))]
         subgraphs = [self.subgraph(i, t, buffers, codes) for i, t in enumerate(root.tables(2, "SubGraph"))]

@@ -29,22 +29,46 @@ from gpulite.pipeline.calculators.types import PipelineValueError
 from gpulite.pipeline.registry import register_calculator
 
 log = logging.getLogger(__name__)
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
+VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v")
 
 
 class SourceUnavailableError(GpuliteError, RuntimeError):
     """A source cannot start: missing file, missing optional package, no camera."""
 
 
+class ImageReadError(SourceUnavailableError, ValueError):
+    """An image file exists but cannot be decoded (corrupt, truncated, not an image)."""
+
+
 def load_image(path: str | Path) -> np.ndarray:
-    """An image file as RGB uint8 (H, W, 3)."""
-    from PIL import Image
+    """An image file as RGB uint8 (H, W, 3), upright and scaled to 8 bits.
+
+    The EXIF orientation tag is applied (a phone photo stored sideways comes out as shown),
+    and 16-bit grayscale images are scaled to 0..255 (65535 -> 255) instead of clipped.
+
+    Raises
+    ------
+    SourceUnavailableError
+        No such file.
+    ImageReadError
+        The file is not an image Pillow can decode (the message names the file and why).
+    """
+    from PIL import Image, ImageOps
 
     p = Path(path)
     if not p.is_file():
         raise SourceUnavailableError(f"image file {str(p)!r} does not exist")
-    with Image.open(p) as im:
-        return np.asarray(im.convert("RGB"))
+    try:
+        with Image.open(p) as im:
+            im = ImageOps.exif_transpose(im)
+            if im.mode in ("I", "I;16", "I;16B", "I;16L", "I;16N"):  # 16-bit grayscale (PNG)
+                wide = np.clip(np.asarray(im, np.float64), 0, 65535)
+                gray = np.round(wide / 257.0).astype(np.uint8)
+                return np.repeat(gray[..., None], 3, axis=2)
+            return np.asarray(im.convert("RGB"))
+    except (OSError, ValueError, SyntaxError) as e:  # Pillow's errors for unknown, corrupt or truncated files
+        raise ImageReadError(f"cannot read image {str(p)!r}: {e}") from None
 
 
 @dataclass(frozen=True)
