@@ -17,7 +17,8 @@ ASTRONAUT = ROOT / "gpulite" / "data" / "astronaut.png"  # shipped with the pack
 def gpulite(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """``python -m gpulite.cli ARGS`` in a fresh process on this checkout, on the CPU backend."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPULITE_")}
-    env.update(GPULITE_BACKEND="cpu", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env.update(GPULITE_BACKEND="cpu", PYTHONPATH=path)
     return subprocess.run([sys.executable, "-m", "gpulite.cli", *args], cwd=cwd or ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
 

@@ -59,5 +59,5 @@ def test_16_bit_png_is_scaled_not_saturated(tmp_path: Path, capsys, value: int):
 def test_a_corrupt_image_names_the_file(tmp_path: Path):
     bad = tmp_path / "bad.jpg"
     bad.write_bytes(b"\xff\xd8\xff\xe0 truncated")
-    with pytest.raises(ImageReadError, match="bad.jpg"):
+    with pytest.raises(ImageReadError, match=r"bad\.jpg"):
         load_image(bad)

@@ -84,6 +84,6 @@ def test_graph_run_per_frame_figures_leave_the_first_frame_out(tmp_path: Path, m
     text = capsys.readouterr().out
     seconds, fps, first = re.search(r"time\s+([\d.]+) s, ([\d.]+) frames/s after the first frame "
                                     r"\(start-up [\d.]+ s, first frame (\d+) ms\)", text).groups()
-    assert int(first) >= SLEEP_S * 1e3 and float(seconds) < SLEEP_S, text
+    assert int(first) >= SLEEP_S * 1e3 and float(seconds) < SLEEP_S and float(fps) > 3 / SLEEP_S, text
     node_ms = float(re.search(r"per node\s+.*?ImageToTensor ([\d.]+) ms", text).group(1))
     assert node_ms < SLEEP_S * 1e3 / 5, text  # with the first frame it would be over SLEEP_S / 4
