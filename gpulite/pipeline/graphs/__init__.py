@@ -130,7 +130,7 @@ class RunSummary:
 
     def lines(self) -> list[str]:
         out = [f"frames     {self.frames_in} in, {self.frames_out} out, {self.drops} dropped"]
-        first = (f"start-up {self.startup_seconds:.2f} s, first frame {self.first_frame_seconds * 1e3:.0f} ms")
+        first = f"start-up {self.startup_seconds:.2f} s, first frame {self.first_frame_seconds * 1e3:.0f} ms"
         if self.frames_out > 1:
             out.append(f"time       {self.seconds:.2f} s, {self.fps:.1f} frames/s after the first frame ({first})")
         else:
