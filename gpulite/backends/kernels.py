@@ -15,7 +15,7 @@ import pkgutil
 from collections.abc import Callable
 from typing import Any
 
-from gpulite.model.opdefs import OpName, op_named
+from gpulite.model.opdefs import OpName, op_named, op_of
 
 KernelFactory = Callable[..., Any]
 _KERNELS: dict[tuple[OpName, str], KernelFactory] = {}
@@ -42,7 +42,7 @@ def register_kernel(op: str, backend: str, fn: KernelFactory | None = None):
 
 
 def unregister_kernel(op: str, backend: str) -> None:
-    _KERNELS.pop((op, backend), None)
+    _KERNELS.pop((op_of(op), backend), None)
 
 
 def discover(backend: str) -> None:
@@ -57,7 +57,7 @@ def discover(backend: str) -> None:
 
 def get_kernel(op: str, backend: str) -> KernelFactory | None:
     discover(backend)
-    return _KERNELS.get((op, backend))
+    return _KERNELS.get((op_of(op), backend))
 
 
 def get_kernels_for_backend(backend: str) -> dict[OpName, KernelFactory]:

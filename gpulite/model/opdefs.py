@@ -41,6 +41,7 @@ __all__ = ["CustomOp", "FusedActivation", "Op", "OpName", "OpSpec", "declare_cus
 class Op(str, Enum):
     """A TFLite builtin operator or a MediaPipe custom op; the value is the name models use."""
 
+    # The schema's BuiltinOperator, in code order (tests/ops/test_opdefs.py keeps them in step).
     ADD = "ADD"
     AVERAGE_POOL_2D = "AVERAGE_POOL_2D"
     CONCATENATION = "CONCATENATION"

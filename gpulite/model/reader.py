@@ -346,17 +346,17 @@ class _Reader:
             if lo > 1:
                 self.buf.check(lo, ls, f"{what} large custom options")
                 custom = self.buf.array[lo : lo + ls]
-            custom = None if custom is None else bytes(custom)
+            custom_bytes = None if custom is None else bytes(custom)
             if op.is_custom:
                 try:
-                    options = decode_custom_options(op, version, custom)
+                    options = decode_custom_options(op, version, custom_bytes)
                 except ModelError as e:
                     raise ModelError(f"{what} ({op}): {e}") from None
             ops.append(OperatorDef(
                 index=oi, op=op, builtin_code=code, version=version,
                 inputs=indices(ot.array(1, "i32", "inputs"), f"{what} inputs", True),
                 outputs=indices(ot.array(2, "i32", "outputs"), f"{what} outputs", False),
-                options=options, custom_options=custom,
+                options=options, custom_options=custom_bytes,
                 custom_options_format=ot.scalar(6, "i8", 0),
                 intermediates=indices(ot.array(8, "i32", "intermediates"), f"{what} intermediates", True),
             ))

@@ -121,7 +121,7 @@ def test_declared_custom_op_runs_with_its_options_decoded_at_load() -> None:
             raise ModelError(f"ScaleBy custom options: expected a 4-byte float, got {data!r}")
         return struct.unpack("<f", data)[0]
 
-    name = declare_custom_op("ScaleBy", decode)
+    name = gpulite.declare_custom_op("ScaleBy", decode)
     assert declare_custom_op("ScaleBy", decode) == name  # declaring again is harmless
     with pytest.raises(ValueError, match="already declared"):
         declare_custom_op("ScaleBy")

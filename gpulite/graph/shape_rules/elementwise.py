@@ -1,7 +1,7 @@
 """Shapes of elementwise, activation and (de)quantize ops.
 
 Binary ops broadcast numpy-style (TFLite's rule too); unary ops, activations, SOFTMAX,
-QUANTIZE and DEQUANTIZE keep their input's shape.
+QUANTIZE, DEQUANTIZE and ZEROS_LIKE keep their input's shape.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ BINARY = (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAXIMUM, Op.MINIMUM, Op.SQUARED_DIF
           Op.FLOOR_DIV, Op.FLOOR_MOD, Op.LESS, Op.LESS_EQUAL, Op.GREATER, Op.GREATER_EQUAL, Op.EQUAL, Op.NOT_EQUAL)
 UNARY = (Op.RELU, Op.RELU6, Op.RELU_N1_TO_1, Op.RELU_0_TO_1, Op.LOGISTIC, Op.TANH, Op.HARD_SWISH, Op.LEAKY_RELU,
          Op.EXP, Op.SQRT, Op.RSQRT, Op.ABS, Op.NEG, Op.LOG, Op.SIN, Op.COS, Op.FLOOR, Op.CEIL, Op.ROUND, Op.SQUARE,
-         Op.ELU, Op.GELU, Op.QUANTIZE, Op.DEQUANTIZE, Op.CAST, Op.SOFTMAX, Op.LOG_SOFTMAX, Op.SIGN)
+         Op.ELU, Op.GELU, Op.QUANTIZE, Op.DEQUANTIZE, Op.CAST, Op.SOFTMAX, Op.LOG_SOFTMAX, Op.SIGN, Op.ZEROS_LIKE)
 
 
 @shape_rule(*BINARY)
