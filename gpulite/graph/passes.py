@@ -17,10 +17,10 @@ import numpy as np
 from gpulite.errors import ModelError
 from gpulite.graph.densify import densify
 from gpulite.graph.ir import Graph, Node, TensorInfo
+from gpulite.model.opdefs import FusedActivation, Op
 
-FUSABLE_PRODUCERS = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "DIV",
-                     "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "TRANSPOSE_CONV"}
-FUSABLE_ACTIVATIONS = {"RELU", "RELU6", "RELU_N1_TO_1"}
+FUSABLE_PRODUCERS = {Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED, Op.ADD, Op.SUB, Op.MUL, Op.DIV,
+                     Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D, Op.CONCATENATION, Op.TRANSPOSE_CONV}
 
 
 def dequantize_const(t: TensorInfo) -> np.ndarray:
@@ -45,21 +45,21 @@ def fold_constants(g: Graph) -> Graph:
     keep: list[Node] = []
     for n in g.nodes:
         ins = [g.tensors[i] for i in n.inputs if i >= 0]
-        if n.op in ("DEQUANTIZE", "DENSIFY") and ins and all(t.is_const for t in ins):
+        if n.op in (Op.DEQUANTIZE, Op.DENSIFY) and ins and all(t.is_const for t in ins):
             if len(n.outputs) != 1:
                 raise ModelError(f"node {n.index} ({n.op}) has {len(n.outputs)} outputs, expected 1")
             src, dst = ins[0], g.tensors[n.outputs[0]]
-            if n.op == "DENSIFY" and src.shape != dst.shape:
+            if n.op == Op.DENSIFY and src.shape != dst.shape:
                 # Checked before densifying: the dense array is allocated from src.shape,
                 # which a corrupted file could make arbitrarily large.
                 raise ModelError(
                     f"node {n.index} (DENSIFY): input tensor {src.index} has shape {list(src.shape)} "
                     f"but output tensor {dst.index} has shape {list(dst.shape)}; they must match"
                 )
-            value = dequantize_const(src) if n.op == "DEQUANTIZE" else densify(src)
+            value = dequantize_const(src) if n.op == Op.DEQUANTIZE else densify(src)
             # The output's declared shape and type come from the file too; a mismatch is a
             # corrupted model, and folding it anyway would hand kernels a mislabelled tensor.
-            want_dtype = np.dtype(np.float32) if n.op == "DEQUANTIZE" else src.dtype
+            want_dtype = np.dtype(np.float32) if n.op == Op.DEQUANTIZE else src.dtype
             if value.size != int(np.prod(dst.shape, dtype=np.int64)) or dst.dtype != want_dtype:
                 raise ModelError(
                     f"node {n.index} ({n.op}): folding constant tensor {src.index} gives {value.size} "
@@ -80,22 +80,23 @@ def fuse_activations(g: Graph) -> Graph:
     producer = {o: n for n in g.nodes for o in n.outputs}
     drop = set()
     for n in g.nodes:
-        if n.op not in FUSABLE_ACTIVATIONS or len(n.inputs) != 1 or len(n.outputs) != 1:
+        act = FusedActivation.of_op(n.op)  # RELU, RELU6 and RELU_N1_TO_1 are their own clamps
+        if act is None or len(n.inputs) != 1 or len(n.outputs) != 1:
             continue  # malformed arity: left for the kernel to reject at allocate_tensors
         src = n.inputs[0]
         p = producer.get(src)
-        if (p is None or p.op not in FUSABLE_PRODUCERS or p.activation is not None
+        if (p is None or p.op not in FUSABLE_PRODUCERS or p.activation
                 or len(consumers.get(src, [])) != 1 or src in g.outputs
                 or g.tensors[src].quant is not None or g.tensors[src].dtype != np.float32):
             continue
-        p.activation = n.op
+        p.activation = act
         p.outputs = (n.outputs[0], *p.outputs[1:])
         drop.add(id(n))
     g.nodes = [n for n in g.nodes if id(n) not in drop]
     return g
 
 
-PRELU_PRODUCERS = {"CONV_2D", "DEPTHWISE_CONV_2D", "ADD"}
+PRELU_PRODUCERS = {Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.ADD}
 
 
 def fuse_prelu(g: Graph, accept: Callable[[Graph, Node, Node], bool]) -> Graph:
@@ -112,11 +113,11 @@ def fuse_prelu(g: Graph, accept: Callable[[Graph, Node, Node], bool]) -> Graph:
     producer = {o: n for n in g.nodes for o in n.outputs}
     drop = set()
     for n in g.nodes:
-        if n.op != "PRELU" or len(n.inputs) != 2 or len(n.outputs) != 1:
+        if n.op != Op.PRELU or len(n.inputs) != 2 or len(n.outputs) != 1:
             continue
         src, alpha = n.inputs
         p = producer.get(src)
-        if (p is None or p.op not in PRELU_PRODUCERS or p.activation is not None or "fused_prelu" in p.attrs
+        if (p is None or p.op not in PRELU_PRODUCERS or p.activation or "fused_prelu" in p.attrs
                 or len(p.outputs) != 1 or len(consumers.get(src, [])) != 1 or src in g.outputs
                 or alpha < 0 or not g.tensors[alpha].is_const or not accept(g, p, n)):
             continue

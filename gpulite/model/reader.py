@@ -17,6 +17,7 @@ import numpy as np
 from gpulite.errors import ModelError
 from gpulite.model import schema_gen as sg
 from gpulite.model.flatbuf import Buffer, Table
+from gpulite.model.opdefs import Op, OpName, decode_custom_options, op_of
 
 # TensorType -> numpy dtype (None: representable but not computable here).
 DTYPES: dict[int, np.dtype | None] = {
@@ -87,13 +88,13 @@ class TensorDef:
 @dataclass
 class OperatorDef:
     index: int
-    op: str  # builtin name ("CONV_2D") or the custom code ("TransformLandmarks")
+    op: OpName  # Op.CONV_2D, Op.TransformLandmarks, or CustomOp("MyOp") for an unknown custom code
     builtin_code: int
     version: int
     inputs: tuple[int, ...]  # -1 marks an omitted optional input
     outputs: tuple[int, ...]
-    options: object | None = None  # frozen dataclass from schema_gen
-    custom_options: bytes | None = None
+    options: object | None = None  # frozen dataclass: schema_gen's, or a custom op's decoded options
+    custom_options: bytes | None = None  # the raw bytes (decoded into ``options`` when gpulite knows the op)
     custom_options_format: int = 0
     intermediates: tuple[int, ...] = ()
 
@@ -132,7 +133,6 @@ class Model:
 
 _OPTION_TYPES = {v: k for k, v in sg.BuiltinOptions.__members__.items()}
 _OPTION2_TYPES = {v: k for k, v in sg.BuiltinOptions2.__members__.items()}
-_OP_NAMES = {int(v): k for k, v in sg.BuiltinOperator.__members__.items()}
 
 
 def load(source: str | Path | bytes | bytearray | memoryview) -> Model:
@@ -204,16 +204,17 @@ class _Reader:
         arr = t.array(0, "u8", "data")
         return np.zeros(0, np.uint8) if arr is None else arr
 
-    def opcode(self, i: int, t: Table) -> tuple[str, int, int]:
+    def opcode(self, i: int, t: Table) -> tuple[OpName, int, int]:
         code = max(t.scalar(0, "i8", 0), t.scalar(3, "i32", 0))
-        if code not in _OP_NAMES:
+        if code not in sg.BuiltinOperator._value2member_map_:
             raise ModelError(f"OperatorCode[{i}]: builtin code {code} is not a TFLite builtin operator")
-        name = _OP_NAMES[code]
+        op: OpName = Op.from_code(code)
         if code == sg.BuiltinOperator.CUSTOM:
             name = t.string(1, "custom_code") or ""
             if not name:
                 raise ModelError(f"OperatorCode[{i}] is CUSTOM but has no custom_code")
-        return name, code, t.scalar(2, "i32", 1)
+            op = op_of(name)
+        return op, code, t.scalar(2, "i32", 1)
 
     def quantization(self, t: Table | None, what: str, shape: tuple[int, ...]):
         if t is None:
@@ -345,11 +346,17 @@ class _Reader:
             if lo > 1:
                 self.buf.check(lo, ls, f"{what} large custom options")
                 custom = self.buf.array[lo : lo + ls]
+            custom_bytes = None if custom is None else bytes(custom)
+            if op.is_custom:
+                try:
+                    options = decode_custom_options(op, version, custom_bytes)
+                except ModelError as e:
+                    raise ModelError(f"{what} ({op}): {e}") from None
             ops.append(OperatorDef(
                 index=oi, op=op, builtin_code=code, version=version,
                 inputs=indices(ot.array(1, "i32", "inputs"), f"{what} inputs", True),
                 outputs=indices(ot.array(2, "i32", "outputs"), f"{what} outputs", False),
-                options=options, custom_options=None if custom is None else bytes(custom),
+                options=options, custom_options=custom_bytes,
                 custom_options_format=ot.scalar(6, "i8", 0),
                 intermediates=indices(ot.array(8, "i32", "intermediates"), f"{what} intermediates", True),
             ))

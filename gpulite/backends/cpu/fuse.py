@@ -32,10 +32,10 @@ import dataclasses
 import numpy as np
 
 from gpulite.graph.ir import Graph, Node, TensorInfo
+from gpulite.model.opdefs import FusedActivation, Op
 
 _F32 = np.dtype(np.float32)
-CONVS = ("CONV_2D", "DEPTHWISE_CONV_2D")
-_CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")
+CONVS = (Op.CONV_2D, Op.DEPTHWISE_CONV_2D)
 
 
 class _Rewriter:
@@ -98,7 +98,7 @@ class _Rewriter:
     # -- rewrites -------------------------------------------------------------------------
     def fold_pads(self) -> None:
         for p in self.g.nodes:
-            if p.op not in ("PAD", "PADV2") or len(p.inputs) < 2 or min(p.inputs[:2]) < 0 or len(p.outputs) != 1:
+            if p.op not in (Op.PAD, Op.PADV2) or len(p.inputs) < 2 or min(p.inputs[:2]) < 0 or len(p.outputs) != 1:
                 continue
             out = p.outputs[0]
             readers = self.consumers.get(out, [])
@@ -113,7 +113,7 @@ class _Rewriter:
             pads = np.asarray(pads).astype(np.int64)
             if (pads < 0).any() or pads[0].any() or pads[3].any():
                 continue
-            if p.op == "PADV2" and len(p.inputs) > 2 and p.inputs[2] >= 0:
+            if p.op == Op.PADV2 and len(p.inputs) > 2 and p.inputs[2] >= 0:
                 v = self.t(p.inputs[2]).const
                 if v is None or np.size(v) != 1 or float(np.asarray(v).reshape(())) != 0.0:
                     continue
@@ -125,7 +125,7 @@ class _Rewriter:
 
     def fold_depthwise_bias(self) -> None:
         for dw in self.g.nodes:
-            if (dw.op != "DEPTHWISE_CONV_2D" or dw.activation is not None or len(dw.inputs) < 3
+            if (dw.op != Op.DEPTHWISE_CONV_2D or dw.activation or len(dw.inputs) < 3
                     or len(dw.outputs) != 1 or min(dw.inputs[:3]) < 0
                     or not self.is_float(dw.inputs[0], dw.outputs[0])):
                 continue
@@ -150,7 +150,7 @@ class _Rewriter:
         self.reindex()
 
     def _foldable_1x1(self, c: Node, tensor: int, channels: int) -> bool:
-        if (c.op != "CONV_2D" or len(c.inputs) < 2 or len(c.outputs) != 1 or c.inputs[0] != tensor
+        if (c.op != Op.CONV_2D or len(c.inputs) < 2 or len(c.outputs) != 1 or c.inputs[0] != tensor
                 or c.inputs[1] < 0 or tensor in c.inputs[1:]):
             return False
         if not self.is_float(c.inputs[0], c.outputs[0]) or "cpu_pads" in c.attrs:
@@ -196,7 +196,7 @@ class _Rewriter:
         if self.t(c.outputs[0]).shape != shape:
             return None
         slot = len(n.inputs)
-        if c.op == "ADD" and len(c.inputs) == 2 and list(c.inputs).count(out) == 1:
+        if c.op == Op.ADD and len(c.inputs) == 2 and list(c.inputs).count(out) == 1:
             other = c.inputs[1] if c.inputs[0] == out else c.inputs[0]
             if not self.is_float(other):
                 return None
@@ -212,23 +212,23 @@ class _Rewriter:
                 self.sink(n, c)
             entries = [("add", slot, channels)]
             extra = [other]
-            if c.activation in _CLAMPS:
+            if c.activation.clamp is not None:
                 entries.append(("act", c.activation))
             return c, entries, extra
-        if c.op == "PRELU" and len(c.inputs) == 2 and c.inputs[0] == out and c.inputs[1] >= 0:
+        if c.op == Op.PRELU and len(c.inputs) == 2 and c.inputs[0] == out and c.inputs[1] >= 0:
             alpha = self.t(c.inputs[1]).const
             if alpha is None or alpha.dtype != _F32 or not _per_channel(alpha.shape, shape):
                 return None
             return c, [("prelu", slot)], [c.inputs[1]]
-        if c.op in (*_CLAMPS, "HARD_SWISH", "LOGISTIC") and len(c.inputs) == 1:
-            entry = ("act", c.op) if c.op in _CLAMPS else (c.op.lower(),)
-            return c, [entry], []
+        clamp = FusedActivation.of_op(c.op)
+        if (clamp or c.op in (Op.HARD_SWISH, Op.LOGISTIC)) and len(c.inputs) == 1:
+            return c, [("act", clamp) if clamp else (c.op.lower(),)], []
         return None
 
     def _channel_pad_source(self, padded: int, shape: tuple[int, ...]) -> int | None:
         """The input of a zero PAD adding channels at the end only, read by nothing else."""
         p = self.producer.get(padded)
-        if p is None or p.op != "PAD" or len(p.inputs) != 2 or min(p.inputs) < 0 or self.only_reader(padded) is None:
+        if p is None or p.op != Op.PAD or len(p.inputs) != 2 or min(p.inputs) < 0 or self.only_reader(padded) is None:
             return None
         src = p.inputs[0]
         pads = self.t(p.inputs[1]).const

@@ -33,6 +33,7 @@ from gpulite.backends.cpu.threads import run_chunks
 from gpulite.backends.cpu.window import Window, tile_count, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.model.opdefs import Op
 
 CHUNK_BUDGET = 1 << 17  # output elements per chunk (512 KiB of float32): measured best, 64K-256K
 PERIOD = 2048  # minimum inner-loop length in elements (longer measured faster; caps tiled weights)
@@ -200,7 +201,7 @@ def plan_runner(phased: PhaseInput, chunks: list[list], fn=accumulate, act=None)
     return run
 
 
-@register_kernel("DEPTHWISE_CONV_2D", "cpu")
+@register_kernel(Op.DEPTHWISE_CONV_2D, "cpu")
 def depthwise_conv_2d(node, ctx):
     x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
     if x.dtype != np.float32:

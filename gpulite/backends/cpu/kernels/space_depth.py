@@ -15,6 +15,7 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 
 def _check(node: Node, src: np.ndarray, out: np.ndarray, expected: tuple[int, ...]) -> None:
@@ -30,7 +31,7 @@ def _block(node: Node, src: np.ndarray) -> int:
     return bs
 
 
-@register_kernel("DEPTH_TO_SPACE", "cpu")
+@register_kernel(Op.DEPTH_TO_SPACE, "cpu")
 def depth_to_space(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """``out[n, h*b + i, w*b + j, c] = in[n, h, w, (i*b + j)*C' + c]``."""
     src, out = ctx.input(0), ctx.output(0)
@@ -48,7 +49,7 @@ def depth_to_space(node: Node, ctx: CpuContext) -> Callable[[], None]:
     return run
 
 
-@register_kernel("SPACE_TO_DEPTH", "cpu")
+@register_kernel(Op.SPACE_TO_DEPTH, "cpu")
 def space_to_depth(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """``out[n, h, w, (i*b + j)*C + c] = in[n, h*b + i, w*b + j, c]``."""
     src, out = ctx.input(0), ctx.output(0)
