@@ -7,13 +7,17 @@
   coordinate of each landmark is filtered in pixels (``IMAGE_SIZE``; z scaled like x), the
   speed divided by the object's scale: the mean of the ``OBJECT_SCALE_ROI`` rect's width and
   height in pixels when connected, else of the landmarks' bounding box. A frame without
-  landmarks resets the filters (connect ``IMAGE_SIZE`` so the node sees every frame).
+  landmarks resets the filters (connect ``IMAGE_SIZE`` so the node sees every frame). With
+  ``world_landmarks: true`` the landmarks are world landmarks (metres, MediaPipe's
+  ``LANDMARKS`` tag): filtered as they are, not in pixels (``IMAGE_SIZE`` then only makes the
+  node see every frame).
 - ``VisibilitySmoothing`` (``low_pass_filter``): visibility through a low-pass filter of
   constant ``alpha``.
 
-Timestamps: gpulite's solutions count frames (0, 1, 2, ...); ``seconds_per_tick`` turns them
-into time. The default, 0.033333 s, is what MediaPipe's Python solutions stamp their frames
-with (33333 us apart), so the filters run at the same frequency as theirs.
+Timestamps: ``seconds_per_tick`` turns a packet's timestamp into seconds. The default,
+0.033333 s, reads timestamps as frame counts (0, 1, 2, ...) at 30 frames/s; graphs stamped in
+microseconds, as MediaPipe's are (``pose.yaml``: gpulite's solutions stamp frames with the
+caller's ``timestamp_ms``, or 33333 us apart as MediaPipe's Python solutions do), set 1.0e-6.
 
 The ``ENABLE`` side input (bool, optional) turns a node into a pass-through, as MediaPipe's
 ``SwitchContainer`` with ``smooth_landmarks`` does.
@@ -103,6 +107,7 @@ class LandmarksSmoothingOptions:
     min_allowed_object_scale: float = 1e-6
     disable_value_scaling: bool = False
     seconds_per_tick: float = 0.033333
+    world_landmarks: bool = False
 
     def __post_init__(self) -> None:
         for name in ("frequency", "min_cutoff", "derivate_cutoff", "seconds_per_tick"):
@@ -174,7 +179,7 @@ class LandmarksSmoothing(Calculator):
         if not _enabled(cc):
             cc.output("NORM_LANDMARKS", lms)
             return
-        size = cc.inputs["IMAGE_SIZE"]
+        size = (1, 1) if cc.options.world_landmarks else cc.inputs["IMAGE_SIZE"]
         if size is None:
             raise PipelineValueError(f"node {cc.node_name!r}: landmarks at timestamp {cc.timestamp} came without "
                                      "an IMAGE_SIZE")
