@@ -14,8 +14,8 @@ everything else is here:
   (a ``ValueError``; a ``TypeError`` for non-arrays) that says what was expected and what came.
   An RGBA image must be converted first; a grayscale one too (the message says how).
 - Timestamps: each frame goes into the graph at a timestamp in microseconds. By default frames
-  are 33.333 ms apart (``TICK_US``, what MediaPipe's Python solutions stamp whatever the real
-  frame rate). ``timestamp_ms`` (the frame's time in milliseconds, e.g. a video's presentation
+  are 33.333 ms apart from 33.333 ms on (``TICK_US``, what MediaPipe's Python solutions stamp
+  whatever the real frame rate). ``timestamp_ms`` (the frame's time in milliseconds, e.g. a video's presentation
   time) replaces that, so time-based filters (pose landmark smoothing) see the real time
   between frames; it must increase from call to call (a :class:`TimestampOrderError`, a
   ``ValueError``, otherwise). Default ticks continue from the last timestamp; ``reset()``
@@ -152,7 +152,7 @@ def timestamp_us(timestamp_ms: Any, previous_us: int | None, *, where: str) -> i
         previous frame's.
     """
     if timestamp_ms is None:
-        return 0 if previous_us is None else previous_us + TICK_US
+        return TICK_US if previous_us is None else previous_us + TICK_US
     if isinstance(timestamp_ms, bool) or not isinstance(timestamp_ms, numbers.Real):
         raise TypeError(f"{where}: timestamp_ms must be a number of milliseconds, got "
                         f"{type(timestamp_ms).__name__} {timestamp_ms!r}")
@@ -490,7 +490,7 @@ class GraphSession:
         """Feed one frame (every input stream at the same timestamp); return the outputs.
 
         ``timestamp`` (microseconds) must be after the previous frame's; None: ``TICK_US``
-        after it (0 for the first frame of a run). Outputs the graph emitted nothing on for
+        after it (``TICK_US`` for the first frame of a run, as MediaPipe's Python solutions). Outputs the graph emitted nothing on for
         this frame are None. With ``timings``, each node's busy milliseconds for this frame
         are added under its name (nodes that did no work are left out).
         """
@@ -500,7 +500,7 @@ class GraphSession:
             self._last = None
             self._busy = {k: s.busy_s for k, s in self.graph.stats().items()}
         if timestamp is None:
-            ts = 0 if self._last is None else self._last + TICK_US
+            ts = TICK_US if self._last is None else self._last + TICK_US
         elif self._last is not None and timestamp <= self._last:
             raise TimestampOrderError(f"GraphSession.run: timestamp {timestamp} us is not after {self._last} us")
         else:

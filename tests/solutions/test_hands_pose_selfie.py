@@ -310,10 +310,17 @@ def test_heatmap_refinement_moves_a_confident_landmark_to_the_centre_of_mass():
 
 def test_one_euro_filter_passes_the_first_value_and_follows_slowly_when_still():
     f = OneEuroFilter(30.0, min_cutoff=0.05, beta=80.0, derivate_cutoff=1.0)
-    assert f.apply(0.0, 1.0, 10.0) == 10.0
-    second = f.apply(1 / 30, 1.0, 10.1)
+    assert f.apply(1 / 30, 1.0, 10.0) == 10.0
+    second = f.apply(2 / 30, 1.0, 10.1)
     assert 10.0 < second < 10.1
-    assert f.apply(1 / 30, 1.0, 99.0) == 99.0               # a repeated timestamp passes the value
+    assert f.apply(2 / 30, 1.0, 99.0) == 99.0               # a repeated timestamp passes the value
+    assert f.apply(1 / 30, 1.0, 99.0) == 99.0               # so does an earlier one
+    # mediapipe 0.10.14 measures the frequency only between two non-zero times: after a first
+    # frame at time 0 the second is filtered at the constructed 30 Hz, whatever the time step
+    g = OneEuroFilter(30.0, min_cutoff=0.05, beta=80.0, derivate_cutoff=1.0)
+    assert g.apply(0.0, 1.0, 10.0) == 10.0 and g.apply(0.1, 1.0, 10.1) == second
+    h = OneEuroFilter(30.0, min_cutoff=0.05, beta=80.0, derivate_cutoff=1.0)
+    assert h.apply(0.1, 1.0, 10.0) == 10.0 and h.apply(0.2, 1.0, 10.1) != second   # 10 Hz: less smoothing
     lp = LowPassFilter(0.1)
     assert lp.apply(1.0) == 1.0 and lp.apply(0.0) == pytest.approx(0.9)
 

@@ -85,10 +85,14 @@ class OneEuroFilter:
         return 1.0 / (1.0 + tau / te)
 
     def apply(self, t: float, value_scale: float, value: float) -> float:
+        # As mediapipe 0.10.14's: a time not after the last one passes the value through and
+        # leaves the filter as it was; the frequency is measured only between two non-zero
+        # times, so after a first frame at time 0 the second still uses the constructed one.
         if self.last_time is not None:
-            if t <= self.last_time:  # MediaPipe returns the value unchanged for a non-increasing time
+            if t <= self.last_time:
                 return value
-            self.frequency = 1.0 / (t - self.last_time)
+            if self.last_time != 0 and t != 0:
+                self.frequency = 1.0 / (t - self.last_time)
         self.last_time = t
         dvalue = (value - self.x.raw) * value_scale * self.frequency if self.x.initialized else 0.0
         edvalue = self.dx.apply(dvalue, self._alpha(self.derivate_cutoff))
