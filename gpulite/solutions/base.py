@@ -490,9 +490,10 @@ class GraphSession:
         """Feed one frame (every input stream at the same timestamp); return the outputs.
 
         ``timestamp`` (microseconds) must be after the previous frame's; None: ``TICK_US``
-        after it (``TICK_US`` for the first frame of a run, as MediaPipe's Python solutions). Outputs the graph emitted nothing on for
-        this frame are None. With ``timings``, each node's busy milliseconds for this frame
-        are added under its name (nodes that did no work are left out).
+        after it (``TICK_US`` for the first frame of a run, as MediaPipe's Python solutions).
+        Outputs the graph emitted nothing on for this frame are None. With ``timings``, each
+        node's busy milliseconds for this frame are added under its name (nodes that did no
+        work are left out).
         """
         if not self._started:
             self.graph.start()

@@ -4,8 +4,9 @@ The oracle runs in the same process on the same RGB frames: astronaut.png, and f
 640x480 test video (tests/solutions/video.py: 60 frames of the photo moving, turning up to 30°
 and zooming, written to H.264 and decoded, so both runtimes see the decoder's frames).
 Criteria (per image, never averaged over frames): detection boxes IoU >= 0.9; landmarks within
-a mean distance of 1% of the image width; masks IoU >= 0.97 at threshold 0.5; handedness as
-the probability of "Right" within 0.02. Every test runs on cpu and on webgpu (lavapipe here;
+a mean distance of 1% of the image width; world landmarks (metres) within a mean 3-D distance
+of 1 cm; masks IoU >= 0.97 at threshold 0.5; handedness as the probability of "Right" within
+0.02. Every test runs on cpu and on webgpu (lavapipe here;
 fewer frames there, it is slow).
 
 What MediaPipe finds is what gpulite must find: at the default settings MediaPipe finds no
@@ -47,6 +48,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:SymbolDatabase.GetPrototype:User
 mp = pytest.importorskip("mediapipe", reason="mediapipe 0.10.14 is the oracle (pip install -e '.[test]')")
 
 LANDMARK_TOL = 0.01    # mean landmark distance, as a fraction of the image width
+WORLD_TOL = 0.01       # mean world landmark distance, metres
 BOX_IOU = 0.9
 MASK_IOU = 0.97
 HANDEDNESS_TOL = 0.02
@@ -84,6 +86,14 @@ def mean_distance(ours: np.ndarray, theirs: np.ndarray, size: tuple[int, int]) -
     return float(np.linalg.norm(d, axis=1).mean() / w)
 
 
+def world_distance(ours, theirs) -> float:
+    """Mean 3-D distance in metres between two world landmark lists (gpulite's and MediaPipe's)."""
+    a = ours.array()
+    b = np.array([(p.x, p.y, p.z) for p in theirs.landmark])
+    assert a.shape == b.shape, (a.shape, b.shape)
+    return float(np.linalg.norm(a - b, axis=1).mean())
+
+
 def mask_iou(a: np.ndarray, b: np.ndarray) -> float:
     a, b = np.asarray(a) > 0.5, np.asarray(b) > 0.5
     union = (a | b).sum()
@@ -117,7 +127,7 @@ def mp_pose_graph(*, static: bool, segmentation: bool, smooth: bool = True):
         calculator_params={"posedetectioncpu__TensorsToDetectionsCalculator.min_score_thresh": 0.5,
                            "poselandmarkbyroicpu__tensorstoposelandmarksandsegmentation__ThresholdingCalculator"
                            ".threshold": 0.5},
-        outputs=["pose_landmarks", "segmentation_mask", "pose_detection"])
+        outputs=["pose_landmarks", "pose_world_landmarks", "segmentation_mask", "pose_detection"])
 
 
 def mp_hands_graph(*, static: bool, det: float, trk: float):
@@ -129,7 +139,7 @@ def mp_hands_graph(*, static: bool, det: float, trk: float):
         side_inputs={"model_complexity": 1, "num_hands": 2, "use_prev_landmarks": not static},
         calculator_params={"palmdetectioncpu__TensorsToDetectionsCalculator.min_score_thresh": det,
                            "handlandmarkcpu__ThresholdingCalculator.threshold": trk},
-        outputs=["multi_hand_landmarks", "multi_handedness", "palm_detections"])
+        outputs=["multi_hand_landmarks", "multi_hand_world_landmarks", "multi_handedness", "palm_detections"])
 
 
 # -- SelfieSegmentation --------------------------------------------------------------------------
@@ -154,6 +164,10 @@ def check_pose(ours, theirs, size: tuple[int, int], what: str, *, detection: boo
     assert d <= LANDMARK_TOL, f"{what}: mean landmark distance {d:.4f} of the width"
     vis = np.array([p.visibility for p in ours.pose_landmarks])
     assert np.abs(vis - [p.visibility for p in theirs.pose_landmarks.landmark]).max() < 0.05, what
+    d = world_distance(ours.pose_world_landmarks, theirs.pose_world_landmarks)
+    assert d <= WORLD_TOL, f"{what}: mean world landmark distance {d:.4f} m"
+    world_vis = np.array([p.visibility for p in ours.pose_world_landmarks])
+    assert np.abs(world_vis - [p.visibility for p in theirs.pose_world_landmarks.landmark]).max() < 0.05, what
     iou = mask_iou(ours.segmentation_mask, theirs.segmentation_mask)
     assert iou >= MASK_IOU, f"{what}: mask IoU {iou:.4f}"
     if detection:
@@ -218,6 +232,9 @@ def check_hands(ours, theirs, size: tuple[int, int], what: str) -> None:
     for k, (a, b) in enumerate(zip(ours.multi_hand_landmarks, theirs.multi_hand_landmarks, strict=True)):
         d = mean_distance(a.array(), mp_points(b), size)
         assert d <= LANDMARK_TOL, f"{what}, hand {k}: mean landmark distance {d:.4f} of the width"
+    for k, (a, b) in enumerate(zip(ours.multi_hand_world_landmarks, theirs.multi_hand_world_landmarks, strict=True)):
+        d = world_distance(a, b)
+        assert d <= WORLD_TOL, f"{what}, hand {k}: mean world landmark distance {d:.4f} m"
     for k, (a, b) in enumerate(zip(ours.multi_handedness, theirs.multi_handedness, strict=True)):
         assert abs(p_right(a) - p_right(b)) <= HANDEDNESS_TOL, f"{what}, hand {k}: handedness"
 
