@@ -39,7 +39,15 @@ from gpulite.pipeline.calculators.refine_landmarks_from_heatmap import (
     refine_landmarks,
 )
 from gpulite.pipeline.calculators.segmentation_smoothing import smooth_mask
-from gpulite.pipeline.calculators.types import Detection, LandmarkList, NormalizedLandmark, NormalizedRect, RelativeBox
+from gpulite.pipeline.calculators.types import (
+    Detection,
+    LandmarkList,
+    NormalizedLandmark,
+    NormalizedRect,
+    PipelineValueError,
+    RelativeBox,
+)
+from gpulite.pipeline.calculators.world_landmarks import copy_visibility, rotate_world_landmarks
 from gpulite.solutions import Hands, Pose, SelfieSegmentation
 from tests.solutions.video import load_image, make_frames, read_video, write_video
 from tests.webgpu.support import adapter_problem
@@ -349,3 +357,16 @@ def test_segmentation_smoothing_blends_only_where_the_new_mask_is_unsure():
     assert out[0] == pytest.approx(0.5 + 0.5 * 0.7, abs=1e-5)      # p = 0.5: fully uncertain
     # p = 0 or 1: MediaPipe's polynomial gives an uncertainty of 1 - 0.9999, not exactly 0
     assert out[1] == pytest.approx(0.0, abs=1e-4) and out[2] == pytest.approx(1.0, abs=1e-4)
+
+
+def test_world_landmarks_are_rotated_back_not_scaled_or_moved():
+    lms = LandmarkList((NormalizedLandmark(1.0, 0.0, 0.3, 0.9), NormalizedLandmark(0.0, -2.0, -0.1)))
+    out = rotate_world_landmarks(lms, math.pi / 2)        # MediaPipe: x' = cos x - sin y, y' = sin x + cos y
+    assert out[0].x == pytest.approx(0.0, abs=1e-7) and out[0].y == pytest.approx(1.0)
+    assert out[1].x == pytest.approx(2.0) and out[1].y == pytest.approx(0.0, abs=1e-7)
+    assert (out[0].z, out[0].visibility, out[1].z) == (pytest.approx(0.3), 0.9, pytest.approx(-0.1))
+    source = LandmarkList((NormalizedLandmark(0.5, 0.5, visibility=0.2, presence=0.7),) * 2)
+    copied = copy_visibility(source, lms)
+    assert [(p.x, p.visibility, p.presence) for p in copied] == [(1.0, 0.2, 0.7), (0.0, 0.2, 0.7)]
+    with pytest.raises(PipelineValueError, match="1 landmarks to copy from, 2 to copy to"):
+        copy_visibility(LandmarkList(source.landmarks[:1]), lms)
