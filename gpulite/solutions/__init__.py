@@ -8,7 +8,7 @@
         for d in fd.process(rgb).detections or []:
             print(d.score, d.relative_bounding_box, d.keypoints[2])
 
-    with FaceMesh(refine_landmarks=True, max_faces=1) as mesh:   # video: frames in order
+    with FaceMesh(refine_landmarks=True, max_num_faces=1) as mesh:   # video: frames in order
         for frame in frames:
             faces = mesh.process(frame).multi_face_landmarks or []
 

@@ -140,7 +140,7 @@ def check_flag(value: Any, name: str) -> bool:
     raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
 
 
-def timestamp_us(timestamp_ms: Any, previous_us: int | None, *, where: str) -> int:
+def frame_timestamp_us(timestamp_ms: Any, previous_us: int | None, *, where: str) -> int:
     """The frame's timestamp in microseconds: ``timestamp_ms`` converted, or the next default tick.
 
     Raises
@@ -335,7 +335,7 @@ class Solution:
         if self._closed:
             raise SolutionClosedError(f"{where}() after close()")
         img = check_image(image, where=where)
-        self.timestamp_us = timestamp_us(timestamp_ms, self.timestamp_us, where=where)
+        self.timestamp_us = frame_timestamp_us(timestamp_ms, self.timestamp_us, where=where)
         timings: dict[str, float] = {}
         self.last_timings = timings
         t0 = time.perf_counter()

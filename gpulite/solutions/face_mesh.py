@@ -18,7 +18,7 @@ Usage::
 
     from gpulite.solutions import FaceMesh
 
-    with FaceMesh(refine_landmarks=True, max_faces=1) as mesh:
+    with FaceMesh(refine_landmarks=True, max_num_faces=1) as mesh:
         for frame in frames:                                   # RGB (H, W, 3) uint8, in order
             result = mesh.process(frame)
             for face in result.multi_face_landmarks or []:

@@ -10,7 +10,7 @@ Usage::
 
     from gpulite.solutions import Hands
 
-    with Hands(max_hands=2, backend="cpu") as hands:
+    with Hands(max_num_hands=2, backend="cpu") as hands:
         for frame in frames:                                   # (H, W, 3) uint8 RGB
             result = hands.process(frame)
             for lms, handed in zip(result.multi_hand_landmarks or [], result.multi_handedness or []):
