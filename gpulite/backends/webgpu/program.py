@@ -10,6 +10,7 @@ or one model at several input sizes, reuse the same pipelines.
 from __future__ import annotations
 
 import math
+import re
 import string
 import struct
 from dataclasses import dataclass
@@ -136,9 +137,44 @@ def _pack(fields: list[tuple[str, str, Any]]) -> tuple[str, bytes]:
     return "struct Params {\n" + "\n".join(decl) + "\n};", bytes(data)
 
 
+# ``//#include "<file>.wgsl"`` on a line of its own: the file (from ``wgsl/``) replaces the line.
+_INCLUDE = re.compile(r"^//#include\b(.*)$", re.M)
+_INCLUDE_ARG = re.compile(r'\s+"([\w-]+\.wgsl)"\s*')
+
+
+def _read(file: str, where: str) -> str:
+    try:
+        return (WGSL_DIR / file).read_text()
+    except FileNotFoundError:
+        raise KernelError(f"{where}: no WGSL file {file!r} in {WGSL_DIR}") from None
+
+
+def _expand(text: str, file: str, seen: set[str]) -> str:
+    """``text`` (of ``file``) with its includes expanded, recursively; a file already in
+    ``seen`` (included earlier in the same program) becomes a comment, so shared helpers are
+    defined once however many files include them."""
+    def include(m: re.Match[str]) -> str:
+        arg = _INCLUDE_ARG.fullmatch(m.group(1))
+        if arg is None:
+            raise KernelError(f'{file}: malformed include {m.group(0)!r} (expected //#include "<name>.wgsl")')
+        name = arg.group(1)
+        if name in seen:
+            return f"// {name}: included above"
+        seen.add(name)
+        return _expand(_read(name, f'{file}: //#include "{name}"'), name, seen)
+    return _INCLUDE.sub(include, text)
+
+
 @cache
-def _source(name: str) -> str:
-    return (WGSL_DIR / f"{name}.wgsl").read_text()
+def _sources(stems: tuple[str, ...]) -> tuple[str, ...]:
+    """The texts of ``wgsl/<stem>.wgsl`` for one program, includes expanded (each file once)."""
+    seen: set[str] = set()
+    texts = []
+    for stem in stems:
+        file = f"{stem}.wgsl"
+        seen.add(file)
+        texts.append(_expand(_read(file, "kernel source"), file, seen))
+    return tuple(texts)
 
 
 def dispatch_size(threads: int, workgroup_size: int) -> tuple[int, int, int]:
@@ -162,7 +198,10 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     source : str or tuple of str
         File stem under ``wgsl/`` (or several, concatenated in order: e.g. an index map and
         the data-movement driver that calls it); together they define ``fn run(i: u32)``
-        and read ``P.<field>``.
+        and read ``P.<field>``. A line ``//#include "<file>.wgsl"`` is replaced by that file
+        of ``wgsl/`` (itself expanded; each file at most once per program), so kernels share
+        helpers such as ``nhwc.wgsl``'s index arithmetic; the sources (and so the key) name
+        the includes through the files that include them.
     params : list of (field, type, value)
         The uniform block after the implicit leading ``n: u32`` (= ``threads``). Types:
         ``u32``, ``i32``, ``f32``, ``vec4u``, ``vec4i``, ``vec4f``. Sizes and offsets only.
@@ -190,14 +229,14 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     if weights not in WEIGHT_FORMATS:
         raise ValueError(f"weights {weights!r}: expected one of {WEIGHT_FORMATS}")
     struct_src, data = _pack([("n", "u32", threads), *params])
-    header = string.Template(_source("common")).substitute(
+    header = string.Template(_sources(("common",))[0]).substitute(
         PARAMS=struct_src, WG=workgroup_size, ACT=act_body, WORD=word)
     if word == "f32":
         header += "\n" + _WEIGHT_READS[weights]
     if weights == "f16":  # an enable directive must precede every declaration
         header = "enable f16;\n" + header
     sources = (source,) if isinstance(source, str) else tuple(source)
-    body = "\n".join(string.Template(_source(src)).substitute(subs) for src in sources)
+    body = "\n".join(string.Template(text).substitute(subs) for text in _sources(sources))
     layout = tuple((f, t) for f, t, _ in params)
     key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, weights)
     return Program(name, key, header + "\n" + body, workgroup_size, dispatch_size(threads, workgroup_size),

@@ -213,6 +213,23 @@ class ImageFolderSource(Calculator):
         self.next += 1
 
 
+class _ReaderSource(Calculator):
+    """Emits the ``(timestamp, frame)`` items of ``self.frames``, a reader that :meth:`open`
+    sets (:class:`VideoReader`, :class:`CameraReader`), stops at its end and closes it."""
+
+    def process(self, cc) -> None:
+        item = next(self.frames, None)
+        if item is None:
+            cc.stop()
+            return
+        cc.output("IMAGE", item[1], timestamp=item[0])
+
+    def close(self, cc) -> None:
+        frames = getattr(self, "frames", None)
+        if frames is not None:
+            frames.close()
+
+
 @dataclass(frozen=True)
 class VideoFileSourceOptions:
     """``max_frames``: stop after that many frames (-1: all)."""
@@ -222,7 +239,7 @@ class VideoFileSourceOptions:
 
 
 @register_calculator
-class VideoFileSource(Calculator):
+class VideoFileSource(_ReaderSource):
     """The frames of a video file (PyAV), stamped with their presentation time in microseconds.
 
     Usage::
@@ -237,18 +254,6 @@ class VideoFileSource(Calculator):
 
     def open(self, cc) -> None:
         self.frames = VideoReader(cc.options.path, cc.options.max_frames)
-
-    def process(self, cc) -> None:
-        item = next(self.frames, None)
-        if item is None:
-            cc.stop()
-            return
-        cc.output("IMAGE", item[1], timestamp=item[0])
-
-    def close(self, cc) -> None:
-        frames = getattr(self, "frames", None)
-        if frames is not None:
-            frames.close()  # closes the container
 
 
 @register_calculator
@@ -337,7 +342,7 @@ class CameraReader:
 
 
 @register_calculator
-class CameraSource(Calculator):
+class CameraSource(_ReaderSource):
     """Live frames from a camera through OpenCV, stamped in microseconds since the first frame.
 
     Raises :class:`SourceUnavailableError` at open when OpenCV or the camera is missing.
@@ -355,15 +360,3 @@ class CameraSource(Calculator):
     def open(self, cc) -> None:
         o = cc.options
         self.frames = CameraReader(o.device, o.width, o.height, o.max_frames)
-
-    def process(self, cc) -> None:
-        item = next(self.frames, None)
-        if item is None:
-            cc.stop()
-            return
-        cc.output("IMAGE", item[1], timestamp=item[0])
-
-    def close(self, cc) -> None:
-        frames = getattr(self, "frames", None)
-        if frames is not None:
-            frames.close()

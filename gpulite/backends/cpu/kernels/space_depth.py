@@ -31,6 +31,13 @@ def _block(node: Node, src: np.ndarray) -> int:
     return bs
 
 
+def _copy(dst: np.ndarray, view: np.ndarray) -> Callable[[], None]:
+    """The kernel: one copy of the permuted input view into the output view."""
+    def run() -> None:
+        np.copyto(dst, view)
+    return run
+
+
 @register_kernel(Op.DEPTH_TO_SPACE, "cpu")
 def depth_to_space(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """``out[n, h*b + i, w*b + j, c] = in[n, h, w, (i*b + j)*C' + c]``."""
@@ -41,12 +48,7 @@ def depth_to_space(node: Node, ctx: CpuContext) -> Callable[[], None]:
         raise ShapeError(f"{layout.where(node)}depth {c} is not divisible by block_size² = {bs * bs}")
     cp = c // (bs * bs)
     _check(node, src, out, (n, h * bs, w * bs, cp))
-    view = src.reshape(n, h, w, bs, bs, cp).transpose(0, 1, 3, 2, 4, 5)
-    dst = out.reshape(n, h, bs, w, bs, cp)
-
-    def run() -> None:
-        np.copyto(dst, view)
-    return run
+    return _copy(out.reshape(n, h, bs, w, bs, cp), src.reshape(n, h, w, bs, bs, cp).transpose(0, 1, 3, 2, 4, 5))
 
 
 @register_kernel(Op.SPACE_TO_DEPTH, "cpu")
@@ -59,8 +61,4 @@ def space_to_depth(node: Node, ctx: CpuContext) -> Callable[[], None]:
         raise ShapeError(f"{layout.where(node)}height {h} and width {w} must be multiples of block_size {bs}")
     _check(node, src, out, (n, h // bs, w // bs, c * bs * bs))
     view = src.reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5)
-    dst = out.reshape(n, h // bs, w // bs, bs, bs, c)
-
-    def run() -> None:
-        np.copyto(dst, view)
-    return run
+    return _copy(out.reshape(n, h // bs, w // bs, bs, bs, c), view)
