@@ -69,7 +69,7 @@ def test_model_full_runs_the_full_range_detector(capsys):
                  "--no-progress"]) == 0
     got = _json(capsys)[0]["result"]["detections"]
     assert len(got) == len(want) == 1
-    assert got[0]["score"] == pytest.approx(want[0].score, abs=1e-6)
+    assert got[0]["score"] == pytest.approx(float(want[0].score), abs=1e-6)
     assert abs(want[0].score - short[0].score) > 1e-3, "the two models must be told apart"
 
 

@@ -31,6 +31,9 @@ from gpulite.pipeline.registry import register_calculator
 log = logging.getLogger(__name__)
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
 VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v")
+# Frames without a clock of their own (image folders, frame lists) are stamped k * 33333 us:
+# microseconds at 30 frames/s, as video frames and MediaPipe's Python solutions are.
+FRAME_INTERVAL_US = 33333
 
 
 class SourceUnavailableError(GpuliteError, RuntimeError):
@@ -209,7 +212,7 @@ class ImageFolderSource(Calculator):
         if self.next >= len(self.files):
             cc.stop()
             return
-        cc.output("IMAGE", load_image(self.files[self.next]), timestamp=self.next)
+        cc.output("IMAGE", load_image(self.files[self.next]), timestamp=self.next * FRAME_INTERVAL_US)
         self.next += 1
 
 
@@ -282,7 +285,7 @@ class FrameSource(Calculator):
         if not isinstance(frame, np.ndarray):
             raise PipelineValueError(f"node {cc.node_name!r}: frame {self.next} is a {type(frame).__name__}, "
                                      "expected a numpy array")
-        cc.output("IMAGE", frame, timestamp=self.next)
+        cc.output("IMAGE", frame, timestamp=self.next * FRAME_INTERVAL_US)
         self.next += 1
 
 

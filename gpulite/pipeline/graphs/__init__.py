@@ -98,7 +98,7 @@ def open_input(spec: str, max_frames: int = -1, on_unreadable: Callable[[Path, E
                         raise
                     on_unreadable(f, e)
                     continue
-                yield i, image
+                yield i * sources.FRAME_INTERVAL_US, image
 
         return images(), 30.0, len(files)
     if p.suffix.lower() in sources.IMAGE_SUFFIXES:
