@@ -315,7 +315,7 @@ class Interpreter:
     # -- GPU-resident I/O, device, warm-up (GPU backends) ---------------------------------
     def _gpu_io(self, what: str) -> GpuIO:
         if self._backend.device_kind != "gpu":
-            raise RuntimeError(f"{what} needs a GPU backend (backend='webgpu'); this interpreter runs on "
+            raise RuntimeError(f"{what} needs backend='webgpu' (or another GPU backend); this interpreter runs on "
                                f"{self._backend_name!r}")
         io = self._allocated(what).gpu_io
         if io is None:
@@ -435,7 +435,7 @@ class Interpreter:
         """
         control = self._backend.gpu_control
         if control is None:
-            raise RuntimeError(f"recover() needs a GPU backend (backend='webgpu'); this interpreter runs on "
+            raise RuntimeError(f"recover() needs backend='webgpu' (or another GPU backend); this interpreter runs on "
                                f"{self._backend_name!r}")
         self._ensure_safe()
         old = self._exe
