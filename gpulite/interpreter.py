@@ -9,8 +9,8 @@ Existing code switches by changing the import::
     it.invoke()
     scores = it.get_tensor(it.get_output_details()[1]["index"])
 
-Lifecycle: the model is read, the graph folded and handed to the backend's ``prepare``
-(its fusions, on a copy) at construction; ``allocate_tensors`` plans the prepared graph's
+Lifecycle: the model is read and the graph folded at construction; ``allocate_tensors``
+hands it to the backend's ``prepare`` (its fusions, on a copy), plans the prepared graph's
 memory and compiles every kernel (an op without a kernel raises ``UnsupportedOpError``
 here, not at invoke); ``invoke`` runs the compiled plan; ``close`` releases what
 ``allocate_tensors`` built (GPU buffers on the webgpu backend). The Interpreter talks to
@@ -103,7 +103,7 @@ class Interpreter:
         self._backend_name, self._backend = runtime.make_backend(backend, num_threads=self._num_threads,
                                                                  options=backend_options)
         self._source = self._build_graph()
-        self._graph = self._backend.prepare(self._source)
+        self._graph: Graph | None = None  # the backend's prepared graph, made on first need
         self._resized = False
         self._exe: Executable | None = None
         self._plan: MemoryPlan | None = None
@@ -124,8 +124,15 @@ class Interpreter:
 
     @property
     def graph(self) -> Graph:
-        """The graph the backend runs (its ``prepare``'s result); nodes in run order."""
+        """The graph the backend runs (its ``prepare``'s result, made on first use); nodes in run order."""
+        if self._graph is None:
+            self._graph = self._backend.prepare(self._source)
         return self._graph
+
+    @property
+    def _current(self) -> Graph:
+        """The prepared graph once made, else the model's: for lookups that need no preparing."""
+        return self._source if self._graph is None else self._graph
 
     @property
     def memory_plan(self) -> MemoryPlan | None:
@@ -150,10 +157,11 @@ class Interpreter:
         self._ensure_safe()
         if self._resized:
             propagate(self._source, self._source.nodes)
-            self._graph = self._backend.prepare(self._source)
+            self._graph = None
             self._resized = False
         self._release_exe()
-        exe = self._backend.compile(self._graph, plan_memory(self._graph, self._graph.nodes))
+        graph = self.graph
+        exe = self._backend.compile(graph, plan_memory(graph, graph.nodes))
         self._exe, self._plan = exe, exe.plan
         self._guard = np.frombuffer(memoryview(exe.arena), dtype=np.uint8)
 
@@ -165,7 +173,7 @@ class Interpreter:
 
     def invoke(self) -> None:
         self._ensure_safe()
-        self._allocated("invoke()").invoke(instrument.observer(self._graph, self._backend_name))
+        self._allocated("invoke()").invoke(instrument.observer(self.graph, self._backend_name))
 
     def _tensor_index(self, tensor_index: Any) -> int:
         try:
@@ -207,16 +215,16 @@ class Interpreter:
         return [self._details(i) for i in range(len(self._source.tensors))]
 
     def get_input_details(self) -> list[dict[str, Any]]:
-        return [self._details(i) for i in self._graph.inputs]
+        return [self._details(i) for i in self._current.inputs]
 
     def get_output_details(self) -> list[dict[str, Any]]:
-        return [self._details(i) for i in self._graph.outputs]
+        return [self._details(i) for i in self._current.outputs]
 
     def set_tensor(self, tensor_index: int, value: Any) -> None:
         """Copy ``value`` into a tensor (normally an input); dtype and shape must match exactly."""
         i = self._tensor_index(tensor_index)
         exe = self._allocated("set_tensor()")
-        t = self._graph.tensors[i]
+        t = self._current.tensors[i]
         if t.is_const:
             raise ValueError(f"tensor {i} ({t.name!r}) is a constant of the model and cannot be set")
         arr = np.asarray(value)
@@ -237,7 +245,7 @@ class Interpreter:
     def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
         """A copy of a tensor's value (inputs, outputs and constants; intermediates may be reused)."""
         i = self._tensor_index(tensor_index)
-        t = self._graph.tensors[i]
+        t = self._current.tensors[i]
         if t.is_const:
             return np.array(t.const, copy=True)
         exe = self._allocated("get_tensor()")
@@ -255,7 +263,7 @@ class Interpreter:
         i = self._tensor_index(tensor_index)
 
         def view() -> np.ndarray:
-            t = self._graph.tensors[i]
+            t = self._current.tensors[i]
             if t.is_const:
                 v = t.const.view()
                 v.flags.writeable = False
@@ -272,12 +280,12 @@ class Interpreter:
     def resize_tensor_input(self, input_index: int, tensor_size: Any, strict: bool = False) -> None:
         self._ensure_safe()
         i = self._tensor_index(input_index)
-        if i not in self._graph.inputs:
-            raise ValueError(f"tensor {i} is not an input; inputs are {list(self._graph.inputs)}")
+        if i not in self._current.inputs:
+            raise ValueError(f"tensor {i} is not an input; inputs are {list(self._current.inputs)}")
         size = np.asarray(tensor_size)
         if size.ndim != 1 or not np.issubdtype(size.dtype, np.integer) or (size < 0).any():
             raise ValueError(f"tensor_size must be a 1-D list of non-negative ints, got {tensor_size!r}")
-        t = self._graph.tensors[i]
+        t = self._current.tensors[i]
         new = tuple(int(d) for d in size)
         if strict:
             sig = t.shape_signature
@@ -324,9 +332,9 @@ class Interpreter:
 
     def _output_index(self, tensor_index: Any) -> int:
         i = self._tensor_index(tensor_index)
-        if i not in self._graph.outputs:
-            raise ValueError(f"tensor {i} ({self._graph.tensors[i].name!r}) is not an output; the output tensor "
-                             f"indices (get_output_details()[k]['index']) are {list(self._graph.outputs)}")
+        if i not in self._current.outputs:
+            raise ValueError(f"tensor {i} ({self._current.tensors[i].name!r}) is not an output; the output tensor "
+                             f"indices (get_output_details()[k]['index']) are {list(self._current.outputs)}")
         return i
 
     def get_output_gpu(self, tensor_index: int) -> Any:
@@ -394,7 +402,7 @@ class Interpreter:
         """
         i = self._tensor_index(tensor_index)
         io = self._gpu_io("ensure_readable()")
-        if not self._graph.tensors[i].is_const:
+        if not self._current.tensors[i].is_const:
             io.ensure_readable(i)
 
     def transfer_stats(self) -> dict[str, int]:
@@ -464,7 +472,7 @@ class Interpreter:
         """What runs where: nodes, arena bytes and (on webgpu) partitions and crossings."""
         plan = {
             "backend": self._backend_name,
-            "nodes": len(self._graph.nodes),
+            "nodes": len(self.graph.nodes),
             "arena_bytes": self._plan.arena_bytes if self._plan else None,
             "intermediate_bytes": self._plan.total_bytes if self._plan else None,
         }
@@ -474,7 +482,7 @@ class Interpreter:
         return plan
 
     def __repr__(self) -> str:
-        return f"Interpreter(backend={self._backend_name!r}, nodes={len(self._graph.nodes)})"
+        return f"Interpreter(backend={self._backend_name!r}, nodes={len(self._current.nodes)})"
 
 
 def _sparsity_details(sp) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import numpy as np
 from gpulite.model import schema_gen as sg
 from gpulite.model.reader import Model, Quantization, Sparsity, SubgraphDef
 
-ACTIVATIONS = {
+ACTIVATIONS: dict[int, str | None] = {
     sg.ActivationFunctionType.NONE: None, sg.ActivationFunctionType.RELU: "RELU",
     sg.ActivationFunctionType.RELU_N1_TO_1: "RELU_N1_TO_1", sg.ActivationFunctionType.RELU6: "RELU6",
     sg.ActivationFunctionType.TANH: "TANH", sg.ActivationFunctionType.SIGN_BIT: "SIGN_BIT",
