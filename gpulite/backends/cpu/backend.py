@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from gpulite.backends.base import GpuControl, GpuIO, Observer, copy_graph
+from gpulite.backends.base import DeviceKind, GpuControl, GpuIO, Observer, copy_graph
 from gpulite.backends.cpu import blas, fuse
 from gpulite.backends.cpu.context import CpuContext, ScratchPool
 from gpulite.backends.cpu.eager import CpuEager
@@ -93,7 +93,7 @@ class CpuBackend:
     CPU rewrites of :mod:`.fuse` (for comparisons)."""
 
     name = "cpu"
-    device_kind = "cpu"
+    device_kind: DeviceKind = "cpu"
     gpu_control: GpuControl | None = None
 
     def __init__(self, num_threads: int | None = None) -> None:

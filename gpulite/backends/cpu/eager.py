@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpulite.backends.base import DeviceKind
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph.ir import Graph
@@ -43,7 +44,7 @@ class CpuEager:
         Passed to kernel factories as ``ctx.num_threads``.
     """
 
-    device_kind = "cpu"
+    device_kind: DeviceKind = "cpu"
 
     def __init__(self, name: str = "cpu", *, num_threads: int | None = None) -> None:
         self.name, self.num_threads = name, num_threads or 1

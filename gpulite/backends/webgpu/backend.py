@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from gpulite.backends.base import GpuControl, copy_graph
+from gpulite.backends.base import DeviceKind, GpuControl, copy_graph
 from gpulite.backends.cpu.context import CpuContext
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
@@ -79,7 +79,7 @@ class WebGpuBackend:
     """
 
     name = "webgpu"
-    device_kind = "gpu"
+    device_kind: DeviceKind = "gpu"
 
     def __init__(self, num_threads: int | None = None, *, device: Any = None, precision: str = "fp32",
                  cpu_ops: Any = (), outputs_on_gpu: bool = False) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
+from gpulite.backends.base import DeviceKind
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph.ir import Graph
@@ -78,7 +79,7 @@ class WebGpuEager:
         The registered backend name; kernels are looked up under it.
     """
 
-    device_kind = "gpu"
+    device_kind: DeviceKind = "gpu"
 
     def __init__(self, gdev: GpuDevice, name: str = "webgpu") -> None:
         self.gdev, self.name = gdev, name
