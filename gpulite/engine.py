@@ -1,9 +1,10 @@
 """Memory management for eager tensors, TF.js style: ``tidy``, ``keep``, ``memory``, ``profile``, ``time``.
 
-Every :class:`~gpulite.tensor.Tensor` is counted here from creation to ``dispose()`` (or to
-garbage collection, which disposes it too). ``tidy`` opens a scope: every tensor created
-inside is disposed when it closes, except what the function returns and what was passed to
-:func:`keep`; returned tensors move to the enclosing scope. Scopes are per thread.
+Every :class:`~gpulite.tensor.Tensor` is counted (by :mod:`gpulite.runtime`) from creation
+to ``dispose()`` (or to garbage collection, which disposes it too). ``tidy`` opens a scope:
+every tensor created inside is disposed when it closes, except what the function returns
+and what was passed to :func:`keep`; returned tensors move to the enclosing scope. Scopes
+are per thread.
 
 ``memory()`` counts tensors and bytes per backend, the bytes that sit on a GPU, and the GPU
 bytes allocated (pooled buffers, free ones included, and compiled eager ops). ``profile()``
