@@ -518,7 +518,7 @@ class SignatureRunner:
             if name not in ins:
                 raise ValueError(f"Invalid Input name ({name}) for SignatureDef; expected one of {sorted(ins)}")
             shape = np.shape(value)
-            if tuple(shape) != self._it._graph.tensors[ins[name]].shape:
+            if tuple(shape) != self._it._current.tensors[ins[name]].shape:
                 self._it.resize_tensor_input(ins[name], list(shape))
         if self._it._exe is None:
             self._it.allocate_tensors()
