@@ -10,16 +10,7 @@ your own is declared with ``declare_custom_op``), flags (``env()``), eager tenso
 
 from gpulite import ops
 from gpulite.backends.kernels import copy_kernels, get_kernels_for_backend, register_kernel, unregister_kernel
-from gpulite.backends.registry import (
-    backend_choice,
-    find_backend,
-    get_backend,
-    list_backends,
-    ready,
-    register_backend,
-    remove_backend,
-    set_backend,
-)
+from gpulite.backends.registry import register_backend
 from gpulite.engine import dispose, keep, memory, profile, tidy, time
 from gpulite.environment import enable_debug_mode, enable_prod_mode, env
 from gpulite.errors import (
@@ -39,6 +30,15 @@ from gpulite.errors import (
 )
 from gpulite.interpreter import Interpreter, SignatureRunner
 from gpulite.model.opdefs import FusedActivation, Op, declare_custom_op
+from gpulite.runtime import (
+    backend_choice,
+    find_backend,
+    get_backend,
+    list_backends,
+    ready,
+    remove_backend,
+    set_backend,
+)
 from gpulite.tensor import Tensor, tensor
 
 __version__ = "0.1.0"

@@ -37,7 +37,7 @@ def info(out: Callable[[str], None] = print) -> None:
     """Print versions, the registered backends (rank, kernels, adapters), the active one and why, and the flags."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from gpulite.backends import registry
+    from gpulite import runtime
     from gpulite.environment import env
 
     out(f"gpulite    {gpulite.__version__} ({Path(gpulite.__file__).parent})")
@@ -48,12 +48,12 @@ def info(out: Callable[[str], None] = print) -> None:
     except PackageNotFoundError:
         out("litert     not installed (pip install 'gpulite[test]' for bench comparisons)")
     try:
-        active, why = registry.get_backend(), registry.backend_choice()
+        active, why = runtime.get_backend(), runtime.backend_choice()
     except GpuliteError as e:
         active, why = None, str(e)
     out("backends   (name, priority -> rank for the automatic choice, kernels)")
     adapters = None
-    for b in registry.describe_backends():
+    for b in runtime.describe_backends():
         rank = "cannot start" if b.rank is None else f"rank {b.rank}"
         mark = "*" if b.name == active else " "
         note = f"; {b.note}" if b.note else ""

@@ -193,7 +193,8 @@ def decode_transpose_conv_bias(data: bytes | None) -> TransposeConvBiasOptions:
         Fewer than 12 bytes, a padding other than 1 (SAME) or 2 (VALID), or a stride < 1.
     """
     op = "Convolution2DTransposeBias"
-    n = 0 if data is None else len(data)
+    data = data or b""
+    n = len(data)
     if n < _TRANSPOSE_CONV_PARAMS.size:
         raise _op_error(op, f"expected a {_TRANSPOSE_CONV_PARAMS.size}-byte TfLiteTransposeConvParams "
                             f"(int32 padding, stride_width, stride_height), got {n} bytes")

@@ -20,7 +20,7 @@ from gpulite.model.flatbuf import Buffer, Table
 from gpulite.model.opdefs import Op, OpName, decode_custom_options, op_of
 
 # TensorType -> numpy dtype (None: representable but not computable here).
-DTYPES: dict[int, np.dtype | None] = {
+DTYPES: dict[int, np.dtype] = {
     sg.TensorType.FLOAT32: np.dtype(np.float32), sg.TensorType.FLOAT16: np.dtype(np.float16),
     sg.TensorType.INT32: np.dtype(np.int32), sg.TensorType.UINT8: np.dtype(np.uint8),
     sg.TensorType.INT64: np.dtype(np.int64), sg.TensorType.STRING: np.dtype(np.object_),
@@ -128,7 +128,7 @@ class Model:
     buffers: list[np.ndarray]
     metadata: dict[str, np.ndarray]
     signatures: list[SignatureDef]
-    data: np.ndarray = field(repr=False, default=None)  # type: ignore[assignment]
+    data: np.ndarray = field(repr=False, default=None)  # type: ignore[arg-type]
 
 
 _OPTION_TYPES = {v: k for k, v in sg.BuiltinOptions.__members__.items()}
@@ -156,7 +156,7 @@ def decode_options(t: Table | None, type_index: int, table_name: str | None) -> 
         raise ModelError(f"builtin options type {type_index} ({table_name}) is not in the schema")
     if t is None:
         return cls()
-    values = {}
+    values: dict[str, object] = {}
     for name, slot, kind, default in spec:
         if kind.startswith("vec_"):
             arr = t.array(slot, kind[4:], name)

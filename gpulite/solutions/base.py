@@ -245,14 +245,14 @@ def resolve_backend(backend: str | None) -> tuple[str, str]:
     GPU through WebGPU when there is one, else numpy). ``"webgpu"`` with no usable adapter
     raises :class:`gpulite.BackendError` rather than run somewhere else silently.
     """
-    from gpulite.backends import registry
+    from gpulite import runtime
     from gpulite.errors import BackendError
 
     if backend is not None and backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS} or None, got {backend!r}")
     if backend in (None, "auto"):
         try:
-            name, why = registry.get_backend(), registry.backend_choice()
+            name, why = runtime.get_backend(), runtime.backend_choice()
         except GpuliteError as e:
             return "cpu", f"automatic choice failed ({e}); using the cpu"
         if name not in ("cpu", "webgpu"):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpulite.backends import registry
+from gpulite import runtime
 from gpulite.commands.info import info
 from gpulite.environment import env
 from tests.env.conftest import software_adapter
@@ -106,10 +106,10 @@ def clean_flags(monkeypatch):
         monkeypatch.delenv(f"GPULITE_{name.upper()}", raising=False)
     monkeypatch.delenv("GPULITE_BACKEND", raising=False)
     env().reset()
-    registry.reset_active()
+    runtime.reset_active()
     yield
     env().reset()
-    registry.reset_active()
+    runtime.reset_active()
 
 
 def test_info_lists_backends_kernels_and_flags(clean_flags):

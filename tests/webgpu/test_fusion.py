@@ -59,8 +59,8 @@ def test_prelu_fused_into_producer(op, alpha):
     assert plan["partitions"][0]["dispatches"] == 1
     fused = [n for n in Interpreter(model_content=model, backend="webgpu").graph.nodes if "fused_prelu" in n.attrs]
     assert [n.op for n in fused] == [op]
-    # The CPU path is unchanged: its graph keeps the PRELU node.
-    assert [n.op for n in Interpreter(model_content=model, backend="cpu").graph.nodes] == [op, "PRELU"]
+    # The CPU backend's prepared graph never carries the WebGPU mark (its own fusions differ).
+    assert not any("fused_prelu" in n.attrs for n in Interpreter(model_content=model, backend="cpu").graph.nodes)
 
 
 @pytest.mark.parametrize("why", ["intermediate-is-output", "spatial-alpha", "producer-forced-to-cpu"])

@@ -1,8 +1,10 @@
 """The WebGPU backend: kernels as compute dispatches over one arena buffer.
 
-``compile`` asks each node's WebGPU kernel factory for its :class:`Program` list, falling
-back to the CPU backend's kernel for a node without one (or whose kernel declines it),
-groups the nodes into GPU and CPU partitions (:mod:`.partition`) and hands everything to
+``prepare`` fuses PRELUs into their producers where the producer's kernel runs them (a new
+graph; :func:`gpulite.graph.passes.fuse_prelu`). ``compile`` asks each node's WebGPU
+kernel factory for its :class:`Program` list, falling back to the CPU backend's kernel for
+a node without one (or whose kernel declines it), groups the nodes into GPU and CPU
+partitions (:mod:`.partition`) and hands everything to
 :class:`~.executable.WebGpuExecutable`, which builds the GPU objects once.
 """
 
@@ -15,17 +17,21 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.base import DeviceKind, GpuControl, copy_graph
+from gpulite.backends.cpu.context import CpuContext
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph.ir import Graph, Node
+from gpulite.graph.passes import fuse_prelu
 from gpulite.graph.plan import MemoryPlan
 
 from . import partition as pt
 from .arena import GpuArena
 from .context import GpuContext, NeedsF32WeightsError
 from .device import GpuDevice, get_device
+from .eager import WebGpuEager
 from .executable import WebGpuExecutable
+from .kernels.prelu import prelu_fusable
 from .program import KernelError, Program
 
 log = logging.getLogger(__name__)
@@ -73,6 +79,7 @@ class WebGpuBackend:
     """
 
     name = "webgpu"
+    device_kind: DeviceKind = "gpu"
 
     def __init__(self, num_threads: int | None = None, *, device: Any = None, precision: str = "fp32",
                  cpu_ops: Any = (), outputs_on_gpu: bool = False) -> None:
@@ -133,13 +140,21 @@ class WebGpuBackend:
             d["fp16"] = {"meaning": FP16_MEANING, **self._fp16_report}
         return d
 
-    def prepare_graph(self, graph: Graph) -> None:
-        """Load-time fusions for the WebGPU kernels (the Interpreter calls this once): PRELU
-        into its producer where that kernel will run it (kernels/prelu.py)."""
-        from gpulite.graph.passes import fuse_prelu
+    @property
+    def gpu_control(self) -> GpuControl:
+        return self
 
-        from .kernels.prelu import prelu_fusable
-        fuse_prelu(graph, lambda g, p, prelu: p.op not in self.cpu_ops and prelu_fusable(g, p, prelu))
+    def prepare(self, graph: Graph) -> Graph:
+        """A copy of ``graph`` with each PRELU fused into its producer where that kernel will run
+        it (kernels/prelu.py)."""
+        return fuse_prelu(copy_graph(graph),
+                          lambda g, p, prelu: p.op not in self.cpu_ops and prelu_fusable(g, p, prelu))
+
+    def eager(self) -> WebGpuEager:
+        return WebGpuEager(self.gdev, self.name)
+
+    def close(self) -> None:
+        """Nothing to release: compiled plans own their buffers, and the device may be shared."""
 
     def _gpu_work(self, n: Node, graph: Graph, plan: MemoryPlan, garena: GpuArena) -> tuple[list[Program] | None, str]:
         if n.op in self.cpu_ops:
@@ -170,7 +185,7 @@ class WebGpuBackend:
             self._fp16_report["nodes"] += 1
         return [p for p in programs if p.threads > 0], ""
 
-    def compile(self, graph: Graph, order: list[Node], plan: MemoryPlan) -> WebGpuExecutable:
+    def compile(self, graph: Graph, plan: MemoryPlan) -> WebGpuExecutable:
         host = np.zeros(max(plan.arena_bytes, 64), np.uint8)
         arrays: dict[int, np.ndarray] = {}
         cpu_arrays: dict[int, np.ndarray] = {}
@@ -183,7 +198,7 @@ class WebGpuBackend:
         garena = GpuArena(plan.arena_bytes)
         self._fp16_report = {"loads": self.f16_loads(), "nodes": 0, "kept_f32": []} if self.precision == "fp16" else {}
         steps: list[tuple[Node, str, Any]] = []
-        for n in order:
+        for n in graph.nodes:
             programs, why = self._gpu_work(n, graph, plan, garena)
             if programs is not None:
                 steps.append((n, pt.GPU, programs))
@@ -195,4 +210,4 @@ class WebGpuBackend:
             steps.append((n, pt.CPU, cpu_factory(n, CpuContext(graph, n, cpu_arrays, self.num_threads))))
         parts = pt.partition(graph, plan.offsets, steps)
         return WebGpuExecutable(self.gdev, graph, plan, host, arrays, garena, parts,
-                                outputs_on_gpu=self.outputs_on_gpu)
+                                outputs_on_gpu=self.outputs_on_gpu, kernels=self.name)

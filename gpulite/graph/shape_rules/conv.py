@@ -8,6 +8,7 @@ and is shared with the CPU kernels so shape inference and execution can never di
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ def pad_before_after(size: int, k: int, stride: int, dilation: int, out: int) ->
 
 
 def _hw_window(node: Node, h: int, w: int, kh: int, kw: int) -> tuple[int, int]:
-    o = node.options
+    o: Any = node.options
     dh, dw = getattr(o, "dilation_h_factor", 1), getattr(o, "dilation_w_factor", 1)
     return out_size(o.padding, h, kh, o.stride_h, dh), out_size(o.padding, w, kw, o.stride_w, dw)
 

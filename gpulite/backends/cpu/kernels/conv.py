@@ -20,7 +20,6 @@ from gpulite.backends.cpu.epilogue import Epilogue
 from gpulite.backends.cpu.fast import einsum
 from gpulite.backends.cpu.threads import run_chunks
 from gpulite.backends.cpu.window import PaddedInput, Window, patches_view, window
-from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.model.opdefs import Op
 
@@ -180,12 +179,9 @@ def conv_parts(num_threads: int, macs: int) -> int:
     return max(1, min(num_threads, macs // PARALLEL_MACS))
 
 
-@register_kernel(Op.CONV_2D, "cpu")
-def conv_2d(node, ctx):
+def float_conv_2d(node, ctx):
+    """CONV_2D on float32 input (registered, with the integer paths, in :mod:`.quantized_conv`)."""
     x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
-    if x.dtype != np.float32:
-        from gpulite.backends.cpu.kernels.quantized_conv import quantized_conv_2d
-        return quantized_conv_2d(node, ctx)
     if w.dtype != np.float32:
         raise UnsupportedOpError(Op.CONV_2D, node.index, "cpu", f"float input needs float32 filter, got {w.dtype}")
     win, groups = conv_geometry(node, x.shape, w.shape, out.shape)

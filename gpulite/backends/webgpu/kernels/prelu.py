@@ -1,6 +1,6 @@
 """PReLU fused into its producer (CONV_2D, DEPTHWISE_CONV_2D, ADD): shared pieces.
 
-``WebGpuBackend.prepare_graph`` runs ``passes.fuse_prelu`` with :func:`prelu_fusable`, which
+``WebGpuBackend.prepare`` runs ``passes.fuse_prelu`` with :func:`prelu_fusable`, which
 asks the producer's kernel module (its entry in ``FUSABLE``) whether its factory runs the
 pair. The fused node carries ``attrs["fused_prelu"]`` (the alpha tensor) and writes the PRELU's
 output; its WGSL stores through ``finish(v, c)`` (:func:`finish`), which applies the PReLU with
