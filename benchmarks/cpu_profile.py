@@ -3,9 +3,9 @@
     python benchmarks/cpu_profile.py pose_landmark_full --threads 1 --runs 50 --top 25
     python benchmarks/cpu_profile.py --ops            # per op type over all zoo models
 
-Each compiled step closure is wrapped with a timer; the sum of the per-node medians is
-printed next to the plain (unwrapped) invoke median, whose difference is the per-step
-timer overhead plus the loop.
+Each node is timed by an observer passed to the executable's ``invoke`` (the contract of
+``gpulite.backends.base``); the sum of the per-node medians is printed next to the plain
+(unobserved) invoke median, whose difference is the per-step timer overhead plus the loop.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ def profile(model: str, threads: int, runs: int, stat=statistics.median):
         x = np.random.default_rng(0).uniform(-1, 1, tuple(d["shape"])).astype(d["dtype"])
         it.set_tensor(d["index"], x)
     exe = it._exe
-    steps = list(exe.steps)
     for _ in range(5):
         it.invoke()
     plain = []
@@ -39,21 +38,19 @@ def profile(model: str, threads: int, runs: int, stat=statistics.median):
         t0 = time.perf_counter()
         it.invoke()
         plain.append(time.perf_counter() - t0)
-    per = [[] for _ in steps]
-    pc = time.perf_counter
-    # The steps run outside CpuExecutable.invoke here: give BLAS the thread count it sets.
-    from gpulite.backends.cpu import blas
-    prev = blas.set_local_threads(getattr(exe, "num_threads", 1))
-    try:
-        for _ in range(runs):
-            for k, s in enumerate(steps):
-                t0 = pc()
-                s()
-                per[k].append(pc() - t0)
-    finally:
-        if prev is not None:
-            blas.set_local_threads(prev)
-    meds = [stat(v) * 1e3 for v in per]
+    per: dict[int, list[float]] = defaultdict(list)
+
+    class Timer:
+        def __init__(self) -> None:
+            self.k = 0
+
+        def node_done(self, node, ms, read) -> None:
+            per[self.k].append(ms)
+            self.k += 1
+
+    for _ in range(runs):
+        exe.invoke(Timer())
+    meds = [stat(per[k]) for k in range(len(per))]
     return it, exe, stat(plain) * 1e3, meds
 
 
@@ -69,9 +66,8 @@ def main(argv=None) -> int:
     total_ops: dict[str, float] = defaultdict(float)
     for m in a.models or zoo.NAMES:
         it, exe, plain, meds = profile(m, a.threads, a.runs, min if a.min else statistics.median)
-        order = it._order
-        names = getattr(exe, "step_names", None) or [f"{n.op}#{n.index}" for n in order]
-        order = (getattr(exe, "cpu_run", None) or (None, None))[1] or order
+        order = it.graph.nodes
+        names = exe.step_names  # the CPU executable's: fused epilogues and pads included
         ops: dict[str, float] = defaultdict(float)
         cnt: dict[str, int] = defaultdict(int)
         for nm, t in zip(names, meds, strict=False):
@@ -85,13 +81,9 @@ def main(argv=None) -> int:
         if not a.ops:
             idx = np.argsort(meds)[::-1][: a.top]
             for k in idx:
-                n = order[k] if k < len(order) else None
-                extra = ""
-                if n is not None:
-                    g = (getattr(exe, "cpu_run", None) or (None, None))[0] or it.graph
-                    shp = [list(g.tensors[i].shape) for i in n.inputs if i >= 0][:2]
-                    extra = f" {shp} -> {list(g.tensors[n.outputs[0]].shape)}"
-                print(f"      {meds[k]:7.3f} ms  {names[k]}{extra}")
+                n, g = order[k], it.graph
+                shp = [list(g.tensors[i].shape) for i in n.inputs if i >= 0][:2]
+                print(f"      {meds[k]:7.3f} ms  {names[k]} {shp} -> {list(g.tensors[n.outputs[0]].shape)}")
     if len(a.models) != 1:
         print("== all models, per op type")
         tot = sum(total_ops.values())

@@ -2,23 +2,15 @@
 
 Besides the ``tflite_runtime``-compatible :class:`Interpreter`, gpulite has TF.js's runtime
 API (see docs/environment.md): backends (``set_backend``, ``register_backend``, ...),
-kernels (``register_kernel``, ``copy_kernels``), flags (``env()``), eager tensors
+kernels (``register_kernel``, ``copy_kernels``; op names are :class:`Op` members, a custom op of
+your own is declared with ``declare_custom_op``), flags (``env()``), eager tensors
 (``tensor``, :mod:`gpulite.ops`) and their memory management (``tidy``, ``keep``,
 ``memory``, ``profile``, ``time``).
 """
 
 from gpulite import ops
 from gpulite.backends.kernels import copy_kernels, get_kernels_for_backend, register_kernel, unregister_kernel
-from gpulite.backends.registry import (
-    backend_choice,
-    find_backend,
-    get_backend,
-    list_backends,
-    ready,
-    register_backend,
-    remove_backend,
-    set_backend,
-)
+from gpulite.backends.registry import register_backend
 from gpulite.engine import dispose, keep, memory, profile, tidy, time
 from gpulite.environment import enable_debug_mode, enable_prod_mode, env
 from gpulite.errors import (
@@ -37,15 +29,26 @@ from gpulite.errors import (
     UnsupportedOpError,
 )
 from gpulite.interpreter import Interpreter, SignatureRunner
+from gpulite.model.opdefs import FusedActivation, Op, declare_custom_op
+from gpulite.runtime import (
+    backend_choice,
+    find_backend,
+    get_backend,
+    list_backends,
+    ready,
+    remove_backend,
+    set_backend,
+)
 from gpulite.tensor import Tensor, tensor
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BackendError", "BackendNotFoundError", "DeviceLimitsError", "DeviceLostError", "DeviceMismatchError",
-    "DisposedTensorError", "FlagError", "GpuliteError", "Interpreter", "ModelError", "NaNError", "ShapeError",
-    "SignatureRunner", "StaleTensorError", "Tensor", "UnsupportedOpError", "backend_choice", "copy_kernels",
-    "dispose", "enable_debug_mode", "enable_prod_mode", "env", "find_backend", "get_backend",
-    "get_kernels_for_backend", "keep", "list_backends", "memory", "ops", "profile", "ready", "register_backend",
-    "register_kernel", "remove_backend", "set_backend", "tensor", "tidy", "time", "unregister_kernel",
+    "DisposedTensorError", "FlagError", "FusedActivation", "GpuliteError", "Interpreter", "ModelError", "NaNError",
+    "Op", "ShapeError", "SignatureRunner", "StaleTensorError", "Tensor", "UnsupportedOpError", "backend_choice",
+    "copy_kernels", "declare_custom_op", "dispose", "enable_debug_mode", "enable_prod_mode", "env", "find_backend",
+    "get_backend", "get_kernels_for_backend", "keep", "list_backends", "memory", "ops", "profile", "ready",
+    "register_backend", "register_kernel", "remove_backend", "set_backend", "tensor", "tidy", "time",
+    "unregister_kernel",
 ]

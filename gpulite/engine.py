@@ -1,116 +1,36 @@
 """Memory management for eager tensors, TF.js style: ``tidy``, ``keep``, ``memory``, ``profile``, ``time``.
 
-Every :class:`~gpulite.tensor.Tensor` is counted here from creation to ``dispose()`` (or to
-garbage collection, which disposes it too). ``tidy`` opens a scope: every tensor created
-inside is disposed when it closes, except what the function returns and what was passed to
-:func:`keep`; returned tensors move to the enclosing scope. Scopes are per thread.
+Every :class:`~gpulite.tensor.Tensor` is counted (by :mod:`gpulite.runtime`) from creation
+to ``dispose()`` (or to garbage collection, which disposes it too). ``tidy`` opens a scope:
+every tensor created inside is disposed when it closes, except what the function returns
+and what was passed to :func:`keep`; returned tensors move to the enclosing scope. Scopes
+are per thread.
 
 ``memory()`` counts tensors and bytes per backend, the bytes that sit on a GPU, and the GPU
 bytes allocated (pooled buffers, free ones included, and compiled eager ops). ``profile()``
 and ``time()`` record every kernel run inside them, eager ops and ``Interpreter.invoke``
 alike; GPU kernels are then waited for one by one so each gets its own time.
 
-(The module is ``engine``, TF.js's name for where this lives, because ``gpulite.memory`` is
-the function.)
+The state behind these (counters, scopes, recordings) is :mod:`gpulite.runtime`'s; this
+module is the public API over it. (The module is ``engine``, TF.js's name for where this
+lives, because ``gpulite.memory`` is the function.)
 """
 
 from __future__ import annotations
 
-import threading
 import time as _time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpulite import runtime
 from gpulite.errors import DisposedTensorError
-
-# -- counters -------------------------------------------------------------------------------
-_lock = threading.RLock()
-_stats: dict[str, list[int]] = {}  # backend -> [num_tensors, num_bytes, num_bytes_on_gpu]
-_live: dict[str, weakref.WeakSet] = {}  # backend -> its tensors, for remove_backend
-_local = threading.local()
-_profilers: list[_Profile] = []
-
-
-def _scopes() -> list[list[Any]]:
-    s = getattr(_local, "scopes", None)
-    if s is None:
-        s = _local.scopes = []
-    return s
-
-
-def track(t: Any) -> None:
-    """Count a new tensor and put it into the innermost ``tidy`` scope (called by Tensor)."""
-    with _lock:
-        st = _stats.get(t._home)
-        if st is None:
-            st = _stats[t._home] = [0, 0, 0]
-            _live[t._home] = weakref.WeakSet()
-        st[0] += 1
-        st[1] += t.nbytes
-        _live[t._home].add(t)
-    scopes = _scopes()
-    if scopes:
-        scopes[-1].append(t)
-    if _profilers:
-        _peak()
-
-
-def untrack(t: Any) -> None:
-    """Uncount a disposed tensor."""
-    with _lock:
-        st = _stats.get(t._home)
-        if st is not None:
-            st[0] -= 1
-            st[1] -= t.nbytes
-            if t._buf is not None:
-                st[2] -= t.nbytes
-            live = _live.get(t._home)
-            if live is not None:
-                live.discard(t)
-
-
-def gpu_changed(t: Any, on_gpu: bool) -> None:
-    """A tensor's GPU copy appeared (``on_gpu``) or went away."""
-    with _lock:
-        st = _stats.get(t._home)
-        if st is not None:
-            st[2] += t.nbytes if on_gpu else -t.nbytes
-    if _profilers and on_gpu:
-        _peak()
-
-
-def moved(t: Any, new_home: str) -> None:
-    """Re-count a tensor under another backend (its data moved there)."""
-    with _lock:
-        untrack(t)
-        t._home = new_home
-        st = _stats.get(new_home)
-        if st is None:
-            st = _stats[new_home] = [0, 0, 0]
-            _live[new_home] = weakref.WeakSet()
-        st[0] += 1
-        st[1] += t.nbytes
-        if t._buf is not None:
-            st[2] += t.nbytes
-        _live[new_home].add(t)
-
-
-def forget_backend(name: str) -> None:
-    """Dispose every tensor homed on backend ``name`` (it is being removed)."""
-    with _lock:
-        live = list(_live.get(name, ()))
-    for t in live:
-        t._drop_backend()
-    with _lock:
-        _stats.pop(name, None)
-        _live.pop(name, None)
+from gpulite.runtime import KernelRecord, Recording
+from gpulite.tensor import Tensor
 
 
 # -- tidy / keep ------------------------------------------------------------------------------
 def _tensors_in(obj: Any, out: set[int], depth: int = 0) -> None:
-    from gpulite.tensor import Tensor
     if isinstance(obj, Tensor):
         out.add(id(obj))
     elif depth < 16 and isinstance(obj, (list, tuple, set, frozenset)):
@@ -126,14 +46,14 @@ class _TidyScope:
 
     def __init__(self, name: str | None) -> None:
         self.name = name
-        self.tensors: list[Any] = []
+        self.tensors: list[Tensor] = []
 
     def __enter__(self) -> _TidyScope:
-        _scopes().append(self.tensors)
+        runtime.scopes().append(self.tensors)
         return self
 
     def close(self, result: Any = None) -> None:
-        scopes = _scopes()
+        scopes = runtime.scopes()
         if scopes and scopes[-1] is self.tensors:
             scopes.pop()
         else:  # closed out of order (a generator, an exception): remove it wherever it is
@@ -192,7 +112,6 @@ def tidy(fn: Callable[[], Any] | None = None, *, name: str | None = None) -> Any
 
 def keep(t: Any) -> Any:
     """Exempt ``t`` from every enclosing ``tidy`` (TF.js ``tf.keep``); returns ``t``."""
-    from gpulite.tensor import Tensor
     if not isinstance(t, Tensor):
         raise TypeError(f"keep() takes a gpulite Tensor, got {type(t).__name__}")
     if t._disposed:
@@ -203,7 +122,6 @@ def keep(t: Any) -> Any:
 
 def dispose(obj: Any) -> None:
     """Dispose every tensor in ``obj`` (a tensor, or lists/tuples/dicts of them) (TF.js ``tf.dispose``)."""
-    from gpulite.tensor import Tensor
     if isinstance(obj, Tensor):
         obj.dispose()
     elif isinstance(obj, (list, tuple, set, frozenset)):
@@ -252,63 +170,19 @@ class MemoryInfo:
 
 def memory() -> MemoryInfo:
     """Tensors and bytes now, in total and per backend (TF.js ``tf.memory``)."""
-    from gpulite.backends import registry
-    execs = registry.eager_executors()
-    with _lock:
-        names = sorted(set(_stats) | set(execs))
-        per = {}
-        for n in names:
-            st = _stats.get(n, [0, 0, 0])
-            ex = execs.get(n)
-            per[n] = BackendMemory(st[0], st[1], st[2], ex.allocated_bytes() if ex else 0, ex.free_bytes() if ex else 0)
+    execs = runtime.eager_executors()
+    stats = runtime.tensor_stats()
+    per = {}
+    for n in sorted(set(stats) | set(execs)):
+        st = stats.get(n, (0, 0, 0))
+        ex = execs.get(n)
+        per[n] = BackendMemory(st[0], st[1], st[2], ex.allocated_bytes() if ex else 0, ex.free_bytes() if ex else 0)
     return MemoryInfo(sum(b.num_tensors for b in per.values()), sum(b.num_bytes for b in per.values()),
                       sum(b.num_bytes_on_gpu for b in per.values()),
                       sum(b.num_bytes_allocated_on_gpu for b in per.values()), per)
 
 
-def _total_bytes() -> int:
-    with _lock:
-        return sum(st[1] for st in _stats.values())
-
-
-def _total_tensors() -> int:
-    with _lock:
-        return sum(st[0] for st in _stats.values())
-
-
 # -- profile() / time() -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class KernelRecord:
-    """One kernel run inside :func:`profile` or :func:`time`.
-
-    Attributes
-    ----------
-    name : str
-        The op (``"CONV_2D"``); for a model node, with its index (``"CONV_2D#12"``).
-    backend : str
-    input_shapes, output_shapes : list of tuple
-    time_ms : float
-        Wall time of the kernel; on a GPU measured up to the kernel's completion.
-    bytes_added : int
-        Bytes of the tensors it created (eager ops) or wrote (model nodes).
-    """
-
-    name: str
-    backend: str
-    input_shapes: list[tuple[int, ...]]
-    output_shapes: list[tuple[int, ...]]
-    time_ms: float
-    bytes_added: int
-
-
-@dataclass
-class _Profile:
-    start_bytes: int
-    start_tensors: int
-    peak: int
-    kernels: list[KernelRecord] = field(default_factory=list)
-
-
 @dataclass(frozen=True)
 class ProfileInfo:
     """What :func:`profile` returns (TF.js ``tf.profile``'s ``newBytes``, ``newTensors``, ``peakBytes``, ``kernels``).
@@ -342,49 +216,29 @@ class TimeInfo:
     kernels: int
 
 
-def profiling() -> bool:
-    """Whether a ``profile``/``time`` is recording (kernels are then synchronised one by one)."""
-    return bool(_profilers)
-
-
-def record_kernel(rec: KernelRecord) -> None:
-    """Add a kernel run to every active profile (called by ops and the interpreter hook)."""
-    for p in _profilers:
-        p.kernels.append(rec)
-
-
-def _peak() -> None:
-    now = _total_bytes()
-    for p in _profilers:
-        if now > p.peak:
-            p.peak = now
-
-
 def _wait_gpus() -> None:
-    from gpulite.backends import registry
-    for ex in registry.eager_executors().values():
+    for ex in runtime.eager_executors().values():
         ex.wait()
 
 
-def _run_profiled(fn: Callable[[], Any]) -> tuple[_Profile, Any, float]:
+def _run_profiled(fn: Callable[[], Any]) -> tuple[Recording, Any, float]:
     if not callable(fn):
         raise TypeError(f"expected a callable, got {type(fn).__name__}")
-    p = _Profile(_total_bytes(), _total_tensors(), _total_bytes())
-    _profilers.append(p)
+    p = runtime.start_recording()
     try:
         t0 = _time.perf_counter()
         result = fn()
         _wait_gpus()
         wall = (_time.perf_counter() - t0) * 1e3
     finally:
-        _profilers.remove(p)
+        runtime.stop_recording(p)
     return p, result, wall
 
 
 def profile(fn: Callable[[], Any]) -> ProfileInfo:
     """Run ``fn`` and report its kernels, time, peak bytes and new tensors (TF.js ``tf.profile``)."""
     p, result, wall = _run_profiled(fn)
-    return ProfileInfo(_total_bytes() - p.start_bytes, _total_tensors() - p.start_tensors, p.peak,
+    return ProfileInfo(runtime.total_bytes() - p.start_bytes, runtime.total_tensors() - p.start_tensors, p.peak,
                        list(p.kernels), wall, result)
 
 
@@ -395,3 +249,7 @@ def time(fn: Callable[[], Any]) -> TimeInfo:
     """
     p, _, wall = _run_profiled(fn)
     return TimeInfo(wall, sum(k.time_ms for k in p.kernels), len(p.kernels))
+
+
+__all__ = ["BackendMemory", "KernelRecord", "MemoryInfo", "ProfileInfo", "TimeInfo", "dispose", "keep", "memory",
+           "profile", "tidy", "time"]

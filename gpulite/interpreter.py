@@ -10,11 +10,13 @@ Existing code switches by changing the import::
     scores = it.get_tensor(it.get_output_details()[1]["index"])
 
 Lifecycle: the model is read and the graph folded at construction; ``allocate_tensors``
-plans memory and compiles every kernel (an op without a kernel raises
-``UnsupportedOpError`` here, not at invoke); ``invoke`` runs the compiled plan; ``close``
-releases what ``allocate_tensors`` built (GPU buffers on the webgpu backend).
+hands it to the backend's ``prepare`` (its fusions, on a copy), plans the prepared graph's
+memory and compiles every kernel (an op without a kernel raises ``UnsupportedOpError``
+here, not at invoke); ``invoke`` runs the compiled plan; ``close`` releases what
+``allocate_tensors`` built (GPU buffers on the webgpu backend). The Interpreter talks to
+the backend only through the contract of :mod:`gpulite.backends.base`.
 
-GPU-resident I/O (``backend="webgpu"``, see docs/webgpu.md): ``bind_input`` takes an input
+GPU-resident I/O (a GPU backend such as ``"webgpu"``, see docs/webgpu.md): ``bind_input`` takes an input
 from a ``wgpu.GPUBuffer``, ``get_output_gpu`` hands out an output without reading it back,
 ``outputs_on_gpu=True`` skips every output readback and ``ensure_readable`` reads one back on
 demand; ``transfer_stats`` counts the bytes moved.
@@ -24,12 +26,14 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from gpulite import instrument, zoo
+from gpulite import instrument, runtime, zoo
+from gpulite.backends.base import Executable, GpuIO
 from gpulite.errors import ModelError
 from gpulite.graph import passes
 from gpulite.graph.ir import Graph
@@ -43,12 +47,6 @@ _UNSAFE = (
     "There is at least 1 reference to internal data in the interpreter in the form of a numpy array "
     "or slice. Be sure to only hold the function returned from tensor() if you are using raw data access."
 )
-
-
-def _make_backend(name: str | None, num_threads: int | None, options: dict[str, Any]) -> tuple[str, Any]:
-    """``(resolved name, backend)`` from the backend registry (see :mod:`gpulite.backends.registry`)."""
-    from gpulite.backends import registry
-    return registry.make_backend(name, num_threads=num_threads, options=options)
 
 
 class Interpreter:
@@ -102,20 +100,22 @@ class Interpreter:
                 raise TypeError(f"model_content must be bytes, got {type(model_content).__name__}")
             self._model = load(model_content)
         self._num_threads = None if num_threads in (None, -1) else num_threads
-        self._backend_name, self._backend = _make_backend(backend, self._num_threads, backend_options)
-        self._graph = self._build_graph()
-        self._order = topological_order(self._graph)
+        self._backend_name, self._backend = runtime.make_backend(backend, num_threads=self._num_threads,
+                                                                 options=backend_options)
+        self._source = self._build_graph()
+        self._graph: Graph | None = None  # the backend's prepared graph, made on first need
         self._resized = False
-        self._exe: Any = None
+        self._exe: Executable | None = None
         self._plan: MemoryPlan | None = None
         self._guard: np.ndarray | None = None
 
     # -- construction -------------------------------------------------------------------
     def _build_graph(self) -> Graph:
+        """The model's graph, constants folded, nodes in run order (what backends prepare: fusion is theirs)."""
         g = Graph.from_model(self._model, 0)
         passes.fold_constants(g)
-        prepare = getattr(self._backend, "prepare_graph", None)  # load-time fusions (a new graph)
-        return g if prepare is None else prepare(g)
+        g.nodes = topological_order(g)
+        return g
 
     @property
     def backend(self) -> str:
@@ -123,7 +123,15 @@ class Interpreter:
 
     @property
     def graph(self) -> Graph:
+        """The graph the backend runs (its ``prepare``'s result, made on first use); nodes in run order."""
+        if self._graph is None:
+            self._graph = self._backend.prepare(self._source)
         return self._graph
+
+    @property
+    def _current(self) -> Graph:
+        """The prepared graph once made, else the model's: for lookups that need no preparing."""
+        return self._source if self._graph is None else self._graph
 
     @property
     def memory_plan(self) -> MemoryPlan | None:
@@ -138,47 +146,45 @@ class Interpreter:
         if not self._safe_to_run():
             raise RuntimeError(_UNSAFE)
 
-    def _ensure_allocated(self, what: str) -> None:
+    def _allocated(self, what: str) -> Executable:
         if self._exe is None:
             raise RuntimeError(f"{what} needs allocate_tensors() to be called first")
+        return self._exe
 
     # -- LiteRT API -----------------------------------------------------------------------
     def allocate_tensors(self) -> None:
         self._ensure_safe()
         if self._resized:
-            propagate(self._graph, self._order)
+            propagate(self._source, self._source.nodes)
+            self._graph = None
             self._resized = False
         self._release_exe()
-        self._plan = plan_memory(self._graph, self._order)
-        self._exe = self._backend.compile(self._graph, self._order, self._plan)
-        # A backend that re-plans its rewritten graph (the CPU backend's fusions) reports the
-        # arena it really uses; graph inputs and outputs keep their offsets in it.
-        self._plan = getattr(self._exe, "plan", None) or self._plan
-        instrument.attach(self._exe, *getattr(self._exe, "cpu_run", (self._graph, self._order)), self._backend_name)
-        self._guard = np.frombuffer(memoryview(self._exe.arena), dtype=np.uint8)
+        graph = self.graph
+        exe = self._backend.compile(graph, plan_memory(graph, graph.nodes))
+        self._exe, self._plan = exe, exe.plan
+        self._guard = np.frombuffer(memoryview(exe.arena), dtype=np.uint8)
 
     def _release_exe(self) -> None:
         # The previous plan's GPU buffers go now, not whenever the garbage collector runs.
         exe, self._exe, self._guard = self._exe, None, None
-        if exe is not None and hasattr(exe, "close"):
+        if exe is not None:
             exe.close()
 
     def invoke(self) -> None:
         self._ensure_safe()
-        self._ensure_allocated("invoke()")
-        self._exe.invoke()
+        self._allocated("invoke()").invoke(instrument.observer(self.graph, self._backend_name))
 
     def _tensor_index(self, tensor_index: Any) -> int:
         try:
             i = int(tensor_index)
         except (TypeError, ValueError):
             raise ValueError(f"tensor index must be an int, got {tensor_index!r}") from None
-        if not 0 <= i < len(self._graph.tensors):
-            raise ValueError(f"tensor index {i} out of range: the model has {len(self._graph.tensors)} tensors")
+        if not 0 <= i < len(self._source.tensors):
+            raise ValueError(f"tensor index {i} out of range: the model has {len(self._source.tensors)} tensors")
         return i
 
     def _details(self, i: int) -> dict[str, Any]:
-        t = self._graph.tensors[i]
+        t = self._source.tensors[i]
         q = t.quant
         if q is None:
             scales, zps, dim, quant = np.zeros(0, np.float32), np.zeros(0, np.int32), 0, (0.0, 0)
@@ -205,19 +211,19 @@ class Interpreter:
     def get_tensor_details(self, subgraph_index: int = 0) -> list[dict[str, Any]]:
         if subgraph_index != 0:
             raise ValueError(f"subgraph_index is out of range: {subgraph_index}; gpulite runs subgraph 0")
-        return [self._details(i) for i in range(len(self._graph.tensors))]
+        return [self._details(i) for i in range(len(self._source.tensors))]
 
     def get_input_details(self) -> list[dict[str, Any]]:
-        return [self._details(i) for i in self._graph.inputs]
+        return [self._details(i) for i in self._current.inputs]
 
     def get_output_details(self) -> list[dict[str, Any]]:
-        return [self._details(i) for i in self._graph.outputs]
+        return [self._details(i) for i in self._current.outputs]
 
     def set_tensor(self, tensor_index: int, value: Any) -> None:
         """Copy ``value`` into a tensor (normally an input); dtype and shape must match exactly."""
         i = self._tensor_index(tensor_index)
-        self._ensure_allocated("set_tensor()")
-        t = self._graph.tensors[i]
+        exe = self._allocated("set_tensor()")
+        t = self._current.tensors[i]
         if t.is_const:
             raise ValueError(f"tensor {i} ({t.name!r}) is a constant of the model and cannot be set")
         arr = np.asarray(value)
@@ -231,20 +237,20 @@ class Interpreter:
                 f"Cannot set tensor: dimension mismatch; got shape {list(arr.shape)} but expected "
                 f"{list(t.shape)} for tensor {i}, name: {t.name}"
             )
-        if self._exe.arrays.get(i) is None:
+        if not exe.stores(i):
             raise ValueError(f"tensor {i} ({t.name!r}) is not stored by the plan (it is never read)")
-        self._exe.write(i, arr)
+        exe.write(i, arr)
 
     def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
         """A copy of a tensor's value (inputs, outputs and constants; intermediates may be reused)."""
         i = self._tensor_index(tensor_index)
-        t = self._graph.tensors[i]
+        t = self._current.tensors[i]
         if t.is_const:
             return np.array(t.const, copy=True)
-        self._ensure_allocated("get_tensor()")
-        if self._exe.arrays.get(i) is None:
+        exe = self._allocated("get_tensor()")
+        if not exe.stores(i):
             raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
-        return self._exe.read(i)
+        return exe.read(i)
 
     def tensor(self, tensor_index: int):
         """A function returning a numpy view of the tensor's buffer (no copy).
@@ -256,12 +262,12 @@ class Interpreter:
         i = self._tensor_index(tensor_index)
 
         def view() -> np.ndarray:
-            t = self._graph.tensors[i]
+            t = self._current.tensors[i]
             if t.is_const:
                 v = t.const.view()
                 v.flags.writeable = False
                 return v
-            self._ensure_allocated("tensor()")
+            self._allocated("tensor()")
             assert self._plan is not None and self._guard is not None
             if i not in self._plan.offsets:
                 raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
@@ -273,12 +279,12 @@ class Interpreter:
     def resize_tensor_input(self, input_index: int, tensor_size: Any, strict: bool = False) -> None:
         self._ensure_safe()
         i = self._tensor_index(input_index)
-        if i not in self._graph.inputs:
-            raise ValueError(f"tensor {i} is not an input; inputs are {list(self._graph.inputs)}")
+        if i not in self._current.inputs:
+            raise ValueError(f"tensor {i} is not an input; inputs are {list(self._current.inputs)}")
         size = np.asarray(tensor_size)
         if size.ndim != 1 or not np.issubdtype(size.dtype, np.integer) or (size < 0).any():
             raise ValueError(f"tensor_size must be a 1-D list of non-negative ints, got {tensor_size!r}")
-        t = self._graph.tensors[i]
+        t = self._current.tensors[i]
         new = tuple(int(d) for d in size)
         if strict:
             sig = t.shape_signature
@@ -313,18 +319,21 @@ class Interpreter:
                              "gpulite runs subgraph 0 only")
         return SignatureRunner(self, sigs[signature_key])
 
-    # -- GPU-resident I/O, device, warm-up (webgpu) ---------------------------------------
-    def _gpu_exe(self, what: str) -> Any:
-        if self._backend_name != "webgpu":
-            raise RuntimeError(f"{what} needs backend='webgpu'; this interpreter runs on {self._backend_name!r}")
-        self._ensure_allocated(what)
-        return self._exe
+    # -- GPU-resident I/O, device, warm-up (GPU backends) ---------------------------------
+    def _gpu_io(self, what: str) -> GpuIO:
+        if self._backend.device_kind != "gpu":
+            raise RuntimeError(f"{what} needs backend='webgpu' (or another GPU backend); this interpreter runs on "
+                               f"{self._backend_name!r}")
+        io = self._allocated(what).gpu_io
+        if io is None:
+            raise RuntimeError(f"{what}: backend {self._backend_name!r} has no GPU-resident I/O")
+        return io
 
     def _output_index(self, tensor_index: Any) -> int:
         i = self._tensor_index(tensor_index)
-        if i not in self._graph.outputs:
-            raise ValueError(f"tensor {i} ({self._graph.tensors[i].name!r}) is not an output; the output tensor "
-                             f"indices (get_output_details()[k]['index']) are {list(self._graph.outputs)}")
+        if i not in self._current.outputs:
+            raise ValueError(f"tensor {i} ({self._current.tensors[i].name!r}) is not an output; the output tensor "
+                             f"indices (get_output_details()[k]['index']) are {list(self._current.outputs)}")
         return i
 
     def get_output_gpu(self, tensor_index: int) -> Any:
@@ -350,7 +359,7 @@ class Interpreter:
             When the device is lost.
         """
         i = self._output_index(tensor_index)
-        return self._gpu_exe("get_output_gpu()").gpu_tensor(i)
+        return self._gpu_io("get_output_gpu()").gpu_tensor(i)
 
     def bind_input(self, tensor_index: int, gpu_buffer: Any, *, offset: int = 0, layout: str = "NHWC") -> None:
         """Take input ``tensor_index`` from a GPU buffer at every invoke, with no CPU copy.
@@ -382,7 +391,7 @@ class Interpreter:
             offset or a buffer too small for the tensor.
         """
         i = self._tensor_index(tensor_index)
-        self._gpu_exe("bind_input()").bind(i, gpu_buffer, offset=offset, layout=layout)
+        self._gpu_io("bind_input()").bind(i, gpu_buffer, offset=offset, layout=layout)
 
     def ensure_readable(self, tensor_index: int) -> None:
         """Make ``tensor()`` views of tensor i current, reading it back only if needed.
@@ -391,19 +400,19 @@ class Interpreter:
         input) the host copy is not kept current; ``get_tensor`` calls this itself.
         """
         i = self._tensor_index(tensor_index)
-        exe = self._gpu_exe("ensure_readable()")
-        if not self._graph.tensors[i].is_const:
-            exe.ensure_readable(i)
+        io = self._gpu_io("ensure_readable()")
+        if not self._current.tensors[i].is_const:
+            io.ensure_readable(i)
 
     def transfer_stats(self) -> dict[str, int]:
         """Bytes uploaded and read back since ``allocate_tensors`` (constants included), and invokes."""
-        return self._gpu_exe("transfer_stats()").transfer_stats()
+        return self._gpu_io("transfer_stats()").transfer_stats()
 
     @property
     def precision(self) -> str:
         """The precision in force: ``"fp16"`` (float16 weights, float32 activations and math) when it
         was requested on a webgpu device with shader-f16, else ``"fp32"``; see ``get_plan()``."""
-        return getattr(self._backend, "precision", "fp32")
+        return str(self._backend.describe().get("precision", "fp32"))
 
     def warmup(self) -> float:
         """Run one invoke on the current inputs and wait for the GPU; returns its seconds.
@@ -412,17 +421,14 @@ class Interpreter:
         compile shaders for real at their first dispatch, which this pays for. It overwrites
         outputs and makes earlier ``GpuTensor`` handles stale like any invoke.
         """
-        import time
-
-        self._ensure_allocated("warmup()")
+        exe = self._allocated("warmup()")
         start = time.perf_counter()
         self.invoke()
-        if hasattr(self._exe, "wait"):
-            self._exe.wait()
+        exe.wait()
         return time.perf_counter() - start
 
     def recover(self, *, device: Any = None) -> None:
-        """Rebuild on a working device after ``DeviceLostError`` (webgpu only).
+        """Rebuild on a working device after ``DeviceLostError`` (GPU backends only).
 
         Parameters
         ----------
@@ -434,18 +440,21 @@ class Interpreter:
         Inputs set with ``set_tensor`` are carried over; bindings and ``GpuTensor`` handles
         (which belong to the old device) are dropped.
         """
-        if self._backend_name != "webgpu":
-            raise RuntimeError(f"recover() needs backend='webgpu'; this interpreter runs on {self._backend_name!r}")
+        control = self._backend.gpu_control
+        if control is None:
+            raise RuntimeError(f"recover() needs backend='webgpu' (or another GPU backend); this interpreter runs on "
+                               f"{self._backend_name!r}")
         self._ensure_safe()
         old = self._exe
-        keep = {} if old is None else {
-            i: old.arrays[i].copy() for i in self._graph.inputs if i in old.arrays and i not in old.bound_inputs}
+        io = None if old is None else old.gpu_io
+        keep = {} if io is None else io.host_inputs()
         self._release_exe()
-        self._backend.replace_device(device)
+        control.replace_device(device)
         if old is not None:
             self.allocate_tensors()
+            exe = self._allocated("recover()")
             for i, value in keep.items():
-                self._exe.write(i, value)
+                exe.write(i, value)
 
     def close(self) -> None:
         """Release what ``allocate_tensors`` built; the interpreter needs it again to run."""
@@ -462,18 +471,17 @@ class Interpreter:
         """What runs where: nodes, arena bytes and (on webgpu) partitions and crossings."""
         plan = {
             "backend": self._backend_name,
-            "nodes": len(self._order),
+            "nodes": len(self.graph.nodes),
             "arena_bytes": self._plan.arena_bytes if self._plan else None,
             "intermediate_bytes": self._plan.total_bytes if self._plan else None,
         }
-        if hasattr(self._backend, "describe"):
-            plan.update(self._backend.describe())
-        if self._exe is not None and hasattr(self._exe, "describe"):
+        plan.update(self._backend.describe())
+        if self._exe is not None:
             plan.update(self._exe.describe())
         return plan
 
     def __repr__(self) -> str:
-        return f"Interpreter(backend={self._backend_name!r}, nodes={len(self._order)})"
+        return f"Interpreter(backend={self._backend_name!r}, nodes={len(self._current.nodes)})"
 
 
 def _sparsity_details(sp) -> dict[str, Any]:
@@ -509,7 +517,7 @@ class SignatureRunner:
             if name not in ins:
                 raise ValueError(f"Invalid Input name ({name}) for SignatureDef; expected one of {sorted(ins)}")
             shape = np.shape(value)
-            if tuple(shape) != self._it._graph.tensors[ins[name]].shape:
+            if tuple(shape) != self._it._current.tensors[ins[name]].shape:
                 self._it.resize_tensor_input(ins[name], list(shape))
         if self._it._exe is None:
             self._it.allocate_tensors()

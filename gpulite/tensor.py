@@ -6,17 +6,21 @@ from numpy is uploaded on its first GPU use, not before; an op's output on a GPU
 stays there until ``data()``/``data_sync()``/``numpy()`` reads it back (then the host copy is
 kept too). ``t.backend`` is the backend the tensor belongs to: the active one when it was
 made, or the GPU backend its data last moved to.
+
+This module is a leaf (TF.js's ``tensor.ts``): it imports nothing of gpulite's runtime. The
+runtime (:mod:`gpulite.runtime`) installs the :class:`TensorTracker` that counts tensors and
+knows the backends (:func:`set_tensor_tracker`), and :mod:`gpulite.ops` installs the
+:class:`OpHandler` behind ``t + u``, ``t @ u``, ``t.reshape`` (:func:`set_op_handler`).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from gpulite import engine
 from gpulite.errors import DisposedTensorError
 
 log = logging.getLogger(__name__)
@@ -25,6 +29,80 @@ DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float16, np.int32, np.int64,
                                      np.bool_))
 _ids = itertools.count(1)
 _KDLCPU, _KDLWEBGPU = 1, 15  # DLPack device types
+
+
+class DeviceStore(Protocol):
+    """What a tensor needs of the GPU eager executor holding its data (see ``backends.base.EagerExecutor``)."""
+
+    name: str
+    closed: bool
+
+    def upload(self, array: np.ndarray) -> Any: ...
+
+    def read(self, buf: Any, nbytes: int) -> np.ndarray: ...
+
+    async def read_async(self, buf: Any, nbytes: int) -> np.ndarray: ...
+
+    def release(self, buf: Any) -> None: ...
+
+    def flush(self) -> None: ...
+
+
+class TensorTracker(Protocol):
+    """Counts tensors and knows the backends; installed by :mod:`gpulite.runtime`."""
+
+    def track(self, t: Tensor) -> None: ...
+
+    def untrack(self, t: Tensor) -> None: ...
+
+    def gpu_changed(self, t: Tensor, on_gpu: bool) -> None: ...
+
+    def moved(self, t: Tensor, new_home: str) -> None: ...
+
+    def forget_weight(self, tensor_id: int) -> None: ...
+
+    def active_backend(self) -> str: ...
+
+    def gpu_store(self, backend: str | None) -> DeviceStore: ...
+
+
+class OpHandler(Protocol):
+    """The ops behind Tensor's operators; installed by :mod:`gpulite.ops`."""
+
+    def add(self, a: Any, b: Any) -> Tensor: ...
+
+    def sub(self, a: Any, b: Any) -> Tensor: ...
+
+    def mul(self, a: Any, b: Any) -> Tensor: ...
+
+    def div(self, a: Any, b: Any) -> Tensor: ...
+
+    def matmul(self, a: Any, b: Any) -> Tensor: ...
+
+    def reshape(self, x: Any, shape: Any) -> Tensor: ...
+
+    def transpose(self, x: Any, perm: Any = None) -> Tensor: ...
+
+
+class _Missing:
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError("gpulite's runtime is not loaded: import gpulite (not gpulite.tensor alone)")
+
+
+_tracker: TensorTracker = _Missing()  # type: ignore[assignment]
+_ops: OpHandler = _Missing()  # type: ignore[assignment]
+
+
+def set_tensor_tracker(tracker: TensorTracker) -> None:
+    """Install the runtime's tracker (TF.js ``setTensorTracker``)."""
+    global _tracker
+    _tracker = tracker
+
+
+def set_op_handler(handler: OpHandler) -> None:
+    """Install the ops behind Tensor's operators (TF.js ``setOpHandler``)."""
+    global _ops
+    _ops = handler
 
 
 def _check_dtype(dtype: Any) -> np.dtype:
@@ -69,14 +147,14 @@ class Tensor:
                  "dtype", "id", "nbytes", "shape")
 
     def __init__(self, *, shape: tuple[int, ...], dtype: np.dtype, home: str, host: np.ndarray | None = None,
-                 buf: Any = None, exe: Any = None) -> None:
+                 buf: Any = None, exe: DeviceStore | None = None) -> None:
         self.shape, self.dtype, self.id = shape, dtype, next(_ids)
         self.nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         self._home, self._host, self._buf, self._exe = home, host, buf, exe
         self._disposed = self._kept = self._used_as_weight = False
-        engine.track(self)
+        _tracker.track(self)
         if buf is not None:
-            engine.gpu_changed(self, True)
+            _tracker.gpu_changed(self, True)
 
     # -- facts ------------------------------------------------------------------------------
     @property
@@ -187,7 +265,7 @@ class Tensor:
         """The host array for a CPU kernel (read back if needed); internal to gpulite.ops."""
         return self.data_sync()
 
-    def gpu(self, exe: Any) -> Any:
+    def gpu(self, exe: DeviceStore) -> Any:
         """This tensor's buffer on GPU executor ``exe``, uploading it on first use there."""
         self._check("GPU use")
         if self._buf is not None and self._exe is exe:
@@ -198,9 +276,9 @@ class Tensor:
             raise DisposedTensorError(f"backend {exe.name!r} was removed")
         buf = exe.upload(host)
         if self._home != exe.name:
-            engine.moved(self, exe.name)
+            _tracker.moved(self, exe.name)
         self._buf, self._exe = buf, exe
-        engine.gpu_changed(self, True)
+        _tracker.gpu_changed(self, True)
         return self._buf
 
     def to_gpu(self, backend: str | None = None) -> Tensor:
@@ -212,11 +290,7 @@ class Tensor:
             A GPU backend; default: the active backend if it is one, else the highest-priority
             registered GPU backend that starts.
         """
-        from gpulite.backends import registry
-        exe = registry.eager_executor(backend) if backend else _default_gpu(registry)
-        if not exe.is_gpu:
-            raise ValueError(f"backend {exe.name!r} is not a GPU backend")
-        self.gpu(exe)
+        self.gpu(_tracker.gpu_store(backend))
         return self
 
     @property
@@ -235,7 +309,7 @@ class Tensor:
     def _drop_gpu(self) -> None:
         if self._buf is not None:
             buf, exe, self._buf, self._exe = self._buf, self._exe, None, None
-            engine.gpu_changed(self, False)
+            _tracker.gpu_changed(self, False)
             if not exe.closed:
                 exe.release(buf)
 
@@ -244,9 +318,8 @@ class Tensor:
         if self._disposed:
             return
         if self._used_as_weight:
-            from gpulite.ops import dispatch
-            dispatch.forget_weight(self.id)
-        engine.untrack(self)
+            _tracker.forget_weight(self.id)
+        _tracker.untrack(self)
         self._disposed = True
         self._host = None
         if self._buf is not None:
@@ -267,59 +340,37 @@ class Tensor:
 
     # -- operators ------------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
-        from gpulite import ops
-        return ops.add(self, other)
+        return _ops.add(self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        from gpulite import ops
-        return ops.add(other, self)
+        return _ops.add(other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        from gpulite import ops
-        return ops.sub(self, other)
+        return _ops.sub(self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        from gpulite import ops
-        return ops.sub(other, self)
+        return _ops.sub(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        from gpulite import ops
-        return ops.mul(self, other)
+        return _ops.mul(self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        from gpulite import ops
-        return ops.mul(other, self)
+        return _ops.mul(other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        from gpulite import ops
-        return ops.div(self, other)
+        return _ops.div(self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        from gpulite import ops
-        return ops.div(other, self)
+        return _ops.div(other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        from gpulite import ops
-        return ops.matmul(self, other)
+        return _ops.matmul(self, other)
 
     def reshape(self, *shape: Any) -> Tensor:
-        from gpulite import ops
-        return ops.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+        return _ops.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
 
     def transpose(self, perm: Any = None) -> Tensor:
-        from gpulite import ops
-        return ops.transpose(self, perm)
-
-
-def _default_gpu(registry: Any) -> Any:
-    active = registry.eager_executor()
-    if active.is_gpu:
-        return active
-    for name in registry.list_backends():
-        inst = registry.find_backend(name)
-        if inst is not None and getattr(inst, "gdev", None) is not None:
-            return registry.eager_executor(name)
-    raise ValueError(f"no GPU backend starts; registered: {registry.list_backends()}")
+        return _ops.transpose(self, perm)
 
 
 def tensor(values: Any, dtype: Any = None) -> Tensor:
@@ -338,7 +389,6 @@ def tensor(values: Any, dtype: Any = None) -> Tensor:
     Tensor
         On the active backend; on a GPU backend the data is uploaded on first GPU use.
     """
-    from gpulite.backends import registry
     if isinstance(values, Tensor):
         values = values.data_sync()
     arr = np.asarray(values)
@@ -350,7 +400,7 @@ def tensor(values: Any, dtype: Any = None) -> Tensor:
         dt = _default_dtype(arr)
     host = np.array(arr, dtype=dt, copy=True, order="C")
     host.flags.writeable = False
-    return Tensor(shape=tuple(int(d) for d in host.shape), dtype=dt, home=registry.get_backend(), host=host)
+    return Tensor(shape=tuple(int(d) for d in host.shape), dtype=dt, home=_tracker.active_backend(), host=host)
 
 
 def from_host(arr: np.ndarray, home: str) -> Tensor:
@@ -359,6 +409,6 @@ def from_host(arr: np.ndarray, home: str) -> Tensor:
     return Tensor(shape=arr.shape, dtype=arr.dtype, home=home, host=arr)
 
 
-def from_gpu(buf: Any, exe: Any, shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
+def from_gpu(buf: Any, exe: DeviceStore, shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
     """A tensor owning pooled buffer ``buf`` of executor ``exe``; internal."""
     return Tensor(shape=shape, dtype=dtype, home=exe.name, buf=buf, exe=exe)

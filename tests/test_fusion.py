@@ -1,9 +1,9 @@
 """The fusion pass (gpulite/graph/fusion.py) as a graph rewrite: it never modifies its input,
-makes each kind of rewrite only where the backend's rules allow it, and the CPU's two calls
-(at load, then at compile) give what one call with all its rules gives.
+makes each kind of rewrite only where the backend's rules allow it, and the CPU backend's
+``prepare`` is that pass with its rules.
 
 The numbers of fused graphs are checked against LiteRT in tests/ops/test_cpu_fusion.py
-(CPU) and tests/webgpu/test_kernels.py (PReLU on WebGPU).
+(CPU) and tests/webgpu/test_fusion.py (PReLU on WebGPU).
 """
 
 from __future__ import annotations
@@ -13,11 +13,14 @@ import pickle
 import numpy as np
 import pytest
 
-from gpulite.backends.cpu.fusion_rules import CPU_LOAD_RULES, CPU_RULES
+from gpulite import Interpreter
+from gpulite.backends.cpu.fusion_rules import CPU_RULES
 from gpulite.backends.webgpu.fusion_rules import WebGpuFusionRules
 from gpulite.graph import passes
 from gpulite.graph.fusion import FusionRules, fuse
 from gpulite.graph.ir import Activation, Graph, PRelu, ResidualAdd
+from gpulite.graph.plan import topological_order
+from gpulite.model.opdefs import FusedActivation, Op
 from gpulite.model.reader import load
 from gpulite.testing.tflite_writer import ModelBuilder
 from tests.ops.test_cpu_fusion import CASES, shared_dw_output
@@ -113,8 +116,8 @@ def all_graphs() -> list[tuple[str, bytes]]:
 
 
 GRAPHS = all_graphs()
-RULES = {"nothing": FusionRules(), "everything": Allow(*KINDS), "cpu_load": CPU_LOAD_RULES, "cpu": CPU_RULES,
-         "webgpu": WebGpuFusionRules(), "webgpu_cpu_ops": WebGpuFusionRules(["CONV_2D"])}
+RULES = {"nothing": FusionRules(), "everything": Allow(*KINDS), "cpu": CPU_RULES,
+         "webgpu": WebGpuFusionRules(), "webgpu_cpu_ops": WebGpuFusionRules([Op.CONV_2D])}
 
 
 @pytest.mark.parametrize("rules", RULES.values(), ids=RULES.keys())
@@ -151,35 +154,37 @@ def test_every_kind_on_one_graph():
     assert [n.op for n in out.nodes] == ["DEPTHWISE_CONV_2D", "CONV_2D", "CONV_2D", "CONV_2D"]
     dw, relu_conv, prelu_conv, add_conv = out.nodes
     assert dw.pads == (1, 1, 1, 1) and dw.inputs[2] == -1  # the bias moved into the 1x1 convs
-    assert relu_conv.activation == "RELU" and prelu_conv.prelu_alpha is not None
+    assert relu_conv.activation == FusedActivation.RELU and prelu_conv.prelu_alpha is not None
     assert add_conv.epilogue == (ResidualAdd(slot=3, channels=8),) and add_conv.inputs[3] == g.inputs[0]
     assert add_conv.outputs == g.outputs
 
 
 def test_cpu_rules():
-    """PRELU after a conv: an epilogue step on the CPU, ``prelu_alpha`` on WebGPU; activations
-    only at load."""
+    """PRELU after a conv: an epilogue step on the CPU, ``prelu_alpha`` on WebGPU (not where
+    the conv is forced onto the CPU)."""
     g = _graph(every_kind())
-    assert made(g, fuse(g, CPU_LOAD_RULES)) == {"activation"}
     cpu = fuse(g, CPU_RULES)
     assert made(g, cpu) == {"activation", "pad", "depthwise_bias", "epilogue"}
     assert [type(s) for n in cpu.nodes for s in n.epilogue] == [PRelu, ResidualAdd]
     assert made(g, fuse(g, WebGpuFusionRules())) == {"activation", "prelu"}
-    assert made(g, fuse(g, WebGpuFusionRules(["CONV_2D"]))) == {"activation"}
+    assert made(g, fuse(g, WebGpuFusionRules([Op.CONV_2D]))) == {"activation"}
 
 
 def test_add_activation_becomes_an_epilogue_step():
     g = _graph(CASES["mobilenet_block"]()[0])
     steps = [s for n in fuse(g, CPU_RULES).nodes for s in n.epilogue]
-    assert steps[:2] == [ResidualAdd(slot=3, channels=16), Activation("RELU")]
+    assert steps[:2] == [ResidualAdd(slot=3, channels=16), Activation(FusedActivation.RELU)]
 
 
 @pytest.mark.parametrize("model", [m for _, m in GRAPHS], ids=[n for n, _ in GRAPHS])
-def test_cpu_load_then_compile_is_one_fusion(model):
-    """The CPU backend fuses at load (activations) and again at compile: the same graph as one
-    call with all its rules."""
+def test_cpu_prepare_is_the_pass_with_the_cpu_rules(model, monkeypatch):
+    """The graph a CPU Interpreter runs is the model's graph fused once with CPU_RULES, and
+    GPULITE_CPU_FUSE=0 leaves it unfused."""
     g = _graph(model)
-    assert summary(fuse(fuse(g, CPU_LOAD_RULES), CPU_RULES)) == summary(fuse(g, CPU_RULES))
+    g.nodes = topological_order(g)
+    assert summary(Interpreter(model_content=model, backend="cpu").graph) == summary(fuse(g, CPU_RULES))
+    monkeypatch.setenv("GPULITE_CPU_FUSE", "0")
+    assert summary(Interpreter(model_content=model, backend="cpu").graph) == summary(g)
 
 
 def test_malformed_shapes_are_left_for_the_kernels():
@@ -187,7 +192,7 @@ def test_malformed_shapes_are_left_for_the_kernels():
     and no crash; the kernels reject such a node at allocate_tensors."""
     g = _graph(every_kind())
     for n in g.nodes:
-        if n.op in ("DEPTHWISE_CONV_2D", "CONV_2D"):
+        if n.op in (Op.DEPTHWISE_CONV_2D, Op.CONV_2D):
             g.tensors[n.outputs[0]].shape = ()
     assert made(g, fuse(g, Allow(*KINDS))) <= {"activation", "prelu", "pad"}
 

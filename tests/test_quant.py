@@ -7,7 +7,6 @@ import pytest
 
 from gpulite.backends.cpu.quant import (
     Requantizer,
-    activation_bounds,
     multiply_by_quantized_multiplier,
     multiply_by_quantized_multiplier_single,
     quantize_multiplier,
@@ -78,12 +77,3 @@ def test_per_channel_requantizer_broadcasts_along_last_axis() -> None:
     for c in range(3):
         want = np.clip(multiply_by_quantized_multiplier(acc[..., c], ms[c], ss[c]) + 128, 0, 255)
         np.testing.assert_array_equal(out[..., c], want)
-
-
-def test_activation_bounds_round_half_away_in_float32() -> None:
-    # 6 / 0.04 = 150 exactly; 6 / 0.48 = 12.5 rounds away from zero to 13 (round() would give 12).
-    assert activation_bounds("RELU6", 0.48, 0, np.int8) == (0, 13)
-    assert activation_bounds("RELU6", 0.04, -128, np.int8) == (-128, 22)
-    assert activation_bounds("RELU_N1_TO_1", 0.01, 10, np.uint8) == (0, 110)
-    assert activation_bounds(None, 0.1, 0, np.uint8) == (0, 255)
-    assert activation_bounds("TANH", 0.1, 0, np.int8) == (-128, 127)  # a no-op in TFLite's kernels

@@ -3,8 +3,9 @@
 A kernel factory is called once at ``allocate_tensors`` with the node and a backend
 context, does all the per-model work there (weight layout, shape checks, buffers), and
 returns the callable that runs the op. Kernel modules register with
-``@register_kernel(op, backend)`` and are discovered from each backend's ``kernels``
-package, never listed by hand.
+``@register_kernel(Op.X, backend)`` and are discovered from each backend's ``kernels``
+package, never listed by hand. The op must be an :class:`~gpulite.model.opdefs.Op` (or its
+name) or a custom op declared with :func:`~gpulite.model.opdefs.declare_custom_op`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import pkgutil
 from collections.abc import Callable
 from typing import Any
 
+from gpulite.model.opdefs import OpName, op_named, op_of
+
 KernelFactory = Callable[..., Any]
-_KERNELS: dict[tuple[str, str], KernelFactory] = {}
+_KERNELS: dict[tuple[OpName, str], KernelFactory] = {}
 _DISCOVERED: set[str] = set()
 _PACKAGES = {"cpu": "gpulite.backends.cpu.kernels", "webgpu": "gpulite.backends.webgpu.kernels"}
 
@@ -23,10 +26,14 @@ _PACKAGES = {"cpu": "gpulite.backends.cpu.kernels", "webgpu": "gpulite.backends.
 def register_kernel(op: str, backend: str, fn: KernelFactory | None = None):
     """Register ``fn`` as the kernel of ``op`` on ``backend``; usable as a decorator.
 
-    Raises ``ValueError`` if that pair already has a kernel (use :func:`unregister_kernel` first).
+    Raises ``ValueError`` if ``op`` is not an op gpulite knows (a TFLite builtin, a MediaPipe
+    custom op, or one declared with ``gpulite.declare_custom_op``; the message suggests the
+    closest names), or if that pair already has a kernel (use :func:`unregister_kernel` first).
     """
+    name = op_named(op)
+
     def deco(f: KernelFactory) -> KernelFactory:
-        key = (op, backend)
+        key = (name, backend)
         if key in _KERNELS and _KERNELS[key] is not f:
             raise ValueError(f"kernel for op {op} on backend {backend!r} is already registered")
         _KERNELS[key] = f
@@ -35,7 +42,7 @@ def register_kernel(op: str, backend: str, fn: KernelFactory | None = None):
 
 
 def unregister_kernel(op: str, backend: str) -> None:
-    _KERNELS.pop((op, backend), None)
+    _KERNELS.pop((op_of(op), backend), None)
 
 
 def discover(backend: str) -> None:
@@ -50,10 +57,10 @@ def discover(backend: str) -> None:
 
 def get_kernel(op: str, backend: str) -> KernelFactory | None:
     discover(backend)
-    return _KERNELS.get((op, backend))
+    return _KERNELS.get((op_of(op), backend))
 
 
-def get_kernels_for_backend(backend: str) -> dict[str, KernelFactory]:
+def get_kernels_for_backend(backend: str) -> dict[OpName, KernelFactory]:
     discover(backend)
     return {op: f for (op, b), f in _KERNELS.items() if b == backend}
 

@@ -25,12 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpulite import zoo
+from gpulite.commands.common import InputError, litert_interpreter, prepared_invoke
 from gpulite.errors import GpuliteError
 
 log = logging.getLogger(__name__)
 
 BACKENDS = ("gpulite-cpu", "gpulite-webgpu", "LiteRT")
 COLORS = {"gpulite-cpu": "#4C72B0", "gpulite-webgpu": "#DD8452", "LiteRT": "#55A868"}
+CHART_SUFFIXES = (".png", ".svg", ".pdf", ".jpg", ".jpeg")
 
 
 class PlotUnavailableError(GpuliteError, ImportError):
@@ -47,22 +49,22 @@ class LatencyRow:
 
 
 def _runners(path: Path, threads: int) -> tuple[dict[str, Callable[[], None]], list[str]]:
-    from gpulite.cli import _litert_interpreter, _prepare
     from gpulite.interpreter import Interpreter
 
     runners: dict[str, Callable[[], None]] = {}
     notes: list[str] = []
     for backend in ("cpu", "webgpu"):
         try:
-            runners[f"gpulite-{backend}"] = _prepare(Interpreter(model_path=path, backend=backend, num_threads=threads))
+            it = Interpreter(model_path=path, backend=backend, num_threads=threads)
+            runners[f"gpulite-{backend}"] = prepared_invoke(it)
         except (GpuliteError, ImportError) as e:
             notes.append(f"gpulite-{backend}: {str(e).splitlines()[0]}")
-    ref, why = _litert_interpreter(path, threads)
+    ref, why = litert_interpreter(path, threads)
     if ref is None:
         notes.append(why)
     else:
         try:
-            runners["LiteRT"] = _prepare(ref)
+            runners["LiteRT"] = prepared_invoke(ref)
         except RuntimeError as e:
             notes.append(f"LiteRT: {str(e).splitlines()[0]}")
     return runners, notes
@@ -102,6 +104,12 @@ def format_rows(rows: Sequence[LatencyRow], runs: int, threads: int) -> list[str
         lines.append(f"{r.model:<{width}}" + "".join(cells))
     lines += [f"note: {r.model}: {n}" for r in rows for n in r.notes]
     return lines
+
+
+def check_plot_path(path: str | Path) -> None:
+    """InputError unless ``path`` ends in a chart format matplotlib writes (checked before measuring)."""
+    if Path(path).suffix.lower() not in CHART_SUFFIXES:
+        raise InputError(f"--plot {str(path)!r}: unsupported chart extension; use one of {', '.join(CHART_SUFFIXES)}")
 
 
 def _pyplot():
@@ -164,7 +172,7 @@ def plot(rows: Sequence[LatencyRow], path: str | Path, *, runs: int, threads: in
     return out
 
 
-def bench_plot(models: Sequence[str], path: str | Path, *, runs: int = 20, threads: int = 2,
+def bench_plot(models: Sequence[str], path: str | Path, *, runs: int = 20, threads: int = 2, warmup: int = 3,
                out: Callable[[str], None] = print) -> list[LatencyRow]:
     """Measure ``models`` (all zoo models when empty) on every backend, print the table, draw the chart.
 
@@ -177,7 +185,7 @@ def bench_plot(models: Sequence[str], path: str | Path, *, runs: int = 20, threa
     rows = []
     for m in models or zoo.NAMES:
         log.info("benchmarking %s on %s", m, ", ".join(BACKENDS))
-        rows.append(measure(m, runs=runs, threads=threads))
+        rows.append(measure(m, runs=runs, threads=threads, warmup=warmup))
     for line in format_rows(rows, runs, threads):
         out(line)
     out(f"chart      {plot(rows, path, runs=runs, threads=threads)}")

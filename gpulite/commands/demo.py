@@ -5,8 +5,9 @@ Runs :class:`~gpulite.solutions.FaceDetector` and :class:`~gpulite.solutions.Fac
 the backend gpulite picks by itself (a GPU through WebGPU when there is a real one, else the
 numpy CPU backend; ``--backend`` overrides), prints what they found and how long each stage
 took, and writes the image with the results drawn on it (``./gpulite_demo.png``, ``-o`` to
-change). Each solution runs twice: the first call pays the start-up (model loading, GPU
-pipeline compilation), the second is the one whose stages are shown.
+change; the format follows the extension). Each solution runs twice: the first call pays the
+start-up (model loading, GPU pipeline compilation) and is shown apart, the second is the one
+whose stages are shown.
 
 Usage::
 
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpulite.commands.common import image_format, read_image, save_image
 from gpulite.errors import GpuliteError
 
 log = logging.getLogger(__name__)
@@ -55,28 +57,24 @@ class DemoResult:
     output: Path | None = None
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Register ``gpulite demo`` on the CLI's subparsers."""
-    p = sub.add_parser("demo", help="face detection + face mesh on a sample image; writes an annotated PNG")
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``gpulite demo``."""
+    p = subparsers.add_parser("demo", help="face detection + face mesh on a sample image; writes an annotated PNG",
+                              description=__doc__.split("\n\n")[0])
     p.add_argument("-o", "--output", default=DEFAULT_OUTPUT,
-                   help=f"annotated PNG to write (default ./{DEFAULT_OUTPUT})")
+                   help=f"annotated image to write, format by extension (default ./{DEFAULT_OUTPUT})")
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu"),
                    help="where to run (default: gpulite's automatic choice)")
     p.add_argument("--image", default=None, help="run on this image instead of the shipped sample")
+    p.set_defaults(run=run)
 
 
-def load_rgb(path: str | Path) -> np.ndarray:
-    """An image file as (H, W, 3) uint8 RGB; FileNotFoundError / ValueError with the path otherwise."""
-    from PIL import Image, UnidentifiedImageError
-
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"no image file {str(p)!r}")
-    try:
-        with Image.open(p) as im:
-            return np.asarray(im.convert("RGB"))
-    except UnidentifiedImageError as e:
-        raise ValueError(f"{str(p)!r} is not an image PIL can read: {e}") from None
+def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
+    """``gpulite demo``; returns the exit status."""
+    backend = None if args.backend == "auto" else args.backend
+    res = run_demo(output=args.output, backend=backend, image=args.image)
+    report(res, args.image, out)
+    return 0
 
 
 def _timed_twice(solution, image: np.ndarray):
@@ -89,14 +87,14 @@ def _timed_twice(solution, image: np.ndarray):
 
 def run_demo(*, output: str | Path | None = DEFAULT_OUTPUT, backend: str | None = None,
              image: str | Path | None = None) -> DemoResult:
-    """Run both solutions on the sample image (or ``image``) and write the annotated PNG to ``output``."""
-    from PIL import Image
-
+    """Run both solutions on the sample image (or ``image``) and write the annotated image to ``output``."""
     from gpulite.commands.annotate import draw_result, face_closeup
     from gpulite.solutions import FaceDetector, FaceMesh
     from gpulite.solutions.results import FaceMeshResult
 
-    rgb = load_rgb(image or SAMPLE_IMAGE)
+    if output is not None:
+        image_format(output)  # an unsupported extension fails before anything runs
+    rgb = read_image(image or SAMPLE_IMAGE)
     with FaceDetector(backend=backend) as fd:
         det, det_first = _timed_twice(fd, rgb)
         res = DemoResult(fd.backend, fd.backend_reason, (rgb.shape[1], rgb.shape[0]),
@@ -119,10 +117,7 @@ def run_demo(*, output: str | Path | None = DEFAULT_OUTPUT, backend: str | None 
             size = drawn.shape[0]
             closeup = face_closeup(rgb, found, res.detections[0].relative_bounding_box, size=size)
             drawn = np.concatenate([drawn, closeup], axis=1)
-        res.output = Path(output)
-        if res.output.parent != Path(""):
-            res.output.parent.mkdir(parents=True, exist_ok=True)
-        Image.fromarray(drawn).save(res.output, format="PNG")
+        res.output = save_image(output, drawn)
     return res
 
 
@@ -160,14 +155,3 @@ def report(res: DemoResult, image: str | Path | None, out: Callable[[str], None]
     if res.output is not None:
         out(f"wrote      {res.output} (the image and a close-up of the first face: box green, keypoints red, "
             "landmarks cyan, irises yellow)")
-
-
-def main(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
-    """``gpulite demo``; returns the exit status."""
-    backend = None if args.backend == "auto" else args.backend
-    try:
-        res = run_demo(output=args.output, backend=backend, image=args.image)
-    except (FileNotFoundError, ValueError) as e:
-        raise SystemExit(f"gpulite demo: {e}") from None
-    report(res, args.image, out)
-    return 0

@@ -39,13 +39,13 @@ import numpy as np
 
 from gpulite.graph.ir import Activation, EpilogueStep, Graph, HardSwish, Logistic, Node, PRelu, ResidualAdd, TensorInfo
 from gpulite.graph.plan import topological_order
+from gpulite.model.opdefs import FusedActivation, Op
 
 _F32 = np.dtype(np.float32)
-CLAMPS = ("RELU", "RELU6", "RELU_N1_TO_1")
-CONVS = ("CONV_2D", "DEPTHWISE_CONV_2D")
+CONVS = (Op.CONV_2D, Op.DEPTHWISE_CONV_2D)
 # Ops whose TFLite options carry a fused activation (their kernels apply node.activation).
-ACTIVATION_PRODUCERS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "DIV",
-                                  "AVERAGE_POOL_2D", "MAX_POOL_2D", "CONCATENATION", "TRANSPOSE_CONV"})
+ACTIVATION_PRODUCERS = frozenset({Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED, Op.ADD, Op.SUB, Op.MUL, Op.DIV,
+                                  Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D, Op.CONCATENATION, Op.TRANSPOSE_CONV})
 
 
 class FusionRules:
@@ -158,26 +158,27 @@ class _Fuser:
     # -- rewrites -------------------------------------------------------------------------
     def activations(self) -> None:
         for n in self.g.nodes:
-            if n.op not in CLAMPS or len(n.inputs) != 1 or len(n.outputs) != 1:
+            act = FusedActivation.of_op(n.op)  # RELU, RELU6 and RELU_N1_TO_1 are their own clamps
+            if act is None or len(n.inputs) != 1 or len(n.outputs) != 1:
                 continue  # malformed arity: left for the kernel to reject at allocate_tensors
             src = n.inputs[0]
             p = self.producer.get(src)
-            if (p is None or p.op not in ACTIVATION_PRODUCERS or p.activation is not None or not self.plain(p)
+            if (p is None or p.op not in ACTIVATION_PRODUCERS or p.activation or not self.plain(p)
                     or p.outputs[0] != src or self.only_reader(src) is not n or not self.is_float(src)
                     or not self.rules.activation(self.g, p, n)):
                 continue
-            p.activation = n.op
+            p.activation = act
             p.outputs = (n.outputs[0], *p.outputs[1:])
             self.dropped.add(id(n))
         self.reindex()
 
     def prelus(self) -> None:
         for n in self.g.nodes:
-            if n.op != "PRELU" or len(n.inputs) != 2 or len(n.outputs) != 1:
+            if n.op != Op.PRELU or len(n.inputs) != 2 or len(n.outputs) != 1:
                 continue
             src, alpha = n.inputs
             p = self.producer.get(src)
-            if (p is None or p.activation is not None or not self.plain(p) or len(p.outputs) != 1
+            if (p is None or p.activation or not self.plain(p) or len(p.outputs) != 1
                     or self.only_reader(src) is not n or not self.is_float(src, n.outputs[0])
                     or alpha < 0 or not self.t(alpha).is_const or not self.rules.prelu(self.g, p, n)):
                 continue
@@ -188,7 +189,7 @@ class _Fuser:
 
     def pads(self) -> None:
         for p in self.g.nodes:
-            if p.op not in ("PAD", "PADV2") or len(p.inputs) < 2 or min(p.inputs[:2]) < 0 or len(p.outputs) != 1:
+            if p.op not in (Op.PAD, Op.PADV2) or len(p.inputs) < 2 or min(p.inputs[:2]) < 0 or len(p.outputs) != 1:
                 continue
             out = p.outputs[0]
             readers = self.consumers.get(out, [])
@@ -203,7 +204,7 @@ class _Fuser:
             pads = np.asarray(pads).astype(np.int64)
             if (pads < 0).any() or pads[0].any() or pads[3].any():
                 continue
-            if p.op == "PADV2" and len(p.inputs) > 2 and p.inputs[2] >= 0:
+            if p.op == Op.PADV2 and len(p.inputs) > 2 and p.inputs[2] >= 0:
                 v = self.t(p.inputs[2]).const
                 if v is None or np.size(v) != 1 or float(np.asarray(v).reshape(())) != 0.0:
                     continue
@@ -217,7 +218,7 @@ class _Fuser:
 
     def depthwise_biases(self) -> None:
         for dw in self.g.nodes:
-            if (dw.op != "DEPTHWISE_CONV_2D" or dw.activation is not None or not self.plain(dw)
+            if (dw.op != Op.DEPTHWISE_CONV_2D or dw.activation or not self.plain(dw)
                     or len(dw.inputs) < 3 or len(dw.outputs) != 1 or min(dw.inputs[:3]) < 0
                     or not self.is_float(dw.inputs[0], dw.outputs[0])):
                 continue
@@ -248,7 +249,7 @@ class _Fuser:
         self.reindex()
 
     def _foldable_1x1(self, c: Node, tensor: int, channels: int) -> bool:
-        if (c.op != "CONV_2D" or len(c.inputs) < 2 or len(c.outputs) != 1 or c.inputs[0] != tensor
+        if (c.op != Op.CONV_2D or len(c.inputs) < 2 or len(c.outputs) != 1 or c.inputs[0] != tensor
                 or c.inputs[1] < 0 or tensor in c.inputs[1:]):
             return False
         if not self.is_float(c.inputs[0], c.outputs[0]) or c.pads is not None:
@@ -295,7 +296,7 @@ class _Fuser:
         if not shape or self.t(c.outputs[0]).shape != shape:
             return None  # a scalar has no channels
         slot = len(n.inputs)
-        if c.op == "ADD" and len(c.inputs) == 2 and list(c.inputs).count(out) == 1:
+        if c.op == Op.ADD and len(c.inputs) == 2 and list(c.inputs).count(out) == 1:
             other = c.inputs[1] if c.inputs[0] == out else c.inputs[0]
             if not self.is_float(other):
                 return None
@@ -313,26 +314,27 @@ class _Fuser:
             if not self.hoist(residual, n):
                 self.sink(n, c)
             steps: list[EpilogueStep] = [ResidualAdd(slot, channels)]
-            if c.activation in CLAMPS:
+            if c.activation.clamp is not None:
                 steps.append(Activation(c.activation))
             return c, steps, [residual]
-        if c.op == "PRELU" and len(c.inputs) == 2 and c.inputs[0] == out and c.inputs[1] >= 0:
+        if c.op == Op.PRELU and len(c.inputs) == 2 and c.inputs[0] == out and c.inputs[1] >= 0:
             alpha = self.t(c.inputs[1]).const
             if (alpha is None or alpha.dtype != _F32 or not _per_channel(alpha.shape, shape)
                     or not self.rules.epilogue(self.g, n, c)):
                 return None
             return c, [PRelu(slot)], [c.inputs[1]]
-        if c.op in (*CLAMPS, "HARD_SWISH", "LOGISTIC") and len(c.inputs) == 1:
+        clamp = FusedActivation.of_op(c.op)
+        if (clamp or c.op in (Op.HARD_SWISH, Op.LOGISTIC)) and len(c.inputs) == 1:
             if not self.rules.epilogue(self.g, n, c):
                 return None
-            step = Activation(c.op) if c.op in CLAMPS else HardSwish() if c.op == "HARD_SWISH" else Logistic()
+            step = Activation(clamp) if clamp else HardSwish() if c.op == Op.HARD_SWISH else Logistic()
             return c, [step], []
         return None
 
     def _channel_pad_source(self, padded: int, shape: tuple[int, ...]) -> int | None:
         """The input of a zero PAD adding channels at the end only, read by nothing else."""
         p = self.producer.get(padded)
-        if p is None or p.op != "PAD" or len(p.inputs) != 2 or min(p.inputs) < 0 or self.only_reader(padded) is None:
+        if p is None or p.op != Op.PAD or len(p.inputs) != 2 or min(p.inputs) < 0 or self.only_reader(padded) is None:
             return None
         src = p.inputs[0]
         pads = self.t(p.inputs[1]).const

@@ -13,14 +13,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from gpulite.model import schema_gen as sg
+from gpulite.model.opdefs import FusedActivation, OpName, op_of
 from gpulite.model.reader import Model, Quantization, Sparsity, SubgraphDef
 
-ACTIVATIONS = {
-    sg.ActivationFunctionType.NONE: None, sg.ActivationFunctionType.RELU: "RELU",
-    sg.ActivationFunctionType.RELU_N1_TO_1: "RELU_N1_TO_1", sg.ActivationFunctionType.RELU6: "RELU6",
-    sg.ActivationFunctionType.TANH: "TANH", sg.ActivationFunctionType.SIGN_BIT: "SIGN_BIT",
-}
+# Schema ActivationFunctionType code -> FusedActivation, for gpulite.ops.dispatch (which should
+# call FusedActivation.from_code instead; then this goes).
+ACTIVATIONS = {a.code: a for a in FusedActivation}
 
 
 @dataclass
@@ -55,8 +53,8 @@ class ResidualAdd:
 
 @dataclass(frozen=True)
 class Activation:
-    """Epilogue step: a fused activation (a fused ADD's, or a RELU-family node's)."""
-    activation: str
+    """Epilogue step: a clamp (a fused ADD's activation, or a RELU-family node's)."""
+    activation: FusedActivation
     kind: ClassVar[str] = "act"
 
 
@@ -84,18 +82,26 @@ EpilogueStep = ResidualAdd | Activation | PRelu | HardSwish | Logistic
 
 @dataclass
 class Node:
+    """One operator. ``op`` and ``activation`` given as plain strings (or None for no
+    activation) are turned into :class:`~gpulite.model.opdefs.Op` /
+    :class:`~gpulite.model.opdefs.FusedActivation` members."""
+
     index: int  # operator index in the model
-    op: str
+    op: OpName
     inputs: tuple[int, ...]  # tensor indices; -1 = omitted optional input
     outputs: tuple[int, ...]
-    options: object | None = None
-    custom_options: bytes | None = None
+    options: object | None = None  # builtin options table, or a custom op's decoded options
+    custom_options: bytes | None = None  # raw bytes, for a custom op gpulite has no decoder for
     version: int = 1
-    activation: str | None = None  # fused activation: RELU, RELU6, RELU_N1_TO_1, TANH, SIGN_BIT
+    activation: FusedActivation = FusedActivation.NONE
     # What gpulite.graph.fusion folded into the node (what a backend's rules allowed):
     pads: tuple[int, int, int, int] | None = None  # a zero PAD's (top, bottom, left, right), added to the padding
     prelu_alpha: int | None = None  # a PRELU's constant alpha tensor, applied to the output after the activation
     epilogue: tuple[EpilogueStep, ...] = ()  # elementwise steps run on the output after the activation
+
+    def __post_init__(self) -> None:
+        self.op = op_of(self.op)
+        self.activation = FusedActivation(self.activation or "NONE")
 
 
 @dataclass
@@ -122,10 +128,10 @@ class Graph:
         ]
         nodes = []
         for o in sgd.operators:
-            act = getattr(o.options, "fused_activation_function", 0)
+            act = FusedActivation.from_code(getattr(o.options, "fused_activation_function", 0))
             nodes.append(Node(
                 index=o.index, op=o.op, inputs=o.inputs, outputs=o.outputs, options=o.options,
-                custom_options=o.custom_options, version=o.version, activation=ACTIVATIONS.get(act),
+                custom_options=o.custom_options, version=o.version, activation=act,
             ))
         return cls(tensors, nodes, tuple(sgd.inputs), tuple(sgd.outputs), sgd.name)
 

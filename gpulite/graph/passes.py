@@ -12,6 +12,7 @@ import numpy as np
 from gpulite.errors import ModelError
 from gpulite.graph.densify import densify
 from gpulite.graph.ir import Graph, Node, TensorInfo
+from gpulite.model.opdefs import Op
 
 
 def dequantize_const(t: TensorInfo) -> np.ndarray:
@@ -36,21 +37,21 @@ def fold_constants(g: Graph) -> Graph:
     keep: list[Node] = []
     for n in g.nodes:
         ins = [g.tensors[i] for i in n.inputs if i >= 0]
-        if n.op in ("DEQUANTIZE", "DENSIFY") and ins and all(t.is_const for t in ins):
+        if n.op in (Op.DEQUANTIZE, Op.DENSIFY) and ins and all(t.is_const for t in ins):
             if len(n.outputs) != 1:
                 raise ModelError(f"node {n.index} ({n.op}) has {len(n.outputs)} outputs, expected 1")
             src, dst = ins[0], g.tensors[n.outputs[0]]
-            if n.op == "DENSIFY" and src.shape != dst.shape:
+            if n.op == Op.DENSIFY and src.shape != dst.shape:
                 # Checked before densifying: the dense array is allocated from src.shape,
                 # which a corrupted file could make arbitrarily large.
                 raise ModelError(
                     f"node {n.index} (DENSIFY): input tensor {src.index} has shape {list(src.shape)} "
                     f"but output tensor {dst.index} has shape {list(dst.shape)}; they must match"
                 )
-            value = dequantize_const(src) if n.op == "DEQUANTIZE" else densify(src)
+            value = dequantize_const(src) if n.op == Op.DEQUANTIZE else densify(src)
             # The output's declared shape and type come from the file too; a mismatch is a
             # corrupted model, and folding it anyway would hand kernels a mislabelled tensor.
-            want_dtype = np.dtype(np.float32) if n.op == "DEQUANTIZE" else src.dtype
+            want_dtype = np.dtype(np.float32) if n.op == Op.DEQUANTIZE else src.dtype
             if value.size != int(np.prod(dst.shape, dtype=np.int64)) or dst.dtype != want_dtype:
                 raise ModelError(
                     f"node {n.index} ({n.op}): folding constant tensor {src.index} gives {value.size} "

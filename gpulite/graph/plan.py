@@ -32,7 +32,7 @@ class MemoryPlan:
 def topological_order(g: Graph) -> list[Node]:
     """Nodes in an order where every input is produced first (stable for valid models)."""
     produced = set(g.inputs) | {t.index for t in g.tensors if t.is_const}
-    producers = {}
+    producers: dict[int, Node] = {}
     for n in g.nodes:
         for o in n.outputs:
             if o in producers:

@@ -15,7 +15,9 @@ Only the version-2 encodings are decoded: MediaPipe's CPU op resolver
 (``mediapipe/util/tflite/cpu_op_resolver.cc``) registers only version 2 of the three
 FlexBuffer ops, so version-1 options never reach a CPU kernel there either.
 
-Every malformed blob raises :class:`~gpulite.errors.ModelError` naming the op, what was
+The decoders are not called directly: each is an op's ``decode`` in
+:mod:`gpulite.model.opdefs`, run once by the reader, which puts the result in the node's
+``options``. Every malformed blob raises :class:`~gpulite.errors.ModelError` naming the op, what was
 expected and what came -- never a bare ``struct``/``flexbuffers`` error. Values MediaPipe's
 ``Eval`` rejects (non-positive sizes, negative indices) are rejected here too, at load.
 """
@@ -36,7 +38,6 @@ __all__ = [
     "TransformLandmarksOptions",
     "TransformTensorBilinearOptions",
     "TransposeConvBiasOptions",
-    "decode_custom_options",
     "decode_landmarks_to_transform_matrix",
     "decode_transform_landmarks",
     "decode_transform_tensor_bilinear",
@@ -192,7 +193,8 @@ def decode_transpose_conv_bias(data: bytes | None) -> TransposeConvBiasOptions:
         Fewer than 12 bytes, a padding other than 1 (SAME) or 2 (VALID), or a stride < 1.
     """
     op = "Convolution2DTransposeBias"
-    n = 0 if data is None else len(data)
+    data = data or b""
+    n = len(data)
     if n < _TRANSPOSE_CONV_PARAMS.size:
         raise _op_error(op, f"expected a {_TRANSPOSE_CONV_PARAMS.size}-byte TfLiteTransposeConvParams "
                             f"(int32 padding, stride_width, stride_height), got {n} bytes")
@@ -258,38 +260,3 @@ def decode_transform_landmarks(data: bytes | None) -> TransformLandmarksOptions:
     MediaPipe's version-2 parser ignores the bytes entirely, so anything given is accepted.
     """
     return TransformLandmarksOptions()
-
-
-_DECODERS = {
-    "Convolution2DTransposeBias": decode_transpose_conv_bias,
-    "Landmarks2TransformMatrix": decode_landmarks_to_transform_matrix,
-    "TransformTensorBilinear": decode_transform_tensor_bilinear,
-    "TransformLandmarks": decode_transform_landmarks,
-}
-
-
-def decode_custom_options(op: str, data: bytes | None) -> object:
-    """Decode the custom options of MediaPipe op ``op``.
-
-    Parameters
-    ----------
-    op : str
-        The custom code (``"Convolution2DTransposeBias"``, ``"Landmarks2TransformMatrix"``,
-        ``"TransformTensorBilinear"`` or ``"TransformLandmarks"``).
-    data : bytes or None
-        The operator's ``custom_options``.
-
-    Returns
-    -------
-    object
-        The op's options dataclass.
-
-    Raises
-    ------
-    ModelError
-        ``op`` is not one of these, or its options are malformed.
-    """
-    dec = _DECODERS.get(op)
-    if dec is None:
-        raise ModelError(f"no custom-options decoder for op {op!r}; expected one of {sorted(_DECODERS)}")
-    return dec(data)

@@ -32,7 +32,7 @@ class Buffer:
 
     def __init__(self, data: bytes | bytearray | memoryview | np.ndarray) -> None:
         self.array = np.frombuffer(data, dtype=np.uint8)
-        self.data = memoryview(self.array)
+        self.data = self.array.data
         self.size = len(self.array)
 
     def check(self, pos: int, nbytes: int, what: str) -> None:

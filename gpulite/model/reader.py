@@ -17,9 +17,10 @@ import numpy as np
 from gpulite.errors import ModelError
 from gpulite.model import schema_gen as sg
 from gpulite.model.flatbuf import Buffer, Table
+from gpulite.model.opdefs import Op, OpName, decode_custom_options, op_of
 
 # TensorType -> numpy dtype (None: representable but not computable here).
-DTYPES: dict[int, np.dtype | None] = {
+DTYPES: dict[int, np.dtype] = {
     sg.TensorType.FLOAT32: np.dtype(np.float32), sg.TensorType.FLOAT16: np.dtype(np.float16),
     sg.TensorType.INT32: np.dtype(np.int32), sg.TensorType.UINT8: np.dtype(np.uint8),
     sg.TensorType.INT64: np.dtype(np.int64), sg.TensorType.STRING: np.dtype(np.object_),
@@ -87,13 +88,13 @@ class TensorDef:
 @dataclass
 class OperatorDef:
     index: int
-    op: str  # builtin name ("CONV_2D") or the custom code ("TransformLandmarks")
+    op: OpName  # Op.CONV_2D, Op.TransformLandmarks, or CustomOp("MyOp") for an unknown custom code
     builtin_code: int
     version: int
     inputs: tuple[int, ...]  # -1 marks an omitted optional input
     outputs: tuple[int, ...]
-    options: object | None = None  # frozen dataclass from schema_gen
-    custom_options: bytes | None = None
+    options: object | None = None  # frozen dataclass: schema_gen's, or a custom op's decoded options
+    custom_options: bytes | None = None  # the raw bytes (decoded into ``options`` when gpulite knows the op)
     custom_options_format: int = 0
     intermediates: tuple[int, ...] = ()
 
@@ -127,12 +128,11 @@ class Model:
     buffers: list[np.ndarray]
     metadata: dict[str, np.ndarray]
     signatures: list[SignatureDef]
-    data: np.ndarray = field(repr=False, default=None)  # type: ignore[assignment]
+    data: np.ndarray = field(repr=False, default=None)  # type: ignore[arg-type]
 
 
 _OPTION_TYPES = {v: k for k, v in sg.BuiltinOptions.__members__.items()}
 _OPTION2_TYPES = {v: k for k, v in sg.BuiltinOptions2.__members__.items()}
-_OP_NAMES = {int(v): k for k, v in sg.BuiltinOperator.__members__.items()}
 
 
 def load(source: str | Path | bytes | bytearray | memoryview) -> Model:
@@ -156,7 +156,7 @@ def decode_options(t: Table | None, type_index: int, table_name: str | None) -> 
         raise ModelError(f"builtin options type {type_index} ({table_name}) is not in the schema")
     if t is None:
         return cls()
-    values = {}
+    values: dict[str, object] = {}
     for name, slot, kind, default in spec:
         if kind.startswith("vec_"):
             arr = t.array(slot, kind[4:], name)
@@ -174,11 +174,11 @@ class _Reader:
 
     def model(self) -> Model:
         buf = self.buf
+        ident = bytes(buf.data[4:8])  # checked before any offset is followed
+        if ident not in (b"TFL3", b"\0\0\0\0"):
+            found = f"bytes 4-8 are {ident!r}" if buf.size >= 8 else f"the file has only {buf.size} bytes"
+            raise ModelError(f"not a .tflite file (no TFL3 identifier): {found}, expected b'TFL3'")
         root = buf.root("Model")
-        if buf.size >= 8 and bytes(buf.data[4:8]) not in (b"TFL3", b"\0\0\0\0"):
-            raise ModelError(
-                f"not a TFLite model: file identifier is {bytes(buf.data[4:8])!r}, expected b'TFL3'"
-            )
         buffers = [self.buffer(i, t) for i, t in enumerate(root.tables(4, "Buffer"))]
         codes = [self.opcode(i, t) for i, t in enumerate(root.tables(1, "OperatorCode"))]
         subgraphs = [self.subgraph(i, t, buffers, codes) for i, t in enumerate(root.tables(2, "SubGraph"))]
@@ -204,16 +204,17 @@ class _Reader:
         arr = t.array(0, "u8", "data")
         return np.zeros(0, np.uint8) if arr is None else arr
 
-    def opcode(self, i: int, t: Table) -> tuple[str, int, int]:
+    def opcode(self, i: int, t: Table) -> tuple[OpName, int, int]:
         code = max(t.scalar(0, "i8", 0), t.scalar(3, "i32", 0))
-        if code not in _OP_NAMES:
+        if code not in sg.BuiltinOperator._value2member_map_:
             raise ModelError(f"OperatorCode[{i}]: builtin code {code} is not a TFLite builtin operator")
-        name = _OP_NAMES[code]
+        op: OpName = Op.from_code(code)
         if code == sg.BuiltinOperator.CUSTOM:
             name = t.string(1, "custom_code") or ""
             if not name:
                 raise ModelError(f"OperatorCode[{i}] is CUSTOM but has no custom_code")
-        return name, code, t.scalar(2, "i32", 1)
+            op = op_of(name)
+        return op, code, t.scalar(2, "i32", 1)
 
     def quantization(self, t: Table | None, what: str, shape: tuple[int, ...]):
         if t is None:
@@ -345,11 +346,17 @@ class _Reader:
             if lo > 1:
                 self.buf.check(lo, ls, f"{what} large custom options")
                 custom = self.buf.array[lo : lo + ls]
+            custom_bytes = None if custom is None else bytes(custom)
+            if op.is_custom:
+                try:
+                    options = decode_custom_options(op, version, custom_bytes)
+                except ModelError as e:
+                    raise ModelError(f"{what} ({op}): {e}") from None
             ops.append(OperatorDef(
                 index=oi, op=op, builtin_code=code, version=version,
                 inputs=indices(ot.array(1, "i32", "inputs"), f"{what} inputs", True),
                 outputs=indices(ot.array(2, "i32", "outputs"), f"{what} outputs", False),
-                options=options, custom_options=None if custom is None else bytes(custom),
+                options=options, custom_options=custom_bytes,
                 custom_options_format=ot.scalar(6, "i8", 0),
                 intermediates=indices(ot.array(8, "i32", "intermediates"), f"{what} intermediates", True),
             ))

@@ -17,6 +17,9 @@ read. So pre- and post-processing can run on the GPU without a model::
 Layouts are TFLite's: NHWC activations, OHWI conv filters (see :mod:`gpulite.ops.nn`).
 """
 
+import sys
+
+from gpulite import tensor as _tensor
 from gpulite.ops.layout import concat, pad, reshape, slice, transpose
 from gpulite.ops.math import (
     add,
@@ -47,3 +50,5 @@ __all__ = [
     "max", "max_pool2d", "maximum", "mean", "minimum", "mul", "pad", "relu", "relu6", "reshape", "resize_bilinear",
     "rsqrt", "sigmoid", "slice", "softmax", "sqrt", "sub", "sum", "tanh", "transpose",
 ]
+
+_tensor.set_op_handler(sys.modules[__name__])  # the ops behind Tensor's operators (TF.js setOpHandler)

@@ -6,7 +6,7 @@ are the TFLite op's inputs in order: a :class:`~gpulite.tensor.Tensor` (a run-ti
 :class:`Weight` (a tensor compiled in as a constant, as a model's weights are: conv filters,
 whose kernels re-lay them out once). The compiled op is cached per (backend, op, input
 shapes and dtypes, constants, options); a tensor used as a weight keys by its id, and its
-``dispose()`` evicts the entries it keys.
+``dispose()`` evicts the entries it keys. The cache itself is :mod:`gpulite.runtime`'s.
 
 On a GPU backend whose kernel declines an op (or has none), the CPU kernel runs it instead
 (logged once per cached op); its output belongs to the GPU backend and is uploaded on first
@@ -16,25 +16,23 @@ GPU use.
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from gpulite import engine, instrument
-from gpulite.backends import registry
+from gpulite import engine, instrument, runtime
+from gpulite.backends.base import EagerExecutor
+from gpulite.backends.cpu.eager import CpuEager
 from gpulite.environment import env
-from gpulite.errors import NaNError
+from gpulite.errors import NaNError, UnsupportedOpError
 from gpulite.graph.ir import ACTIVATIONS, Graph, Node, TensorInfo
 from gpulite.graph.shapes import propagate
+from gpulite.runtime import CachedOp
 from gpulite.tensor import Tensor, from_gpu, from_host
 
 log = logging.getLogger(__name__)
-
-MAX_CACHED = 512
 
 
 @dataclass(frozen=True)
@@ -55,26 +53,12 @@ class Weight:
     tensor: Tensor
 
 
-@dataclass
-class _Entry:
-    exe: Any  # the executor that runs it: the active one, or the CPU fallback
-    compiled: Any
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    home: str
-    weights: tuple[int, ...]
+_fallback_exe: EagerExecutor | None = None
 
 
-_cache: OrderedDict[tuple, _Entry] = OrderedDict()
-_by_weight: dict[int, set[tuple]] = {}
-_lock = threading.RLock()
-_fallback_exe: Any = None
-
-
-def _fallback() -> Any:
+def _fallback() -> EagerExecutor:
     global _fallback_exe
     if _fallback_exe is None:
-        from gpulite.backends.cpu.eager import CpuEager
         _fallback_exe = CpuEager("cpu", num_threads=env().get("num_threads"))
     return _fallback_exe
 
@@ -120,71 +104,27 @@ def build_graph(op: str, slots: list[Any], options: Any, out_dtype: np.dtype) ->
     return g
 
 
-def _compile(exe: Any, op: str, slots: list[Any], options: Any, out_dtype: np.dtype) -> _Entry:
+def _compile(exe: EagerExecutor, op: str, slots: list[Any], options: Any, out_dtype: np.dtype) -> CachedOp:
     graph = build_graph(op, slots, options, out_dtype)
     out = graph.tensors[graph.outputs[0]]
     weights = tuple(s.tensor.id for s in slots if isinstance(s, Weight))
-    if exe.is_gpu:
-        from gpulite.backends.webgpu.eager import Declined
-        compiled = exe.compile(graph)
-        if isinstance(compiled, Declined):
-            log.info("eager %s %s runs on the cpu: %s", op, [s.shape for s in slots if isinstance(s, Tensor)],
-                     compiled.why)
-            return _Entry(_fallback(), _fallback().compile(graph), out.shape, out.dtype, exe.name, weights)
-    else:
-        compiled = exe.compile(graph)
-    return _Entry(exe, compiled, out.shape, out.dtype, exe.name, weights)
+    try:
+        return CachedOp(exe, exe.compile(graph), out.shape, out.dtype, exe.name, weights)
+    except UnsupportedOpError as e:
+        if exe.device_kind != "gpu":
+            raise
+        log.info("eager %s %s runs on the cpu: %s", op, [s.shape for s in slots if isinstance(s, Tensor)], e)
+    cpu = _fallback()
+    return CachedOp(cpu, cpu.compile(graph), out.shape, out.dtype, exe.name, weights)
 
 
-def _cached(exe: Any, op: str, slots: list[Any], options: Any, out_dtype: np.dtype) -> _Entry:
+def _cached(exe: EagerExecutor, op: str, slots: list[Any], options: Any, out_dtype: np.dtype) -> CachedOp:
     key = (exe.name, id(exe), op, tuple(_slot_key(s) for s in slots), options, np.dtype(out_dtype).str)
-    with _lock:
-        entry = _cache.get(key)
-        if entry is not None:
-            _cache.move_to_end(key)
-            return entry
-    entry = _compile(exe, op, slots, options, out_dtype)
-    with _lock:
-        _cache[key] = entry
-        for w in entry.weights:
-            _by_weight.setdefault(w, set()).add(key)
-        for s in slots:
-            if isinstance(s, Weight):
-                s.tensor._used_as_weight = True
-        while len(_cache) > MAX_CACHED:
-            _evict(next(iter(_cache)))
+    entry = runtime.cached_op(key, lambda: _compile(exe, op, slots, options, out_dtype))
+    for s in slots:
+        if isinstance(s, Weight):
+            s.tensor._used_as_weight = True
     return entry
-
-
-def _evict(key: tuple) -> None:
-    entry = _cache.pop(key, None)
-    if entry is None:
-        return
-    for w in entry.weights:
-        keys = _by_weight.get(w)
-        if keys is not None:
-            keys.discard(key)
-            if not keys:
-                del _by_weight[w]
-    entry.exe.discard(entry.compiled)
-
-
-def forget_weight(tensor_id: int) -> None:
-    """Evict every cached op compiled with tensor ``tensor_id`` as a weight (it was disposed)."""
-    with _lock:
-        for key in list(_by_weight.get(tensor_id, ())):
-            _evict(key)
-
-
-def clear_cache(backend: str | None = None) -> None:
-    """Evict every cached op (of one backend)."""
-    with _lock:
-        for key in [k for k in _cache if backend is None or k[0] == backend]:
-            _evict(key)
-
-
-def cache_size() -> int:
-    return len(_cache)
 
 
 def run(op: str, slots: list[Any], *, options: Any = None, out_dtype: Any = None) -> Tensor:
@@ -207,15 +147,15 @@ def run(op: str, slots: list[Any], *, options: Any = None, out_dtype: Any = None
             t._check(f"ops {op}")
     if out_dtype is None:
         out_dtype = tensors[0].dtype if tensors else slots[0].tensor.dtype
-    exe = registry.eager_executor()
+    exe = runtime.eager_executor()
     entry = _cached(exe, op, slots, options, out_dtype)
     e = env()
     prod = e.get("prod")
-    debug, profiling = e.get("debug") and not prod, engine.profiling()
+    debug, profiling = e.get("debug") and not prod, runtime.profiling()
     check = e.get("check_nans") and not prod
     t0 = time.perf_counter() if debug or profiling else 0.0
     run_exe = entry.exe
-    if run_exe.is_gpu:
+    if run_exe.device_kind == "gpu":
         outs = run_exe.run(entry.compiled, [t.gpu(run_exe) for t in tensors])
         result = from_gpu(outs[0], run_exe, entry.shape, entry.dtype)
     else:
@@ -225,7 +165,7 @@ def run(op: str, slots: list[Any], *, options: Any = None, out_dtype: Any = None
         run_exe.wait()
         ms = (time.perf_counter() - t0) * 1e3
         if profiling:
-            engine.record_kernel(engine.KernelRecord(op, run_exe.name, [t.shape for t in tensors], [entry.shape],
+            runtime.record_kernel(runtime.KernelRecord(op, run_exe.name, [t.shape for t in tensors], [entry.shape],
                                                      ms, result.nbytes))
         if debug:
             mem = engine.memory()

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from gpulite.model import schema_gen as sg
-from gpulite.ops import args
+from gpulite.ops import args, layout
 from gpulite.ops.dispatch import Const, Weight, run
 from gpulite.tensor import Tensor
 
@@ -120,7 +120,6 @@ def resize_bilinear(x: Any, size: Any, *, align_corners: bool = False, half_pixe
 
     A rank-3 ``x`` (HWC) gives a rank-3 result.
     """
-    from gpulite.ops import layout
     x = args.as_tensor(x)
     args.require_rank(x, (3, 4), "resize_bilinear")
     args.require_dtype(x, _FLOAT, "resize_bilinear")

@@ -8,7 +8,7 @@
         for d in fd.process(rgb).detections or []:
             print(d.score, d.relative_bounding_box, d.keypoints[2])
 
-    with FaceMesh(refine_landmarks=True, max_faces=1) as mesh:   # video: frames in order
+    with FaceMesh(refine_landmarks=True, max_num_faces=1) as mesh:   # video: frames in order
         for frame in frames:
             faces = mesh.process(frame).multi_face_landmarks or []
 
@@ -16,6 +16,17 @@ Every solution takes ``backend=`` ("cpu", "webgpu", None/"auto"), works as a con
 and reports per-stage milliseconds in ``last_timings`` (see :mod:`gpulite.solutions.base`).
 Result types are in :mod:`gpulite.solutions.results`. Names are imported on first use, so
 ``import gpulite.solutions`` stays cheap.
+
+Switching from MediaPipe: the submodules carry ``mp.solutions``' module names, classes,
+arguments, enums and connection sets, so ``mp.solutions`` can be replaced by
+``gpulite.solutions`` (docs/solutions.md has the table)::
+
+    from gpulite import solutions as mp_solutions        # was: mp_solutions = mp.solutions
+    mp_hands, mp_drawing = mp_solutions.hands, mp_solutions.drawing_utils
+    with mp_hands.Hands(max_num_hands=2, min_detection_confidence=0.5) as hands:
+        results = hands.process(rgb, timestamp_ms=t)     # timestamp_ms: optional, gpulite's
+    for lms in results.multi_hand_landmarks or []:
+        mp_drawing.draw_landmarks(rgb, lms, mp_hands.HAND_CONNECTIONS)
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ from gpulite.solutions.base import ImageError, Solution, SolutionClosedError
 
 # public name -> module that defines it (imported lazily)
 _LAZY = {
+    "FaceDetection": "gpulite.solutions.face_detection",
     "FaceDetector": "gpulite.solutions.face_detector",
     "FaceMesh": "gpulite.solutions.face_mesh",
     "Hands": "gpulite.solutions.hands",
@@ -34,10 +46,15 @@ _LAZY = {
     "SelfieSegmentation": "gpulite.solutions.selfie_segmentation",
 }
 
+# MediaPipe's module names (mp.solutions.<name>), imported on first attribute access
+_SUBMODULES = ("connections", "drawing_utils", "face_detection", "face_mesh", "hands", "pose", "selfie_segmentation")
+
 __all__ = ["ImageError", "Solution", "SolutionClosedError", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"gpulite.solutions.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'gpulite.solutions' has no attribute {name!r}")

@@ -9,10 +9,21 @@ everything else is here:
   ``"webgpu"`` or None / ``"auto"`` (gpulite's automatic choice: the active backend of
   :func:`gpulite.get_backend`, so ``set_backend`` and ``GPULITE_BACKEND`` apply). The resolved
   name is :attr:`Solution.backend`, the reason :attr:`Solution.backend_reason`.
-- ``process(image)``: ``image`` is an RGB ``numpy`` array, ``(H, W, 3)`` ``uint8`` (what
-  MediaPipe's Python solutions take). Anything else raises :class:`ImageError` (a
-  ``ValueError``; a ``TypeError`` for non-arrays) that says what was expected and what came.
+- ``process(image, timestamp_ms=None)``: ``image`` is an RGB ``numpy`` array, ``(H, W, 3)``
+  ``uint8`` (what MediaPipe's Python solutions take). Anything else raises :class:`ImageError`
+  (a ``ValueError``; a ``TypeError`` for non-arrays) that says what was expected and what came.
   An RGBA image must be converted first; a grayscale one too (the message says how).
+- Timestamps: each frame goes into the graph at a timestamp in microseconds. By default frames
+  are 33.333 ms apart from 33.333 ms on (``TICK_US``, what MediaPipe's Python solutions stamp
+  whatever the real frame rate). ``timestamp_ms`` (the frame's time in milliseconds, e.g. a video's presentation
+  time) replaces that, so time-based filters (pose landmark smoothing) see the real time
+  between frames; it must increase from call to call (a :class:`TimestampOrderError`, a
+  ``ValueError``, otherwise). Default ticks continue from the last timestamp; ``reset()``
+  restarts the clock. :attr:`Solution.timestamp_us` is the last frame's timestamp.
+- Arguments: an unknown or misspelt keyword raises a ``TypeError`` that lists what the
+  solution accepts (and the nearest name); out-of-range values a ``ValueError`` naming the
+  argument and its accepted values (:func:`check_confidence`, :func:`check_count`,
+  :func:`check_choice`, :func:`check_flag`).
 - Tracking: in video mode (``static_image_mode=False``) a solution may carry state from one
   ``process`` call to the next (the previous frame's landmarks give the next ROI).
   :meth:`Solution.reset` forgets it, e.g. between two unrelated videos. With
@@ -44,7 +55,7 @@ Writing a solution::
                                        inputs=["image"])
 
         def _process(self, image):
-            out = self._graph.run({"image": image}, timings=self.last_timings)
+            out = self._graph.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
             return ThingResult(out["things"])
 
         def _reset(self):                       # forget tracking state
@@ -54,7 +65,7 @@ Writing a solution::
             self._graph.close()
 
 :class:`GraphSession` runs a shipped (or given) graph one frame at a time: it feeds the input
-streams at the next timestamp, waits until every output stream is past it
+streams at the frame's timestamp (microseconds), waits until every output stream is past it
 (:meth:`gpulite.pipeline.Graph.wait_for`) and returns the payloads that came out (missing
 outputs are None), adding each node's busy time to the timings.
 """
@@ -62,7 +73,12 @@ outputs are None), adding each node's busy time to the timings.
 from __future__ import annotations
 
 import contextlib
+import difflib
+import functools
+import inspect
 import logging
+import math
+import numbers
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -77,6 +93,7 @@ from gpulite.pipeline.graph import Graph
 log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "cpu", "webgpu")
+TICK_US = 33333  # default time between frames, microseconds (MediaPipe's Python solutions' simulated clock)
 
 
 class ImageError(GpuliteError, ValueError):
@@ -85,6 +102,95 @@ class ImageError(GpuliteError, ValueError):
 
 class SolutionClosedError(GpuliteError, RuntimeError):
     """``process`` was called on a solution after ``close()``."""
+
+
+class TimestampOrderError(GpuliteError, ValueError):
+    """``process(image, timestamp_ms=...)`` got a timestamp not after the previous frame's."""
+
+
+def check_confidence(value: Any, name: str) -> float:
+    """``value`` as a float in [0, 1], or a ValueError naming ``name`` (TypeError for a non-number)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__} {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def check_count(value: Any, name: str) -> int:
+    """``value`` as an int >= 1, or a ValueError naming ``name`` (TypeError for a non-integer)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int >= 1, got {type(value).__name__} {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    return int(value)
+
+
+def check_choice(value: Any, name: str, choices: Any) -> Any:
+    """``value`` if it is one of ``choices`` (compared by ==, bools never taken for ints), else a ValueError."""
+    if isinstance(value, bool) or value not in choices or type(value) not in {type(c) for c in choices}:
+        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}")
+    return value
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """``value`` as a bool: True/False (numpy bools and the ints 0 and 1 too), else a TypeError."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, numbers.Integral) and value in (0, 1)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+
+
+def frame_timestamp_us(timestamp_ms: Any, previous_us: int | None, *, where: str) -> int:
+    """The frame's timestamp in microseconds: ``timestamp_ms`` converted, or the next default tick.
+
+    Raises
+    ------
+    TypeError
+        ``timestamp_ms`` is not a number.
+    ValueError
+        It is negative or not finite; :class:`TimestampOrderError` when it is not after the
+        previous frame's.
+    """
+    if timestamp_ms is None:
+        return TICK_US if previous_us is None else previous_us + TICK_US
+    if isinstance(timestamp_ms, bool) or not isinstance(timestamp_ms, numbers.Real):
+        raise TypeError(f"{where}: timestamp_ms must be a number of milliseconds, got "
+                        f"{type(timestamp_ms).__name__} {timestamp_ms!r}")
+    if not math.isfinite(timestamp_ms) or timestamp_ms < 0:
+        raise ValueError(f"{where}: timestamp_ms must be a finite number >= 0, got {timestamp_ms!r}")
+    us = round(float(timestamp_ms) * 1000)
+    if previous_us is not None and us <= previous_us:
+        raise TimestampOrderError(f"{where}: timestamps must increase from frame to frame: got timestamp_ms="
+                                  f"{timestamp_ms!r} after {previous_us / 1000:g} ms (call reset() to start a "
+                                  "new video)")
+    return us
+
+
+def explain_bad_arguments(init: Any) -> Any:
+    """Wrap a solution's ``__init__`` so wrong arguments raise a TypeError listing the accepted ones."""
+    sig = inspect.signature(init)
+    params = [p for p in sig.parameters.values() if p.name != "self"]
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    open_kwargs = any(p.kind == p.VAR_KEYWORD for p in params)
+    owner = init.__qualname__.split(".")[0]
+
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        unknown = [] if open_kwargs else [k for k in kwargs if k not in names]
+        problem = None
+        if unknown:
+            near = difflib.get_close_matches(unknown[0], names, n=1)
+            problem = f"unexpected argument {unknown[0]!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
+        else:
+            try:
+                sig.bind(self, *args, **kwargs)
+            except TypeError as e:
+                problem = str(e)
+        if problem is not None:
+            raise TypeError(f"{owner}(): {problem}; accepted arguments: {', '.join(names)}")
+        init(self, *args, **kwargs)
+
+    return wrapper
 
 
 def check_image(image: Any, *, where: str = "process") -> np.ndarray:
@@ -139,14 +245,14 @@ def resolve_backend(backend: str | None) -> tuple[str, str]:
     GPU through WebGPU when there is one, else numpy). ``"webgpu"`` with no usable adapter
     raises :class:`gpulite.BackendError` rather than run somewhere else silently.
     """
-    from gpulite.backends import registry
+    from gpulite import runtime
     from gpulite.errors import BackendError
 
     if backend is not None and backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS} or None, got {backend!r}")
     if backend in (None, "auto"):
         try:
-            name, why = registry.get_backend(), registry.backend_choice()
+            name, why = runtime.get_backend(), runtime.backend_choice()
         except GpuliteError as e:
             return "cpu", f"automatic choice failed ({e}); using the cpu"
         if name not in ("cpu", "webgpu"):
@@ -186,30 +292,50 @@ class Solution:
         Milliseconds per stage of the last ``process`` call, ending with "total".
     frames : int
         ``process`` calls since construction or the last ``reset``.
+    timestamp_us : int or None
+        The graph timestamp of the last frame, microseconds (None before the first).
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = explain_bad_arguments(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     def __init__(self, *, backend: str | None = None, static_image_mode: bool = False) -> None:
         self.backend, self.backend_reason = resolve_backend(backend)
         self.static_image_mode = bool(static_image_mode)
         self.last_timings: dict[str, float] = {}
         self.frames = 0
+        self.timestamp_us: int | None = None
         self._closed = False
         log.info("%s on %s (%s)", type(self).__name__, self.backend, self.backend_reason)
 
     # -- public API ------------------------------------------------------------------------
-    def process(self, image: np.ndarray) -> Any:
+    def process(self, image: np.ndarray, timestamp_ms: float | None = None) -> Any:
         """Run the solution on one RGB image (H, W, 3) uint8; returns the subclass's result type.
+
+        Parameters
+        ----------
+        image : numpy.ndarray
+            RGB, (H, W, 3), uint8.
+        timestamp_ms : float, optional
+            The frame's time in milliseconds, increasing from call to call (video mode: what
+            the landmark filters take as time). None: 33.333 ms after the previous frame.
 
         Raises
         ------
         TypeError, ImageError
             ``image`` is not an (H, W, 3) uint8 numpy array.
+        TimestampOrderError
+            ``timestamp_ms`` is not after the previous frame's.
         SolutionClosedError
             After ``close()``.
         """
+        where = f"{type(self).__name__}.process"
         if self._closed:
-            raise SolutionClosedError(f"{type(self).__name__}.process() after close()")
-        img = check_image(image, where=f"{type(self).__name__}.process")
+            raise SolutionClosedError(f"{where}() after close()")
+        img = check_image(image, where=where)
+        self.timestamp_us = frame_timestamp_us(timestamp_ms, self.timestamp_us, where=where)
         timings: dict[str, float] = {}
         self.last_timings = timings
         t0 = time.perf_counter()
@@ -219,10 +345,11 @@ class Solution:
         return result
 
     def reset(self) -> None:
-        """Forget tracking state: the next frame starts from scratch (detector first)."""
+        """Forget tracking state: the next frame starts from scratch (detector first), and the clock from 0."""
         if not self._closed:
             self._reset()
         self.frames = 0
+        self.timestamp_us = None
 
     def close(self) -> None:
         """Release graphs and models. Safe to call twice."""
@@ -298,6 +425,27 @@ def disconnect(cfg: GraphConfig, node: str, port: str) -> GraphConfig:
     return cfg
 
 
+def check_models(cfg: GraphConfig) -> None:
+    """Resolve every ``Inference`` node's model now, so a missing one fails at construction, not at the first frame.
+
+    Raises
+    ------
+    ModelError
+        Naming the node and the model, with the zoo's reason.
+    """
+    from gpulite import zoo
+    from gpulite.errors import ModelError
+
+    for n in cfg.nodes:
+        model = n.options.get("model") if n.calculator == "Inference" and isinstance(n.options, Mapping) else None
+        if isinstance(model, (str, Path)):
+            try:
+                zoo.resolve(model)
+            except ModelError as e:
+                raise ModelError(f"graph node {n.name or n.calculator!r} needs the model {str(model)!r}, which cannot "
+                                 f"be loaded: {e}") from None
+
+
 class GraphSession:
     """Runs a calculator graph one frame at a time and hands back what each frame produced.
 
@@ -326,19 +474,23 @@ class GraphSession:
         from gpulite.pipeline.graphs import load_config
 
         cfg = graph if isinstance(graph, GraphConfig) else load_config(graph)
+        check_models(cfg)
         self.graph = Graph(cfg, side_packets={"backend": backend, **(side_packets or {})})
         self.outputs = list(outputs) if outputs is not None else self.graph.output_streams
         self.timeout = timeout
         self._current: dict[str, Any] = {}
         for name in self.outputs:
             self.graph.observe(name, lambda p, name=name: self._current.__setitem__(name, p.payload))
-        self._ts = 0
+        self._last: int | None = None
         self._started = False
         self._busy: dict[str, float] = {}
 
-    def run(self, inputs: Mapping[str, Any], *, timings: dict[str, float] | None = None) -> dict[str, Any]:
-        """Feed one frame (every input stream at the same, next timestamp); return the outputs.
+    def run(self, inputs: Mapping[str, Any], *, timestamp: int | None = None,
+            timings: dict[str, float] | None = None) -> dict[str, Any]:
+        """Feed one frame (every input stream at the same timestamp); return the outputs.
 
+        ``timestamp`` (microseconds) must be after the previous frame's; None: ``TICK_US``
+        after it (``TICK_US`` for the first frame of a run, as MediaPipe's Python solutions).
         Outputs the graph emitted nothing on for this frame are None. With ``timings``, each
         node's busy milliseconds for this frame are added under its name (nodes that did no
         work are left out).
@@ -346,9 +498,15 @@ class GraphSession:
         if not self._started:
             self.graph.start()
             self._started = True
+            self._last = None
             self._busy = {k: s.busy_s for k, s in self.graph.stats().items()}
-        ts = self._ts
-        self._ts += 1
+        if timestamp is None:
+            ts = TICK_US if self._last is None else self._last + TICK_US
+        elif self._last is not None and timestamp <= self._last:
+            raise TimestampOrderError(f"GraphSession.run: timestamp {timestamp} us is not after {self._last} us")
+        else:
+            ts = int(timestamp)
+        self._last = ts
         self._current = {}
         for name, payload in inputs.items():
             self.graph.add_packet(name, payload, timestamp=ts)

@@ -23,8 +23,10 @@ Usage::
         box = d.relative_bounding_box                 # xmin, ymin, width, height in [0, 1]
         print(d.score, box.xmin, box.ymin, box.width, box.height, d.keypoints[2])  # nose tip
 
-MediaPipe code reads the same through ``d.location_data.relative_bounding_box``; only
-``d.score`` is a float here (MediaPipe's is a one-element list: ``d.score_list``).
+MediaPipe code reads the same through ``d.location_data.relative_bounding_box`` and
+``d.score[0]`` (``d.score`` is a float that also indexes). MediaPipe's own class name and
+arguments, ``FaceDetection(min_detection_confidence, model_selection)``, are in
+:mod:`gpulite.solutions.face_detection`.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import logging
 import numpy as np
 
 from gpulite.pipeline.graphs import load_config
-from gpulite.solutions.base import GraphSession, Solution, set_options
+from gpulite.solutions.base import GraphSession, Solution, check_choice, check_confidence, set_options
 from gpulite.solutions.results import Detection, FaceDetectionResult
 
 log = logging.getLogger(__name__)
@@ -42,13 +44,6 @@ log = logging.getLogger(__name__)
 # model -> (graph, node whose min_score_thresh is min_detection_confidence, that graph's own threshold)
 GRAPHS = {"short": ("face_detection", "TensorsToDetections", 0.5),
           "full": ("face_detection_full_range", "decode", 0.6)}
-
-
-def check_confidence(value: float, name: str) -> float:
-    """``value`` as a float in [0, 1], or a ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
-    return float(value)
 
 
 class FaceDetector(Solution):
@@ -73,9 +68,7 @@ class FaceDetector(Solution):
 
     def __init__(self, *, model: str = "short", min_detection_confidence: float | None = None,
                  backend: str | None = None) -> None:
-        if model not in GRAPHS:
-            raise ValueError(f"model must be one of {sorted(GRAPHS)}, got {model!r}")
-        self.model = model
+        self.model = check_choice(model, "model", tuple(GRAPHS))
         graph, decoder, default = GRAPHS[model]
         self.min_detection_confidence = check_confidence(
             default if min_detection_confidence is None else min_detection_confidence, "min_detection_confidence")
@@ -84,9 +77,12 @@ class FaceDetector(Solution):
         self._session = GraphSession(cfg, backend=self.backend, outputs=["detections"])
 
     def _process(self, image: np.ndarray) -> FaceDetectionResult:
-        out = self._session.run({"image": image}, timings=self.last_timings)
+        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
         dets = [Detection.from_pipeline(d) for d in out["detections"] or []]
         return FaceDetectionResult(dets or None, image_size=(image.shape[1], image.shape[0]))
+
+    def _reset(self) -> None:  # no tracking state; the graph restarts so the clock can restart
+        self._session.restart()
 
     def _close(self) -> None:
         self._session.close()

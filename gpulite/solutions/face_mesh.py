@@ -18,14 +18,19 @@ Usage::
 
     from gpulite.solutions import FaceMesh
 
-    with FaceMesh(refine_landmarks=True, max_faces=1) as mesh:
+    with FaceMesh(refine_landmarks=True, max_num_faces=1) as mesh:
         for frame in frames:                                   # RGB (H, W, 3) uint8, in order
             result = mesh.process(frame)
             for face in result.multi_face_landmarks or []:
                 xy = face.pixels(frame.shape[1], frame.shape[0])   # (478, 2) int pixels
                 left_iris = face.landmark[468]                     # x, y, z normalised
 
-MediaPipe code reads the same: ``result.multi_face_landmarks[0].landmark[i].x``.
+MediaPipe code reads the same: ``result.multi_face_landmarks[0].landmark[i].x``. The
+arguments are MediaPipe's, in its order (``FaceMesh(static_image_mode, max_num_faces,
+refine_landmarks, min_detection_confidence, min_tracking_confidence)``; ``max_faces`` is
+gpulite's older name for ``max_num_faces``), and this module re-exports MediaPipe's
+``FACEMESH_*`` connection sets (:mod:`gpulite.solutions.connections`), so
+``from gpulite.solutions import face_mesh as mp_face_mesh`` replaces ``mp.solutions.face_mesh``.
 """
 
 from __future__ import annotations
@@ -36,8 +41,31 @@ import numpy as np
 
 from gpulite.pipeline.config import GraphConfig
 from gpulite.pipeline.graphs import load_config
-from gpulite.solutions.base import GraphSession, Solution, disconnect, set_options
-from gpulite.solutions.face_detector import check_confidence
+from gpulite.solutions.base import (
+    GraphSession,
+    Solution,
+    check_confidence,
+    check_count,
+    check_flag,
+    disconnect,
+    set_options,
+)
+from gpulite.solutions.connections import (  # noqa: F401  (MediaPipe's face_mesh module exports these)
+    FACEMESH_CONTOURS,
+    FACEMESH_FACE_OVAL,
+    FACEMESH_IRISES,
+    FACEMESH_LEFT_EYE,
+    FACEMESH_LEFT_EYEBROW,
+    FACEMESH_LEFT_IRIS,
+    FACEMESH_LIPS,
+    FACEMESH_NOSE,
+    FACEMESH_NUM_LANDMARKS,
+    FACEMESH_NUM_LANDMARKS_WITH_IRISES,
+    FACEMESH_RIGHT_EYE,
+    FACEMESH_RIGHT_EYEBROW,
+    FACEMESH_RIGHT_IRIS,
+    FACEMESH_TESSELATION,
+)
 from gpulite.solutions.results import FaceMeshResult, LandmarkList
 
 log = logging.getLogger(__name__)
@@ -69,8 +97,8 @@ class FaceMesh(Solution):
     ----------
     static_image_mode : bool
         True: unrelated images, each detected afresh. False (default): a video, tracked.
-    max_faces : int
-        The most faces to find (MediaPipe's ``max_num_faces``; that name is accepted too).
+    max_num_faces : int
+        The most faces to find (also accepted as ``max_faces``, gpulite's older name).
     refine_landmarks : bool
         478 landmarks with refined lips, eyes and irises (the attention model).
     min_detection_confidence : float
@@ -89,19 +117,20 @@ class FaceMesh(Solution):
     468
     """
 
-    def __init__(self, *, static_image_mode: bool = False, max_faces: int = 1, refine_landmarks: bool = False,
-                 min_detection_confidence: float = 0.5, min_tracking_confidence: float = 0.5,
-                 backend: str | None = None, max_num_faces: int | None = None) -> None:
-        if max_num_faces is not None:
-            max_faces = max_num_faces
-        if isinstance(max_faces, bool) or not isinstance(max_faces, int) or max_faces < 1:
-            raise ValueError(f"max_faces must be an int >= 1, got {max_faces!r}")
-        self.max_faces = max_faces
-        self.refine_landmarks = bool(refine_landmarks)
+    def __init__(self, static_image_mode: bool = False, max_num_faces: int = 1, refine_landmarks: bool = False,
+                 min_detection_confidence: float = 0.5, min_tracking_confidence: float = 0.5, *,
+                 backend: str | None = None, max_faces: int | None = None) -> None:
+        if max_faces is not None:
+            if max_num_faces != 1:
+                raise TypeError("FaceMesh(): give max_num_faces or max_faces (the same setting), not both")
+            self.max_faces = check_count(max_faces, "max_faces")
+        else:
+            self.max_faces = check_count(max_num_faces, "max_num_faces")
+        self.refine_landmarks = check_flag(refine_landmarks, "refine_landmarks")
         self.min_detection_confidence = check_confidence(min_detection_confidence, "min_detection_confidence")
         self.min_tracking_confidence = check_confidence(min_tracking_confidence, "min_tracking_confidence")
-        super().__init__(backend=backend, static_image_mode=static_image_mode)
-        cfg = face_mesh_config(static_image_mode=self.static_image_mode, max_faces=max_faces,
+        super().__init__(backend=backend, static_image_mode=check_flag(static_image_mode, "static_image_mode"))
+        cfg = face_mesh_config(static_image_mode=self.static_image_mode, max_faces=self.max_faces,
                                refine_landmarks=self.refine_landmarks,
                                min_detection_confidence=self.min_detection_confidence,
                                min_tracking_confidence=self.min_tracking_confidence)
@@ -109,7 +138,7 @@ class FaceMesh(Solution):
                                      outputs=["multi_face_landmarks", "face_detections", "face_rects"])
 
     def _process(self, image: np.ndarray) -> FaceMeshResult:
-        out = self._session.run({"image": image}, timings=self.last_timings)
+        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
         faces = [LandmarkList.from_pipeline(f) for f in out["multi_face_landmarks"] or []]
         return FaceMeshResult(faces or None, face_rects=list(out["face_rects"] or []),
                               image_size=(image.shape[1], image.shape[0]),

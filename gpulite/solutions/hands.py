@@ -10,13 +10,22 @@ Usage::
 
     from gpulite.solutions import Hands
 
-    with Hands(max_hands=2, backend="cpu") as hands:
+    with Hands(max_num_hands=2, backend="cpu") as hands:
         for frame in frames:                                   # (H, W, 3) uint8 RGB
             result = hands.process(frame)
             for lms, handed in zip(result.multi_hand_landmarks or [], result.multi_handedness or []):
                 print(handed.classification[0].label, lms.landmark[8].x, lms.landmark[8].y)
 
 Handedness follows MediaPipe: "Left"/"Right" as if the image were mirrored (a selfie camera).
+``multi_hand_world_landmarks`` are the landmark model's world landmarks: metres, origin at the
+hand's approximate geometric centre, rotated back from the hand's region as MediaPipe's
+``WorldLandmarkProjectionCalculator`` does.
+
+The arguments are MediaPipe's, in its order (``Hands(static_image_mode, max_num_hands,
+model_complexity, min_detection_confidence, min_tracking_confidence)``; ``max_hands`` is
+gpulite's older name for ``max_num_hands``), and the module re-exports ``HandLandmark`` and the
+``HAND_*CONNECTIONS`` sets, so ``from gpulite.solutions import hands as mp_hands`` replaces
+``mp.solutions.hands``.
 """
 
 from __future__ import annotations
@@ -28,7 +37,26 @@ import numpy as np
 
 from gpulite.pipeline.config import GraphConfig
 from gpulite.pipeline.graphs import load_config
-from gpulite.solutions.base import GraphSession, Solution, disconnect, set_options
+from gpulite.solutions.base import (
+    GraphSession,
+    Solution,
+    check_choice,
+    check_confidence,
+    check_count,
+    check_flag,
+    disconnect,
+    set_options,
+)
+from gpulite.solutions.connections import (  # noqa: F401  (MediaPipe's hands module exports these)
+    HAND_CONNECTIONS,
+    HAND_INDEX_FINGER_CONNECTIONS,
+    HAND_MIDDLE_FINGER_CONNECTIONS,
+    HAND_PALM_CONNECTIONS,
+    HAND_PINKY_FINGER_CONNECTIONS,
+    HAND_RING_FINGER_CONNECTIONS,
+    HAND_THUMB_CONNECTIONS,
+    HandLandmark,
+)
 from gpulite.solutions.results import (
     Classification,
     ClassificationList,
@@ -52,6 +80,8 @@ class HandsResult:
         roughly x's scale); None when there is no hand, as in MediaPipe.
     multi_handedness : list of ClassificationList or None
         One per hand, same order: ``classification[0].label`` is "Left" or "Right".
+    multi_hand_world_landmarks : list of LandmarkList or None
+        21 world landmarks per hand, same order: metres, origin at the hand's centre.
     palm_detections : list of Detection or None
         The palm detector's output; None on frames where tracking skipped it.
     hand_rects : list of NormalizedRect
@@ -63,16 +93,11 @@ class HandsResult:
 
     multi_hand_landmarks: list[LandmarkList] | None
     multi_handedness: list[ClassificationList] | None
+    multi_hand_world_landmarks: list[LandmarkList] | None = None
     palm_detections: list[Detection] | None = None
     hand_rects: list[NormalizedRect] = field(default_factory=list)
     image_size: tuple[int, int] = (0, 0)
     tracked: bool = False
-
-
-def _check_confidence(name: str, value: float) -> float:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value}")
-    return float(value)
 
 
 def hands_config(*, static_image_mode: bool, max_hands: int, model_complexity: int,
@@ -102,12 +127,12 @@ class Hands(Solution):
 
     Parameters
     ----------
-    max_hands : int
-        Most hands to find (MediaPipe's ``max_num_hands``, also accepted under that name).
-    model_complexity : {0, 1}
-        0: the lite palm and landmark models, 1: the full ones.
     static_image_mode : bool
         True: every image on its own; False: a video (tracking).
+    max_num_hands : int
+        Most hands to find (also accepted as ``max_hands``, gpulite's older name).
+    model_complexity : {0, 1}
+        0: the lite palm and landmark models, 1: the full ones.
     min_detection_confidence : float
         Palm detection score threshold.
     min_tracking_confidence : float
@@ -122,20 +147,19 @@ class Hands(Solution):
     >>> len(result.multi_hand_landmarks or [])
     """
 
-    def __init__(self, *, max_hands: int = 2, model_complexity: int = 1, static_image_mode: bool = False,
-                 min_detection_confidence: float = 0.5, min_tracking_confidence: float = 0.5,
-                 backend: str | None = None, max_num_hands: int | None = None) -> None:
-        if max_num_hands is not None:  # MediaPipe's name
-            max_hands = max_num_hands
-        if max_hands < 1:
-            raise ValueError(f"max_hands must be >= 1, got {max_hands}")
-        if model_complexity not in PALM_MODELS:
-            raise ValueError(f"model_complexity must be 0 or 1, got {model_complexity}")
-        super().__init__(backend=backend, static_image_mode=static_image_mode)
-        self.max_hands = int(max_hands)
-        self.model_complexity = model_complexity
-        self.min_detection_confidence = _check_confidence("min_detection_confidence", min_detection_confidence)
-        self.min_tracking_confidence = _check_confidence("min_tracking_confidence", min_tracking_confidence)
+    def __init__(self, static_image_mode: bool = False, max_num_hands: int = 2, model_complexity: int = 1,
+                 min_detection_confidence: float = 0.5, min_tracking_confidence: float = 0.5, *,
+                 backend: str | None = None, max_hands: int | None = None) -> None:
+        if max_hands is not None:
+            if max_num_hands != 2:
+                raise TypeError("Hands(): give max_num_hands or max_hands (the same setting), not both")
+            self.max_hands = check_count(max_hands, "max_hands")
+        else:
+            self.max_hands = check_count(max_num_hands, "max_num_hands")
+        self.model_complexity = check_choice(model_complexity, "model_complexity", tuple(PALM_MODELS))
+        self.min_detection_confidence = check_confidence(min_detection_confidence, "min_detection_confidence")
+        self.min_tracking_confidence = check_confidence(min_tracking_confidence, "min_tracking_confidence")
+        super().__init__(backend=backend, static_image_mode=check_flag(static_image_mode, "static_image_mode"))
         cfg = hands_config(static_image_mode=self.static_image_mode, max_hands=self.max_hands,
                            model_complexity=model_complexity,
                            min_detection_confidence=self.min_detection_confidence,
@@ -143,12 +167,14 @@ class Hands(Solution):
         self._session = GraphSession(cfg, backend=self.backend)
 
     def _process(self, image: np.ndarray) -> HandsResult:
-        out = self._session.run({"image": image}, timings=self.last_timings)
+        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
         hands = out["multi_hand_landmarks"] or []
         palms = out["palm_detections"]
         return HandsResult(
             multi_hand_landmarks=[LandmarkList.from_pipeline(h) for h in hands] or None,
             multi_handedness=[_handedness(c) for c in out["multi_handedness"] or []] or None,
+            multi_hand_world_landmarks=[LandmarkList.from_pipeline(h) for h in out["multi_hand_world_landmarks"] or []]
+            or None,
             palm_detections=None if palms is None else [Detection.from_pipeline(d) for d in palms],
             hand_rects=list(out["hand_rects"] or []),
             image_size=(image.shape[1], image.shape[0]),

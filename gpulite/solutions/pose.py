@@ -18,6 +18,18 @@ Usage::
                 nose = result.pose_landmarks.landmark[0]
                 print(nose.x, nose.y, nose.visibility)
                 person = result.segmentation_mask > 0.5        # (H, W) float32 in [0, 1]
+
+``pose_world_landmarks`` are the landmark model's world landmarks (metres, origin at the
+centre between the hips), rotated back from the region, with the same visibility, and
+smoothed in video mode, as MediaPipe's ``pose_landmark_cpu`` graph does. Smoothing is in time:
+give ``process(frame, timestamp_ms=t)`` the frames' real times (default: 33.333 ms apart).
+
+The arguments are MediaPipe's, in its order (``Pose(static_image_mode, model_complexity,
+smooth_landmarks, enable_segmentation, smooth_segmentation, min_detection_confidence,
+min_tracking_confidence)``), and the module re-exports ``PoseLandmark`` and
+``POSE_CONNECTIONS``, so ``from gpulite.solutions import pose as mp_pose`` replaces
+``mp.solutions.pose``. ``model_complexity`` picks pose_landmark_lite (0), _full (1) or
+_heavy (2); a model the zoo cannot provide fails at construction (:class:`gpulite.errors.ModelError`).
 """
 
 from __future__ import annotations
@@ -26,9 +38,19 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from gpulite.errors import ModelError
 from gpulite.pipeline.config import GraphConfig
 from gpulite.pipeline.graphs import load_config
-from gpulite.solutions.base import GraphSession, Solution, disconnect, set_options
+from gpulite.solutions.base import (
+    GraphSession,
+    Solution,
+    check_choice,
+    check_confidence,
+    check_flag,
+    disconnect,
+    set_options,
+)
+from gpulite.solutions.connections import POSE_CONNECTIONS, PoseLandmark  # noqa: F401  (MediaPipe's pose exports)
 from gpulite.solutions.results import Detection, LandmarkList, NormalizedRect
 
 LANDMARK_MODELS = {0: "pose_landmark_lite", 1: "pose_landmark_full", 2: "pose_landmark_heavy"}
@@ -63,6 +85,9 @@ class PoseResult:
         33 landmarks (MediaPipe's topology: 0 nose ... 32 right foot index) with
         ``visibility``; x, y normalised to the image, z in roughly x's scale, relative to the
         hips. None when there is no person.
+    pose_world_landmarks : LandmarkList or None
+        The same 33 landmarks in metres, origin at the centre between the hips (x right, y
+        down, z towards the camera's far side, in the image's orientation), with visibility.
     segmentation_mask : numpy.ndarray or None
         (H, W) float32 in [0, 1], 1 = person; only with ``enable_segmentation`` and a person.
     pose_detection : Detection or None
@@ -75,6 +100,7 @@ class PoseResult:
     """
 
     pose_landmarks: LandmarkList | None
+    pose_world_landmarks: LandmarkList | None = None
     segmentation_mask: np.ndarray | None = None
     pose_detection: Detection | None = None
     pose_rect: NormalizedRect | None = None
@@ -87,17 +113,17 @@ class Pose(Solution):
 
     Parameters
     ----------
+    static_image_mode : bool
+        True: every image on its own; False: a video (tracking and smoothing).
     model_complexity : {0, 1, 2}
-        The landmark model: lite, full, heavy. gpulite ships ``pose_landmark_full`` (1); the
-        others load when their ``.tflite`` is in the model path.
+        The landmark model: pose_landmark_lite, _full, _heavy (resolved through the zoo at
+        construction; :class:`gpulite.errors.ModelError` when it cannot be had).
     smooth_landmarks : bool
         Filter landmarks over time (video mode only).
     enable_segmentation : bool
         Also compute the person mask.
     smooth_segmentation : bool
         Blend masks over time (video mode only).
-    static_image_mode : bool
-        True: every image on its own; False: a video (tracking and smoothing).
     min_detection_confidence : float
         Pose detection score threshold.
     min_tracking_confidence : float
@@ -106,37 +132,40 @@ class Pose(Solution):
     backend : {"cpu", "webgpu", "auto"} or None
     """
 
-    def __init__(self, *, model_complexity: int = 1, smooth_landmarks: bool = True, enable_segmentation: bool = False,
-                 smooth_segmentation: bool = True, static_image_mode: bool = False,
-                 min_detection_confidence: float = 0.5, min_tracking_confidence: float = 0.5,
+    def __init__(self, static_image_mode: bool = False, model_complexity: int = 1, smooth_landmarks: bool = True,
+                 enable_segmentation: bool = False, smooth_segmentation: bool = True,
+                 min_detection_confidence: float = 0.5, min_tracking_confidence: float = 0.5, *,
                  backend: str | None = None) -> None:
-        if model_complexity not in LANDMARK_MODELS:
-            raise ValueError(f"model_complexity must be 0, 1 or 2, got {model_complexity}")
-        for name, value in (("min_detection_confidence", min_detection_confidence),
-                            ("min_tracking_confidence", min_tracking_confidence)):
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {value}")
-        super().__init__(backend=backend, static_image_mode=static_image_mode)
-        self.model_complexity = model_complexity
-        self.enable_segmentation = bool(enable_segmentation)
-        self.smooth_landmarks = bool(smooth_landmarks) and not self.static_image_mode
-        self.smooth_segmentation = bool(smooth_segmentation) and not self.static_image_mode
+        self.model_complexity = check_choice(model_complexity, "model_complexity", tuple(LANDMARK_MODELS))
+        min_detection_confidence = check_confidence(min_detection_confidence, "min_detection_confidence")
+        min_tracking_confidence = check_confidence(min_tracking_confidence, "min_tracking_confidence")
+        self.enable_segmentation = check_flag(enable_segmentation, "enable_segmentation")
+        smooth_landmarks = check_flag(smooth_landmarks, "smooth_landmarks")
+        smooth_segmentation = check_flag(smooth_segmentation, "smooth_segmentation")
+        super().__init__(backend=backend, static_image_mode=check_flag(static_image_mode, "static_image_mode"))
+        self.smooth_landmarks = smooth_landmarks and not self.static_image_mode
+        self.smooth_segmentation = smooth_segmentation and not self.static_image_mode
         cfg = pose_config(static_image_mode=self.static_image_mode, model_complexity=model_complexity,
                           enable_segmentation=self.enable_segmentation,
-                          min_detection_confidence=float(min_detection_confidence),
-                          min_tracking_confidence=float(min_tracking_confidence))
-        self._session = GraphSession(cfg, backend=self.backend, side_packets={
-            "smooth_landmarks": self.smooth_landmarks, "smooth_segmentation": self.smooth_segmentation})
+                          min_detection_confidence=min_detection_confidence,
+                          min_tracking_confidence=min_tracking_confidence)
+        try:
+            self._session = GraphSession(cfg, backend=self.backend, side_packets={
+                "smooth_landmarks": self.smooth_landmarks, "smooth_segmentation": self.smooth_segmentation})
+        except ModelError as e:
+            raise ModelError(f"Pose(model_complexity={model_complexity}): {e}") from None
 
     def _process(self, image: np.ndarray) -> PoseResult:
-        out = self._session.run({"image": image}, timings=self.last_timings)
-        lms = out["pose_landmarks"]
+        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
+        lms, world = out["pose_landmarks"], out["pose_world_landmarks"]
         mask = out.get("segmentation_mask")
         dets = out["pose_detections"]
         return PoseResult(
             # MediaPipe's Python solution clears presence; so does this
             pose_landmarks=None if lms is None else LandmarkList.from_pipeline(
                 type(lms)(tuple(replace(p, presence=None) for p in lms.landmarks))),
+            pose_world_landmarks=None if world is None or lms is None else LandmarkList.from_pipeline(
+                type(world)(tuple(replace(p, presence=None) for p in world.landmarks))),
             segmentation_mask=None if mask is None or lms is None else mask.mask,
             pose_detection=Detection.from_pipeline(dets[0]) if dets else None,
             pose_rect=out["pose_rect"],

@@ -8,7 +8,7 @@ MediaPipe                                        gpulite
 ==============================================  ==============================================
 ``d.location_data.relative_bounding_box.xmin``  same, or ``d.relative_bounding_box.xmin``
 ``d.location_data.relative_keypoints[i].x``     same, or ``d.keypoints[i].x``
-``d.score[0]``                                   ``d.score`` (a float; ``d.score_list`` is ``[score]``)
+``d.score[0]``                                   same (:class:`Score`: a float that also indexes)
 ``lms.landmark[i].x`` / ``.y`` / ``.z``          same (``lms[i]`` and ``len(lms)`` work too)
 ``h.classification[0].label``                    same (:class:`ClassificationList`)
 ==============================================  ==============================================
@@ -46,7 +46,7 @@ from gpulite.pipeline.calculators.types import NormalizedRect
 
 __all__ = [
     "Classification", "ClassificationList", "Detection", "FaceDetectionResult", "FaceMeshResult", "Keypoint",
-    "LandmarkList", "LocationData", "NormalizedLandmark", "NormalizedRect", "RelativeBoundingBox",
+    "LandmarkList", "LocationData", "NormalizedLandmark", "NormalizedRect", "RelativeBoundingBox", "Score",
 ]
 
 
@@ -54,6 +54,31 @@ def _pixel(x: float, y: float, width: int, height: int) -> tuple[int, int]:
     """Normalised (x, y) -> integer pixel (clamped to the image), as MediaPipe's drawing utils do."""
     return (min(int(np.floor(x * width)), width - 1) if x >= 0 else 0,
             min(int(np.floor(y * height)), height - 1) if y >= 0 else 0)
+
+
+class Score(float):
+    """A detection score: a float that also reads as MediaPipe's one-element repeated field.
+
+    ``d.score > 0.5``, ``f"{d.score:.2f}"`` and ``d.score[0]``, ``len(d.score)``,
+    ``list(d.score)`` all work, so code written for either library reads it.
+
+    Examples
+    --------
+    >>> s = Score(0.93)
+    >>> s[0], len(s), list(s), s + 0
+    (0.93, 1, [0.93], 0.93)
+    """
+
+    __slots__ = ()
+
+    def __getitem__(self, index: int | slice) -> Any:
+        return [float(self)][index]
+
+    def __len__(self) -> int:
+        return 1
+
+    def __iter__(self) -> Iterator[float]:
+        yield float(self)
 
 
 @dataclass(frozen=True)
@@ -99,20 +124,24 @@ class Detection:
     relative_bounding_box : RelativeBoundingBox
     keypoints : tuple of Keypoint
         BlazeFace order: right eye, left eye, nose tip, mouth centre, right ear tragion, left
-        ear tragion ("right" as seen by the subject).
-    score : float
+        ear tragion ("right" as seen by the subject; :class:`gpulite.solutions.connections.FaceKeyPoint`).
+    score : Score
+        A float; ``score[0]`` reads it as MediaPipe's repeated field does.
     label_id : int
 
     Examples
     --------
     >>> d.relative_bounding_box.xmin, d.keypoints[2].x, d.score
-    >>> d.location_data.relative_bounding_box.width       # MediaPipe's spelling works too
+    >>> d.location_data.relative_bounding_box.width, d.score[0]      # MediaPipe's spelling works too
     """
 
     relative_bounding_box: RelativeBoundingBox
     keypoints: tuple[Keypoint, ...] = ()
     score: float = 0.0
     label_id: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "score", Score(self.score))
 
     @property
     def location_data(self) -> LocationData:
@@ -136,7 +165,8 @@ class NormalizedLandmark:
     """One landmark (MediaPipe ``NormalizedLandmark``): x, y normalised; z roughly in x's scale.
 
     ``visibility`` and ``presence`` are None where the model does not give them (face mesh).
-    For world landmarks (pose) x, y, z are metres.
+    For world landmarks (``pose_world_landmarks``, ``multi_hand_world_landmarks``; MediaPipe's
+    ``Landmark``) x, y, z are metres from the hips' centre or the hand's centre, not image units.
     """
 
     x: float

@@ -11,6 +11,10 @@ Usage::
     with SelfieSegmentation(model="landscape", backend="webgpu") as seg:
         mask = seg.process(frame).segmentation_mask          # (H, W) float32 in [0, 1]
         background_blurred = np.where(mask[..., None] > 0.5, frame, blurred)
+
+MediaPipe's argument works too: ``SelfieSegmentation(model_selection=1)`` is ``model="landscape"``,
+so ``from gpulite.solutions import selfie_segmentation as mp_selfie_segmentation`` replaces
+``mp.solutions.selfie_segmentation``.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpulite.solutions.base import GraphSession, Solution
+from gpulite.solutions.base import GraphSession, Solution, check_choice
 
 GRAPHS = {"general": "selfie_segmentation", "landscape": "selfie_segmentation_landscape"}
+MODEL_SELECTION = {0: "general", 1: "landscape"}
 
 
 @dataclass(frozen=True)
@@ -36,21 +41,29 @@ class SelfieSegmentation(Solution):
 
     Parameters
     ----------
-    model : {"general", "landscape"}
-        MediaPipe's ``model_selection`` 0 and 1.
+    model_selection : {0, 1}
+        MediaPipe's: 0 general (256x256), 1 landscape (256x144).
+    model : {"general", "landscape"}, optional
+        gpulite's name for the same choice (give one of the two).
     backend : {"cpu", "webgpu", "auto"} or None
     """
 
-    def __init__(self, *, model: str = "general", backend: str | None = None) -> None:
-        if model not in GRAPHS:
-            raise ValueError(f"model must be one of {sorted(GRAPHS)}, got {model!r}")
+    def __init__(self, model_selection: int = 0, *, model: str | None = None, backend: str | None = None) -> None:
+        if model is not None:
+            if model_selection != 0:
+                raise TypeError("SelfieSegmentation(): give model_selection or model (the same setting), not both")
+            self.model = check_choice(model, "model", tuple(GRAPHS))
+        else:
+            self.model = MODEL_SELECTION[check_choice(model_selection, "model_selection", tuple(MODEL_SELECTION))]
         super().__init__(backend=backend, static_image_mode=True)
-        self.model = model
-        self._session = GraphSession(GRAPHS[model], backend=self.backend, outputs=["segmentation_mask"])
+        self._session = GraphSession(GRAPHS[self.model], backend=self.backend, outputs=["segmentation_mask"])
 
     def _process(self, image: np.ndarray) -> SegmentationResult:
-        out = self._session.run({"image": image}, timings=self.last_timings)
+        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
         return SegmentationResult(out["segmentation_mask"].mask)
+
+    def _reset(self) -> None:  # no state across frames; the graph restarts so the clock can restart
+        self._session.restart()
 
     def _close(self) -> None:
         self._session.close()

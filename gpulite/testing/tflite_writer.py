@@ -31,6 +31,7 @@ import flatbuffers
 import numpy as np
 
 from gpulite.model import schema_gen as sg
+from gpulite.model.opdefs import Op
 
 __all__ = ["OP_OPTIONS", "ModelBuilder", "Quant", "sparsify"]
 
@@ -47,51 +48,13 @@ def _schema() -> ModuleType:
     return schema_py_generated
 
 
-# --- which options table each builtin op carries -------------------------------------------
-# Most ops follow the naming rule ADD_N -> AddNOptions; these are the exceptions, as the
-# TFLite converter writes them (tensorflow/lite/core/api/flatbuffer_conversions.cc reads the
-# same tables back).
-_OPTIONS_EXCEPTIONS = {
-    "AVERAGE_POOL_2D": "Pool2DOptions", "MAX_POOL_2D": "Pool2DOptions", "L2_POOL_2D": "Pool2DOptions",
-    "CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
-    "CONV_3D": "Conv3DOptions", "CONV_3D_TRANSPOSE": "Conv3DOptions",
-    "L2_NORMALIZATION": "L2NormOptions", "LSH_PROJECTION": "LSHProjectionOptions",
-    "LSTM": "LSTMOptions", "RNN": "RNNOptions", "SVDF": "SVDFOptions",
-    "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
-    "BIDIRECTIONAL_SEQUENCE_RNN": "BidirectionalSequenceRNNOptions",
-    "BIDIRECTIONAL_SEQUENCE_LSTM": "BidirectionalSequenceLSTMOptions",
-    "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions", "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions",
-    "MEAN": "ReducerOptions", "SUM": "ReducerOptions", "REDUCE_PROD": "ReducerOptions",
-    "REDUCE_MAX": "ReducerOptions", "REDUCE_MIN": "ReducerOptions", "REDUCE_ANY": "ReducerOptions",
-    "REDUCE_ALL": "ReducerOptions",
-    "TOPK_V2": "TopKV2Options", "MAXIMUM": "MaximumMinimumOptions", "MINIMUM": "MaximumMinimumOptions",
-    "PADV2": "PadV2Options", "BATCH_MATMUL": "BatchMatMulOptions",
-    "RANDOM_STANDARD_NORMAL": "RandomOptions", "RANDOM_UNIFORM": "RandomOptions",
-    "MULTINOMIAL": "RandomOptions", "ATAN2": "ATan2Options",
-    "STABLEHLO_COMPOSITE": "StableHLOCompositeOptions",
-}
-
-
-def _camel(snake: str) -> str:
-    return "".join(p.capitalize() for p in snake.split("_"))
-
-
-def _op_options() -> dict[str, tuple[str, int]]:
-    union1, union2 = sg.BuiltinOptions.__members__, sg.BuiltinOptions2.__members__
-    table: dict[str, tuple[str, int]] = {}
-    for op in sg.BuiltinOperator.__members__:
-        name = _OPTIONS_EXCEPTIONS.get(op, _camel(op) + "Options")
-        if name in union1:
-            table[op] = (name, 1)
-        elif name in union2:
-            table[op] = (name, 2)
-    return table
-
-
+# --- which options table each builtin op carries (gpulite.model.opdefs: Op.X.spec.options) ------
 #: Builtin op name -> (options table name, 1 for ``builtin_options`` or 2 for
 #: ``builtin_options_2``). Ops absent here (LOGISTIC, TANH, RELU, PRELU, ...) have no options.
-OP_OPTIONS: dict[str, tuple[str, int]] = _op_options()
+OP_OPTIONS: dict[str, tuple[str, int]] = {
+    op.value: (op.spec.options.__name__, 1 if op.spec.options.__name__ in sg.BuiltinOptions.__members__ else 2)
+    for op in Op if not op.is_custom and op.spec.options is not None
+}
 
 # Options fields whose integers are schema enums, so they may be given by member name.
 _ENUM_FIELDS: dict[str, type] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import gpulite
-from gpulite.backends import registry
+from gpulite import runtime
 from gpulite.environment import env
 from tests.webgpu.support import adapter_problem
 
@@ -17,10 +17,10 @@ def clean_state(monkeypatch):
     for name in env().flags():
         monkeypatch.delenv(f"GPULITE_{name.upper()}", raising=False)
     env().reset()
-    registry.reset_active()
+    runtime.reset_active()
     yield
     env().reset()
-    registry.reset_active()
+    runtime.reset_active()
 
 
 def use_backend(name: str) -> str:

@@ -47,13 +47,9 @@ def x_of(seed: int = 0) -> np.ndarray:
 
 
 def nodes_run(it) -> list[tuple[str, int]]:
-    """(op, node index) of every step the compiled plan runs, in order.
-
-    The CPU backend may rewrite the graph (fusing nodes) before running it and exposes what
-    it runs as ``cpu_run``; other backends run the interpreter's graph as it is.
-    """
-    _, order = getattr(it._exe, "cpu_run", (None, it._order))
-    return [(n.op, n.index) for n in order]
+    """(op, node index) of every step the compiled plan runs, in order: the nodes of the
+    graph the backend prepared (the CPU backend's fusions may have dropped some)."""
+    return [(n.op, n.index) for n in it.graph.nodes]
 
 
 def run(it, x: np.ndarray) -> np.ndarray:

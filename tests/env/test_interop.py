@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import gpulite
-from gpulite import ops
-from gpulite.backends import registry
+from gpulite import ops, runtime
 from tests.env.conftest import use_backend
 
 
@@ -16,7 +15,7 @@ def test_gpu_preprocessing_feeds_a_model_through_bind_input_without_a_readback()
     it = gpulite.Interpreter("face_detection_short_range", backend="webgpu")
     it.allocate_tensors()
     index = it.get_input_details()[0]["index"]
-    exe = registry.eager_executor()
+    exe = runtime.eager_executor()
     reads = exe.readbacks
     with gpulite.tidy():
         x = ops.resize_bilinear(gpulite.tensor(frame), (128, 128), half_pixel_centers=True)

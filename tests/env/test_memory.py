@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import gpulite
-from gpulite import ops
-from gpulite.backends import registry
+from gpulite import ops, runtime
 from tests.env import models
 from tests.env.conftest import use_backend
 
@@ -132,7 +131,7 @@ def test_the_pool_reuses_buffers_across_shapes_of_one_size_class():
     from gpulite.backends.webgpu.pool import size_class
     assert [size_class(n) for n in (1, 256, 257, 320, 321, 1000, 1024, 1025, 5000)] == [
         256, 256, 320, 320, 384, 1024, 1024, 1280, 5120]
-    pool = registry.eager_executor().pool
+    pool = runtime.eager_executor().pool
     gpulite.tensor(np.ones(300, np.float32)).to_gpu().dispose()  # 1,200 bytes: the 1,280 class
     created = pool.created
     for n in range(300, 321):  # 21 shapes, 1,200..1,280 bytes: one class, one buffer

@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 
 import gpulite
-from gpulite import ops
-from gpulite.backends import registry
-from gpulite.ops import dispatch
+from gpulite import ops, runtime
 from tests.env.conftest import use_backend
 
 RNG = np.random.default_rng(7)
@@ -206,19 +204,19 @@ def test_pools(backend, kind):
 def test_each_signature_compiles_once(backend):
     x = gpulite.tensor(r(4, 6))
     ops.add(x, x)
-    n = dispatch.cache_size()
+    n = runtime.cache_size()
     ops.add(x, x)
     ops.add(x, gpulite.tensor(r(4, 6)))
-    assert dispatch.cache_size() == n  # same op, shapes, dtypes, options: the cached compile
+    assert runtime.cache_size() == n  # same op, shapes, dtypes, options: the cached compile
     ops.add(x, gpulite.tensor(r(6)))
-    assert dispatch.cache_size() == n + 1  # new shapes: compiled once more
+    assert runtime.cache_size() == n + 1  # new shapes: compiled once more
     ops.add(x, x)
-    assert dispatch.cache_size() == n + 1
+    assert runtime.cache_size() == n + 1
 
 
 def test_new_shapes_reuse_gpu_pipelines():
     use_backend("webgpu")
-    gdev = registry.find_backend("webgpu").gdev
+    gdev = runtime.find_backend("webgpu").gdev
     ops.resize_bilinear(r(1, 5, 5, 3), (7, 7))
     pipelines = len(gdev.pipelines)
     for s in (4, 9, 13):
@@ -258,11 +256,11 @@ def test_an_op_the_gpu_kernel_declines_runs_on_the_cpu_kernel(declining_gpu, cap
 
 def test_disposing_a_weight_evicts_the_ops_compiled_with_it(backend):
     x, w = gpulite.tensor(r(1, 5, 5, 2)), gpulite.tensor(r(3, 3, 3, 2))
-    n = dispatch.cache_size()
+    n = runtime.cache_size()
     ops.conv2d(x, w)
-    assert dispatch.cache_size() == n + 1
+    assert runtime.cache_size() == n + 1
     w.dispose()
-    assert dispatch.cache_size() == n
+    assert runtime.cache_size() == n
 
 
 def test_shape_errors_say_what_was_expected(backend):
@@ -278,7 +276,7 @@ def test_buffers_named_by_unsubmitted_commands_are_destroyed_only_after_the_subm
     # Submitting an encoder that names a destroyed buffer aborts the process in wgpu-native,
     # so evictions and pool trims must wait for the pending encoder.
     use_backend("webgpu")
-    exe = registry.eager_executor()
+    exe = runtime.eager_executor()
     x, w = gpulite.tensor(r(1, 5, 5, 2)), gpulite.tensor(r(3, 3, 3, 2))
     xv, wv = x.numpy(), w.numpy()
     y = ops.conv2d(x, w)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpulite
-from gpulite.backends import registry
+from gpulite import runtime
 from gpulite.backends.cpu import CpuBackend
 from tests.env.conftest import software_adapter, use_backend
 from tests.webgpu.support import adapter_problem
@@ -120,24 +120,24 @@ def test_auto_picks_cpu_over_a_software_webgpu_adapter_and_says_why():
     why = gpulite.backend_choice()
     assert why.startswith("auto: 'cpu'")
     assert "'webgpu' ranks 0" in why and "CPU type" in why
-    info = {b.name: b for b in registry.describe_backends()}
+    info = {b.name: b for b in runtime.describe_backends()}
     assert info["webgpu"].priority == 2 and info["webgpu"].rank == 0 and info["cpu"].rank == 1
 
 
 def test_gpulite_backend_environment_variable_overrides_the_automatic_choice(monkeypatch):
     monkeypatch.setenv("GPULITE_BACKEND", "cpu")
-    registry.reset_active()
+    runtime.reset_active()
     assert gpulite.get_backend() == "cpu"
     assert gpulite.backend_choice() == "GPULITE_BACKEND=cpu"
     if not adapter_problem():
         monkeypatch.setenv("GPULITE_BACKEND", "webgpu")
-        registry.reset_active()
+        runtime.reset_active()
         assert gpulite.get_backend() == "webgpu"
 
 
 def test_gpulite_backend_naming_an_unknown_backend_raises(monkeypatch):
     monkeypatch.setenv("GPULITE_BACKEND", "nope")
-    registry.reset_active()
+    runtime.reset_active()
     with pytest.raises(gpulite.BackendNotFoundError, match="nope"):
         gpulite.get_backend()
 
@@ -160,7 +160,7 @@ def test_interpreter_default_stays_cpu_unless_a_backend_was_chosen_explicitly(te
 
 def test_interpreter_auto_follows_gpulite_backend(monkeypatch):
     monkeypatch.setenv("GPULITE_BACKEND", "cpu")
-    registry.reset_active()
+    runtime.reset_active()
     assert gpulite.Interpreter(model_content=_tiny_model(), backend="auto").backend == "cpu"
     assert gpulite.Interpreter(model_content=_tiny_model()).backend == "cpu"
 

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import gpulite
-from gpulite import ops
-from gpulite.backends import registry
+from gpulite import ops, runtime
 from tests.env.conftest import use_backend
 
 X = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7
@@ -101,7 +100,7 @@ def test_dlpack_of_gpu_only_data_names_the_fix():
 
 def test_numpy_tensor_is_uploaded_on_first_gpu_use_not_before():
     use_backend("webgpu")
-    exe = registry.eager_executor()
+    exe = runtime.eager_executor()
     before = exe.uploads
     t = gpulite.tensor(X)
     assert t.backend == "webgpu" and not t.on_gpu and exe.uploads == before
@@ -114,7 +113,7 @@ def test_numpy_tensor_is_uploaded_on_first_gpu_use_not_before():
 
 def test_op_outputs_stay_on_the_gpu_until_read():
     use_backend("webgpu")
-    exe = registry.eager_executor()
+    exe = runtime.eager_executor()
     t = gpulite.tensor(X)
     reads = exe.readbacks
     y = ops.mul(ops.add(t, 1.0), 3.0)

@@ -36,6 +36,7 @@ CASES = {
     "o1-k3-s1-valid-head": ((1, 20, 18, 8), (3, 3), 1, (1, 1), (1, 1), "VALID", "NONE", True),
     "o1-k3-s2-same-relu6": ((2, 9, 10, 5), (3, 3), 1, (2, 2), (1, 1), "SAME", "RELU6", True),
     "o1-nobias-d2": ((1, 11, 9, 4), (3, 3), 1, (1, 1), (2, 2), "SAME", "NONE", False),
+    "k3-s1-same-tanh-c3": ((1, 6, 6, 3), (3, 3), 3, (1, 1), (1, 1), "SAME", "TANH", True),
 }
 QUANT_CASES = ["k3-s1-same-relu6", "k3-s2-valid-relu", "k3-d2-same-relu_n1_to_1", "k3-d2-valid-tanh",
                "k1-s1-valid", "k1-s2-same", "k2-s1-same-even", "nobias", "batch2"]
@@ -107,7 +108,12 @@ def test_conv2d_float(case: str, backend: str) -> None:
 DW_CASES = {**CASES, "mult2-s1": ((1, 8, 9, 3), (3, 3), 2, (1, 1), (1, 1), "SAME", "RELU6", True),
             "mult2-s2-valid": ((1, 9, 9, 3), (3, 3), 2, (2, 2), (1, 1), "VALID", "NONE", True),
             "mult3-d2": ((1, 10, 10, 2), (3, 3), 3, (1, 1), (2, 2), "SAME", "NONE", False),
-            "k5-s2-pose": ((1, 20, 20, 16), (5, 5), 1, (2, 2), (1, 1), "VALID", "RELU6", True)}
+            "k5-s2-pose": ((1, 20, 20, 16), (5, 5), 1, (2, 2), (1, 1), "VALID", "RELU6", True),
+            # Multiplier 1 on 3 channels (the one-channel-per-thread kernel) and on 4 (vec4s).
+            "mult1-k3-s1-same-tanh-c3": ((1, 6, 6, 3), (3, 3), 1, (1, 1), (1, 1), "SAME", "TANH", True),
+            "mult1-k2-s1-same-even-c3": ((1, 6, 6, 3), (2, 2), 1, (1, 1), (1, 1), "SAME", "NONE", True),
+            "mult1-k3-s2-valid-relu-c4": ((1, 9, 10, 4), (3, 3), 1, (2, 2), (1, 1), "VALID", "RELU", True),
+            "mult2-k3-s2-same": ((1, 9, 10, 4), (3, 3), 2, (2, 2), (1, 1), "SAME", "NONE", True)}
 DW_CASES["chunked"] = ((1, 64, 64, 16), (3, 3), 1, (1, 1), (1, 1), "SAME", "RELU6", True)
 
 

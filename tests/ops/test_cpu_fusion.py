@@ -1,4 +1,4 @@
-"""CPU graph rewrites (gpulite/backends/cpu/fuse.py) give LiteRT's numbers on small chains.
+"""CPU fusions (gpulite/graph/fusion.py with backends/cpu/fusion_rules.py) give LiteRT's numbers on small chains.
 
 Each model is a short chain built with the tflite writer; it runs in gpulite with and
 without the rewrites (GPULITE_CPU_FUSE=0) and in LiteRT, and the rewrite must actually

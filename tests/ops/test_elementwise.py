@@ -20,13 +20,16 @@ from tests.ops.harness import check_op, run_litert
 BINARY = ["ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"]
 FUSED = ["ADD", "SUB", "MUL", "DIV"]
 ACTIVATIONS = ["NONE", "RELU", "RELU6", "RELU_N1_TO_1", "TANH"]
-# (a shape, b shape): equal, per-channel, single value, both sides broadcasting, rank-mismatched.
+# (a shape, b shape): equal, per-channel, single value, both sides broadcasting, rank-mismatched,
+# a rank-0 operand, and a rank-5 output (merged to at most 4 dims by the GPU kernel).
 SHAPES = {
     "same": ((1, 5, 7, 3), (1, 5, 7, 3)),
     "channel": ((1, 5, 7, 3), (3,)),
     "single": ((1, 5, 7, 3), (1,)),
     "both": ((2, 1, 4), (1, 3, 1)),
     "rank": ((4, 1), (2, 3, 1, 5)),
+    "scalar": ((2, 3, 4), ()),
+    "rank5": ((1, 2, 3, 4, 5), (5,)),
 }
 
 
@@ -94,6 +97,9 @@ UNARY_INPUTS = {
     "EXP": lambda rng, s: rng.uniform(-10, 10, s),
     "SQRT": lambda rng, s: np.concatenate([[0.0], rng.uniform(0, 100, s[0] * s[1] - 1)]).reshape(s),
     "RSQRT": lambda rng, s: rng.uniform(0.01, 100, s),
+    "NEG": lambda rng, s: rng.uniform(-10, 10, s),
+    "ABS": lambda rng, s: rng.uniform(-10, 10, s),
+    "SQUARE": lambda rng, s: rng.uniform(-10, 10, s),
 }
 
 

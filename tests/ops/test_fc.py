@@ -20,22 +20,25 @@ FC_CASES = {
     "3d-keep-dims": ((2, 3, 4), 6, True, True, "NONE"),
     "nobias": ((4, 16), 9, False, False, "NONE"),
     "hand-landmark": ((1, 1, 1, 1152), 63, False, True, "NONE"),
+    "4d-flatten-all-nobias": ((1, 4, 4, 3), 10, False, False, "NONE"),
 }
+FC_DEPTH = {"3d-flatten-across-dims": 12, "4d-flatten-all-nobias": 48}
 
 
 def _fc_out_shape(shape, depth, units, keep):
     return (*tuple(shape[:-1]), units) if keep else (int(np.prod(shape)) // depth, units)
 
 
-def _fc_depth(shape, keep):
-    # "3d-flatten-across-dims" takes rows of 12 (= 3*4): TFLite only needs size % depth == 0.
-    return shape[-1] if keep or len(shape) != 3 else shape[-1] * shape[-2]
+def _fc_depth(case: str) -> int:
+    # Weights of depth != the last dim: each row spans several input dims (TFLite only needs
+    # size % depth == 0): "3d-flatten-across-dims" takes rows of 12 (= 3*4), the other the whole input.
+    return FC_DEPTH.get(case, FC_CASES[case][0][-1])
 
 
 @pytest.mark.parametrize("case", FC_CASES)
 def test_fully_connected_float(case: str, backend: str) -> None:
     shape, units, keep, has_bias, act = FC_CASES[case]
-    depth = _fc_depth(shape, keep)
+    depth = _fc_depth(case)
     rng = np.random.default_rng(30)
     mb = ModelBuilder()
     x = mb.input("x", shape, np.float32)
@@ -62,7 +65,7 @@ def test_fully_connected_runtime_weights(backend: str) -> None:
 
 def _fc_quant_model(case, kind: str, seed: int) -> tuple[bytes, np.ndarray]:
     shape, units, keep, has_bias, act = FC_CASES[case]
-    depth = _fc_depth(shape, keep)
+    depth = _fc_depth(case)
     rng = np.random.default_rng(seed)
     dt = np.uint8 if kind.startswith("uint8") else np.int8
     s_in, zp_in = 0.04, (-9 if dt == np.int8 else 117)

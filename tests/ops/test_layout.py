@@ -91,11 +91,13 @@ def test_pad_int64_paddings(backend):
     check_op(*single_op("PAD", [In(f32(3, 4)), C(np.array([[1, 0], [2, 2]], np.int64))]), backend)
 
 
-@pytest.mark.parametrize("kind", ["float", "int8", "runtime-value"])
+@pytest.mark.parametrize("kind", ["float", "float-all-dims", "int8", "runtime-value"])
 def test_padv2(kind, backend):
     pads = C(i32([0, 0], [1, 2], [2, 1], [0, 0]))
     if kind == "float":
         ins = [In(f32(1, 3, 4, 2)), pads, C(np.array([3.5], np.float32))]
+    elif kind == "float-all-dims":  # batch and channels padded too
+        ins = [In(f32(1, 4, 5, 3)), C(i32([1, 0], [0, 1], [1, 1], [2, 0])), C(np.array([-1.5], np.float32))]
     elif kind == "int8":
         ins = [In(q8(np.int8, 1, 3, 4, 2), (0.5, 2)), pads, C(np.array([-100], np.int8), (0.5, 2))]
     else:

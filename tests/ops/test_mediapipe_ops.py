@@ -32,6 +32,7 @@ from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import ModelError, ShapeError, UnsupportedOpError
 from gpulite.model import custom_options as co
+from gpulite.model.opdefs import Op, decode_custom_options
 from gpulite.testing.tflite_writer import ModelBuilder
 from tests.compare import assert_same
 from tests.ops.harness import check_op, run_gpulite
@@ -292,8 +293,8 @@ def test_transpose_conv_bias_selfie_weights(backend: str) -> None:
     w, b = g.tensors[node.inputs[1]].const, g.tensors[node.inputs[2]].const
     assert w is not None and b is not None and w.dtype == F32
     x_shape, y_shape = g.tensors[node.inputs[0]].shape, g.tensors[node.outputs[0]].shape
-    opts = co.decode_transpose_conv_bias(node.custom_options)
-    assert opts == co.TransposeConvBiasOptions("SAME", 2, 2)
+    opts = node.options  # decoded once, at load
+    assert opts == co.decode_transpose_conv_bias(node.custom_options) == co.TransposeConvBiasOptions("SAME", 2, 2)
     pad = 1 if opts.padding == "SAME" else 2
     model = transpose_conv_bias_model(x_shape, np.array(w), np.array(b), opts.stride_h, opts.stride_w, pad, y_shape)
     x = np.random.default_rng(3).standard_normal(x_shape).astype(F32)
@@ -585,7 +586,7 @@ def test_decode_real_options(l2tm_options: list[bytes], ttb_options: bytes) -> N
     assert [(e.left_rotation_idx, e.right_rotation_idx, len(e.subset_idxs)) for e in eyes] == [
         (33, 133, 71), (362, 263, 71)]
     assert co.decode_transform_tensor_bilinear(ttb_options) == co.TransformTensorBilinearOptions(16, 16)
-    assert co.decode_custom_options("TransformLandmarks", None) == co.TransformLandmarksOptions()
+    assert decode_custom_options(Op.TransformLandmarks, 2, None) == co.TransformLandmarksOptions()
 
 
 GOOD_L2TM = {"left_rotation_idx": 0, "right_rotation_idx": 1, "subset_idxs": [0, 1, 2],
@@ -651,9 +652,12 @@ def test_decode_transpose_conv_options_accepts_longer_struct() -> None:
     assert co.decode_transpose_conv_bias(blob) == co.TransposeConvBiasOptions("VALID", 3, 1)
 
 
-def test_decode_unknown_op() -> None:
-    with pytest.raises(ModelError, match="no custom-options decoder for op 'MaxUnpooling2D'"):
-        co.decode_custom_options("MaxUnpooling2D", b"")
+def test_decode_ops_without_decoder() -> None:
+    """A known op without a decoder, an unknown custom op, and a version whose options MediaPipe
+    does not parse all keep node.options None (their kernels, if any, read the bytes or refuse)."""
+    assert decode_custom_options(Op.MaxUnpooling2D, 1, b"\x01") is None
+    assert decode_custom_options("NoSuchOp", 1, b"\x01") is None
+    assert decode_custom_options(Op.TransformTensorBilinear, 1, b"\x01") is None
 
 
 def test_decode_mutated_options_only_model_errors(l2tm_options: list[bytes], ttb_options: bytes) -> None:
@@ -679,8 +683,19 @@ def test_decode_mutated_options_only_model_errors(l2tm_options: list[bytes], ttb
     assert outcomes["ModelError"] > 0 and outcomes["ok"] > 0, outcomes
 
 
-def test_malformed_options_fail_at_allocate(ttb_options: bytes) -> None:
-    """A broken blob in a model surfaces as ModelError naming the node, at allocate_tensors."""
-    it = Interpreter(model_content=ttb_model((1, 48, 48, 4), ttb_options[:-3]))
-    with pytest.raises(ModelError, match=r"node 0: TransformTensorBilinear custom options"):
-        it.allocate_tensors()
+def test_malformed_options_fail_at_load(ttb_options: bytes) -> None:
+    """A broken blob in a model is a ModelError naming the operator and op when the model loads."""
+    with pytest.raises(ModelError, match=r"operator 0 \(TransformTensorBilinear\): TransformTensorBilinear custom "
+                                         r"options: expected a FlexBuffer map"):
+        Interpreter(model_content=ttb_model((1, 48, 48, 4), ttb_options[:-3]))
+
+
+def test_custom_options_decoded_once_at_load(ttb_options: bytes, l2tm_options: list[bytes]) -> None:
+    """The reader puts each MediaPipe op's decoded options on the node; kernels only read them."""
+    node = Interpreter(model_content=ttb_model((1, 48, 48, 4), ttb_options)).graph.nodes[0]
+    assert node.op is Op.TransformTensorBilinear and node.options == co.TransformTensorBilinearOptions(16, 16)
+    node = Interpreter(model_content=l2tm_model(468, l2tm_options[1])).graph.nodes[0]
+    assert node.options == co.decode_landmarks_to_transform_matrix(l2tm_options[1])
+    # Version 1 is not decoded (MediaPipe's resolver has no version-1 parser): it loads, and
+    # allocate_tensors refuses it (test_version_1_is_refused).
+    assert Interpreter(model_content=l2tm_model(468, b"junk", version=1)).graph.nodes[0].options is None

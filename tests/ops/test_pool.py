@@ -19,6 +19,7 @@ CASES = {
     "f3-s1-same-relu6": ((1, 6, 7, 3), (3, 3), (1, 1), "SAME", "RELU6"),
     "f5-s3-same-relu": ((1, 11, 10, 3), (5, 5), (3, 3), "SAME", "RELU"),
     "f3x2-s1x2-valid-relu_n1_to_1": ((2, 7, 8, 6), (3, 2), (1, 2), "VALID", "RELU_N1_TO_1"),
+    "f3x2-s1-valid-relu": ((2, 7, 8, 5), (3, 2), (1, 1), "VALID", "RELU"),
     "global-valid": ((1, 6, 5, 7), (6, 5), (1, 1), "VALID", "NONE"),
     "f3-s1-same-tanh-ignored": ((1, 5, 5, 3), (3, 3), (1, 1), "SAME", "TANH"),
     # More than 16 taps: the separable (W then H) reduction and the global one.

@@ -20,6 +20,7 @@ AXES = {
     "negative": [-1, -3],
     "repeated": [1, -3],
     "batch": [0],
+    "batch-rows": [0, 1],
     "all": [0, 1, 2, 3],
     "single-int": 2,
 }

@@ -4,8 +4,9 @@ The oracle runs in the same process on the same RGB frames: astronaut.png, and f
 640x480 test video (tests/solutions/video.py: 60 frames of the photo moving, turning up to 30°
 and zooming, written to H.264 and decoded, so both runtimes see the decoder's frames).
 Criteria (per image, never averaged over frames): detection boxes IoU >= 0.9; landmarks within
-a mean distance of 1% of the image width; masks IoU >= 0.97 at threshold 0.5; handedness as
-the probability of "Right" within 0.02. Every test runs on cpu and on webgpu (lavapipe here;
+a mean distance of 1% of the image width; world landmarks (metres) within a mean 3-D distance
+of 1 cm; masks IoU >= 0.97 at threshold 0.5; handedness as the probability of "Right" within
+0.02. Every test runs on cpu and on webgpu (lavapipe here;
 fewer frames there, it is slow).
 
 What MediaPipe finds is what gpulite must find: at the default settings MediaPipe finds no
@@ -38,7 +39,15 @@ from gpulite.pipeline.calculators.refine_landmarks_from_heatmap import (
     refine_landmarks,
 )
 from gpulite.pipeline.calculators.segmentation_smoothing import smooth_mask
-from gpulite.pipeline.calculators.types import Detection, LandmarkList, NormalizedLandmark, NormalizedRect, RelativeBox
+from gpulite.pipeline.calculators.types import (
+    Detection,
+    LandmarkList,
+    NormalizedLandmark,
+    NormalizedRect,
+    PipelineValueError,
+    RelativeBox,
+)
+from gpulite.pipeline.calculators.world_landmarks import copy_visibility, rotate_world_landmarks
 from gpulite.solutions import Hands, Pose, SelfieSegmentation
 from tests.solutions.video import load_image, make_frames, read_video, write_video
 from tests.webgpu.support import adapter_problem
@@ -47,6 +56,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:SymbolDatabase.GetPrototype:User
 mp = pytest.importorskip("mediapipe", reason="mediapipe 0.10.14 is the oracle (pip install -e '.[test]')")
 
 LANDMARK_TOL = 0.01    # mean landmark distance, as a fraction of the image width
+WORLD_TOL = 0.01       # mean world landmark distance, metres
 BOX_IOU = 0.9
 MASK_IOU = 0.97
 HANDEDNESS_TOL = 0.02
@@ -84,6 +94,14 @@ def mean_distance(ours: np.ndarray, theirs: np.ndarray, size: tuple[int, int]) -
     return float(np.linalg.norm(d, axis=1).mean() / w)
 
 
+def world_distance(ours, theirs) -> float:
+    """Mean 3-D distance in metres between two world landmark lists (gpulite's and MediaPipe's)."""
+    a = ours.array()
+    b = np.array([(p.x, p.y, p.z) for p in theirs.landmark])
+    assert a.shape == b.shape, (a.shape, b.shape)
+    return float(np.linalg.norm(a - b, axis=1).mean())
+
+
 def mask_iou(a: np.ndarray, b: np.ndarray) -> float:
     a, b = np.asarray(a) > 0.5, np.asarray(b) > 0.5
     union = (a | b).sum()
@@ -117,7 +135,7 @@ def mp_pose_graph(*, static: bool, segmentation: bool, smooth: bool = True):
         calculator_params={"posedetectioncpu__TensorsToDetectionsCalculator.min_score_thresh": 0.5,
                            "poselandmarkbyroicpu__tensorstoposelandmarksandsegmentation__ThresholdingCalculator"
                            ".threshold": 0.5},
-        outputs=["pose_landmarks", "segmentation_mask", "pose_detection"])
+        outputs=["pose_landmarks", "pose_world_landmarks", "segmentation_mask", "pose_detection"])
 
 
 def mp_hands_graph(*, static: bool, det: float, trk: float):
@@ -129,7 +147,7 @@ def mp_hands_graph(*, static: bool, det: float, trk: float):
         side_inputs={"model_complexity": 1, "num_hands": 2, "use_prev_landmarks": not static},
         calculator_params={"palmdetectioncpu__TensorsToDetectionsCalculator.min_score_thresh": det,
                            "handlandmarkcpu__ThresholdingCalculator.threshold": trk},
-        outputs=["multi_hand_landmarks", "multi_handedness", "palm_detections"])
+        outputs=["multi_hand_landmarks", "multi_hand_world_landmarks", "multi_handedness", "palm_detections"])
 
 
 # -- SelfieSegmentation --------------------------------------------------------------------------
@@ -154,6 +172,10 @@ def check_pose(ours, theirs, size: tuple[int, int], what: str, *, detection: boo
     assert d <= LANDMARK_TOL, f"{what}: mean landmark distance {d:.4f} of the width"
     vis = np.array([p.visibility for p in ours.pose_landmarks])
     assert np.abs(vis - [p.visibility for p in theirs.pose_landmarks.landmark]).max() < 0.05, what
+    d = world_distance(ours.pose_world_landmarks, theirs.pose_world_landmarks)
+    assert d <= WORLD_TOL, f"{what}: mean world landmark distance {d:.4f} m"
+    world_vis = np.array([p.visibility for p in ours.pose_world_landmarks])
+    assert np.abs(world_vis - [p.visibility for p in theirs.pose_world_landmarks.landmark]).max() < 0.05, what
     iou = mask_iou(ours.segmentation_mask, theirs.segmentation_mask)
     assert iou >= MASK_IOU, f"{what}: mask IoU {iou:.4f}"
     if detection:
@@ -218,6 +240,9 @@ def check_hands(ours, theirs, size: tuple[int, int], what: str) -> None:
     for k, (a, b) in enumerate(zip(ours.multi_hand_landmarks, theirs.multi_hand_landmarks, strict=True)):
         d = mean_distance(a.array(), mp_points(b), size)
         assert d <= LANDMARK_TOL, f"{what}, hand {k}: mean landmark distance {d:.4f} of the width"
+    for k, (a, b) in enumerate(zip(ours.multi_hand_world_landmarks, theirs.multi_hand_world_landmarks, strict=True)):
+        d = world_distance(a, b)
+        assert d <= WORLD_TOL, f"{what}, hand {k}: mean world landmark distance {d:.4f} m"
     for k, (a, b) in enumerate(zip(ours.multi_handedness, theirs.multi_handedness, strict=True)):
         assert abs(p_right(a) - p_right(b)) <= HANDEDNESS_TOL, f"{what}, hand {k}: handedness"
 
@@ -310,10 +335,17 @@ def test_heatmap_refinement_moves_a_confident_landmark_to_the_centre_of_mass():
 
 def test_one_euro_filter_passes_the_first_value_and_follows_slowly_when_still():
     f = OneEuroFilter(30.0, min_cutoff=0.05, beta=80.0, derivate_cutoff=1.0)
-    assert f.apply(0.0, 1.0, 10.0) == 10.0
-    second = f.apply(1 / 30, 1.0, 10.1)
+    assert f.apply(1 / 30, 1.0, 10.0) == 10.0
+    second = f.apply(2 / 30, 1.0, 10.1)
     assert 10.0 < second < 10.1
-    assert f.apply(1 / 30, 1.0, 99.0) == 99.0               # a repeated timestamp passes the value
+    assert f.apply(2 / 30, 1.0, 99.0) == 99.0               # a repeated timestamp passes the value
+    assert f.apply(1 / 30, 1.0, 99.0) == 99.0               # so does an earlier one
+    # mediapipe 0.10.14 measures the frequency only between two non-zero times: after a first
+    # frame at time 0 the second is filtered at the constructed 30 Hz, whatever the time step
+    g = OneEuroFilter(30.0, min_cutoff=0.05, beta=80.0, derivate_cutoff=1.0)
+    assert g.apply(0.0, 1.0, 10.0) == 10.0 and g.apply(0.1, 1.0, 10.1) == second
+    h = OneEuroFilter(30.0, min_cutoff=0.05, beta=80.0, derivate_cutoff=1.0)
+    assert h.apply(0.1, 1.0, 10.0) == 10.0 and h.apply(0.2, 1.0, 10.1) != second   # 10 Hz: less smoothing
     lp = LowPassFilter(0.1)
     assert lp.apply(1.0) == 1.0 and lp.apply(0.0) == pytest.approx(0.9)
 
@@ -325,3 +357,16 @@ def test_segmentation_smoothing_blends_only_where_the_new_mask_is_unsure():
     assert out[0] == pytest.approx(0.5 + 0.5 * 0.7, abs=1e-5)      # p = 0.5: fully uncertain
     # p = 0 or 1: MediaPipe's polynomial gives an uncertainty of 1 - 0.9999, not exactly 0
     assert out[1] == pytest.approx(0.0, abs=1e-4) and out[2] == pytest.approx(1.0, abs=1e-4)
+
+
+def test_world_landmarks_are_rotated_back_not_scaled_or_moved():
+    lms = LandmarkList((NormalizedLandmark(1.0, 0.0, 0.3, 0.9), NormalizedLandmark(0.0, -2.0, -0.1)))
+    out = rotate_world_landmarks(lms, math.pi / 2)        # MediaPipe: x' = cos x - sin y, y' = sin x + cos y
+    assert out[0].x == pytest.approx(0.0, abs=1e-7) and out[0].y == pytest.approx(1.0)
+    assert out[1].x == pytest.approx(2.0) and out[1].y == pytest.approx(0.0, abs=1e-7)
+    assert (out[0].z, out[0].visibility, out[1].z) == (pytest.approx(0.3), 0.9, pytest.approx(-0.1))
+    source = LandmarkList((NormalizedLandmark(0.5, 0.5, visibility=0.2, presence=0.7),) * 2)
+    copied = copy_visibility(source, lms)
+    assert [(p.x, p.visibility, p.presence) for p in copied] == [(1.0, 0.2, 0.7), (0.0, 0.2, 0.7)]
+    with pytest.raises(PipelineValueError, match="1 landmarks to copy from, 2 to copy to"):
+        copy_visibility(LandmarkList(source.landmarks[:1]), lms)

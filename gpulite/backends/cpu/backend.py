@@ -1,15 +1,14 @@
 """The CPU backend: one numpy arena, one closure per node, nothing allocated per invoke.
 
-``compile`` first fuses a copy of the graph as the CPU's kernels allow
-(:func:`gpulite.graph.fusion.fuse` with :data:`.fusion_rules.CPU_RULES`: zero PADs folded
+``prepare`` returns the graph fused as the CPU's kernels allow (:func:`gpulite.graph.fusion.fuse`
+with :data:`.fusion_rules.CPU_RULES`: RELU-family nodes into their producers, zero PADs folded
 into convs, depthwise biases folded into the following 1x1 convs, residual ADDs and
-activations run as conv epilogues; activations were fused at load), plans that graph's memory itself
-(:func:`gpulite.graph.plan.plan_memory` with ``pinned``, keeping the interpreter's offsets for graph inputs and
-outputs), lays every planned tensor out as a view into a single ``uint8`` arena, asks
-each node's kernel factory for its ``run`` closure once, and ``invoke`` just calls the
-closures in order. Kernels share scratch memory through one :class:`ScratchPool` per
-executable (im2col patches, padded inputs, epilogue temporaries), since they run one
-after another.
+activations run as conv epilogues). ``compile`` lays every tensor of the memory plan out as
+a view into a single ``uint8`` arena, asks each node's kernel factory for its ``run``
+closure once, and ``invoke`` just calls the closures in order (timing each for an observer,
+if given).
+Kernels share scratch memory through one :class:`ScratchPool` per executable (im2col
+patches, padded inputs, epilogue temporaries), since they run one after another.
 
 Threads: ``num_threads`` (None means 1, LiteRT's default) is the number of threads an
 invoke uses. BLAS always runs single-threaded (OpenBLAS's own threads spin after each call
@@ -20,95 +19,37 @@ chunks to the :mod:`.threads` pool instead.
 from __future__ import annotations
 
 import os
+import time
+from typing import Any
 
 import numpy as np
 
+from gpulite.backends.base import DeviceKind, GpuControl, GpuIO, Observer, copy_graph
 from gpulite.backends.cpu import blas
-from gpulite.backends.cpu.fusion_rules import CPU_LOAD_RULES, CPU_RULES
+from gpulite.backends.cpu.context import CpuContext, ScratchPool
+from gpulite.backends.cpu.eager import CpuEager
+from gpulite.backends.cpu.fusion_rules import CPU_RULES
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph import fusion
-from gpulite.graph.ir import Graph, Node, TensorInfo
-from gpulite.graph.plan import MemoryPlan, plan_memory
-
-
-class CpuContext:
-    """What a CPU kernel factory sees: its node's tensors as arrays plus their metadata.
-
-    ``input(i)`` is the array of the node's i-th input (an arena view, or the constant's
-    value), ``output(i)`` the preallocated array to write into. ``in_info(i)`` and
-    ``out_info(i)`` give shape, dtype and quantization. Kernels must write outputs in
-    place (``out=`` or ``out[...] =``) and never rebind them.
-    """
-
-    def __init__(self, graph: Graph, node: Node, arrays: dict[int, np.ndarray], num_threads: int,
-                 scratch: ScratchPool | None = None) -> None:
-        self.graph, self.node, self._arrays = graph, node, arrays
-        self.num_threads = max(1, int(num_threads or 1))
-        self.scratch = scratch if scratch is not None else ScratchPool()
-
-    @property
-    def num_inputs(self) -> int:
-        return len(self.node.inputs)
-
-    def has_input(self, i: int) -> bool:
-        return i < len(self.node.inputs) and self.node.inputs[i] >= 0
-
-    def in_info(self, i: int) -> TensorInfo:
-        return self.graph.tensors[self.node.inputs[i]]
-
-    def out_info(self, i: int) -> TensorInfo:
-        return self.graph.tensors[self.node.outputs[i]]
-
-    def input(self, i: int) -> np.ndarray:
-        return self._arrays[self.node.inputs[i]]
-
-    def const(self, i: int) -> np.ndarray | None:
-        """The constant value of input i, or None when it is computed at run time."""
-        return self.in_info(i).const if self.has_input(i) else None
-
-    def output(self, i: int) -> np.ndarray:
-        return self._arrays[self.node.outputs[i]]
-
-
-class ScratchPool:
-    """Scratch memory shared by the kernels of one executable.
-
-    Kernels run one after another, so a scratch buffer that a kernel only uses inside one
-    ``run`` (im2col patches, an epilogue's temporary) can be the same memory for every
-    node. ``get(key, shape, dtype)`` returns a view of the pool's buffer for ``key`` (use
-    a distinct key per thread part and per purpose), growing it for a bigger request;
-    buffers only grow, and a kernel keeps the views it was given, so an earlier, smaller
-    buffer stays alive only as long as views of it do.
-    """
-
-    MIN_BYTES = 1 << 20
-
-    def __init__(self) -> None:
-        self._bufs: dict[object, np.ndarray] = {}
-
-    def get(self, key: object, shape: tuple[int, ...] | int, dtype) -> np.ndarray:
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        dtype = np.dtype(dtype)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        buf = self._bufs.get(key)
-        if buf is None or buf.nbytes < nbytes:
-            buf = np.empty(max(nbytes, self.MIN_BYTES if buf is None else 2 * buf.nbytes) + 64, np.uint8)
-            self._bufs[key] = buf
-        off = (-buf.ctypes.data) % 64  # cache-line aligned
-        return buf[off:off + nbytes].view(dtype).reshape(shape)
+from gpulite.graph.ir import Graph, Node
+from gpulite.graph.plan import MemoryPlan
 
 
 class CpuExecutable:
     """Runs the compiled steps; BLAS calls made by the invoking thread use ``num_threads``
     threads meanwhile (1 unless :data:`BLAS_THREADS`)."""
 
-    def __init__(self, arena: np.ndarray, arrays: dict[int, np.ndarray], steps: list,
-                 plan: MemoryPlan | None = None, step_names: list[str] | None = None,
-                 num_threads: int = 1) -> None:
-        self.arena, self.arrays, self.steps = arena, arrays, steps
+    gpu_io: GpuIO | None = None
+
+    def __init__(self, arena: np.ndarray, arrays: dict[int, np.ndarray], nodes: list[Node], steps: list,
+                 plan: MemoryPlan, step_names: list[str], num_threads: int = 1) -> None:
+        self.arena, self.arrays, self.nodes, self.steps = arena, arrays, nodes, steps
         self.plan, self.step_names, self.num_threads = plan, step_names, num_threads
         self._blas = blas.local_thread_setter()
+
+    def stores(self, i: int) -> bool:
+        return i in self.plan.offsets
 
     def write(self, i: int, arr: np.ndarray) -> None:
         """Set tensor i (an input) from ``arr``, already checked for dtype and shape."""
@@ -118,15 +59,31 @@ class CpuExecutable:
         """A copy of tensor i."""
         return self.arrays[i].copy()
 
-    def invoke(self) -> None:
+    def invoke(self, observer: Observer | None = None) -> None:
         setter, n = self._blas, self.num_threads
         prev = setter(n) if setter is not None else n
         try:
-            for run in self.steps:
-                run()
+            if observer is None:
+                for run in self.steps:
+                    run()
+            else:
+                read = self.arrays.get
+                for node, run in zip(self.nodes, self.steps, strict=True):
+                    t0 = time.perf_counter()
+                    run()
+                    observer.node_done(node, (time.perf_counter() - t0) * 1e3, read)
         finally:
             if prev != n:
                 setter(prev)
+
+    def wait(self) -> None:
+        """Nothing runs asynchronously."""
+
+    def close(self) -> None:
+        """Nothing to release: the arena goes with the object."""
+
+    def describe(self) -> dict[str, Any]:
+        return {}
 
 
 # Whether BLAS may use num_threads threads itself for the GEMMs that the kernels do not
@@ -136,40 +93,34 @@ BLAS_THREADS = False
 
 class CpuBackend:
     """numpy kernels. ``num_threads`` (None: 1, as LiteRT's default) bounds the threads an
-    invoke uses, BLAS included; set ``GPULITE_CPU_FUSE=0`` to run the graph without
-    the fusions made at compile (for comparisons)."""
+    invoke uses, BLAS included; set ``GPULITE_CPU_FUSE=0`` to run the graph unfused (for
+    comparisons)."""
 
     name = "cpu"
+    device_kind: DeviceKind = "cpu"
+    gpu_control: GpuControl | None = None
 
     def __init__(self, num_threads: int | None = None) -> None:
         self.num_threads = max(1, num_threads or 1)
         blas.fix_core()
 
-    def prepare_graph(self, graph: Graph) -> Graph:
-        """The graph fused at load (the Interpreter calls this once): activations into their
-        producers; the rest waits for ``compile`` (:mod:`.fusion_rules`)."""
-        return fusion.fuse(graph, CPU_LOAD_RULES)
+    def prepare(self, graph: Graph) -> Graph:
+        if os.environ.get("GPULITE_CPU_FUSE", "1") == "0":
+            return copy_graph(graph)
+        return fusion.fuse(graph, CPU_RULES)
 
-    def check_support(self, graph: Graph, order: list[Node]) -> None:
-        for n in order:
+    def compile(self, graph: Graph, plan: MemoryPlan) -> CpuExecutable:
+        for n in graph.nodes:
             if get_kernel(n.op, self.name) is None:
                 raise UnsupportedOpError(n.op, n.index, self.name)
-
-    def compile(self, graph: Graph, order: list[Node], plan: MemoryPlan) -> CpuExecutable:
-        self.check_support(graph, order)
         prev = blas.set_local_threads(1)  # weight transforms: small BLAS calls, no thread start-up
         try:
-            return self._compile(graph, order, plan)
+            return self._compile(graph, plan)
         finally:
             if prev is not None and prev != 1:
                 blas.set_local_threads(prev)
 
-    def _compile(self, graph: Graph, order: list[Node], plan: MemoryPlan) -> CpuExecutable:
-        if os.environ.get("GPULITE_CPU_FUSE", "1") != "0":
-            graph = fusion.fuse(graph, CPU_RULES)
-            order = graph.nodes
-        pinned = {i: plan.offsets[i] for i in (*graph.inputs, *graph.outputs) if i in plan.offsets}
-        plan = plan_memory(graph, order, pinned=pinned)
+    def _compile(self, graph: Graph, plan: MemoryPlan) -> CpuExecutable:
         arena = np.zeros(max(plan.arena_bytes, 1), np.uint8)
         arrays: dict[int, np.ndarray] = {}
         for t in graph.tensors:
@@ -180,12 +131,23 @@ class CpuBackend:
                 arrays[t.index] = arena[off : off + t.nbytes].view(t.dtype).reshape(t.shape)
         scratch = ScratchPool()
         steps, names = [], []
-        for n in order:
+        for n in graph.nodes:
             factory = get_kernel(n.op, self.name)
             run = factory(n, CpuContext(graph, n, arrays, self.num_threads, scratch))
             steps.append(run)
             extra = "".join(f"+{step.kind}" for step in n.epilogue)
             names.append(f"{n.op}#{n.index}{'+pad' if n.pads is not None else ''}{extra}")
-        exe = CpuExecutable(arena, arrays, steps, plan, names, self.num_threads if BLAS_THREADS else 1)
-        exe.cpu_run = (graph, order)  # the rewritten graph the steps run (for instrument)
-        return exe
+        return CpuExecutable(arena, arrays, list(graph.nodes), steps, plan, names,
+                             self.num_threads if BLAS_THREADS else 1)
+
+    def eager(self) -> CpuEager:
+        return CpuEager(self.name, num_threads=self.num_threads)
+
+    def close(self) -> None:
+        """Nothing is held beyond the Python objects."""
+
+    def describe(self) -> dict[str, Any]:
+        return {}
+
+
+__all__ = ["BLAS_THREADS", "CpuBackend", "CpuContext", "CpuExecutable", "ScratchPool"]

@@ -2,7 +2,7 @@
 
 :mod:`gpulite.ops` builds a one-node :class:`~gpulite.graph.ir.Graph` per (op, shapes,
 dtypes, options) and compiles it here once: the kernel factory is called with a
-:class:`~.backend.CpuContext` over arrays the compiled op owns (the inputs' slots and the
+:class:`~.context.CpuContext` over arrays the compiled op owns (the inputs' slots and the
 outputs), exactly as ``allocate_tensors`` does for a model. Running copies the inputs into
 their slots, calls the kernel and hands out copies of the outputs (the slots are reused by
 the next call).
@@ -15,11 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpulite.backends.base import DeviceKind
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph.ir import Graph
 
-from .backend import CpuContext, ScratchPool
+from .context import CpuContext, ScratchPool
 
 
 @dataclass
@@ -43,7 +44,7 @@ class CpuEager:
         Passed to kernel factories as ``ctx.num_threads``.
     """
 
-    is_gpu = False
+    device_kind: DeviceKind = "cpu"
 
     def __init__(self, name: str = "cpu", *, num_threads: int | None = None) -> None:
         self.name, self.num_threads = name, num_threads or 1

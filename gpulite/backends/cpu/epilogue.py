@@ -27,20 +27,10 @@ from gpulite.backends.cpu.fast import clip
 from gpulite.backends.cpu.window import tile_count
 from gpulite.graph.ir import Activation, HardSwish, Logistic, PRelu, ResidualAdd
 
-_CLAMPS = {"RELU": (0.0, np.inf), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
 _ZERO, _HALF, _INF, _NINF = np.float32(0), np.float32(0.5), np.float32(np.inf), np.float32(-np.inf)
 TILE = 1024  # minimum inner length (elements) of a per-channel step
 JIT_BLOCK = 512  # compiled pass: elements per block (rounded to whole pixels), all steps in L1
 _JIT_CODES = {"bias": 0, "clip": 1, "add": 2, "prelu_max": 3, "prelu_min": 4, "prelu2": 5, "hard_swish": 6}
-
-
-def clamp_bounds(name: str | None) -> tuple[np.float32, np.float32] | None:
-    """float32 clamp bounds of a fused activation as LiteRT applies it (None: nothing to do;
-    TANH and SIGN_BIT are ignored by LiteRT's float kernels, so here too)."""
-    if name not in _CLAMPS:
-        return None
-    lo, hi = _CLAMPS[name]
-    return np.float32(lo), np.float32(hi)
 
 
 class Epilogue:
@@ -68,7 +58,7 @@ class Epilogue:
         self.steps: list[tuple] = []
         if bias is not None:  # a bias computed at run time is read then, broadcast per pixel
             self.steps.append(("bias", self._vector(bias)) if bias_const else ("bias_live", bias.reshape(-1)))
-        bounds = clamp_bounds(node.activation) if activation else None
+        bounds = node.activation.bounds(np.float32) if activation else None
         if bounds is not None:
             self.steps.append(("clip", *bounds))
         for entry in node.epilogue:
@@ -76,7 +66,7 @@ class Epilogue:
                 res = ctx.input(entry.slot)
                 self.steps.append(("add", res.reshape(-1, entry.channels), entry.channels))
             elif isinstance(entry, Activation):
-                bounds = clamp_bounds(entry.activation)
+                bounds = entry.activation.bounds(np.float32)
                 if bounds is not None:
                     self.steps.append(("clip", *bounds))
             elif isinstance(entry, PRelu):

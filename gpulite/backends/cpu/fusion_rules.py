@@ -11,10 +11,8 @@ on float32 tensors only).
 
 Not ``prelu_alpha``: a PRELU after a conv runs as an epilogue step instead.
 
-:data:`CPU_LOAD_RULES` allow only what does not depend on shapes (the activations), for the
-graph the interpreter keeps and plans at load; :data:`CPU_RULES` allow everything, for the
-copy :meth:`CpuBackend.compile` fuses once shapes are final (after any input resize: the
-shape rules know nothing of ``pads`` or epilogues, and a resize may make a fusion wrong).
+:meth:`CpuBackend.prepare` fuses with :data:`CPU_RULES` (the interpreter prepares again from
+the model's graph after an input resize, so every fusion is made on final shapes).
 """
 
 from __future__ import annotations
@@ -24,23 +22,19 @@ from gpulite.graph.ir import Graph, Node
 
 
 class CpuFusionRules(FusionRules):
-    """The CPU backend's answers (see the module docstring); ``at_load``: the activations only."""
-
-    def __init__(self, at_load: bool = False) -> None:
-        self.at_load = at_load
+    """The CPU backend's answers (see the module docstring)."""
 
     def activation(self, g: Graph, producer: Node, act: Node) -> bool:
         return True
 
     def pad(self, g: Graph, pad: Node, conv: Node) -> bool:
-        return not self.at_load
+        return True
 
     def depthwise_bias(self, g: Graph, dw: Node, conv: Node) -> bool:
-        return not self.at_load
+        return True
 
     def epilogue(self, g: Graph, producer: Node, node: Node) -> bool:
-        return not self.at_load and producer.op in CONVS
+        return producer.op in CONVS
 
 
-CPU_LOAD_RULES = CpuFusionRules(at_load=True)
 CPU_RULES = CpuFusionRules()

@@ -189,36 +189,13 @@ class Requantizer:
         np.copyto(out, t, casting="unsafe")
 
 
-def round_half_away(x: float) -> int:
-    """C's ``std::round``: halves go away from zero (Python's ``round`` goes to even)."""
-    return math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
-
-
-def activation_bounds(name: str | None, scale: float, zero_point: int, dtype) -> tuple[int, int]:
-    """TFLite's ``CalculateActivationRangeQuantized``: the clamp range of a fused activation.
-
-    The bounds are quantized as TFLite does it, in float32 (``f / scale``) with
-    ``std::round``, so a bound exactly between two codes lands where TFLite's does. Any
-    other fused activation (TANH, SIGN_BIT) leaves the full range, as in TFLite, where it is
-    silently a no-op on these ops.
-    """
-    qmin, qmax = QRANGE[np.dtype(dtype)]
-
-    def q(f: float) -> int:
-        return zero_point + round_half_away(float(np.float32(f) / np.float32(scale)))
-    if name == "RELU":
-        return max(qmin, q(0.0)), qmax
-    if name == "RELU6":
-        return max(qmin, q(0.0)), min(qmax, q(6.0))
-    if name == "RELU_N1_TO_1":
-        return max(qmin, q(-1.0)), min(qmax, q(1.0))
-    return qmin, qmax
-
-
 def output_bounds(node, info) -> tuple[int, int]:
-    """:func:`activation_bounds` of ``node``'s fused activation for its quantized output ``info``."""
+    """The clamp range of ``node``'s fused activation on its quantized output ``info``: TFLite's
+    ``CalculateActivationRangeQuantized`` (:meth:`FusedActivation.quantized_bounds`). A fused
+    TANH or SIGN_BIT leaves the full range, as in TFLite, where it is silently a no-op on the
+    ops that call this."""
     scale, zp = per_tensor(node, info, "output")
-    return activation_bounds(node.activation, scale, zp, info.dtype)
+    return node.activation.quantized_bounds(scale, zp, info.dtype)
 
 
 def per_tensor(node, info, what: str) -> tuple[float, int]:

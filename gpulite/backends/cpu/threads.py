@@ -63,18 +63,7 @@ def run_parallel(jobs: Sequence[Callable[[], None]]) -> None:
     if len(jobs) == 1:
         jobs[0]()
         return
-    workers = _get_workers(len(jobs) - 1)
-    for w, job in zip(workers, jobs[1:], strict=True):
-        w.job, w.error = job, None
-        w.start.release()
-    try:
-        jobs[0]()
-    finally:
-        for w in workers:
-            w.done.acquire()
-    for w in workers:
-        if w.error is not None:
-            raise w.error
+    _dispatch(jobs[0], jobs[1:])
 
 
 def run_chunks(chunks: Sequence[Sequence[Callable[[], None]]]) -> None:
@@ -99,12 +88,18 @@ def run_chunks(chunks: Sequence[Sequence[Callable[[], None]]]) -> None:
             if k >= n:
                 return
             chunks[k][t]()
-    workers = _get_workers(threads - 1)
-    for t, w in enumerate(workers, 1):
-        w.job, w.error = functools.partial(work, t), None
+    _dispatch(functools.partial(work, 0), [functools.partial(work, t) for t in range(1, threads)])
+
+
+def _dispatch(here: Callable[[], None], others: Sequence[Callable[[], None]]) -> None:
+    """Run ``here`` on this thread and each of ``others`` on a worker thread at the same time;
+    return when all are done, raising the first worker error (or ``here``'s own)."""
+    workers = _get_workers(len(others))
+    for w, job in zip(workers, others, strict=True):
+        w.job, w.error = job, None
         w.start.release()
     try:
-        work(0)
+        here()
     finally:
         for w in workers:
             w.done.acquire()

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from gpulite.backends.cpu.fast import clip
 from gpulite.errors import ShapeError
 from gpulite.graph.shape_rules.conv import out_size, pad_before_after
 
@@ -154,21 +153,3 @@ def row_chunks(total: int, per_row: int, budget: int) -> list[tuple[int, int]]:
     """Split ``total`` rows into runs of at most ``budget`` elements (``per_row`` each), ≥ 1 row."""
     step = max(1, budget // max(per_row, 1))
     return [(r, min(total, r + step)) for r in range(0, total, step)]
-
-
-_CLAMPS = {"RELU": (0.0, np.inf), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
-
-
-def clamp_activation(node):
-    """The float fused activation as TFLite's conv/pool kernels apply it, or None.
-
-    They call ``CalculateActivationRange``, which clamps for RELU, RELU6 and RELU_N1_TO_1 and
-    leaves the range unbounded for anything else: a fused TANH or SIGN_BIT on these ops is a
-    no-op in LiteRT (checked against its reference kernels), so it is one here too. The clamp
-    is ``np.clip`` with two float32 bounds (RELU's upper one infinite): that is numpy's SIMD
-    clip loop, about 4x faster here than ``np.maximum(x, 0)``.
-    """
-    if node.activation not in _CLAMPS:
-        return None
-    lo, hi = (np.float32(v) for v in _CLAMPS[node.activation])
-    return lambda a: clip(a, lo, hi, out=a)

@@ -1,5 +1,7 @@
 """The WebGPU backend: kernels as compute dispatches over one arena buffer.
 
+``prepare`` fuses activations and PRELUs into their producers where the producer's kernel
+runs them (a new graph: :func:`gpulite.graph.fusion.fuse` with :mod:`.fusion_rules`).
 ``compile`` asks each node's WebGPU kernel factory for its :class:`Program` list, falling
 back to the CPU backend's kernel for a node without one (or whose kernel declines it),
 groups the nodes into GPU and CPU partitions (:mod:`.partition`) and hands everything to
@@ -15,7 +17,8 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.base import DeviceKind, GpuControl
+from gpulite.backends.cpu.context import CpuContext
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph import fusion
@@ -26,6 +29,7 @@ from . import partition as pt
 from .arena import GpuArena
 from .context import GpuContext, NeedsF32WeightsError
 from .device import GpuDevice, get_device
+from .eager import WebGpuEager
 from .executable import WebGpuExecutable
 from .fusion_rules import WebGpuFusionRules
 from .program import KernelError, Program
@@ -75,6 +79,7 @@ class WebGpuBackend:
     """
 
     name = "webgpu"
+    device_kind: DeviceKind = "gpu"
 
     def __init__(self, num_threads: int | None = None, *, device: Any = None, precision: str = "fp32",
                  cpu_ops: Any = (), outputs_on_gpu: bool = False) -> None:
@@ -135,10 +140,20 @@ class WebGpuBackend:
             d["fp16"] = {"meaning": FP16_MEANING, **self._fp16_report}
         return d
 
-    def prepare_graph(self, graph: Graph) -> Graph:
-        """The graph fused for the WebGPU kernels (the Interpreter calls this once, at load):
-        activations and PRELUs into their producers where those kernels run them (:mod:`.fusion_rules`)."""
+    @property
+    def gpu_control(self) -> GpuControl:
+        return self
+
+    def prepare(self, graph: Graph) -> Graph:
+        """``graph`` fused for the WebGPU kernels: activations and PRELUs into their producers
+        where those kernels run them (:mod:`.fusion_rules`)."""
         return fusion.fuse(graph, WebGpuFusionRules(self.cpu_ops))
+
+    def eager(self) -> WebGpuEager:
+        return WebGpuEager(self.gdev, self.name)
+
+    def close(self) -> None:
+        """Nothing to release: compiled plans own their buffers, and the device may be shared."""
 
     def _gpu_work(self, n: Node, graph: Graph, plan: MemoryPlan, garena: GpuArena) -> tuple[list[Program] | None, str]:
         if n.op in self.cpu_ops:
@@ -169,7 +184,7 @@ class WebGpuBackend:
             self._fp16_report["nodes"] += 1
         return [p for p in programs if p.threads > 0], ""
 
-    def compile(self, graph: Graph, order: list[Node], plan: MemoryPlan) -> WebGpuExecutable:
+    def compile(self, graph: Graph, plan: MemoryPlan) -> WebGpuExecutable:
         host = np.zeros(max(plan.arena_bytes, 64), np.uint8)
         arrays: dict[int, np.ndarray] = {}
         cpu_arrays: dict[int, np.ndarray] = {}
@@ -182,7 +197,7 @@ class WebGpuBackend:
         garena = GpuArena(plan.arena_bytes)
         self._fp16_report = {"loads": self.f16_loads(), "nodes": 0, "kept_f32": []} if self.precision == "fp16" else {}
         steps: list[tuple[Node, str, Any]] = []
-        for n in order:
+        for n in graph.nodes:
             programs, why = self._gpu_work(n, graph, plan, garena)
             if programs is not None:
                 steps.append((n, pt.GPU, programs))
@@ -194,4 +209,4 @@ class WebGpuBackend:
             steps.append((n, pt.CPU, cpu_factory(n, CpuContext(graph, n, cpu_arrays, self.num_threads))))
         parts = pt.partition(graph, plan.offsets, steps)
         return WebGpuExecutable(self.gdev, graph, plan, host, arrays, garena, parts,
-                                outputs_on_gpu=self.outputs_on_gpu)
+                                outputs_on_gpu=self.outputs_on_gpu, kernels=self.name)

@@ -2,7 +2,7 @@
 
 Kernel factory contract (see docs/webgpu.md)::
 
-    @register_kernel("ADD", "webgpu")
+    @register_kernel(Op.ADD, "webgpu")
     def add(node: Node, ctx: GpuContext) -> Program | list[Program]:
         a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)   # TensorRef: word offset + shape
         ...
@@ -15,7 +15,7 @@ on the CPU backend instead (a partition crossing), or fails if the CPU has no ke
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from gpulite.graph.plan import MemoryPlan
 from .arena import GpuArena
 
 NHWC = "NHWC"
+T = TypeVar("T")
 F16_MAX = 65504.0  # the largest finite float16
 
 
@@ -150,6 +151,14 @@ class GpuContext:
     def unsupported(self, why: str) -> UnsupportedOpError:
         """The error to raise for a case this kernel does not handle (caller raises it)."""
         return UnsupportedOpError(self.node.op, self.node.index, "webgpu", why)
+
+    def options(self, cls: type[T]) -> T:
+        """The node's options as a ``cls`` (a custom op's are decoded by the reader at load);
+        the unsupported error if they are not one."""
+        opts = self.node.options
+        if not isinstance(opts, cls):
+            raise self.unsupported(f"expected {cls.__name__} options, got {type(opts).__name__}")
+        return opts
 
     def require_f32(self, *refs: TensorRef) -> None:
         """Raise the unsupported error unless every ref is float32 NHWC."""

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
+from gpulite.backends.base import DeviceKind
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph.ir import Graph
@@ -68,13 +69,6 @@ class GpuCompiled:
         return bufs
 
 
-@dataclass(frozen=True)
-class Declined:
-    """The backend's kernel declined the op (or has none): it runs on the CPU instead."""
-
-    why: str
-
-
 class WebGpuEager:
     """Eager-op executor on one :class:`~.device.GpuDevice`.
 
@@ -85,7 +79,7 @@ class WebGpuEager:
         The registered backend name; kernels are looked up under it.
     """
 
-    is_gpu = True
+    device_kind: DeviceKind = "gpu"
 
     def __init__(self, gdev: GpuDevice, name: str = "webgpu") -> None:
         self.gdev, self.name = gdev, name
@@ -109,18 +103,21 @@ class WebGpuEager:
         return self.gdev.device
 
     # -- compile --------------------------------------------------------------------------
-    def compile(self, graph: Graph) -> GpuCompiled | Declined:
-        """Compile the one-node ``graph``; :class:`Declined` when its kernel declines it."""
+    def compile(self, graph: Graph) -> GpuCompiled:
+        """Compile the one-node ``graph``.
+
+        Raises
+        ------
+        UnsupportedOpError
+            When this backend has no kernel for the op, or the kernel declines the node.
+        """
         node = graph.nodes[0]
         factory = get_kernel(node.op, self.name)
         if factory is None:
-            return Declined(f"backend {self.name!r} has no {node.op} kernel")
+            raise UnsupportedOpError(node.op, node.index, self.name)
         plan = plan_memory(graph, [node])
         garena = GpuArena(plan.arena_bytes)
-        try:
-            out = factory(node, GpuContext(graph, node, plan, garena, self.gdev))
-        except UnsupportedOpError as e:
-            return Declined(str(e))
+        out = factory(node, GpuContext(graph, node, plan, garena, self.gdev))
         programs = [out] if isinstance(out, Program) else list(out)
         programs = [p for p in programs if p.threads > 0]
         align = max(self.gdev.limits.get("min-uniform-buffer-offset-alignment", 256), 16)
@@ -165,10 +162,10 @@ class WebGpuEager:
             raise KernelError(f"{p.name}: the GPU rejected its bind group: {e}") from e
         return pipeline, bg, p.dispatch
 
-    def discard(self, compiled: GpuCompiled | Declined) -> None:
+    def discard(self, compiled: GpuCompiled) -> None:
         """Release a compiled op's GPU objects (the op cache evicted it)."""
         with self._lock:
-            if isinstance(compiled, GpuCompiled) and not compiled.closed:
+            if not compiled.closed:
                 self._compiled_bytes -= compiled.gpu_bytes
                 for b in compiled.buffers():
                     self._destroy(b)

@@ -21,9 +21,11 @@ from typing import Any
 import numpy as np
 import wgpu
 
+from gpulite.backends.base import GpuIO, Observer
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan
 
+from . import instrument
 from . import partition as pt
 from .arena import GpuArena
 from .binding import check_binding, check_input
@@ -55,8 +57,8 @@ class WebGpuExecutable:
 
     def __init__(self, gdev: GpuDevice, graph: Graph, plan: MemoryPlan, host: np.ndarray,
                  arrays: dict[int, np.ndarray], garena: GpuArena, parts: list[pt.Partition], *,
-                 outputs_on_gpu: bool = False) -> None:
-        self.gdev, self.graph, self.plan, self.parts = gdev, graph, plan, parts
+                 outputs_on_gpu: bool = False, kernels: str = "webgpu") -> None:
+        self.gdev, self.graph, self.plan, self.parts, self.kernels = gdev, graph, plan, parts, kernels
         self.arena, self.arrays, self.garena = host, arrays, garena
         self.outputs_on_gpu = outputs_on_gpu
         self.bytes_uploaded = 0
@@ -68,6 +70,7 @@ class WebGpuExecutable:
         self._dispatches: dict[int, list[tuple[Any, Any, tuple[int, int, int]]]] = {}
         self._bound: dict[int, tuple[Any, int]] = {}  # input tensor -> (application buffer, byte offset)
         self._fresh: set[int] = set()  # whole-invoke tensors read back (host) or uploaded (GPU) this epoch
+        self._counts: dict[int, list[int] | None] = {}  # dispatches per node of each GPU partition (observers)
         self._analyse()
         with gdev.guard("allocate_tensors"):
             self._build()
@@ -144,15 +147,28 @@ class WebGpuExecutable:
         if self.closed:
             raise RuntimeError(f"{what}: this compiled plan was closed; call allocate_tensors() again")
 
-    def invoke(self) -> None:
+    @property
+    def gpu_io(self) -> GpuIO:
+        return self
+
+    def stores(self, i: int) -> bool:
+        return i in self.arrays
+
+    def invoke(self, observer: Observer | None = None) -> None:
+        """Run the plan; with an ``observer``, every GPU node is its own submit followed by a
+        wait, so each is timed and its outputs can be read (:mod:`.instrument`)."""
         self._check_open("invoke()")
         self.epoch += 1  # first: even a failed invoke leaves no handle claiming the old outputs
         self._fresh = set()
+        if observer is None:
+            plan = self.parts, self._dispatches, self._readbacks
+        else:
+            plan = instrument.observed_plan(self, observer, self._counts)
         with self.gdev.guard("invoke"):
-            self._run()
+            self._run(*plan)
         self.invokes += 1
 
-    def _run(self) -> None:
+    def _run(self, parts: list[pt.Partition], dispatches: dict[int, list], readbacks: dict[int, list]) -> None:
         q, buf = self.gdev.queue, self.garena.buffer
         pending = bool(self._bound)
         host_bound = [self._transfer(i) for i in self._bound if i in self._cpu_reads]
@@ -161,7 +177,7 @@ class WebGpuExecutable:
             self._copy_bound(enc)
             self._readback(enc, host_bound, "bound inputs read by the cpu")
             pending = False
-        for k, part in enumerate(self.parts):
+        for k, part in enumerate(parts):
             if part.backend == pt.CPU:
                 for run in part.work:
                     run()
@@ -174,12 +190,12 @@ class WebGpuExecutable:
                 self._copy_bound(enc)
                 pending = False
             cp = enc.begin_compute_pass()
-            for pipeline, bg, groups in self._dispatches[k]:
+            for pipeline, bg, groups in dispatches[k]:
                 cp.set_pipeline(pipeline)
                 cp.set_bind_group(0, bg)
                 cp.dispatch_workgroups(*groups)
             cp.end()
-            self._readback(enc, self._readbacks[k], f"partition {k} ({len(part.work)} dispatches)")
+            self._readback(enc, readbacks[k], f"partition {k} ({len(part.work)} dispatches)")
 
     def _transfer(self, i: int) -> pt.Transfer:
         return pt.Transfer(i, self.plan.offsets[i], self.graph.tensors[i].nbytes)
@@ -294,6 +310,10 @@ class WebGpuExecutable:
     @property
     def bound_inputs(self) -> list[int]:
         return sorted(self._bound)
+
+    def host_inputs(self) -> dict[int, np.ndarray]:
+        """Copies of the inputs as last set from the host (bound ones left out), for ``recover``."""
+        return {i: self.arrays[i].copy() for i in self.graph.inputs if i in self.arrays and i not in self._bound}
 
     def gpu_tensor(self, i: int) -> GpuTensor:
         """Output i as a :class:`GpuTensor` (no readback); valid until the next invoke."""

@@ -14,13 +14,14 @@ from collections.abc import Callable, Iterable
 
 from gpulite.graph.fusion import FusionRules
 from gpulite.graph.ir import Graph, Node
+from gpulite.model.opdefs import Op
 
 from .kernels.conv import prelu_fusable
 from .kernels.elementwise import add_prelu_fusable
 
 # Producer op -> whether its factory runs (graph, producer, prelu) with the PReLU fused.
 PRELU_FUSABLE: dict[str, Callable[[Graph, Node, Node], bool]] = {
-    "CONV_2D": prelu_fusable, "DEPTHWISE_CONV_2D": prelu_fusable, "ADD": add_prelu_fusable,
+    Op.CONV_2D: prelu_fusable, Op.DEPTHWISE_CONV_2D: prelu_fusable, Op.ADD: add_prelu_fusable,
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpulite.graph.shape_rules import conv as conv_rules
 from gpulite.model import schema_gen as sg
 
 
@@ -22,10 +23,9 @@ def check_window(ctx, opts, in_shape: tuple[int, ...], out_shape: tuple[int, ...
                  dilated: bool = True) -> None:
     """Decline (to the CPU kernel, which reports the ShapeError) when the model's stored output
     height/width is not what TFLite computes: the padding below is derived from it."""
-    from gpulite.graph.shape_rules.conv import out_size
-
     sh, sw = opts.stride_h or 1, opts.stride_w or 1
     dh, dw = (opts.dilation_h_factor or 1, opts.dilation_w_factor or 1) if dilated else (1, 1)
-    want = (out_size(opts.padding, in_shape[1], kh, sh, dh), out_size(opts.padding, in_shape[2], kw, sw, dw))
+    want = (conv_rules.out_size(opts.padding, in_shape[1], kh, sh, dh),
+            conv_rules.out_size(opts.padding, in_shape[2], kw, sw, dw))
     if tuple(out_shape[1:3]) != want:
         raise ctx.unsupported(f"output {out_shape} is not {want[0]}x{want[1]} for input {in_shape}")

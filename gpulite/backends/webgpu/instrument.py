@@ -1,26 +1,27 @@
-"""Per-node probes inside a WebGPU invoke, for debug mode, NaN checks and profiling.
+"""Per-node probes inside a WebGPU invoke, for an :class:`~gpulite.backends.base.Observer`.
 
 A compiled plan submits one command encoder per GPU partition, so a node's output may be
 overwritten (its arena range reused) before the partition ends, and no single kernel can be
-timed. :func:`split_plan` derives, from a :class:`~.executable.WebGpuExecutable`, an
+timed. :func:`observed_plan` derives, from a :class:`~.executable.WebGpuExecutable`, an
 equivalent plan where every GPU node is its own partition followed by a CPU "partition"
-that runs a probe (wait for the GPU, time, read the node's outputs), and CPU nodes are
-wrapped likewise. :func:`probing` swaps that plan in for one invoke and back; the
-executable's own invoke runs it unchanged. Nothing is rebuilt: dispatches, bind groups and
-buffers are the plan's own. Which dispatches belong to which node is found by asking each
-node's kernel factory again, against a scratch arena (host bookkeeping only).
+that runs a probe (wait for the GPU, time, tell the observer, which may read the node's
+outputs), and CPU nodes are timed likewise; the executable's invoke runs that plan instead
+of its own. Nothing is rebuilt: dispatches, bind groups and buffers are the plan's own.
+Which dispatches belong to which node is found by asking each node's kernel factory again,
+against a scratch arena (host bookkeeping only).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import wgpu
 
+from gpulite.backends.base import Observer
 from gpulite.backends.kernels import get_kernel
 from gpulite.graph.ir import Node
 
@@ -82,20 +83,41 @@ def split_plan(exe: Any, kernels: str, probe: Probe, wrap_cpu: WrapCpu,
     return parts, disp, rbs
 
 
-@contextlib.contextmanager
-def probing(exe: Any, plan: tuple[list[pt.Partition], dict, dict]) -> Iterator[None]:
-    """Run the executable's invokes inside on the probed ``plan`` (see :func:`split_plan`)."""
-    saved = exe.parts, exe._dispatches, exe._readbacks
-    exe.parts, exe._dispatches, exe._readbacks = plan
-    try:
-        yield
-    finally:
-        exe.parts, exe._dispatches, exe._readbacks = saved
+class _Timer:
+    """The probes of one observed invoke: GPU nodes timed from the previous probe to their wait."""
+
+    def __init__(self, exe: Any, observer: Observer) -> None:
+        self.exe, self.observer = exe, observer
+        self.t_prev = time.perf_counter()
+
+    def read(self, i: int) -> np.ndarray:
+        return read_tensor(self.exe, i)
+
+    def probe(self, nodes: list[Node]) -> Callable[[], None]:
+        def run() -> None:
+            self.exe.wait()
+            ms = (time.perf_counter() - self.t_prev) * 1e3 / len(nodes)
+            for n in nodes:
+                self.observer.node_done(n, ms, self.read)
+            self.t_prev = time.perf_counter()
+        return run
+
+    def wrap_cpu(self, node: Node, work: Callable[[], None]) -> Callable[[], None]:
+        arrays = self.exe.arrays
+
+        def run() -> None:
+            t0 = time.perf_counter()
+            work()
+            self.observer.node_done(node, (time.perf_counter() - t0) * 1e3, arrays.get)
+            self.t_prev = time.perf_counter()
+        return run
 
 
-def can_probe(exe: Any) -> bool:
-    """Whether ``exe`` has the structure :func:`split_plan` relies on."""
-    return all(hasattr(exe, a) for a in ("parts", "_dispatches", "_readbacks", "garena", "plan", "wait"))
+def observed_plan(exe: Any, observer: Observer, counts: dict[int, list[int] | None]
+                  ) -> tuple[list[pt.Partition], dict, dict]:
+    """The plan ``exe`` runs for one invoke observed by ``observer`` (see the module docstring)."""
+    timer = _Timer(exe, observer)
+    return split_plan(exe, exe.kernels, timer.probe, timer.wrap_cpu, counts)
 
 
 def read_tensor(exe: Any, i: int) -> np.ndarray:

@@ -10,6 +10,7 @@ or one model at several input sizes, reuse the same pipelines.
 from __future__ import annotations
 
 import math
+import re
 import string
 import struct
 from dataclasses import dataclass
@@ -20,34 +21,37 @@ from typing import Any
 import wgpu
 
 from gpulite.errors import GpuliteError
+from gpulite.model.opdefs import FusedActivation
 
 WGSL_DIR = Path(__file__).parent / "wgsl"
 MAX_WORKGROUPS_PER_DIM = 65535  # WebGPU's guaranteed minimum of maxComputeWorkgroupsPerDimension
 DEFAULT_WORKGROUP_SIZE = 64
 
-# Fused activations as WGSL bodies of ``fn act(v: f32) -> f32``. The activation is part of the
-# program key: four clamp variants are cheaper than a branch per element in every kernel.
-ACTIVATIONS = {
-    None: "return v;",
-    "RELU": "return max(v, 0.0);",
-    "RELU6": "return clamp(v, 0.0, 6.0);",
-    "RELU_N1_TO_1": "return clamp(v, -1.0, 1.0);",
-}
-# TFLite's float kernels turn a fused activation into a clamp range (CalculateActivationRange),
-# which is unbounded for TANH and SIGN_BIT: fused there, they are no-ops in LiteRT, so here too.
-_NO_OP_ACTIVATIONS = {"TANH", "SIGN_BIT"}
-# The same clamps for int32 arithmetic (TFLite's CalculateActivationRange<int32_t>).
-INT_ACTIVATIONS = {
-    None: "return v;",
-    "RELU": "return max(v, 0);",
-    "RELU6": "return clamp(v, 0, 6);",
-    "RELU_N1_TO_1": "return clamp(v, -1, 1);",
-}
 # Element type of binding 0 (``buf``). The bind-group layout only says "storage buffer", so
 # kernels may view the arena as f32 (float math), i32 (int32 math) or u32 (data movement of
 # any 4-byte dtype: moves through u32 keep every bit, where an f32 path could quiet NaN
 # patterns or flush denormals, i.e. corrupt int32 values such as -1 or 5).
-_WORD_ACTIVATIONS = {"f32": ACTIVATIONS, "i32": INT_ACTIVATIONS, "u32": {None: "return v;"}}
+WORDS = ("f32", "i32", "u32")
+
+
+def wgsl_clamp(expr: str, act: FusedActivation, word: str = "f32") -> str:
+    """WGSL for ``expr`` clamped as fused activation ``act`` clamps (its
+    :attr:`~FusedActivation.clamp`, in ``word`` literals); ``expr`` itself when there is no clamp.
+
+    TFLite's kernels turn a fused activation into a clamp range (CalculateActivationRange),
+    which is unbounded for TANH and SIGN_BIT: fused there, they are no-ops in LiteRT, so here
+    too. An f32 or i32 word only: moves through u32 take no activation.
+    """
+    rng = act.clamp
+    if rng is None:
+        return expr
+    if word not in ("f32", "i32"):
+        raise ValueError(f"fused activation {act} has no WGSL form for {word} words")
+
+    def lit(v: float) -> str:
+        return repr(float(v)) if word == "f32" else str(int(v))
+    lo, hi = rng
+    return f"max({expr}, {lit(lo)})" if math.isinf(hi) else f"clamp({expr}, {lit(lo)}, {lit(hi)})"
 
 # Weights (constant operands read through ``wt``/``wt4``; see :func:`make_program`): "f32", or
 # IEEE float16 (precision="fp16") read one of two ways. Both f16 forms bind the arena a fourth
@@ -133,9 +137,44 @@ def _pack(fields: list[tuple[str, str, Any]]) -> tuple[str, bytes]:
     return "struct Params {\n" + "\n".join(decl) + "\n};", bytes(data)
 
 
+# ``//#include "<file>.wgsl"`` on a line of its own: the file (from ``wgsl/``) replaces the line.
+_INCLUDE = re.compile(r"^//#include\b(.*)$", re.M)
+_INCLUDE_ARG = re.compile(r'\s+"([\w-]+\.wgsl)"\s*')
+
+
+def _read(file: str, where: str) -> str:
+    try:
+        return (WGSL_DIR / file).read_text()
+    except FileNotFoundError:
+        raise KernelError(f"{where}: no WGSL file {file!r} in {WGSL_DIR}") from None
+
+
+def _expand(text: str, file: str, seen: set[str]) -> str:
+    """``text`` (of ``file``) with its includes expanded, recursively; a file already in
+    ``seen`` (included earlier in the same program) becomes a comment, so shared helpers are
+    defined once however many files include them."""
+    def include(m: re.Match[str]) -> str:
+        arg = _INCLUDE_ARG.fullmatch(m.group(1))
+        if arg is None:
+            raise KernelError(f'{file}: malformed include {m.group(0)!r} (expected //#include "<name>.wgsl")')
+        name = arg.group(1)
+        if name in seen:
+            return f"// {name}: included above"
+        seen.add(name)
+        return _expand(_read(name, f'{file}: //#include "{name}"'), name, seen)
+    return _INCLUDE.sub(include, text)
+
+
 @cache
-def _source(name: str) -> str:
-    return (WGSL_DIR / f"{name}.wgsl").read_text()
+def _sources(stems: tuple[str, ...]) -> tuple[str, ...]:
+    """The texts of ``wgsl/<stem>.wgsl`` for one program, includes expanded (each file once)."""
+    seen: set[str] = set()
+    texts = []
+    for stem in stems:
+        file = f"{stem}.wgsl"
+        seen.add(file)
+        texts.append(_expand(_read(file, "kernel source"), file, seen))
+    return tuple(texts)
 
 
 def dispatch_size(threads: int, workgroup_size: int) -> tuple[int, int, int]:
@@ -148,8 +187,8 @@ def dispatch_size(threads: int, workgroup_size: int) -> tuple[int, int, int]:
 
 
 def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[str, str, Any]], threads: int, *,
-                 act: str | None = None, workgroup_size: int = DEFAULT_WORKGROUP_SIZE, word: str = "f32",
-                 weights: str = "f32", **subs: str) -> Program:
+                 act: FusedActivation = FusedActivation.NONE, workgroup_size: int = DEFAULT_WORKGROUP_SIZE,
+                 word: str = "f32", weights: str = "f32", **subs: str) -> Program:
     """Build a :class:`Program` from ``wgsl/<source>.wgsl``.
 
     Parameters
@@ -159,15 +198,19 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     source : str or tuple of str
         File stem under ``wgsl/`` (or several, concatenated in order: e.g. an index map and
         the data-movement driver that calls it); together they define ``fn run(i: u32)``
-        and read ``P.<field>``.
+        and read ``P.<field>``. A line ``//#include "<file>.wgsl"`` is replaced by that file
+        of ``wgsl/`` (itself expanded; each file at most once per program), so kernels share
+        helpers such as ``nhwc.wgsl``'s index arithmetic; the sources (and so the key) name
+        the includes through the files that include them.
     params : list of (field, type, value)
         The uniform block after the implicit leading ``n: u32`` (= ``threads``). Types:
         ``u32``, ``i32``, ``f32``, ``vec4u``, ``vec4i``, ``vec4f``. Sizes and offsets only.
     threads : int
         One thread per ``i`` in ``0 .. threads-1``.
-    act : str, optional
-        Fused activation name (``node.activation``); becomes ``fn act(v: W) -> W`` for the
-        word type ``W``.
+    act : FusedActivation, optional
+        The fused activation (``node.activation``); becomes ``fn act(v: W) -> W`` for the
+        word type ``W`` (:func:`wgsl_clamp`). The activation is part of the program key: a
+        clamp variant per activation is cheaper than a branch per element in every kernel.
     word : {"f32", "i32", "u32"}
         Element type of ``buf`` (binding 0). ``u32`` for bit-exact moves of any 4-byte dtype;
         it takes no activation.
@@ -180,23 +223,20 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     **subs : str
         ``$NAME`` template substitutions in the source (dtypes, options); part of the key.
     """
-    act = None if act in _NO_OP_ACTIVATIONS else act
-    acts = _WORD_ACTIVATIONS.get(word)
-    if acts is None:
-        raise ValueError(f"word {word!r}: expected one of {sorted(_WORD_ACTIVATIONS)}")
-    if act not in acts:
-        raise ValueError(f"fused activation {act!r} has no WGSL form for {word} words")
+    if word not in WORDS:
+        raise ValueError(f"word {word!r}: expected one of {sorted(WORDS)}")
+    act_body = f"return {wgsl_clamp('v', act, word)};"
     if weights not in WEIGHT_FORMATS:
         raise ValueError(f"weights {weights!r}: expected one of {WEIGHT_FORMATS}")
     struct_src, data = _pack([("n", "u32", threads), *params])
-    header = string.Template(_source("common")).substitute(
-        PARAMS=struct_src, WG=workgroup_size, ACT=acts[act], WORD=word)
+    header = string.Template(_sources(("common",))[0]).substitute(
+        PARAMS=struct_src, WG=workgroup_size, ACT=act_body, WORD=word)
     if word == "f32":
         header += "\n" + _WEIGHT_READS[weights]
     if weights == "f16":  # an enable directive must precede every declaration
         header = "enable f16;\n" + header
     sources = (source,) if isinstance(source, str) else tuple(source)
-    body = "\n".join(string.Template(_source(src)).substitute(subs) for src in sources)
+    body = "\n".join(string.Template(text).substitute(subs) for text in _sources(sources))
     layout = tuple((f, t) for f, t, _ in params)
     key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, weights)
     return Program(name, key, header + "\n" + body, workgroup_size, dispatch_size(threads, workgroup_size),

@@ -8,12 +8,14 @@ and is shared with the CPU kernels so shape inference and execution can never di
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from gpulite.errors import ShapeError
 from gpulite.graph.ir import Node
 from gpulite.graph.shapes import broadcast, shape_rule
+from gpulite.model.opdefs import Op
 from gpulite.model.schema_gen import Padding
 
 
@@ -53,7 +55,7 @@ def pad_before_after(size: int, k: int, stride: int, dilation: int, out: int) ->
 
 
 def _hw_window(node: Node, h: int, w: int, kh: int, kw: int) -> tuple[int, int]:
-    o = node.options
+    o: Any = node.options
     dh, dw = getattr(o, "dilation_h_factor", 1), getattr(o, "dilation_w_factor", 1)
     return out_size(o.padding, h, kh, o.stride_h, dh), out_size(o.padding, w, kw, o.stride_w, dw)
 
@@ -64,7 +66,7 @@ def _rank4(node: Node, shape: Sequence[int], what: str) -> tuple[int, int, int, 
     return tuple(int(d) for d in shape)  # type: ignore[return-value]
 
 
-@shape_rule("CONV_2D")
+@shape_rule(Op.CONV_2D)
 def _conv(node, ins, consts):
     n, h, w, c = _rank4(node, ins[0], "input")
     o, kh, kw, ci = _rank4(node, ins[1], "filter")
@@ -74,7 +76,7 @@ def _conv(node, ins, consts):
     return [(n, oh, ow, o)]
 
 
-@shape_rule("DEPTHWISE_CONV_2D")
+@shape_rule(Op.DEPTHWISE_CONV_2D)
 def _depthwise(node, ins, consts):
     n, h, w, _c = _rank4(node, ins[0], "input")
     _, kh, kw, co = _rank4(node, ins[1], "filter")
@@ -82,7 +84,7 @@ def _depthwise(node, ins, consts):
     return [(n, oh, ow, co)]
 
 
-@shape_rule("TRANSPOSE_CONV")
+@shape_rule(Op.TRANSPOSE_CONV)
 def _transpose_conv(node, ins, consts):
     if consts[0] is None:
         raise ShapeError(f"node {node.index} (TRANSPOSE_CONV): output_shape must be a constant to infer shapes")
@@ -93,7 +95,7 @@ def _transpose_conv(node, ins, consts):
     return [(n, *shape[1:])]
 
 
-@shape_rule("FULLY_CONNECTED")
+@shape_rule(Op.FULLY_CONNECTED)
 def _fully_connected(node, ins, consts):
     x, wt = tuple(ins[0]), tuple(ins[1])
     if len(wt) != 2:
@@ -111,7 +113,7 @@ def _fully_connected(node, ins, consts):
     return [(size // depth, units)]
 
 
-@shape_rule("BATCH_MATMUL")
+@shape_rule(Op.BATCH_MATMUL)
 def _batch_matmul(node, ins, consts):
     a, b = tuple(ins[0]), tuple(ins[1])
     if len(a) < 2 or len(b) < 2:
@@ -125,7 +127,7 @@ def _batch_matmul(node, ins, consts):
     return [(*broadcast(a[:-2], b[:-2], node), m, nn)]
 
 
-@shape_rule("AVERAGE_POOL_2D", "MAX_POOL_2D")
+@shape_rule(Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D)
 def _pool(node, ins, consts):
     n, h, w, c = _rank4(node, ins[0], "input")
     o = node.options

@@ -1,19 +1,20 @@
 """Shapes of elementwise, activation and (de)quantize ops.
 
 Binary ops broadcast numpy-style (TFLite's rule too); unary ops, activations, SOFTMAX,
-QUANTIZE and DEQUANTIZE keep their input's shape.
+QUANTIZE, DEQUANTIZE and ZEROS_LIKE keep their input's shape.
 """
 
 from __future__ import annotations
 
 from gpulite.errors import ShapeError
 from gpulite.graph.shapes import broadcast, shape_rule
+from gpulite.model.opdefs import Op
 
-BINARY = ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "POW",
-          "FLOOR_DIV", "FLOOR_MOD", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL")
-UNARY = ("RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU",
-         "EXP", "SQRT", "RSQRT", "ABS", "NEG", "LOG", "SIN", "COS", "FLOOR", "CEIL", "ROUND", "SQUARE",
-         "ELU", "GELU", "QUANTIZE", "DEQUANTIZE", "CAST", "SOFTMAX", "LOG_SOFTMAX", "SIGN")
+BINARY = (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.MAXIMUM, Op.MINIMUM, Op.SQUARED_DIFFERENCE, Op.POW,
+          Op.FLOOR_DIV, Op.FLOOR_MOD, Op.LESS, Op.LESS_EQUAL, Op.GREATER, Op.GREATER_EQUAL, Op.EQUAL, Op.NOT_EQUAL)
+UNARY = (Op.RELU, Op.RELU6, Op.RELU_N1_TO_1, Op.RELU_0_TO_1, Op.LOGISTIC, Op.TANH, Op.HARD_SWISH, Op.LEAKY_RELU,
+         Op.EXP, Op.SQRT, Op.RSQRT, Op.ABS, Op.NEG, Op.LOG, Op.SIN, Op.COS, Op.FLOOR, Op.CEIL, Op.ROUND, Op.SQUARE,
+         Op.ELU, Op.GELU, Op.QUANTIZE, Op.DEQUANTIZE, Op.CAST, Op.SOFTMAX, Op.LOG_SOFTMAX, Op.SIGN, Op.ZEROS_LIKE)
 
 
 @shape_rule(*BINARY)
@@ -26,7 +27,7 @@ def _unary(node, ins, consts):
     return [tuple(ins[0])]
 
 
-@shape_rule("PRELU")
+@shape_rule(Op.PRELU)
 def _prelu(node, ins, consts):
     # alpha broadcasts against the input but may not grow it (TFLite checks output == input).
     out = broadcast(ins[0], ins[1], node)

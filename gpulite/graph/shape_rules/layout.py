@@ -9,32 +9,33 @@ from gpulite.errors import ShapeError
 from gpulite.graph import layout
 from gpulite.graph.shapes import shape_rule
 from gpulite.graph.strided_slice import resolve_strided_slice
+from gpulite.model.opdefs import Op
 
 
-@shape_rule("RESHAPE")
+@shape_rule(Op.RESHAPE)
 def _reshape(node, ins, consts):
     has_shape = len(node.inputs) > 1 and node.inputs[1] >= 0
     shape_const = consts[1] if has_shape else None
     return [layout.reshape_shape(node, tuple(ins[0]), shape_const, has_shape)]
 
 
-@shape_rule("SQUEEZE")
+@shape_rule(Op.SQUEEZE)
 def _squeeze(node, ins, consts):
     return [layout.squeeze_shape(node, tuple(ins[0]))]
 
 
-@shape_rule("EXPAND_DIMS")
+@shape_rule(Op.EXPAND_DIMS)
 def _expand_dims(node, ins, consts):
     return [layout.expand_dims_shape(node, tuple(ins[0]), consts[1])]
 
 
-@shape_rule("PAD", "PADV2")
+@shape_rule(Op.PAD, Op.PADV2)
 def _pad(node, ins, consts):
     pads = layout.pad_amounts(node, tuple(ins[0]), consts[1])
     return [tuple(d + a + b for d, (a, b) in zip(ins[0], pads, strict=True))]
 
 
-@shape_rule("CONCATENATION")
+@shape_rule(Op.CONCATENATION)
 def _concat(node, ins, consts):
     first = tuple(ins[0])
     axis = layout.normalize_axis(getattr(node.options, "axis", 0), len(first), node)
@@ -46,18 +47,18 @@ def _concat(node, ins, consts):
     return [(*first[:axis], total, *first[axis + 1:])]
 
 
-@shape_rule("STRIDED_SLICE")
+@shape_rule(Op.STRIDED_SLICE)
 def _strided_slice(node, ins, consts):
     return [resolve_strided_slice(node, tuple(ins[0]), consts[1], consts[2], consts[3]).out_shape]
 
 
-@shape_rule("SLICE")
+@shape_rule(Op.SLICE)
 def _slice(node, ins, consts):
     win = layout.slice_window(node, tuple(ins[0]), consts[1], consts[2])
     return [tuple(s.stop - s.start for s in win)]
 
 
-@shape_rule("TRANSPOSE")
+@shape_rule(Op.TRANSPOSE)
 def _transpose(node, ins, consts):
     perm = layout.ints(consts[1]) if consts[1] is not None else None
     if perm is None or sorted(perm) != list(range(len(ins[0]))):
@@ -65,7 +66,7 @@ def _transpose(node, ins, consts):
     return [tuple(ins[0][p] for p in perm)]
 
 
-@shape_rule("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR")
+@shape_rule(Op.RESIZE_BILINEAR, Op.RESIZE_NEAREST_NEIGHBOR)
 def _resize(node, ins, consts):
     size = layout.ints(consts[1]) if consts[1] is not None else None
     if len(ins[0]) != 4 or size is None or len(size) != 2 or min(size) <= 0:
@@ -75,7 +76,7 @@ def _resize(node, ins, consts):
     return [(n, size[0], size[1], c)]
 
 
-@shape_rule("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN")
+@shape_rule(Op.MEAN, Op.SUM, Op.REDUCE_MAX, Op.REDUCE_MIN)
 def _reduce(node, ins, consts):
     axes = layout.reduce_axes(node, len(ins[0]), consts[1])
     return [layout.reduced_shape(tuple(ins[0]), axes, bool(getattr(node.options, "keep_dims", False)))]
@@ -88,7 +89,7 @@ def _block(node, ins):
     return bs
 
 
-@shape_rule("DEPTH_TO_SPACE")
+@shape_rule(Op.DEPTH_TO_SPACE)
 def _depth_to_space(node, ins, consts):
     bs = _block(node, ins)
     n, h, w, c = ins[0]
@@ -97,7 +98,7 @@ def _depth_to_space(node, ins, consts):
     return [(n, h * bs, w * bs, c // (bs * bs))]
 
 
-@shape_rule("SPACE_TO_DEPTH")
+@shape_rule(Op.SPACE_TO_DEPTH)
 def _space_to_depth(node, ins, consts):
     bs = _block(node, ins)
     n, h, w, c = ins[0]
@@ -106,7 +107,7 @@ def _space_to_depth(node, ins, consts):
     return [(n, h // bs, w // bs, c * bs * bs)]
 
 
-@shape_rule("GATHER")
+@shape_rule(Op.GATHER)
 def _gather(node, ins, consts):
     params, idx = tuple(ins[0]), tuple(ins[1])
     if getattr(node.options, "batch_dims", 0) != 0:
@@ -115,7 +116,7 @@ def _gather(node, ins, consts):
     return [params[:axis] + idx + params[axis + 1:]]
 
 
-@shape_rule("ARG_MAX", "ARG_MIN")
+@shape_rule(Op.ARG_MAX, Op.ARG_MIN)
 def _arg(node, ins, consts):
     axis = layout.ints(consts[1]) if consts[1] is not None else []
     if len(axis) != 1:

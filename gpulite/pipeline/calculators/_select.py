@@ -28,8 +28,8 @@ def requested_backend(cc: Any, option: str) -> str:
 def webgpu_status() -> tuple[bool, bool, str]:
     """(usable, preferred over numpy, why): whether the WebGPU pipeline kernels can run here."""
     try:
-        from gpulite.backends.registry import describe_backends
         from gpulite.backends.webgpu import pipeline  # noqa: F401  (wgpu importable)
+        from gpulite.runtime import describe_backends
     except ImportError as e:
         return False, False, f"wgpu is not importable ({e})"
     ranks = {b.name: (b.rank, b.note) for b in describe_backends()}

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 from gpulite.pipeline.calculator import Calculator
-from gpulite.pipeline.calculators.detections_to_rects import normalize_radians
+from gpulite.pipeline.calculators._rects import image_size, one_or_many, output_rects, rotation_toward
 from gpulite.pipeline.calculators.types import Detection, NormalizedRect, PipelineValueError
 from gpulite.pipeline.registry import register_calculator
 
@@ -50,7 +50,7 @@ def alignment_points_to_rect(detection: Detection, image_size: tuple[int, int],
     x1, y1 = detection.keypoints[e][0] * w, detection.keypoints[e][1] * h
     size = 2.0 * math.hypot(x1 - x0, y1 - y0)
     target = math.radians(options.rotation_vector_target_angle_degrees)
-    rotation = normalize_radians(target - math.atan2(-(y1 - y0), x1 - x0))
+    rotation = rotation_toward(x1 - x0, y1 - y0, target)
     return NormalizedRect(x0 / w, y0 / h, size / w, size / h, rotation)
 
 
@@ -71,17 +71,7 @@ class AlignmentPointsRects(Calculator):
     options = AlignmentPointsRectsOptions
 
     def process(self, cc) -> None:
-        if cc.inputs.get("DETECTION") is not None:
-            dets = [cc.inputs["DETECTION"]]
-        elif cc.inputs.get("DETECTIONS") is not None:
-            dets = cc.inputs["DETECTIONS"]
-        else:
-            return
-        size = cc.inputs["IMAGE_SIZE"]
-        if size is None:
-            raise PipelineValueError(f"node {cc.node_name!r}: detections at timestamp {cc.timestamp} came without "
-                                     "an IMAGE_SIZE")
-        rects = [alignment_points_to_rect(d, size, cc.options) for d in dets]
-        if rects:
-            cc.output("NORM_RECT", rects[0])
-        cc.output("NORM_RECTS", rects)
+        dets = one_or_many(cc, "DETECTION", "DETECTIONS")
+        if dets is not None:
+            size = image_size(cc, "detections")
+            output_rects(cc, [alignment_points_to_rect(d, size, cc.options) for d in dets])

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 
 from gpulite.pipeline.calculator import Calculator
+from gpulite.pipeline.calculators._rects import one_or_many, output_rects, rotation_toward
 from gpulite.pipeline.calculators.types import Detection, NormalizedRect, PipelineValueError
 from gpulite.pipeline.registry import register_calculator
 
@@ -51,11 +52,6 @@ class DetectionsToRectsOptions:
         return self.rotation_vector_start_keypoint_index >= 0
 
 
-def normalize_radians(angle: float) -> float:
-    """``angle`` wrapped into [-pi, pi)."""
-    return angle - 2 * math.pi * math.floor((angle + math.pi) / (2 * math.pi))
-
-
 def detection_to_rect(detection: Detection, image_size: tuple[int, int] | None = None,
                       options: DetectionsToRectsOptions = DetectionsToRectsOptions()) -> NormalizedRect:
     """The region of one detection (see the module docstring)."""
@@ -80,7 +76,7 @@ def detection_to_rect(detection: Detection, image_size: tuple[int, int] | None =
         w, h = image_size
         (kx0, ky0), (kx1, ky1) = detection.keypoints[s], detection.keypoints[e]
         target = math.radians(o.rotation_vector_target_angle_degrees)
-        rotation = normalize_radians(target - math.atan2(-(ky1 - ky0) * h, (kx1 - kx0) * w))
+        rotation = rotation_toward((kx1 - kx0) * w, (ky1 - ky0) * h, target)
     return NormalizedRect((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0, y1 - y0, rotation)
 
 
@@ -103,16 +99,12 @@ class DetectionsToRects(Calculator):
     def process(self, cc) -> None:
         o: DetectionsToRectsOptions = cc.options
         size = cc.inputs.get("IMAGE_SIZE")
-        if cc.inputs.get("DETECTION") is not None:
-            dets = [cc.inputs["DETECTION"]]
-        elif cc.inputs.get("DETECTIONS") is not None:
-            dets = cc.inputs["DETECTIONS"]
-        else:
+        dets = one_or_many(cc, "DETECTION", "DETECTIONS")
+        if dets is None:
             return
         rects = [detection_to_rect(d, size, o) for d in dets]
         if rects:
-            cc.output("NORM_RECT", rects[0])
+            output_rects(cc, rects)
         elif o.output_zero_rect_for_empty_detections:
             cc.output("NORM_RECT", NormalizedRect(0.0, 0.0, 0.0, 0.0))
-        if rects or o.output_zero_rect_for_empty_detections:
             cc.output("NORM_RECTS", rects)

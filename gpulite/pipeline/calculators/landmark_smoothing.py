@@ -7,13 +7,17 @@
   coordinate of each landmark is filtered in pixels (``IMAGE_SIZE``; z scaled like x), the
   speed divided by the object's scale: the mean of the ``OBJECT_SCALE_ROI`` rect's width and
   height in pixels when connected, else of the landmarks' bounding box. A frame without
-  landmarks resets the filters (connect ``IMAGE_SIZE`` so the node sees every frame).
+  landmarks resets the filters (connect ``IMAGE_SIZE`` so the node sees every frame). With
+  ``world_landmarks: true`` the landmarks are world landmarks (metres, MediaPipe's
+  ``LANDMARKS`` tag): filtered as they are, not in pixels (``IMAGE_SIZE`` then only makes the
+  node see every frame).
 - ``VisibilitySmoothing`` (``low_pass_filter``): visibility through a low-pass filter of
   constant ``alpha``.
 
-Timestamps: gpulite's solutions count frames (0, 1, 2, ...); ``seconds_per_tick`` turns them
-into time. The default, 0.033333 s, is what MediaPipe's Python solutions stamp their frames
-with (33333 us apart), so the filters run at the same frequency as theirs.
+Timestamps: ``seconds_per_tick`` turns a packet's timestamp into seconds. The default,
+0.033333 s, reads timestamps as frame counts (0, 1, 2, ...) at 30 frames/s; graphs stamped in
+microseconds, as MediaPipe's are (``pose.yaml``: gpulite's solutions stamp frames with the
+caller's ``timestamp_ms``, or 33333 us apart as MediaPipe's Python solutions do), set 1.0e-6.
 
 The ``ENABLE`` side input (bool, optional) turns a node into a pass-through, as MediaPipe's
 ``SwitchContainer`` with ``smooth_landmarks`` does.
@@ -81,10 +85,14 @@ class OneEuroFilter:
         return 1.0 / (1.0 + tau / te)
 
     def apply(self, t: float, value_scale: float, value: float) -> float:
+        # As mediapipe 0.10.14's: a time not after the last one passes the value through and
+        # leaves the filter as it was; the frequency is measured only between two non-zero
+        # times, so after a first frame at time 0 the second still uses the constructed one.
         if self.last_time is not None:
-            if t <= self.last_time:  # MediaPipe returns the value unchanged for a non-increasing time
+            if t <= self.last_time:
                 return value
-            self.frequency = 1.0 / (t - self.last_time)
+            if self.last_time != 0 and t != 0:
+                self.frequency = 1.0 / (t - self.last_time)
         self.last_time = t
         dvalue = (value - self.x.raw) * value_scale * self.frequency if self.x.initialized else 0.0
         edvalue = self.dx.apply(dvalue, self._alpha(self.derivate_cutoff))
@@ -103,6 +111,7 @@ class LandmarksSmoothingOptions:
     min_allowed_object_scale: float = 1e-6
     disable_value_scaling: bool = False
     seconds_per_tick: float = 0.033333
+    world_landmarks: bool = False
 
     def __post_init__(self) -> None:
         for name in ("frequency", "min_cutoff", "derivate_cutoff", "seconds_per_tick"):
@@ -174,7 +183,7 @@ class LandmarksSmoothing(Calculator):
         if not _enabled(cc):
             cc.output("NORM_LANDMARKS", lms)
             return
-        size = cc.inputs["IMAGE_SIZE"]
+        size = (1, 1) if cc.options.world_landmarks else cc.inputs["IMAGE_SIZE"]
         if size is None:
             raise PipelineValueError(f"node {cc.node_name!r}: landmarks at timestamp {cc.timestamp} came without "
                                      "an IMAGE_SIZE")

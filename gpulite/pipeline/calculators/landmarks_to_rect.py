@@ -20,7 +20,13 @@ import math
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
-from gpulite.pipeline.calculators.detections_to_rects import normalize_radians
+from gpulite.pipeline.calculators._rects import (
+    image_size,
+    normalize_radians,
+    one_or_many,
+    output_rects,
+    rotation_toward,
+)
 from gpulite.pipeline.calculators.types import LandmarkList, NormalizedRect, PipelineValueError
 from gpulite.pipeline.registry import register_calculator
 
@@ -36,7 +42,7 @@ def hand_landmarks_to_rect(landmarks: LandmarkList, image_size: tuple[int, int])
     x0, y0 = pts[WRIST, 0] * w, pts[WRIST, 1] * h
     mx = ((pts[INDEX_JOINT, 0] + pts[RING_JOINT, 0]) / 2 + pts[MIDDLE_JOINT, 0]) / 2 * w
     my = ((pts[INDEX_JOINT, 1] + pts[RING_JOINT, 1]) / 2 + pts[MIDDLE_JOINT, 1]) / 2 * h
-    rotation = normalize_radians(math.pi / 2 - math.atan2(-(my - y0), mx - x0))
+    rotation = rotation_toward(mx - x0, my - y0, math.pi / 2)
     reverse = normalize_radians(-rotation)
     cx, cy = (pts[:, 0].max() + pts[:, 0].min()) / 2, (pts[:, 1].max() + pts[:, 1].min()) / 2
     ox, oy = (pts[:, 0] - cx) * w, (pts[:, 1] - cy) * h
@@ -65,17 +71,7 @@ class HandLandmarksToRect(Calculator):
     optional_ports = frozenset({"NORM_LANDMARKS", "LANDMARKS"})
 
     def process(self, cc) -> None:
-        if cc.inputs.get("NORM_LANDMARKS") is not None:
-            hands = [cc.inputs["NORM_LANDMARKS"]]
-        elif cc.inputs.get("LANDMARKS") is not None:
-            hands = cc.inputs["LANDMARKS"]
-        else:
-            return
-        size = cc.inputs["IMAGE_SIZE"]
-        if size is None:
-            raise PipelineValueError(f"node {cc.node_name!r}: landmarks at timestamp {cc.timestamp} came without "
-                                     "an IMAGE_SIZE")
-        rects = [hand_landmarks_to_rect(lms, size) for lms in hands]
-        if rects:
-            cc.output("NORM_RECT", rects[0])
-        cc.output("NORM_RECTS", rects)
+        hands = one_or_many(cc, "NORM_LANDMARKS", "LANDMARKS")
+        if hands is not None:
+            size = image_size(cc, "landmarks")
+            output_rects(cc, [hand_landmarks_to_rect(lms, size) for lms in hands])

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
-from gpulite.pipeline.calculators.types import PipelineValueError
+from gpulite.pipeline.calculators.types import PipelineValueError, host_array
 from gpulite.pipeline.registry import register_calculator
 
 
@@ -33,8 +33,7 @@ class PresenceGateOptions:
 
 def first_value(tensor: object) -> float:
     """The first element of a numpy array or GPU tensor, as a float."""
-    t = tensor.data_sync() if hasattr(tensor, "data_sync") else tensor
-    a = np.asarray(t).reshape(-1)
+    a = np.asarray(host_array(tensor)).reshape(-1)
     if a.size == 0:
         raise PipelineValueError("PresenceGate: the score tensor is empty")
     return float(a[0])

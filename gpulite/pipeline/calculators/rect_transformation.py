@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from gpulite.pipeline.calculator import Calculator
-from gpulite.pipeline.calculators.detections_to_rects import normalize_radians
+from gpulite.pipeline.calculators._rects import normalize_radians
 from gpulite.pipeline.calculators.types import NormalizedRect, PipelineValueError
 from gpulite.pipeline.registry import register_calculator
 

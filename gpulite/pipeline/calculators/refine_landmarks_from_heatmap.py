@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
-from gpulite.pipeline.calculators.types import LandmarkList, PipelineValueError
+from gpulite.pipeline.calculators.types import LandmarkList, PipelineValueError, host_array
 from gpulite.pipeline.registry import register_calculator
 
 
@@ -93,5 +93,4 @@ class RefineLandmarksFromHeatmap(Calculator):
         if not tensors:  # MediaPipe passes the landmarks through when the heatmap is missing
             cc.output("NORM_LANDMARKS", lms)
             return
-        hm = tensors[0].data_sync() if hasattr(tensors[0], "data_sync") else tensors[0]
-        cc.output("NORM_LANDMARKS", refine_landmarks(lms, hm, cc.options))
+        cc.output("NORM_LANDMARKS", refine_landmarks(lms, host_array(tensors[0]), cc.options))

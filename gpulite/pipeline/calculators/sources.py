@@ -29,22 +29,49 @@ from gpulite.pipeline.calculators.types import PipelineValueError
 from gpulite.pipeline.registry import register_calculator
 
 log = logging.getLogger(__name__)
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
+VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v")
+# Frames without a clock of their own (image folders, frame lists) are stamped k * 33333 us:
+# microseconds at 30 frames/s, as video frames and MediaPipe's Python solutions are.
+FRAME_INTERVAL_US = 33333
 
 
 class SourceUnavailableError(GpuliteError, RuntimeError):
     """A source cannot start: missing file, missing optional package, no camera."""
 
 
+class ImageReadError(SourceUnavailableError, ValueError):
+    """An image file exists but cannot be decoded (corrupt, truncated, not an image)."""
+
+
 def load_image(path: str | Path) -> np.ndarray:
-    """An image file as RGB uint8 (H, W, 3)."""
-    from PIL import Image
+    """An image file as RGB uint8 (H, W, 3), upright and scaled to 8 bits.
+
+    The EXIF orientation tag is applied (a phone photo stored sideways comes out as shown),
+    and 16-bit grayscale images are scaled to 0..255 (65535 -> 255) instead of clipped.
+
+    Raises
+    ------
+    SourceUnavailableError
+        No such file.
+    ImageReadError
+        The file is not an image Pillow can decode (the message names the file and why).
+    """
+    from PIL import Image, ImageOps
 
     p = Path(path)
     if not p.is_file():
         raise SourceUnavailableError(f"image file {str(p)!r} does not exist")
-    with Image.open(p) as im:
-        return np.asarray(im.convert("RGB"))
+    try:
+        with Image.open(p) as im:
+            im = ImageOps.exif_transpose(im)
+            if im.mode in ("I", "I;16", "I;16B", "I;16L", "I;16N"):  # 16-bit grayscale (PNG)
+                wide = np.clip(np.asarray(im, np.float64), 0, 65535)
+                gray = np.round(wide / 257.0).astype(np.uint8)
+                return np.repeat(gray[..., None], 3, axis=2)
+            return np.asarray(im.convert("RGB"))
+    except (OSError, ValueError, SyntaxError) as e:  # Pillow's errors for unknown, corrupt or truncated files
+        raise ImageReadError(f"cannot read image {str(p)!r}: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -185,8 +212,25 @@ class ImageFolderSource(Calculator):
         if self.next >= len(self.files):
             cc.stop()
             return
-        cc.output("IMAGE", load_image(self.files[self.next]), timestamp=self.next)
+        cc.output("IMAGE", load_image(self.files[self.next]), timestamp=self.next * FRAME_INTERVAL_US)
         self.next += 1
+
+
+class _ReaderSource(Calculator):
+    """Emits the ``(timestamp, frame)`` items of ``self.frames``, a reader that :meth:`open`
+    sets (:class:`VideoReader`, :class:`CameraReader`), stops at its end and closes it."""
+
+    def process(self, cc) -> None:
+        item = next(self.frames, None)
+        if item is None:
+            cc.stop()
+            return
+        cc.output("IMAGE", item[1], timestamp=item[0])
+
+    def close(self, cc) -> None:
+        frames = getattr(self, "frames", None)
+        if frames is not None:
+            frames.close()
 
 
 @dataclass(frozen=True)
@@ -198,7 +242,7 @@ class VideoFileSourceOptions:
 
 
 @register_calculator
-class VideoFileSource(Calculator):
+class VideoFileSource(_ReaderSource):
     """The frames of a video file (PyAV), stamped with their presentation time in microseconds.
 
     Usage::
@@ -213,18 +257,6 @@ class VideoFileSource(Calculator):
 
     def open(self, cc) -> None:
         self.frames = VideoReader(cc.options.path, cc.options.max_frames)
-
-    def process(self, cc) -> None:
-        item = next(self.frames, None)
-        if item is None:
-            cc.stop()
-            return
-        cc.output("IMAGE", item[1], timestamp=item[0])
-
-    def close(self, cc) -> None:
-        frames = getattr(self, "frames", None)
-        if frames is not None:
-            frames.close()  # closes the container
 
 
 @register_calculator
@@ -253,7 +285,7 @@ class FrameSource(Calculator):
         if not isinstance(frame, np.ndarray):
             raise PipelineValueError(f"node {cc.node_name!r}: frame {self.next} is a {type(frame).__name__}, "
                                      "expected a numpy array")
-        cc.output("IMAGE", frame, timestamp=self.next)
+        cc.output("IMAGE", frame, timestamp=self.next * FRAME_INTERVAL_US)
         self.next += 1
 
 
@@ -313,7 +345,7 @@ class CameraReader:
 
 
 @register_calculator
-class CameraSource(Calculator):
+class CameraSource(_ReaderSource):
     """Live frames from a camera through OpenCV, stamped in microseconds since the first frame.
 
     Raises :class:`SourceUnavailableError` at open when OpenCV or the camera is missing.
@@ -331,15 +363,3 @@ class CameraSource(Calculator):
     def open(self, cc) -> None:
         o = cc.options
         self.frames = CameraReader(o.device, o.width, o.height, o.max_frames)
-
-    def process(self, cc) -> None:
-        item = next(self.frames, None)
-        if item is None:
-            cc.stop()
-            return
-        cc.output("IMAGE", item[1], timestamp=item[0])
-
-    def close(self, cc) -> None:
-        frames = getattr(self, "frames", None)
-        if frames is not None:
-            frames.close()

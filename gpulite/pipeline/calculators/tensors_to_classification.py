@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
-from gpulite.pipeline.calculators.types import PipelineValueError
+from gpulite.pipeline.calculators.types import PipelineValueError, host_array
 from gpulite.pipeline.registry import register_calculator
 
 
@@ -72,6 +72,4 @@ class TensorsToClassification(Calculator):
         tensors = cc.inputs["TENSORS"]
         if tensors is None:
             return
-        t = tensors[cc.options.tensor_index]
-        t = t.data_sync() if hasattr(t, "data_sync") else t
-        cc.output("CLASSIFICATIONS", classify(t, cc.options))
+        cc.output("CLASSIFICATIONS", classify(host_array(tensors[cc.options.tensor_index]), cc.options))

@@ -36,7 +36,7 @@ import numpy as np
 from gpulite.pipeline.calculator import Calculator
 from gpulite.pipeline.calculators._select import check_backend, requested_backend, select_backend
 from gpulite.pipeline.calculators.ssd_anchors import SsdAnchorsOptions, generate_anchors
-from gpulite.pipeline.calculators.types import Detection, PipelineValueError, RelativeBox
+from gpulite.pipeline.calculators.types import Detection, PipelineValueError, RelativeBox, host_array
 from gpulite.pipeline.registry import register_calculator
 
 log = logging.getLogger(__name__)
@@ -235,7 +235,5 @@ class TensorsToDetections(Calculator):
                 log.info("node %r: decoding GPU tensors on the cpu (backend %r): reading them back whole",
                          cc.node_name, self.backend)
                 self._warned = True
-            regressors = regressors.data_sync() if hasattr(regressors, "data_sync") else regressors
-            scores = scores.data_sync() if hasattr(scores, "data_sync") else scores
-            dets = tensors_to_detections(regressors, scores, self.anchors, o)
+            dets = tensors_to_detections(host_array(regressors), host_array(scores), self.anchors, o)
         cc.output("DETECTIONS", dets)

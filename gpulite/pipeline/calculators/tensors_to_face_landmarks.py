@@ -30,7 +30,13 @@ import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
 from gpulite.pipeline.calculators.tensors_to_landmarks import project_landmarks
-from gpulite.pipeline.calculators.types import ImageTransform, LandmarkList, NormalizedLandmark, PipelineValueError
+from gpulite.pipeline.calculators.types import (
+    ImageTransform,
+    LandmarkList,
+    NormalizedLandmark,
+    PipelineValueError,
+    host_array,
+)
 from gpulite.pipeline.registry import register_calculator
 
 MESH = 468
@@ -74,8 +80,7 @@ class TensorsToFaceLandmarksOptions:
 
 
 def _values(t: object) -> np.ndarray:
-    data = t.data_sync() if hasattr(t, "data_sync") else t
-    return np.asarray(data, np.float64).reshape(-1)
+    return np.asarray(host_array(t), np.float64).reshape(-1)
 
 
 def decode_face_landmarks(tensors: list, options: TensorsToFaceLandmarksOptions = TensorsToFaceLandmarksOptions()

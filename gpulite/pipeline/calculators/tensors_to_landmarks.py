@@ -21,7 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
-from gpulite.pipeline.calculators.types import ImageTransform, LandmarkList, NormalizedLandmark, PipelineValueError
+from gpulite.pipeline.calculators.types import (
+    ImageTransform,
+    LandmarkList,
+    NormalizedLandmark,
+    PipelineValueError,
+    host_array,
+)
 from gpulite.pipeline.registry import register_calculator
 
 ACTIVATIONS = ("none", "sigmoid")
@@ -114,9 +120,7 @@ class TensorsToLandmarks(Calculator):
         tensors = cc.inputs["TENSORS"]
         if tensors is None:
             return
-        t = tensors[cc.options.tensor_index]
-        t = t.data_sync() if hasattr(t, "data_sync") else t
-        lms = tensor_to_landmarks(t, cc.options)
+        lms = tensor_to_landmarks(host_array(tensors[cc.options.tensor_index]), cc.options)
         if cc.inputs.get("MATRIX") is not None:
             lms = project_landmarks(lms, cc.inputs["MATRIX"])
         cc.output("NORM_LANDMARKS", lms)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
-from gpulite.pipeline.calculators.types import PipelineValueError, Segmentation
+from gpulite.pipeline.calculators.types import PipelineValueError, Segmentation, host_array
 from gpulite.pipeline.registry import register_calculator
 
 ACTIVATIONS = ("none", "sigmoid", "softmax")
@@ -103,5 +103,4 @@ class TensorsToSegmentation(Calculator):
         tensors = cc.inputs["TENSORS"]
         if tensors is None:
             return
-        t = tensors[0].data_sync() if hasattr(tensors[0], "data_sync") else tensors[0]
-        cc.output("MASK", tensor_to_mask(t, cc.inputs.get("OUTPUT_SIZE"), cc.options))
+        cc.output("MASK", tensor_to_mask(host_array(tensors[0]), cc.inputs.get("OUTPUT_SIZE"), cc.options))

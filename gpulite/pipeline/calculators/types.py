@@ -18,6 +18,12 @@ class PipelineValueError(ValueError):
     """A calculator received a value of the right type but unusable content (names both)."""
 
 
+def host_array(tensor: object) -> object:
+    """A tensor packet on the host: a GPU tensor (it has ``data_sync``) read back, anything
+    else (a numpy array) as it is."""
+    return tensor.data_sync() if hasattr(tensor, "data_sync") else tensor
+
+
 @dataclass(frozen=True)
 class RelativeBox:
     """An axis-aligned box in relative coordinates (MediaPipe ``RelativeBoundingBox``)."""

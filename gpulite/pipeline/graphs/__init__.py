@@ -10,6 +10,7 @@ detection/landmark/mask output drawn on them, and returns a :class:`RunSummary`.
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -19,11 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from gpulite.errors import GraphConfigError
+from gpulite.errors import GraphConfigError, GraphTimeoutError
 from gpulite.pipeline.config import GraphConfig, NodeConfig, parse_yaml
 from gpulite.pipeline.graph import Graph
 
 GRAPHS_DIR = Path(__file__).parent
+FIRST_FRAME_WAIT_S = 120  # how long run_media waits for the first frame alone before timing all frames together
+log = logging.getLogger(__name__)
 # Output port tags the overlay can draw, and the overlay port each one feeds.
 _OVERLAY_PORTS = {"DETECTIONS": "DETECTIONS", "NORM_RECTS": "NORM_RECTS", "NORM_RECT": "NORM_RECT",
                   "NORM_LANDMARKS": "LANDMARKS", "LANDMARKS": "LANDMARKS", "MASK": "MASK"}
@@ -69,10 +72,13 @@ def add_overlay(cfg: GraphConfig, image_stream: str, output_stream: str = "outpu
     return cfg
 
 
-def open_input(spec: str, max_frames: int = -1) -> tuple[Iterator[tuple[int, np.ndarray]], float, int]:
+def open_input(spec: str, max_frames: int = -1, on_unreadable: Callable[[Path, Exception], None] | None = None
+               ) -> tuple[Iterator[tuple[int, np.ndarray]], float, int]:
     """(frames as (timestamp, RGB array), frames per second, frame count or 0) for an input spec.
 
-    ``spec``: a video file, an image file, a folder of images, or ``camera:N``.
+    ``spec``: a video file, an image file, a folder of images, or ``camera:N``. With
+    ``on_unreadable``, a folder's images that cannot be decoded are passed to it and skipped;
+    without, the first one raises :class:`~gpulite.pipeline.calculators.sources.ImageReadError`.
     """
     from gpulite.pipeline.calculators import sources
 
@@ -80,9 +86,21 @@ def open_input(spec: str, max_frames: int = -1) -> tuple[Iterator[tuple[int, np.
         return sources.CameraReader(int(spec.partition(":")[2] or 0), max_frames=max_frames), 30.0, max(max_frames, 0)
     p = Path(spec)
     if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.suffix.lower() in sources.IMAGE_SUFFIXES)
+        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in sources.IMAGE_SUFFIXES)
         files = files if max_frames < 0 else files[:max_frames]
-        return ((i, sources.load_image(f)) for i, f in enumerate(files)), 30.0, len(files)
+
+        def images() -> Iterator[tuple[int, np.ndarray]]:
+            for i, f in enumerate(files):
+                try:
+                    image = sources.load_image(f)
+                except sources.ImageReadError as e:
+                    if on_unreadable is None:
+                        raise
+                    on_unreadable(f, e)
+                    continue
+                yield i * sources.FRAME_INTERVAL_US, image
+
+        return images(), 30.0, len(files)
     if p.suffix.lower() in sources.IMAGE_SUFFIXES:
         return iter([(0, sources.load_image(p))]), 30.0, 1
     info = sources.video_info(p)
@@ -92,29 +110,39 @@ def open_input(spec: str, max_frames: int = -1) -> tuple[Iterator[tuple[int, np.
 
 @dataclass
 class RunSummary:
-    """What one ``run_media`` did."""
+    """What one ``run_media`` did.
+
+    The first frame pays one-time work (model compilation, uploads): ``first_frame_seconds``
+    holds it, and ``seconds``, :attr:`fps` and ``per_node_ms`` count only the frames after it
+    (with a single frame they are 0 / empty, and ``first_node_ms`` is all there is).
+    """
 
     frames_in: int = 0
     frames_out: int = 0
     seconds: float = 0.0
     startup_seconds: float = 0.0
+    first_frame_seconds: float = 0.0
     drops: int = 0
     bytes_per_frame: float | None = None
     per_node_ms: dict[str, float] = field(default_factory=dict)
+    first_node_ms: dict[str, float] = field(default_factory=dict)
 
     @property
     def fps(self) -> float:
-        return self.frames_out / self.seconds if self.seconds > 0 else 0.0
+        return (self.frames_out - 1) / self.seconds if self.seconds > 0 and self.frames_out > 1 else 0.0
 
     def lines(self) -> list[str]:
-        out = [f"frames     {self.frames_in} in, {self.frames_out} out, {self.drops} dropped",
-               f"time       {self.seconds:.2f} s, {self.fps:.1f} frames/s "
-               f"(after {self.startup_seconds:.2f} s start-up)"]
+        out = [f"frames     {self.frames_in} in, {self.frames_out} out, {self.drops} dropped"]
+        first = f"start-up {self.startup_seconds:.2f} s, first frame {self.first_frame_seconds * 1e3:.0f} ms"
+        if self.frames_out > 1:
+            out.append(f"time       {self.seconds:.2f} s, {self.fps:.1f} frames/s after the first frame ({first})")
+        else:
+            out.append(f"time       {first}; per-frame figures need two frames or more")
         if self.bytes_per_frame is not None:
-            out.append(f"transfers  {self.bytes_per_frame / 1024:.1f} KiB host<->GPU per frame "
-                       "(one-time uploads included)")
-        if self.per_node_ms:
-            out.append("per node   " + ", ".join(f"{k} {v:.2f} ms" for k, v in self.per_node_ms.items()))
+            out.append(f"transfers  {self.bytes_per_frame / 1024:.1f} KiB host<->GPU per frame after the first")
+        nodes, label = (self.per_node_ms, "per node  ") if self.per_node_ms else (self.first_node_ms, "1st frame ")
+        if nodes:
+            out.append(label + " " + ", ".join(f"{k} {v:.2f} ms" for k, v in nodes.items()))
         return out
 
 
@@ -155,13 +183,18 @@ class Progress:
 
 def run_media(graph: str | Path, input_spec: str, *, output: str | None = None, backend: str = "auto",
               max_frames: int = -1, progress: bool = True,
-              on_packet: Callable[[str, Any], None] | None = None) -> RunSummary:
+              on_packet: Callable[[str, Any], None] | None = None,
+              on_unreadable: Callable[[Path, Exception], None] | None = None) -> RunSummary:
     """Run ``graph`` over ``input_spec`` (see :func:`open_input`); write annotated frames to ``output``.
 
-    ``output`` is a video file (by suffix: .mp4, .mov, .mkv, .avi, .webm) or else a folder for
-    numbered PNGs. The graph's first input stream gets the frames; progress counts packets on
-    its first output stream.
+    ``output`` is a video file (by suffix: .mp4, .mov, .mkv, .avi, .webm, .m4v), an image file
+    (.png, .jpg, ...: the last frame, in the format its suffix names; for a single image), or
+    else a folder for numbered PNGs. The graph's first input stream gets the frames; progress
+    counts packets on its first output stream. The first frame is run to completion on its
+    own, so the summary's per-frame figures leave its one-time costs out.
     """
+    from gpulite.pipeline.calculators import sources
+
     cfg = load_config(graph)
     if not cfg.input_streams or not cfg.output_streams:
         raise GraphConfigError(f"graph {str(graph)!r} needs an input stream for frames and an output stream")
@@ -169,16 +202,21 @@ def run_media(graph: str | Path, input_spec: str, *, output: str | None = None, 
     if output:
         add_overlay(cfg, image_in)
     g = Graph(cfg, side_packets={"backend": backend})
-    frames, fps, total = open_input(input_spec, max_frames)
+    frames, fps, total = open_input(input_spec, max_frames, on_unreadable)
     summary = RunSummary()
     bar = Progress(total) if progress else None
     writer: Any = None
     if output:
         from gpulite.pipeline.calculators.sinks import VideoWriter
         out = Path(output)
-        if out.suffix.lower() in (".mp4", ".mov", ".mkv", ".avi", ".webm"):
+        suffix = out.suffix.lower()
+        if suffix in sources.VIDEO_SUFFIXES:
             writer = VideoWriter(out, fps)
             g.observe("output_image", lambda p: writer.write(p.payload))
+        elif suffix in sources.IMAGE_SUFFIXES:
+            from PIL import Image
+            out.parent.mkdir(parents=True, exist_ok=True)
+            g.observe("output_image", lambda p: Image.fromarray(p.payload).save(out))  # format by suffix
         else:
             from PIL import Image
             out.mkdir(parents=True, exist_ok=True)
@@ -193,29 +231,46 @@ def run_media(graph: str | Path, input_spec: str, *, output: str | None = None, 
 
     g.observe(counted, count)
     t_start = time.perf_counter()
+    stats_first: dict[str, Any] = {}
+    transfers_first = None
     try:
         g.start()
-        stats0 = _transfers(backend)
-        t0 = time.perf_counter()
+        t0 = t_first = time.perf_counter()
         summary.startup_seconds = t0 - t_start
         if bar is not None:
             bar.start()
         for ts, frame in frames:
             g.add_packet(image_in, frame, timestamp=ts)
             summary.frames_in += 1
+            if summary.frames_in == 1:  # the first frame alone: its one-time costs stay out of the figures
+                try:
+                    g.wait_for(cfg.output_streams, ts, timeout=FIRST_FRAME_WAIT_S)
+                except GraphTimeoutError:  # a graph whose outputs never pass a frame's timestamp before close
+                    log.warning("the first frame did not reach %s within %d s; the per-frame figures include it",
+                                cfg.output_streams, FIRST_FRAME_WAIT_S)
+                    continue
+                t_first = time.perf_counter()
+                summary.first_frame_seconds = t_first - t0
+                stats_first, transfers_first = g.stats(), _transfers(backend)
         g.close()
     finally:
         if writer is not None:
             writer.close()
-    summary.seconds = time.perf_counter() - t0
+    summary.seconds = time.perf_counter() - t_first if summary.frames_in > 1 else 0.0
     if bar is not None:
         bar.update(summary.frames_out, final=True)
     stats = g.stats()
     summary.drops = sum(s.dropped for s in stats.values())
-    summary.per_node_ms = {k: 1e3 * s.busy_s / max(s.processed, 1) for k, s in stats.items() if s.processed}
-    stats1 = _transfers(backend)
-    if stats0 is not None and stats1 is not None and summary.frames_in:
-        summary.bytes_per_frame = (sum(stats1.values()) - sum(stats0.values())) / summary.frames_in
+    summary.first_node_ms = {k: 1e3 * s.busy_s for k, s in stats_first.items() if s.processed}
+    for k, s in stats.items():
+        s0 = stats_first.get(k)
+        n = s.processed - (s0.processed if s0 else 0)
+        if n > 0 and summary.frames_in > 1:
+            summary.per_node_ms[k] = 1e3 * (s.busy_s - (s0.busy_s if s0 else 0.0)) / n
+    transfers_end = _transfers(backend)
+    if transfers_first is not None and transfers_end is not None and summary.frames_in > 1:
+        moved = sum(transfers_end.values()) - sum(transfers_first.values())
+        summary.bytes_per_frame = moved / (summary.frames_in - 1)
     return summary
 
 

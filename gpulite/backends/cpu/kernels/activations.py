@@ -19,6 +19,7 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
 from gpulite.graph.shapes import broadcast
+from gpulite.model.opdefs import FusedActivation, Op
 
 Run = Callable[[], None]
 _FLOAT = np.dtype(np.float32)
@@ -35,17 +36,22 @@ def _logistic(x: np.ndarray, out: np.ndarray) -> None:
     np.add(out, _HALF, out=out)
 
 
+def _clamp(op: Op) -> Callable[[np.ndarray, np.ndarray], None]:
+    act = FusedActivation.of_op(op)
+    assert act is not None, op
+    lo, hi = act.bounds(_FLOAT)
+    return lambda x, out: clip(x, lo, hi, out=out)
+
+
+_CLAMP_OPS = (Op.RELU, Op.RELU6, Op.RELU_N1_TO_1)  # each computes the fused activation of its name
 FLOAT_UNARY: dict[str, Callable[[np.ndarray, np.ndarray], None]] = {
-    "RELU": lambda x, out: clip(x, _ZERO, _INF, out=out),
-    "RELU6": lambda x, out: clip(x, 0.0, 6.0, out=out),
-    "RELU_N1_TO_1": lambda x, out: clip(x, -1.0, 1.0, out=out),
-    "TANH": lambda x, out: np.tanh(x, out=out),
-    "LOGISTIC": _logistic,
+    **{op: _clamp(op) for op in _CLAMP_OPS},
+    Op.TANH: lambda x, out: np.tanh(x, out=out),
+    Op.LOGISTIC: _logistic,
 }
 _QUANTIZED: dict[str, Callable[[Node, object], Run]] = {
-    "LOGISTIC": qa.quantized_logistic, "TANH": qa.quantized_tanh,
-    "RELU": qa.quantized_relu(0.0, None), "RELU6": qa.quantized_relu(0.0, 6.0),
-    "RELU_N1_TO_1": qa.quantized_relu(-1.0, 1.0),
+    Op.LOGISTIC: qa.quantized_logistic, Op.TANH: qa.quantized_tanh,
+    **dict.fromkeys(_CLAMP_OPS, qa.quantized_relu),
 }
 
 
@@ -79,7 +85,7 @@ def _slope_side(alpha: np.ndarray | float) -> Callable[..., np.ndarray] | None:
     return np.maximum if (a <= 1).all() else np.minimum if (a >= 1).all() else None
 
 
-@register_kernel("LEAKY_RELU", "cpu")
+@register_kernel(Op.LEAKY_RELU, "cpu")
 def leaky_relu(node: Node, ctx) -> Run:
     """Float32 LEAKY_RELU: ``x > 0 ? x : alpha * x`` with ``alpha`` from LeakyReluOptions."""
     x, out = _float_io(node, ctx)
@@ -92,7 +98,7 @@ def leaky_relu(node: Node, ctx) -> Run:
     return run
 
 
-@register_kernel("PRELU", "cpu")
+@register_kernel(Op.PRELU, "cpu")
 def prelu(node: Node, ctx) -> Run:
     """Float32 PRELU: ``x >= 0 ? x : alpha * x``, alpha broadcast against x (e.g. (1, 1, C))."""
     x, alpha, out = ctx.input(0), ctx.input(1), ctx.output(0)
@@ -124,7 +130,7 @@ def prelu(node: Node, ctx) -> Run:
     return run_two_sided
 
 
-@register_kernel("HARD_SWISH", "cpu")
+@register_kernel(Op.HARD_SWISH, "cpu")
 def hard_swish(node: Node, ctx) -> Run:
     """Float32 HARD_SWISH: ``x * relu6(x + 3) / 6``."""
     x, out = _float_io(node, ctx)

@@ -10,9 +10,10 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.model.opdefs import Op
 
 
-@register_kernel("BATCH_MATMUL", "cpu")
+@register_kernel(Op.BATCH_MATMUL, "cpu")
 def batch_matmul(node, ctx):
     a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
     if not (a.dtype == b.dtype == out.dtype == np.float32):

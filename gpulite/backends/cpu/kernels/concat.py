@@ -18,12 +18,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpulite.backends.cpu.activation import activation_fn
+from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 
 def _qparams(info) -> tuple[float, int] | None:
@@ -60,7 +61,7 @@ def _requantizer(src: np.ndarray, dst: np.ndarray, s_in: tuple[float, int], s_ou
     return run
 
 
-@register_kernel("CONCATENATION", "cpu")
+@register_kernel(Op.CONCATENATION, "cpu")
 def concatenation(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Concatenate the inputs along ``axis`` (negative allowed) into the output."""
     out = ctx.output(0)
@@ -69,7 +70,7 @@ def concatenation(node: Node, ctx: CpuContext) -> Callable[[], None]:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"fused activation {node.activation} declared in "
                                  "the options (TFLite's CONCATENATION kernel refuses it too)")
     quantized = out.dtype in (np.int8, np.uint8) and _qparams(ctx.out_info(0)) is not None
-    act = activation_fn(node.activation)  # only ever set by gpulite's float fusion pass
+    act = clamp_fn(node.activation)  # only ever set by gpulite's float fusion pass
     q_out = _qparams(ctx.out_info(0)) if quantized else None
     if q_out is not None and np.isnan(q_out[0]):
         raise UnsupportedOpError(node.op, node.index, "cpu", "per-channel quantized output")

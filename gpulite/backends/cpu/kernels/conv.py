@@ -20,8 +20,8 @@ from gpulite.backends.cpu.epilogue import Epilogue
 from gpulite.backends.cpu.fast import einsum
 from gpulite.backends.cpu.threads import run_chunks
 from gpulite.backends.cpu.window import PaddedInput, Window, patches_view, window
-from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.model.opdefs import Op
 
 # Elements of im2col scratch per chunk: 256K floats = 1 MiB, about a core's L2.
 IM2COL_BUDGET = 1 << 18
@@ -179,18 +179,15 @@ def conv_parts(num_threads: int, macs: int) -> int:
     return max(1, min(num_threads, macs // PARALLEL_MACS))
 
 
-@register_kernel("CONV_2D", "cpu")
-def conv_2d(node, ctx):
+def float_conv_2d(node, ctx):
+    """CONV_2D on float32 input (registered, with the integer paths, in :mod:`.quantized_conv`)."""
     x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
-    if x.dtype != np.float32:
-        from gpulite.backends.cpu.kernels.quantized_conv import quantized_conv_2d
-        return quantized_conv_2d(node, ctx)
     if w.dtype != np.float32:
-        raise UnsupportedOpError("CONV_2D", node.index, "cpu", f"float input needs float32 filter, got {w.dtype}")
+        raise UnsupportedOpError(Op.CONV_2D, node.index, "cpu", f"float input needs float32 filter, got {w.dtype}")
     win, groups = conv_geometry(node, x.shape, w.shape, out.shape)
     o, kh, kw, ci = w.shape
     if groups != 1:
-        raise UnsupportedOpError("CONV_2D", node.index, "cpu", f"grouped conv ({groups} groups) is not supported")
+        raise UnsupportedOpError(Op.CONV_2D, node.index, "cpu", f"grouped conv ({groups} groups) is not supported")
     wconst = ctx.const(1)
     if o == 1 and kh * kw > 1 and wconst is not None:
         return _single_output_conv(node, ctx, win, wconst)

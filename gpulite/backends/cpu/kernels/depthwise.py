@@ -31,7 +31,6 @@ from gpulite.backends.cpu.fast import einsum
 from gpulite.backends.cpu.phases import PhaseInput
 from gpulite.backends.cpu.threads import run_chunks
 from gpulite.backends.cpu.window import Window, tile_count, window
-from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 
 CHUNK_BUDGET = 1 << 17  # output elements per chunk (512 KiB of float32): measured best, 64K-256K
@@ -200,12 +199,9 @@ def plan_runner(phased: PhaseInput, chunks: list[list], fn=accumulate, act=None)
     return run
 
 
-@register_kernel("DEPTHWISE_CONV_2D", "cpu")
-def depthwise_conv_2d(node, ctx):
+def float_depthwise_conv_2d(node, ctx):
+    """DEPTHWISE_CONV_2D on float32 input (registered, with the integer paths, in :mod:`.quantized_conv`)."""
     x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
-    if x.dtype != np.float32:
-        from gpulite.backends.cpu.kernels.quantized_conv import quantized_depthwise_conv_2d
-        return quantized_depthwise_conv_2d(node, ctx)
     if ctx.const(1) is None or w.dtype != np.float32:
         what = "a non-constant filter" if ctx.const(1) is None else f"a {w.dtype} filter"
         raise UnsupportedOpError(node.op, node.index, "cpu", f"needs a constant float32 filter, got {what}")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpulite.backends.cpu.fast import clip
+from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.cpu.kernels.broadcast_tile import tile_operand
 from gpulite.backends.cpu.kernels.lookup import is_quantized
 from gpulite.backends.cpu.kernels.quantized_elementwise import QUANTIZED_BINARY
@@ -20,6 +20,7 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
 from gpulite.graph.shapes import broadcast
+from gpulite.model.opdefs import Op
 
 Binary = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
 Unary = Callable[[np.ndarray, np.ndarray], None]
@@ -36,38 +37,25 @@ def _rsqrt(x: np.ndarray, out: np.ndarray) -> None:
 
 
 BINARY: dict[str, Binary] = {
-    "ADD": lambda a, b, out: np.add(a, b, out=out),
-    "SUB": lambda a, b, out: np.subtract(a, b, out=out),
-    "MUL": lambda a, b, out: np.multiply(a, b, out=out),
-    "DIV": lambda a, b, out: np.divide(a, b, out=out),
-    "MAXIMUM": lambda a, b, out: np.maximum(a, b, out=out),
-    "MINIMUM": lambda a, b, out: np.minimum(a, b, out=out),
-    "SQUARED_DIFFERENCE": _squared_difference,
+    Op.ADD: lambda a, b, out: np.add(a, b, out=out),
+    Op.SUB: lambda a, b, out: np.subtract(a, b, out=out),
+    Op.MUL: lambda a, b, out: np.multiply(a, b, out=out),
+    Op.DIV: lambda a, b, out: np.divide(a, b, out=out),
+    Op.MAXIMUM: lambda a, b, out: np.maximum(a, b, out=out),
+    Op.MINIMUM: lambda a, b, out: np.minimum(a, b, out=out),
+    Op.SQUARED_DIFFERENCE: _squared_difference,
 }
 UNARY: dict[str, Unary] = {
-    "EXP": lambda x, out: np.exp(x, out=out),
-    "SQRT": lambda x, out: np.sqrt(x, out=out),
-    "RSQRT": _rsqrt,
+    Op.EXP: lambda x, out: np.exp(x, out=out),
+    Op.SQRT: lambda x, out: np.sqrt(x, out=out),
+    Op.RSQRT: _rsqrt,
 }
 # Integer tensors: DIV is left out (C truncates, numpy floors) and the quantized
 # MAXIMUM/MINIMUM compare raw values exactly as TFLite does (same scale required there).
-_INT_BINARY = {"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"}
-_RAW_QUANT_BINARY = {"MAXIMUM", "MINIMUM"}
+_INT_BINARY = {Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.SQUARED_DIFFERENCE}
+_RAW_QUANT_BINARY = {Op.MAXIMUM, Op.MINIMUM}
 _INT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _FLOAT = np.dtype(np.float32)
-# Fused activations as clamp bounds, as TFLite's CalculateActivationRange makes them.
-_CLAMPS = {"RELU": (0, None), "RELU6": (0, 6), "RELU_N1_TO_1": (-1, 1)}
-
-
-def _clamp(name: str | None, dtype: np.dtype) -> Callable[[np.ndarray], None] | None:
-    """In-place clamp for a fused activation; bounds are scalars of the output's dtype because
-    np.clip with those is SIMD while np.maximum(x, 0.0) is several times slower."""
-    if name not in _CLAMPS:
-        return None
-    lo, hi = _CLAMPS[name]
-    top = (np.inf if dtype.kind == "f" else np.iinfo(dtype).max) if hi is None else hi
-    lo_t, hi_t = dtype.type(lo), dtype.type(top)
-    return lambda x: clip(x, lo_t, hi_t, out=x)
 
 
 def check_broadcast(node: Node, a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ...]) -> None:
@@ -112,7 +100,7 @@ def binary_kernel(node: Node, ctx) -> Callable[[], None]:
     # LiteRT turns a fused activation into a clamp range (CalculateActivationRange), which
     # TANH and SIGN_BIT do not have: they are silently ignored there, so here too.
     fn = BINARY[node.op]
-    act = _clamp(node.activation, dt)
+    act = clamp_fn(node.activation, dt)
     av, bv, out_v, refresh = row_views(a, b, out, ctx.const(0) is not None, ctx.const(1) is not None)
 
     def run() -> None:

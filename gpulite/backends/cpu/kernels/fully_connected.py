@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.activation import activation_fn
+from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.cpu.kernels.quantized_conv import epilogue, requantizer
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.model.opdefs import Op
 
 
 def _rows(node, x: np.ndarray, w: np.ndarray, out: np.ndarray) -> tuple[int, int, int]:
@@ -28,13 +29,13 @@ def _rows(node, x: np.ndarray, w: np.ndarray, out: np.ndarray) -> tuple[int, int
     return x.size // depth, depth, units
 
 
-@register_kernel("FULLY_CONNECTED", "cpu")
+@register_kernel(Op.FULLY_CONNECTED, "cpu")
 def fully_connected(node, ctx):
     x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
     if getattr(node.options, "weights_format", 0) != 0:
         raise UnsupportedOpError(node.op, node.index, "cpu", "only the DEFAULT weights format is supported")
     rows, depth, units = _rows(node, x, w, out)
-    if node.activation not in (None, "RELU", "RELU6", "RELU_N1_TO_1"):
+    if node.activation and node.activation.clamp is None:
         # fully_connected.cc checks this at Prepare; LiteRT refuses such a model too.
         raise UnsupportedOpError(node.op, node.index, "cpu", f"fused activation must be NONE, RELU, RELU6 "
                                  f"or RELU_N1_TO_1, got {node.activation}")
@@ -48,7 +49,7 @@ def fully_connected(node, ctx):
     # A contiguous (in, out) copy made once; a weight computed at run time is read transposed.
     wt = np.ascontiguousarray(wconst.T) if wconst is not None else w.T
     bias = ctx.input(2).reshape(units) if ctx.has_input(2) else None
-    act = activation_fn(node.activation)
+    act = clamp_fn(node.activation)
 
     def run() -> None:
         np.matmul(x2, wt, out=out2)

@@ -17,9 +17,10 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 
-@register_kernel("GATHER", "cpu")
+@register_kernel(Op.GATHER, "cpu")
 def gather(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """``out = params.take(indices, axis)`` with TFLite's bounds check."""
     params, idx, out = ctx.input(0), ctx.input(1), ctx.output(0)
@@ -86,5 +87,5 @@ def _arg(fn: Callable[..., np.ndarray]):
     return factory
 
 
-register_kernel("ARG_MAX", "cpu", _arg(np.argmax))
-register_kernel("ARG_MIN", "cpu", _arg(np.argmin))
+register_kernel(Op.ARG_MAX, "cpu", _arg(np.argmax))
+register_kernel(Op.ARG_MIN, "cpu", _arg(np.argmin))

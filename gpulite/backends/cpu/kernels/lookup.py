@@ -33,17 +33,6 @@ def scale_zp(node: Node, t: TensorInfo) -> tuple[float, int]:
     return float(np.float32(t.quant.scale[0])), int(t.quant.zero_point[0])
 
 
-def round_half_away(v: float) -> int:
-    """TfLiteRound / std::round / roundf on one value."""
-    return int(np.sign(v) * np.floor(abs(v) + 0.5))
-
-
-def quantize_bound(v: float, scale: float, zp: int) -> int:
-    """``zp + round(v / scale)`` with the float32 division and rounding of TFLite's
-    ``CalculateActivationRangeQuantized`` and ``QuantizedReluX``."""
-    return zp + round_half_away(float(np.float32(v) / np.float32(scale)))
-
-
 def roll_signed(table: np.ndarray, dtype: np.dtype, axes: tuple[int, ...] = (0,)) -> np.ndarray:
     """Reorder a value-indexed table (entry 0 = the dtype's minimum) to bit-pattern order."""
     if np.dtype(dtype).kind != "i":

@@ -20,21 +20,24 @@ so that the in/out-of-range decisions at the input's edge are the same.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
-from gpulite.errors import ModelError, ShapeError, UnsupportedOpError
+from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
 from gpulite.graph.shape_rules.mediapipe_ops import transpose_conv_bias_geometry
 from gpulite.model.custom_options import (
-    decode_landmarks_to_transform_matrix,
-    decode_transform_tensor_bilinear,
-    decode_transpose_conv_bias,
+    Landmarks2TransformMatrixOptions,
+    TransformTensorBilinearOptions,
+    TransposeConvBiasOptions,
 )
+from gpulite.model.opdefs import Op
 
 _F32 = np.dtype(np.float32)
+T = TypeVar("T")
 
 
 def _require_float32(node: Node, ctx: CpuContext, n_in: int, n_out: int = 1) -> None:
@@ -56,15 +59,16 @@ def _require_version(node: Node, version: int) -> None:
             f"op version {node.version}; MediaPipe's CPU resolver registers only version {version}")
 
 
-def _options(node: Node, decode: Callable[[bytes | None], object]) -> object:
-    try:
-        return decode(node.custom_options)
-    except ModelError as e:
-        raise ModelError(f"node {node.index}: {e}") from None
+def _options(node: Node, cls: type[T]) -> T:
+    """The node's custom options, decoded by the reader at load (a malformed blob never loads)."""
+    if not isinstance(node.options, cls):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"expected {cls.__name__} options decoded at load, "
+                                 f"got {type(node.options).__name__}")
+    return node.options
 
 
 # --- Convolution2DTransposeBias -------------------------------------------------------------
-@register_kernel("Convolution2DTransposeBias", "cpu")
+@register_kernel(Op.Convolution2DTransposeBias, "cpu")
 def convolution_2d_transpose_bias(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Transpose conv + bias: one matmul for every (input pixel, tap), then a strided scatter-add.
 
@@ -74,7 +78,7 @@ def convolution_2d_transpose_bias(node: Node, ctx: CpuContext) -> Callable[[], N
     untrimmed output, which is then cropped at MediaPipe's offset and the bias added.
     """
     _require_float32(node, ctx, 3)
-    opts = _options(node, decode_transpose_conv_bias)
+    opts = _options(node, TransposeConvBiasOptions)
     x, w_arr, b_arr, out = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output(0)
     xs, ws, bs = ctx.in_info(0).shape, ctx.in_info(1).shape, ctx.in_info(2).shape
     if len(xs) != 4 or len(ws) != 4 or len(bs) != 1:
@@ -126,7 +130,7 @@ def _rotation(r: float) -> np.ndarray:
     return np.array([[c, -s], [s, c]])
 
 
-@register_kernel("Landmarks2TransformMatrix", "cpu")
+@register_kernel(Op.Landmarks2TransformMatrix, "cpu")
 def landmarks_to_transform_matrix(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """``LandmarksToTransformMatrixV2``: landmarks (1, N, 3) -> matrix (1, 4, 4).
 
@@ -137,7 +141,7 @@ def landmarks_to_transform_matrix(node: Node, ctx: CpuContext) -> Callable[[], N
     """
     _require_version(node, 2)
     _require_float32(node, ctx, 1)
-    opts = _options(node, decode_landmarks_to_transform_matrix)
+    opts = _options(node, Landmarks2TransformMatrixOptions)
     lm, out = ctx.input(0), ctx.output(0)
     shape = ctx.in_info(0).shape
     if len(shape) != 3 or shape[2] != 3:
@@ -176,7 +180,7 @@ def landmarks_to_transform_matrix(node: Node, ctx: CpuContext) -> Callable[[], N
 
 
 # --- TransformTensorBilinear ----------------------------------------------------------------
-@register_kernel("TransformTensorBilinear", "cpu")
+@register_kernel(Op.TransformTensorBilinear, "cpu")
 def transform_tensor_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """``TransformTensorBilinearV2``: bilinear sampling of (1, H, W, C) through a 4x4 matrix.
 
@@ -187,7 +191,7 @@ def transform_tensor_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]
     """
     _require_version(node, 2)
     _require_float32(node, ctx, 2)
-    opts = _options(node, decode_transform_tensor_bilinear)
+    opts = _options(node, TransformTensorBilinearOptions)
     src, m_arr, out = ctx.input(0), ctx.input(1), ctx.output(0)
     shape, mshape = ctx.in_info(0).shape, ctx.in_info(1).shape
     if len(shape) != 4 or shape[0] != 1:
@@ -278,7 +282,7 @@ def transform_tensor_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]
 
 
 # --- TransformLandmarks ---------------------------------------------------------------------
-@register_kernel("TransformLandmarks", "cpu")
+@register_kernel(Op.TransformLandmarks, "cpu")
 def transform_landmarks(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """``TransformLandmarksV2``: landmarks (1, N, D), D in {2, 3}, through a 4x4 matrix.
 

@@ -18,6 +18,7 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 
 def border_slabs(shape: tuple[int, ...], pads: list[tuple[int, int]]) -> list[tuple[slice, ...]]:
@@ -46,7 +47,7 @@ def _pad(node: Node, ctx: CpuContext) -> Callable[[], None]:
                          f"{src.dtype} by {pads} gives {list(expected)} {src.dtype}")
     interior = out[tuple(slice(a, n - b) for n, (a, b) in zip(out.shape, pads, strict=True))]
     slabs = [out[s] for s in border_slabs(out.shape, pads)]
-    if node.op == "PADV2" and ctx.has_input(2):
+    if node.op == Op.PADV2 and ctx.has_input(2):
         cv = ctx.input(2)
         if cv.size != 1 or cv.dtype != src.dtype:
             raise ShapeError(f"{layout.where(node)}constant value must be one {src.dtype}; got {cv.size} x {cv.dtype}")
@@ -65,5 +66,5 @@ def _pad(node: Node, ctx: CpuContext) -> Callable[[], None]:
     return run
 
 
-register_kernel("PAD", "cpu", _pad)
-register_kernel("PADV2", "cpu", _pad)
+register_kernel(Op.PAD, "cpu", _pad)
+register_kernel(Op.PADV2, "cpu", _pad)

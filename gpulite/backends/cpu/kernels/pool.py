@@ -13,10 +13,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.cpu.quant import output_bounds, per_tensor
-from gpulite.backends.cpu.window import PaddedInput, Window, clamp_activation, tap_view, window
+from gpulite.backends.cpu.window import PaddedInput, Window, tap_view, window
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import UnsupportedOpError
+from gpulite.model.opdefs import Op
 
 SMALL_WINDOW = 16  # up to this many taps, fold tap views; beyond, reduce (separably)
 _LOWEST = {np.dtype(np.float32): np.finfo(np.float32).min, np.dtype(np.int8): -128, np.dtype(np.uint8): 0}
@@ -79,13 +81,13 @@ def window_reducer(ufunc, buf: np.ndarray, win: Window, acc: np.ndarray):
     return separable
 
 
-@register_kernel("MAX_POOL_2D", "cpu")
+@register_kernel(Op.MAX_POOL_2D, "cpu")
 def max_pool_2d(node, ctx):
     x, out, win = _setup(node, ctx)
     pad = PaddedInput(x, win, _LOWEST[x.dtype])
     reduce = window_reducer(np.maximum, pad.buf, win, out)
     if x.dtype == np.float32:
-        act, bounds = clamp_activation(node), None
+        act, bounds = clamp_fn(node.activation), None
     else:
         act, bounds = None, output_bounds(node, ctx.out_info(0))
 
@@ -99,7 +101,7 @@ def max_pool_2d(node, ctx):
     return run
 
 
-@register_kernel("AVERAGE_POOL_2D", "cpu")
+@register_kernel(Op.AVERAGE_POOL_2D, "cpu")
 def average_pool_2d(node, ctx):
     x, out, win = _setup(node, ctx)
     counts = _valid_counts(win)
@@ -110,7 +112,7 @@ def average_pool_2d(node, ctx):
         # Big windows sum in float64: closer to any order of float32 summation LiteRT uses.
         big = win.kh * win.kw > SMALL_WINDOW
         acc = np.empty(out.shape, np.float64) if big else out
-        fcounts, act = counts.astype(acc.dtype), clamp_activation(node)
+        fcounts, act = counts.astype(acc.dtype), clamp_fn(node.activation)
     else:
         pad = PaddedInput(x, win, 0, np.int32)  # int32 sums; padding adds nothing
         acc = np.empty(out.shape, np.int32)

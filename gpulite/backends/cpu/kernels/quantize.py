@@ -21,6 +21,7 @@ from gpulite.backends.cpu.quant import QRANGE, multiply_by_quantized_multiplier,
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 Run = Callable[[], None]
 _I8, _U8, _I16, _F16, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.float16, np.float32))
@@ -37,7 +38,7 @@ def _same_shape(node: Node, ctx) -> tuple[np.ndarray, np.ndarray]:
     return x, out
 
 
-@register_kernel("QUANTIZE", "cpu")
+@register_kernel(Op.QUANTIZE, "cpu")
 def quantize(node: Node, ctx) -> Run:
     """QUANTIZE: float32 -> int8/uint8/int16, or requantize int8/uint8/int16 -> int8/uint8/int16."""
     x, out = _same_shape(node, ctx)
@@ -85,7 +86,7 @@ def _affine_quantize(x: np.ndarray, out: np.ndarray, scale: float, zp: int) -> R
     return run
 
 
-@register_kernel("DEQUANTIZE", "cpu")
+@register_kernel(Op.DEQUANTIZE, "cpu")
 def dequantize(node: Node, ctx) -> Run:
     """DEQUANTIZE: int8/uint8/int16 (per tensor or per channel) or float16 -> float32."""
     x, out = _same_shape(node, ctx)

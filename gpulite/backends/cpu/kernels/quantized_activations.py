@@ -12,10 +12,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.lookup import int_lut, quantize_bound, scale_zp
+from gpulite.backends.cpu.kernels.lookup import int_lut, scale_zp
 from gpulite.backends.cpu.quant import QRANGE, multiply_by_quantized_multiplier, quantize_multiplier
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import FusedActivation
 
 Run = Callable[[], None]
 
@@ -67,19 +68,19 @@ def quantized_tanh(node: Node, ctx) -> Run:
     return _float_lut(node, ctx, _tanh, None)
 
 
-def quantized_relu(lo: float, hi: float | None) -> Callable[[Node, object], Run]:
-    """Factory maker for int8/uint8 RELU (hi None), RELU6, RELU_N1_TO_1: LiteRT's ``QuantizedReluX``.
+def quantized_relu(node: Node, ctx) -> Run:
+    """int8/uint8 RELU, RELU6, RELU_N1_TO_1: LiteRT's ``QuantizedReluX``.
 
     The input is rescaled to the output's quantization with ``MultiplyByQuantizedMultiplier``
-    and clamped to ``[lo, hi]`` quantized with ``roundf(v / scale)`` (float32, half away).
+    and clamped to the op's range quantized as ``CalculateActivationRangeQuantized`` does
+    (:meth:`FusedActivation.quantized_bounds`).
     """
-    def factory(node: Node, ctx) -> Run:
-        si, zpi, so, zpo, dt = _unary_params(node, ctx)
-        qmin, qmax = QRANGE[dt]
-        act_lo = max(qmin, quantize_bound(lo, so, zpo))
-        act_hi = qmax if hi is None else min(qmax, quantize_bound(hi, so, zpo))
-        m, sh = quantize_multiplier(float(np.float64(si) / np.float64(so)))
-        vals = np.arange(qmin, qmax + 1, dtype=np.int64)
-        res = multiply_by_quantized_multiplier(vals - zpi, m, sh) + zpo
-        return int_lut(np.clip(res, act_lo, act_hi), ctx)
-    return factory
+    si, zpi, so, zpo, dt = _unary_params(node, ctx)
+    qmin, qmax = QRANGE[dt]
+    act = FusedActivation.of_op(node.op)
+    assert act is not None, node.op
+    act_lo, act_hi = act.quantized_bounds(so, zpo, dt)
+    m, sh = quantize_multiplier(float(np.float64(si) / np.float64(so)))
+    vals = np.arange(qmin, qmax + 1, dtype=np.int64)
+    res = multiply_by_quantized_multiplier(vals - zpi, m, sh) + zpo
+    return int_lut(np.clip(res, act_lo, act_hi), ctx)

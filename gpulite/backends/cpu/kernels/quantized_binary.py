@@ -33,6 +33,7 @@ from gpulite.backends.cpu.quant import (
     quantize_multiplier,
     rounding_divide_by_pot,
 )
+from gpulite.model.opdefs import FusedActivation, Op
 
 _F32 = np.float32
 # Input/output scale ratios XNNPACK's delegate accepts (xnnpack_delegate.cc CheckTensors...Scale).
@@ -41,12 +42,12 @@ XNN_MUL_RATIO = (2.0 ** -16, 2.0 ** 8)
 # Elements per NEON iteration of TFLite's optimized ADD/MUL: (elementwise runs, runs against
 # one broadcast value); the remainder of each run takes the scalar loop.
 _I8, _U8 = np.dtype(np.int8), np.dtype(np.uint8)
-NEON_BLOCKS = {("ADD", _I8): (16, 8), ("ADD", _U8): (8, 8), ("MUL", _I8): (16, 16), ("MUL", _U8): (8, 8)}
+NEON_BLOCKS = {(Op.ADD, _I8): (16, 8), (Op.ADD, _U8): (8, 8), (Op.MUL, _I8): (16, 16), (Op.MUL, _U8): (8, 8)}
 
 
 def xnn_accepts(op: str, s1: float, s2: float, so: float) -> bool:
     """Whether LiteRT's XNNPACK delegate takes this quantized ADD/SUB/MUL."""
-    if op == "MUL":
+    if op == Op.MUL:
         lo, hi = XNN_MUL_RATIO
         r = float(_F32(_F32(s1) * _F32(s2)) / _F32(so))
         return lo <= r < hi
@@ -54,11 +55,10 @@ def xnn_accepts(op: str, s1: float, s2: float, so: float) -> bool:
     return all(lo <= float(_F32(s) / _F32(so)) < hi for s in (s1, s2))
 
 
-def xnn_activation_range(name: str | None, scale: float, zp: int, dtype: np.dtype) -> tuple[int, int]:
-    """Bounds of a fused activation as XNNPACK quantizes them: ``lrintf(v / scale + zp)``."""
+def xnn_activation_range(act: FusedActivation, scale: float, zp: int, dtype: np.dtype) -> tuple[int, int]:
+    """Bounds of a fused activation (NONE or a clamp) as XNNPACK quantizes them: ``lrintf(v / scale + zp)``."""
     qmin, qmax = QRANGE[np.dtype(dtype)]
-    lo_f, hi_f = {None: (-np.inf, np.inf), "RELU": (0.0, np.inf), "RELU6": (0.0, 6.0),
-                  "RELU_N1_TO_1": (-1.0, 1.0)}[name]
+    lo_f, hi_f = act.clamp or (-np.inf, np.inf)
 
     def q(v: float) -> int:
         x = _F32(v) / _F32(scale) + _F32(zp) if np.isfinite(v) else _F32(v)

@@ -6,18 +6,25 @@ kernels' im2col and tap loops: the input is padded with its own zero point and m
 by ``w - zp_w``, and ``-zp_in * sum(w - zp_w)`` per output channel is added afterwards, so
 padded pixels contribute nothing, as in TFLite. The float64 result is then cast to int64
 and rescaled with TFLite's fixed-point ``MultiplyByQuantizedMultiplier``
-(:class:`gpulite.backends.cpu.quant.Requantizer`). These factories are reached through the
-float kernels' registrations (they dispatch on the input dtype).
+(:class:`gpulite.backends.cpu.quant.Requantizer`). Both ops are registered here, choosing
+the float32 kernel of :mod:`.conv` / :mod:`.depthwise` or the integer one by input dtype.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.conv import ConvGemm, conv_geometry
-from gpulite.backends.cpu.kernels.depthwise import depthwise_geometry, depthwise_plan, plan_runner
+from gpulite.backends.cpu.kernels.conv import ConvGemm, conv_geometry, float_conv_2d
+from gpulite.backends.cpu.kernels.depthwise import (
+    depthwise_geometry,
+    depthwise_plan,
+    float_depthwise_conv_2d,
+    plan_runner,
+)
 from gpulite.backends.cpu.quant import Requantizer, output_bounds, per_tensor, quantize_multipliers
+from gpulite.backends.kernels import register_kernel
 from gpulite.errors import UnsupportedOpError
+from gpulite.model.opdefs import Op
 
 _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
@@ -120,3 +127,19 @@ def quantized_depthwise_conv_2d(node, ctx):
         taps()
         finish()
     return run
+
+
+@register_kernel(Op.CONV_2D, "cpu")
+def conv_2d(node, ctx):
+    """CONV_2D: the float32 kernel (:mod:`.conv`) or the integer one, by input dtype."""
+    if ctx.input(0).dtype == np.float32:
+        return float_conv_2d(node, ctx)
+    return quantized_conv_2d(node, ctx)
+
+
+@register_kernel(Op.DEPTHWISE_CONV_2D, "cpu")
+def depthwise_conv_2d(node, ctx):
+    """DEPTHWISE_CONV_2D: the float32 kernel (:mod:`.depthwise`) or the integer one, by input dtype."""
+    if ctx.input(0).dtype == np.float32:
+        return float_depthwise_conv_2d(node, ctx)
+    return quantized_depthwise_conv_2d(node, ctx)

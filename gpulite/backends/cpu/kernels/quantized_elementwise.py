@@ -13,29 +13,12 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.kernels import quantized_binary as qb
-from gpulite.backends.cpu.kernels.lookup import lookup, pair_lookup, quantize_bound, roll_signed, scale_zp
+from gpulite.backends.cpu.kernels.lookup import lookup, pair_lookup, roll_signed, scale_zp
 from gpulite.backends.cpu.quant import QRANGE
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
 from gpulite.graph.shapes import broadcast
-
-
-def activation_range(name: str | None, scale: float, zp: int, dtype: np.dtype) -> tuple[int, int]:
-    """TFLite's ``CalculateActivationRangeQuantized``: clamp bounds of a fused activation.
-
-    ``f / scale`` is a float32 division and TfLiteRound rounds halves away from zero,
-    both reproduced here so edge scales land on the same integer.
-    """
-    qmin, qmax = QRANGE[np.dtype(dtype)]
-
-    def q(v: float) -> int:
-        return quantize_bound(v, scale, zp)
-    ranges = {None: (qmin, qmax), "RELU": (max(qmin, q(0.0)), qmax),
-              "RELU6": (max(qmin, q(0.0)), min(qmax, q(6.0))),
-              "RELU_N1_TO_1": (max(qmin, q(-1.0)), min(qmax, q(1.0)))}
-    if name not in ranges:
-        raise ValueError(f"fused activation {name!r} has no quantized form; expected one of {list(ranges)}")
-    return ranges[name]
+from gpulite.model.opdefs import Op
 
 
 def _binary_tables(node: Node, s1, z1, s2, z2, so, zo, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray | None]:
@@ -43,17 +26,19 @@ def _binary_tables(node: Node, s1, z1, s2, z2, so, zo, dtype: np.dtype) -> tuple
     qmin, qmax = QRANGE[dtype]
     vals = np.arange(qmin, qmax + 1, dtype=np.int64)
     x1, x2, args = vals[:, None], vals[None, :], (s1, z1, s2, z2, so, zo)
-    op, tail = node.op, None
+    op, act, tail = node.op, node.activation, None
     try:
+        if act and act.clamp is None:  # CalculateActivationRangeQuantized refuses TANH and SIGN_BIT
+            raise ValueError(act)
         if qb.xnn_accepts(op, s1, s2, so):
-            lo, hi = qb.xnn_activation_range(node.activation, so, zo, dtype)
-            body = (qb.xnn_mul if op == "MUL" else qb.xnn_add)(x1, x2, *args, sub=op == "SUB")
+            lo, hi = qb.xnn_activation_range(act, so, zo, dtype)
+            body = (qb.xnn_mul if op == Op.MUL else qb.xnn_add)(x1, x2, *args, sub=op == Op.SUB)
         else:
-            lo, hi = activation_range(node.activation, so, zo, dtype)
-            if op == "ADD":
+            lo, hi = act.quantized_bounds(so, zo, dtype)
+            if op == Op.ADD:
                 body = qb.tflite_add_neon(x1, x2, *args, dtype)
                 tail = np.clip(qb.tflite_add_scalar(x1, x2, *args, sub=False), lo, hi)
-            elif op == "SUB":
+            elif op == Op.SUB:
                 body = qb.tflite_add_scalar(x1, x2, *args, sub=True)
             else:
                 body = qb.tflite_mul_neon(x1, x2, *args)
@@ -97,5 +82,5 @@ def _binary_factory(node: Node, ctx) -> Callable[[], None]:
 
 
 QUANTIZED_BINARY: dict[str, Callable[[Node, object], Callable[[], None]]] = {
-    op: _binary_factory for op in ("ADD", "SUB", "MUL")
+    op: _binary_factory for op in (Op.ADD, Op.SUB, Op.MUL)
 }

@@ -19,6 +19,7 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 
 def _setup(node: Node, ctx: CpuContext):
@@ -64,7 +65,7 @@ def _int8_mean(src, axes, outk, q_in, q_out) -> Callable[[], None]:
     return run
 
 
-@register_kernel("MEAN", "cpu")
+@register_kernel(Op.MEAN, "cpu")
 def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Mean over the constant axes: float, int32/int64 (truncating) or int8 (requantized)."""
     src, _, axes, outk = _setup(node, ctx)
@@ -89,7 +90,7 @@ def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
     raise _unsupported(node, f"{src.dtype} input; LiteRT's uint8/int16 MEAN rounding is not reproduced")
 
 
-@register_kernel("SUM", "cpu")
+@register_kernel(Op.SUM, "cpu")
 def sum_(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Sum over the constant axes (float and int32/int64)."""
     src, _, axes, outk = _setup(node, ctx)
@@ -122,5 +123,5 @@ def _highest(dt: np.dtype):
     return np.finfo(dt).max if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
 
 
-register_kernel("REDUCE_MAX", "cpu", _extreme(np.maximum, _lowest))
-register_kernel("REDUCE_MIN", "cpu", _extreme(np.minimum, _highest))
+register_kernel(Op.REDUCE_MAX, "cpu", _extreme(np.maximum, _lowest))
+register_kernel(Op.REDUCE_MIN, "cpu", _extreme(np.minimum, _highest))

@@ -19,6 +19,7 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 F32 = np.float32
 
@@ -67,7 +68,7 @@ def _setup(node: Node, ctx: CpuContext):
     return src, out, bool(getattr(o, "align_corners", False)), bool(getattr(o, "half_pixel_centers", False))
 
 
-@register_kernel("RESIZE_BILINEAR", "cpu")
+@register_kernel(Op.RESIZE_BILINEAR, "cpu")
 def resize_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Bilinear resize of a float32 NHWC tensor to the output's height and width."""
     src, out, align, half = _setup(node, ctx)
@@ -155,7 +156,7 @@ def _upsample2x(src: np.ndarray, out: np.ndarray, ctx: CpuContext) -> Callable[[
     return run
 
 
-@register_kernel("RESIZE_NEAREST_NEIGHBOR", "cpu")
+@register_kernel(Op.RESIZE_NEAREST_NEIGHBOR, "cpu")
 def resize_nearest(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Nearest-neighbour resize (any dtype: pixels are copied, codes included)."""
     src, out, align, half = _setup(node, ctx)

@@ -15,6 +15,7 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 
 def _copy(node: Node, ctx: CpuContext, expected: tuple[int, ...]) -> Callable[[], None]:
@@ -30,7 +31,7 @@ def _copy(node: Node, ctx: CpuContext, expected: tuple[int, ...]) -> Callable[[]
     return run
 
 
-@register_kernel("RESHAPE", "cpu")
+@register_kernel(Op.RESHAPE, "cpu")
 def reshape(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Copy the input into the output; the target shape comes from the shape input or options."""
     has_shape = ctx.has_input(1)
@@ -46,13 +47,13 @@ def reshape(node: Node, ctx: CpuContext) -> Callable[[], None]:
     return _copy(node, ctx, shape)
 
 
-@register_kernel("SQUEEZE", "cpu")
+@register_kernel(Op.SQUEEZE, "cpu")
 def squeeze(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Copy the input into the output with ``squeeze_dims`` (or all size-1 dims) dropped."""
     return _copy(node, ctx, layout.squeeze_shape(node, ctx.in_info(0).shape))
 
 
-@register_kernel("EXPAND_DIMS", "cpu")
+@register_kernel(Op.EXPAND_DIMS, "cpu")
 def expand_dims(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Copy the input into the output with a size-1 dim inserted at the constant axis."""
     return _copy(node, ctx, layout.expand_dims_shape(node, ctx.in_info(0).shape, ctx.const(1)))

@@ -18,6 +18,7 @@ from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
 from gpulite.graph.strided_slice import resolve_strided_slice
+from gpulite.model.opdefs import Op
 
 
 def _copy_view(node: Node, view: np.ndarray, out: np.ndarray, expected: tuple[int, ...]) -> Callable[[], None]:
@@ -38,7 +39,7 @@ def _need_consts(node: Node, ctx: CpuContext, inputs: range) -> None:
                                  "the CPU kernel needs constant slice parameters")
 
 
-@register_kernel("SLICE", "cpu")
+@register_kernel(Op.SLICE, "cpu")
 def slice_(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Copy ``input[begin : begin + size]`` (``size`` -1 runs to the end of the dim)."""
     _need_consts(node, ctx, range(1, 3))
@@ -47,7 +48,7 @@ def slice_(node: Node, ctx: CpuContext) -> Callable[[], None]:
     return _copy_view(node, view, ctx.output(0), view.shape)
 
 
-@register_kernel("STRIDED_SLICE", "cpu")
+@register_kernel(Op.STRIDED_SLICE, "cpu")
 def strided_slice(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Copy a strided window of the input, with every mask of TFLite's STRIDED_SLICE."""
     _need_consts(node, ctx, range(1, 4))

@@ -19,6 +19,7 @@ from gpulite.backends.cpu.quant import QRANGE
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 Run = Callable[[], None]
 
@@ -41,11 +42,11 @@ def _float_softmax(x: np.ndarray, out: np.ndarray, beta: float) -> Run:
 def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
     ii, io = ctx.in_info(0), ctx.out_info(0)
     if io.dtype != ii.dtype:
-        raise UnsupportedOpError("SOFTMAX", node.index, "cpu",
+        raise UnsupportedOpError(Op.SOFTMAX, node.index, "cpu",
                                  f"{ii.dtype} input needs a {ii.dtype} output, got {io.dtype}")
     for t in (ii, io):
         if t.quant is None or t.quant.scale.size != 1:
-            raise UnsupportedOpError("SOFTMAX", node.index, "cpu", f"tensor {t.index} needs per-tensor quantization")
+            raise UnsupportedOpError(Op.SOFTMAX, node.index, "cpu", f"tensor {t.index} needs per-tensor quantization")
     x, out = ctx.input(0), ctx.output(0)
     in_scale, out_scale = np.float32(ii.quant.scale[0]), np.float32(io.quant.scale[0])
     zp = int(io.quant.zero_point[0])
@@ -87,7 +88,7 @@ def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
     return run
 
 
-@register_kernel("SOFTMAX", "cpu")
+@register_kernel(Op.SOFTMAX, "cpu")
 def softmax(node: Node, ctx) -> Run:
     """SOFTMAX along the last axis with ``beta`` from SoftmaxOptions (float32, int8, uint8)."""
     x, out = ctx.input(0), ctx.output(0)
@@ -98,5 +99,5 @@ def softmax(node: Node, ctx) -> Run:
         return _quantized_softmax(node, ctx, beta)
     if ctx.in_info(0).dtype != np.float32 or ctx.out_info(0).dtype != np.float32:
         got = f"{ctx.in_info(0).dtype} -> {ctx.out_info(0).dtype}"
-        raise UnsupportedOpError("SOFTMAX", node.index, "cpu", f"float32 or 8-bit quantized only, got {got}")
+        raise UnsupportedOpError(Op.SOFTMAX, node.index, "cpu", f"float32 or 8-bit quantized only, got {got}")
     return _float_softmax(x, out, beta)

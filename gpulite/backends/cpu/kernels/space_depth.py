@@ -15,6 +15,7 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 
 def _check(node: Node, src: np.ndarray, out: np.ndarray, expected: tuple[int, ...]) -> None:
@@ -30,7 +31,14 @@ def _block(node: Node, src: np.ndarray) -> int:
     return bs
 
 
-@register_kernel("DEPTH_TO_SPACE", "cpu")
+def _copy(dst: np.ndarray, view: np.ndarray) -> Callable[[], None]:
+    """The kernel: one copy of the permuted input view into the output view."""
+    def run() -> None:
+        np.copyto(dst, view)
+    return run
+
+
+@register_kernel(Op.DEPTH_TO_SPACE, "cpu")
 def depth_to_space(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """``out[n, h*b + i, w*b + j, c] = in[n, h, w, (i*b + j)*C' + c]``."""
     src, out = ctx.input(0), ctx.output(0)
@@ -40,15 +48,10 @@ def depth_to_space(node: Node, ctx: CpuContext) -> Callable[[], None]:
         raise ShapeError(f"{layout.where(node)}depth {c} is not divisible by block_size² = {bs * bs}")
     cp = c // (bs * bs)
     _check(node, src, out, (n, h * bs, w * bs, cp))
-    view = src.reshape(n, h, w, bs, bs, cp).transpose(0, 1, 3, 2, 4, 5)
-    dst = out.reshape(n, h, bs, w, bs, cp)
-
-    def run() -> None:
-        np.copyto(dst, view)
-    return run
+    return _copy(out.reshape(n, h, bs, w, bs, cp), src.reshape(n, h, w, bs, bs, cp).transpose(0, 1, 3, 2, 4, 5))
 
 
-@register_kernel("SPACE_TO_DEPTH", "cpu")
+@register_kernel(Op.SPACE_TO_DEPTH, "cpu")
 def space_to_depth(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """``out[n, h, w, (i*b + j)*C + c] = in[n, h*b + i, w*b + j, c]``."""
     src, out = ctx.input(0), ctx.output(0)
@@ -58,8 +61,4 @@ def space_to_depth(node: Node, ctx: CpuContext) -> Callable[[], None]:
         raise ShapeError(f"{layout.where(node)}height {h} and width {w} must be multiples of block_size {bs}")
     _check(node, src, out, (n, h // bs, w // bs, c * bs * bs))
     view = src.reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5)
-    dst = out.reshape(n, h // bs, w // bs, bs, bs, c)
-
-    def run() -> None:
-        np.copyto(dst, view)
-    return run
+    return _copy(out.reshape(n, h // bs, w // bs, bs, bs, c), view)

@@ -11,9 +11,10 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 
-@register_kernel("TRANSPOSE", "cpu")
+@register_kernel(Op.TRANSPOSE, "cpu")
 def transpose(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Copy ``input.transpose(perm)`` into the output; ``perm`` must be a constant."""
     if ctx.const(1) is None:

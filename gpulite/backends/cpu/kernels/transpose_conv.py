@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.window import clamp_activation
+from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.shape_rules.conv import out_size, pad_before_after
+from gpulite.model.opdefs import Op
 
 
 def transpose_padding(padding: int, oh: int, ow: int, kh: int, kw: int, sh: int, sw: int) -> tuple[int, int]:
@@ -55,7 +56,7 @@ def make_transpose_conv(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, o
     return run
 
 
-@register_kernel("TRANSPOSE_CONV", "cpu")
+@register_kernel(Op.TRANSPOSE_CONV, "cpu")
 def transpose_conv(node, ctx):
     shape_c, w, x, out = ctx.const(0), ctx.input(1), ctx.input(2), ctx.output(0)
     if not (x.dtype == w.dtype == out.dtype == np.float32):
@@ -77,4 +78,4 @@ def transpose_conv(node, ctx):
         if ctx.const(3) is None:
             raise UnsupportedOpError(node.op, node.index, "cpu", "needs a constant bias")
         bias = np.asarray(ctx.const(3), np.float32).reshape(-1)
-    return make_transpose_conv(x, ctx.const(1), bias, out, sh, sw, pt, pl, clamp_activation(node))
+    return make_transpose_conv(x, ctx.const(1), bias, out, sh, sw, pt, pl, clamp_fn(node.activation))

@@ -4,25 +4,25 @@ from __future__ import annotations
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.program import Program, make_program
+from gpulite.backends.webgpu.program import Program, make_program, wgsl_clamp
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import FusedActivation, Op
 
 # WGSL expressions of x.
 UNARY = {
-    "RELU": "max(x, 0.0)",
-    "RELU6": "clamp(x, 0.0, 6.0)",
-    "RELU_N1_TO_1": "clamp(x, -1.0, 1.0)",
-    "RELU_0_TO_1": "clamp(x, 0.0, 1.0)",
+    # RELU, RELU6 and RELU_N1_TO_1 compute the fused activation of their name.
+    **{op: wgsl_clamp("x", FusedActivation(op)) for op in (Op.RELU, Op.RELU6, Op.RELU_N1_TO_1)},
+    Op.RELU_0_TO_1: "clamp(x, 0.0, 1.0)",
     # exp(-x) overflows to inf for x < -88, and 1 / (1 + inf) is the right limit, 0.
-    "LOGISTIC": "1.0 / (1.0 + exp(-x))",
-    "HARD_SWISH": "x * clamp(x + 3.0, 0.0, 6.0) * (1.0 / 6.0)",
-    "TANH": "sign(x) * (1.0 - exp(-2.0 * abs(x))) / (1.0 + exp(-2.0 * abs(x)))",
-    "EXP": "exp(x)",
-    "NEG": "-x",
-    "ABS": "abs(x)",
-    "SQRT": "sqrt(x)",
-    "RSQRT": "inverseSqrt(x)",
-    "SQUARE": "x * x",
+    Op.LOGISTIC: "1.0 / (1.0 + exp(-x))",
+    Op.HARD_SWISH: "x * clamp(x + 3.0, 0.0, 6.0) * (1.0 / 6.0)",
+    Op.TANH: "sign(x) * (1.0 - exp(-2.0 * abs(x))) / (1.0 + exp(-2.0 * abs(x)))",
+    Op.EXP: "exp(x)",
+    Op.NEG: "-x",
+    Op.ABS: "abs(x)",
+    Op.SQRT: "sqrt(x)",
+    Op.RSQRT: "inverseSqrt(x)",
+    Op.SQUARE: "x * x",
 }
 
 
@@ -41,7 +41,7 @@ for _op, _expr in UNARY.items():
     register_kernel(_op, "webgpu", _unary(_expr))
 
 
-@register_kernel("LEAKY_RELU", "webgpu")
+@register_kernel(Op.LEAKY_RELU, "webgpu")
 def leaky_relu(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_f32(x, out)

@@ -9,6 +9,7 @@ from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 # Input dtype -> (WGSL value type, load of element e from the u32 view of the arena).
 _LOADS = {
@@ -39,5 +40,5 @@ def _arg(cmp: str):
     return factory
 
 
-register_kernel("ARG_MAX", "webgpu", _arg(">"))
-register_kernel("ARG_MIN", "webgpu", _arg("<"))
+register_kernel(Op.ARG_MAX, "webgpu", _arg(">"))
+register_kernel(Op.ARG_MIN, "webgpu", _arg("<"))

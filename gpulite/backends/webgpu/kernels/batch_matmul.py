@@ -9,9 +9,10 @@ from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.elementwise import broadcast_strides
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 
-@register_kernel("BATCH_MATMUL", "webgpu")
+@register_kernel(Op.BATCH_MATMUL, "webgpu")
 def batch_matmul(node: Node, ctx: GpuContext) -> Program:
     a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
     ctx.require_f32(a, b, out)

@@ -15,6 +15,7 @@ from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Graph, Node
 from gpulite.graph.shape_rules.conv import out_size
 from gpulite.model import schema_gen as sg
+from gpulite.model.opdefs import Op
 
 
 def _check(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> None:
@@ -54,17 +55,17 @@ def prelu_fusable(g: Graph, conv: Node, prelu: Node) -> bool:
             or not alpha_per_channel(g, prelu, mid.shape)):
         return False
     cout, cin = mid.shape[3], x.shape[3]
-    o = conv.options or (sg.Conv2DOptions() if conv.op == "CONV_2D" else sg.DepthwiseConv2DOptions())
+    o = conv.options or (sg.Conv2DOptions() if conv.op == Op.CONV_2D else sg.DepthwiseConv2DOptions())
     sizes = [out_size(o.padding, x.shape[d], w.shape[d], s or 1, dil or 1) for d, s, dil in
              ((1, o.stride_h, o.dilation_h_factor), (2, o.stride_w, o.dilation_w_factor))]
     if sizes != list(mid.shape[1:3]):  # the factory would decline (a malformed model)
         return False
-    if conv.op == "CONV_2D":
+    if conv.op == Op.CONV_2D:
         return w.shape[0] == cout and w.shape[3] == cin
     return w.shape[0] == 1 and w.shape[3] == cout and cin > 0 and cout % cin == 0
 
 
-@register_kernel("CONV_2D", "webgpu")
+@register_kernel(Op.CONV_2D, "webgpu")
 @keep_fused_prelu
 def conv2d(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
@@ -112,7 +113,7 @@ def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: Tens
                         out.size, act=node.activation)
 
 
-@register_kernel("DEPTHWISE_CONV_2D", "webgpu")
+@register_kernel(Op.DEPTHWISE_CONV_2D, "webgpu")
 @keep_fused_prelu
 def depthwise_conv2d(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)

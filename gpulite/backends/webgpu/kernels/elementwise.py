@@ -10,20 +10,21 @@ from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.kernels.prelu import alpha_per_channel, finish, keep_fused_prelu
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Graph, Node
+from gpulite.model.opdefs import Op
 
 # WGSL expressions of a and b; act() wraps them.
 BINARY = {
-    "ADD": "a + b",
-    "SUB": "a - b",
-    "MUL": "a * b",
-    "DIV": "a / b",
-    "MAXIMUM": "max(a, b)",
-    "MINIMUM": "min(a, b)",
-    "SQUARED_DIFFERENCE": "(a - b) * (a - b)",
-    "PRELU": "select(a * b, a, a >= 0.0)",  # b is alpha
+    Op.ADD: "a + b",
+    Op.SUB: "a - b",
+    Op.MUL: "a * b",
+    Op.DIV: "a / b",
+    Op.MAXIMUM: "max(a, b)",
+    Op.MINIMUM: "min(a, b)",
+    Op.SQUARED_DIFFERENCE: "(a - b) * (a - b)",
+    Op.PRELU: "select(a * b, a, a >= 0.0)",  # b is alpha
 }
 
-_INT_OPS = {"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE"}
+_INT_OPS = {Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.SQUARED_DIFFERENCE}
 
 
 def broadcast_strides(a: tuple[int, ...], b: tuple[int, ...], out: tuple[int, ...]

@@ -10,9 +10,10 @@ from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
+from gpulite.model.opdefs import Op
 
 
-@register_kernel("FULLY_CONNECTED", "webgpu")
+@register_kernel(Op.FULLY_CONNECTED, "webgpu")
 def fully_connected(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_f32(x, out)

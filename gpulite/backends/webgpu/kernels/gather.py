@@ -9,9 +9,10 @@ from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.movement import move_program
 from gpulite.backends.webgpu.program import Program
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 
-@register_kernel("GATHER", "webgpu")
+@register_kernel(Op.GATHER, "webgpu")
 def gather(node: Node, ctx: GpuContext) -> Program:
     params, idx, out = ctx.input(0), ctx.input(1), ctx.output(0)
     ctx.require_same_quant()

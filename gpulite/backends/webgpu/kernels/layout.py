@@ -11,6 +11,7 @@ from gpulite.backends.webgpu.kernels.movement import copy_program, move_program
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
+from gpulite.model.opdefs import Op
 
 
 def _reshape(node: Node, ctx: GpuContext) -> Program:
@@ -24,18 +25,18 @@ def _reshape(node: Node, ctx: GpuContext) -> Program:
     return copy_program(f"{node.op.lower()} {x.shape}->{out.shape}", x, out)
 
 
-for _op in ("RESHAPE", "SQUEEZE", "EXPAND_DIMS"):
+for _op in (Op.RESHAPE, Op.SQUEEZE, Op.EXPAND_DIMS):
     register_kernel(_op, "webgpu", _reshape)
 
 
-@register_kernel("CONCATENATION", "webgpu")
+@register_kernel(Op.CONCATENATION, "webgpu")
 def concatenation(node: Node, ctx: GpuContext) -> list[Program]:
     out = ctx.output(0)
     ins = [ctx.input(k) for k in range(ctx.num_inputs)]
     eb = ctx.element_bytes(out, *ins)
     for k in range(len(ins)):
         ctx.require_same_quant(k)
-    if node.activation is not None and out.dtype != np.float32:
+    if node.activation and out.dtype != np.float32:
         raise ctx.unsupported(f"fused {node.activation} on {out.dtype}")
     # LiteRT ignores an activation declared in CONCATENATION's own options, so there is no
     # reference for it: decline (as the CPU kernel does). node.activation set by gpulite's
@@ -52,7 +53,7 @@ def concatenation(node: Node, ctx: GpuContext) -> list[Program]:
     wpe = eb // 4  # words per element: int64 moves as two words
     outer = int(np.prod(out.shape[:axis], dtype=np.int64))
     inner = int(np.prod(out.shape[axis + 1:], dtype=np.int64)) * wpe
-    word = "f32" if node.activation is not None else "u32"
+    word = "f32" if node.activation else "u32"
     programs, start = [], 0
     for x in ins:  # one dispatch per input, each writing its own columns of the output
         part = x.shape[axis] * inner
@@ -97,5 +98,5 @@ def _block(node: Node, ctx: GpuContext, to_space: bool) -> Program:
     return move_program(ctx, f"{kind} {x.shape}->{out.shape}", kind, x, out, params)
 
 
-register_kernel("DEPTH_TO_SPACE", "webgpu", lambda node, ctx: _block(node, ctx, True))
-register_kernel("SPACE_TO_DEPTH", "webgpu", lambda node, ctx: _block(node, ctx, False))
+register_kernel(Op.DEPTH_TO_SPACE, "webgpu", lambda node, ctx: _block(node, ctx, True))
+register_kernel(Op.SPACE_TO_DEPTH, "webgpu", lambda node, ctx: _block(node, ctx, False))

@@ -2,24 +2,23 @@
 TransformTensorBilinear and TransformLandmarks, version 2, float32.
 
 The CPU kernels (``backends/cpu/kernels/mediapipe_ops.py``) are the executable definition;
-these follow them. Any case they decline (another version, malformed options, unexpected
-shapes) goes to the CPU kernel, which then raises the proper error at ``allocate_tensors``.
+these follow them. Any case they decline (another version, unexpected shapes) goes to the
+CPU kernel, which then raises the proper error at ``allocate_tensors``.
 Convolution2DTransposeBias lives in transpose_conv.py.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.program import Program, make_program
-from gpulite.errors import ModelError
 from gpulite.graph.ir import Node
-from gpulite.model.custom_options import decode_landmarks_to_transform_matrix, decode_transform_tensor_bilinear
+from gpulite.model.custom_options import Landmarks2TransformMatrixOptions, TransformTensorBilinearOptions
+from gpulite.model.opdefs import Op
 
 
 def _refs(node: Node, ctx: GpuContext, n_in: int) -> list[TensorRef]:
@@ -33,22 +32,15 @@ def _refs(node: Node, ctx: GpuContext, n_in: int) -> list[TensorRef]:
     return refs
 
 
-def _options(ctx: GpuContext, decode: Callable[[bytes | None], object]) -> object:
-    try:
-        return decode(ctx.node.custom_options)
-    except ModelError as e:  # the CPU kernel reports it, naming the node
-        raise ctx.unsupported(f"custom options: {e}") from None
-
-
 def _matrix(ctx: GpuContext, m: TensorRef) -> None:
     if m.size != 16:
         raise ctx.unsupported(f"matrix input {m.shape} is not 4x4")
 
 
-@register_kernel("Landmarks2TransformMatrix", "webgpu")
+@register_kernel(Op.Landmarks2TransformMatrix, "webgpu")
 def landmarks_to_transform_matrix(node: Node, ctx: GpuContext) -> Program:
     lm, out = _refs(node, ctx, 1)
-    opts = _options(ctx, decode_landmarks_to_transform_matrix)
+    opts = ctx.options(Landmarks2TransformMatrixOptions)
     if len(lm.shape) != 3 or lm.shape[2] != 3 or out.shape != (1, 4, 4):
         raise ctx.unsupported(f"landmarks {lm.shape} -> {out.shape} (expected (1, N, 3) -> (1, 4, 4))")
     used = max(max(opts.subset_idxs), opts.left_rotation_idx, opts.right_rotation_idx)
@@ -70,10 +62,10 @@ def landmarks_to_transform_matrix(node: Node, ctx: GpuContext) -> Program:
                         workgroup_size=1)
 
 
-@register_kernel("TransformTensorBilinear", "webgpu")
+@register_kernel(Op.TransformTensorBilinear, "webgpu")
 def transform_tensor_bilinear(node: Node, ctx: GpuContext) -> Program:
     x, m, out = _refs(node, ctx, 2)
-    opts = _options(ctx, decode_transform_tensor_bilinear)
+    opts = ctx.options(TransformTensorBilinearOptions)
     _matrix(ctx, m)
     if len(x.shape) != 4 or x.shape[0] != 1 or out.shape != (1, opts.output_height, opts.output_width, x.shape[3]):
         raise ctx.unsupported(f"input {x.shape} -> output {out.shape} with options {opts}")
@@ -89,7 +81,7 @@ def transform_tensor_bilinear(node: Node, ctx: GpuContext) -> Program:
                         out.size)
 
 
-@register_kernel("TransformLandmarks", "webgpu")
+@register_kernel(Op.TransformLandmarks, "webgpu")
 def transform_landmarks(node: Node, ctx: GpuContext) -> Program:
     lm, m, out = _refs(node, ctx, 2)
     _matrix(ctx, m)

@@ -8,11 +8,12 @@ from gpulite.backends.webgpu.geometry import check_window, pad_before
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
+from gpulite.model.opdefs import Op
 
 # (initial value, per-cell update of acc with v, final value from acc and count)
 _KINDS = {
-    "MAX_POOL_2D": ("-3.402823e38", "max(acc, v)", "acc"),
-    "AVERAGE_POOL_2D": ("0.0", "acc + v", "acc / max(count, 1.0)"),
+    Op.MAX_POOL_2D: ("-3.402823e38", "max(acc, v)", "acc"),
+    Op.AVERAGE_POOL_2D: ("0.0", "acc + v", "acc / max(count, 1.0)"),
 }
 
 

@@ -1,6 +1,6 @@
 """PReLU fused into its producer (CONV_2D, DEPTHWISE_CONV_2D, ADD): shared pieces.
 
-``WebGpuBackend.prepare_graph`` fuses with :class:`~gpulite.backends.webgpu.fusion_rules.WebGpuFusionRules`,
+``WebGpuBackend.prepare`` fuses with :class:`~gpulite.backends.webgpu.fusion_rules.WebGpuFusionRules`,
 which asks the producer's kernel module (``conv.prelu_fusable``, ``elementwise.add_prelu_fusable``)
 whether its factory runs the pair. The fused node carries ``prelu_alpha`` (the alpha tensor) and
 writes the PRELU's output; its WGSL stores through ``finish(v, c)`` (:func:`finish`), which applies

@@ -12,6 +12,7 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 # Element e of the input as f32, from the u32 view of the arena (sign-extending shifts).
 _LOADS = {
@@ -22,7 +23,7 @@ _LOADS = {
 }
 
 
-@register_kernel("DEQUANTIZE", "webgpu")
+@register_kernel(Op.DEQUANTIZE, "webgpu")
 def dequantize(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     if x.dtype not in _LOADS or out.dtype != np.float32 or x.shape != out.shape:

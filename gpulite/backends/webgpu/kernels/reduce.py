@@ -8,16 +8,17 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 _F_NEG_INF, _F_POS_INF = "bitcast<f32>(0xff800000u)", "bitcast<f32>(0x7f800000u)"
 _I_MIN, _I_MAX = "i32(-2147483647 - 1)", "2147483647"
 # op -> word -> (initial value, update of acc with v, result from acc and P.count).
 # Integer MEAN truncates toward zero (WGSL's i32 division), as TFLite.
 _KINDS = {
-    "MEAN": {"f32": ("0.0", "acc + v", "acc / f32(P.count)"), "i32": ("0", "acc + v", "acc / i32(P.count)")},
-    "SUM": {"f32": ("0.0", "acc + v", "acc"), "i32": ("0", "acc + v", "acc")},
-    "REDUCE_MAX": {"f32": (_F_NEG_INF, "max(acc, v)", "acc"), "i32": (_I_MIN, "max(acc, v)", "acc")},
-    "REDUCE_MIN": {"f32": (_F_POS_INF, "min(acc, v)", "acc"), "i32": (_I_MAX, "min(acc, v)", "acc")},
+    Op.MEAN: {"f32": ("0.0", "acc + v", "acc / f32(P.count)"), "i32": ("0", "acc + v", "acc / i32(P.count)")},
+    Op.SUM: {"f32": ("0.0", "acc + v", "acc"), "i32": ("0", "acc + v", "acc")},
+    Op.REDUCE_MAX: {"f32": (_F_NEG_INF, "max(acc, v)", "acc"), "i32": (_I_MIN, "max(acc, v)", "acc")},
+    Op.REDUCE_MIN: {"f32": (_F_POS_INF, "min(acc, v)", "acc"), "i32": (_I_MAX, "min(acc, v)", "acc")},
 }
 _WORDS = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32"}
 

@@ -11,6 +11,7 @@ from gpulite.backends.webgpu.kernels.movement import move_program
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
+from gpulite.model.opdefs import Op
 
 
 def _scale(in_size: int, out_size: int, align_corners: bool) -> float:
@@ -20,7 +21,7 @@ def _scale(in_size: int, out_size: int, align_corners: bool) -> float:
     return float(np.float32(in_size) / np.float32(out_size))
 
 
-@register_kernel("RESIZE_BILINEAR", "webgpu")
+@register_kernel(Op.RESIZE_BILINEAR, "webgpu")
 def resize_bilinear(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_f32(x, out)
@@ -40,7 +41,7 @@ def resize_bilinear(node: Node, ctx: GpuContext) -> Program:
     return make_program(f"resize_bilinear {x.shape}->{out.shape}", "resize_bilinear", params, out.size)
 
 
-@register_kernel("RESIZE_NEAREST_NEIGHBOR", "webgpu")
+@register_kernel(Op.RESIZE_NEAREST_NEIGHBOR, "webgpu")
 def resize_nearest(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_same_quant()

@@ -17,6 +17,7 @@ from gpulite.errors import ShapeError
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
 from gpulite.graph.strided_slice import resolve_strided_slice
+from gpulite.model.opdefs import Op
 
 
 def _operand(ctx: GpuContext, i: int, what: str) -> list[int]:
@@ -36,7 +37,7 @@ def _pad(node: Node, ctx: GpuContext) -> Program:
     full = tuple(d + a + b for d, (a, b) in zip(x.shape, pads, strict=True))
     if full != out.shape:
         raise ctx.unsupported(f"paddings {pads} of {x.shape} give {full}, not {out.shape}")
-    if node.op == "PADV2" and ctx.has_input(2):
+    if node.op == Op.PADV2 and ctx.has_input(2):
         value = ctx.input(2)  # read at run time: it may be computed by another node
         if value.size != 1 or value.dtype != x.dtype:
             raise ctx.unsupported(f"pad value of shape {value.shape} {value.dtype}")
@@ -51,11 +52,11 @@ def _pad(node: Node, ctx: GpuContext) -> Program:
     return strided_gather(ctx, f"{node.op.lower()} {x.shape}->{out.shape}", x, out, dims, value)
 
 
-for _op in ("PAD", "PADV2"):
+for _op in (Op.PAD, Op.PADV2):
     register_kernel(_op, "webgpu", _pad)
 
 
-@register_kernel("SLICE", "webgpu")
+@register_kernel(Op.SLICE, "webgpu")
 def slice_(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_same_quant()
@@ -69,7 +70,7 @@ def slice_(node: Node, ctx: GpuContext) -> Program:
     return strided_gather(ctx, f"slice {x.shape}->{out.shape}", x, out, dims)
 
 
-@register_kernel("STRIDED_SLICE", "webgpu")
+@register_kernel(Op.STRIDED_SLICE, "webgpu")
 def strided_slice(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_same_quant()
@@ -89,7 +90,7 @@ def strided_slice(node: Node, ctx: GpuContext) -> Program:
     return strided_gather(ctx, f"strided_slice {x.shape}->{out.shape}", x, out, dims)
 
 
-@register_kernel("TRANSPOSE", "webgpu")
+@register_kernel(Op.TRANSPOSE, "webgpu")
 def transpose(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_same_quant()

@@ -6,9 +6,10 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
 
 
-@register_kernel("SOFTMAX", "webgpu")
+@register_kernel(Op.SOFTMAX, "webgpu")
 def softmax(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_f32(x, out)

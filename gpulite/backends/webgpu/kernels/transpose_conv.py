@@ -12,7 +12,8 @@ from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.graph.shape_rules.mediapipe_ops import transpose_conv_bias_geometry
 from gpulite.model import schema_gen as sg
-from gpulite.model.custom_options import decode_transpose_conv_bias
+from gpulite.model.custom_options import TransposeConvBiasOptions
+from gpulite.model.opdefs import Op
 
 
 def _program(node: Node, ctx: GpuContext, x: TensorRef, w_index: int, bias_index: int, out: TensorRef,
@@ -40,7 +41,7 @@ def _program(node: Node, ctx: GpuContext, x: TensorRef, w_index: int, bias_index
                         n * oh * ow * groups, act=node.activation, weights=ctx.weights)
 
 
-@register_kernel("TRANSPOSE_CONV", "webgpu")
+@register_kernel(Op.TRANSPOSE_CONV, "webgpu")
 def transpose_conv(node: Node, ctx: GpuContext) -> Program:
     # Inputs: output_shape, weights, input, optional bias.
     x, out = ctx.input(2), ctx.output(0)
@@ -55,10 +56,10 @@ def transpose_conv(node: Node, ctx: GpuContext) -> Program:
     return _program(node, ctx, x, 1, 3, out, (sh, sw), pads)
 
 
-@register_kernel("Convolution2DTransposeBias", "webgpu")
+@register_kernel(Op.Convolution2DTransposeBias, "webgpu")
 def convolution_2d_transpose_bias(node: Node, ctx: GpuContext) -> Program:
     # Inputs: input, weights, bias; options are a raw TfLiteTransposeConvParams.
-    o = decode_transpose_conv_bias(node.custom_options)
+    o = ctx.options(TransposeConvBiasOptions)
     x, out = ctx.input(0), ctx.output(0)
     w = ctx.const(1)
     if len(x.shape) != 4 or w is None or w.ndim != 4:

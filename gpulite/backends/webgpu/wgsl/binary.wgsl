@@ -4,18 +4,14 @@
 // words over those dims, 0 along a broadcast dim. The output is dense, so the channel (last
 // axis) of element i is i % P.channels whatever the collapsing did. Operands are read with ld
 // (the arena word) or, for a constant operand in an fp16 plan, wt (float16 widened to f32).
+//#include "coords.wgsl"
 
 fn finish(v: $WORD_T, c: u32) -> $WORD_T {
     $FINISH
 }
 
 fn run(i: u32) {
-    var r = i;
-    let c3 = r % P.shape.w;
-    r = r / P.shape.w;
-    let c2 = r % P.shape.z;
-    r = r / P.shape.z;
-    let c = vec4<u32>(r / P.shape.y, r % P.shape.y, c2, c3);
+    let c = coords4(i, P.shape);
     let a = $LOAD_A(P.a_off + dot(c, P.sa));
     let b = $LOAD_B(P.b_off + dot(c, P.sb));
     buf[P.out_off + i] = finish($OP, i % P.channels);

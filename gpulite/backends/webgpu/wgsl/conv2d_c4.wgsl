@@ -4,36 +4,20 @@
 // channels, zero-padded): for input channels 4k..4k+3 a thread reads four consecutive vec4s,
 // the columns of a 4x4 block, so each thread walks one contiguous stretch of weights. Weights
 // and bias through wt4 (float16 in fp16 plans, widened to f32).
-
-// finish(): the fused activation, or a fused PReLU with per-channel alpha (conv.py).
-fn finish(v: f32, c: u32) -> f32 {
-    $FINISH
-}
+//#include "window.wgsl"
+//#include "conv_out.wgsl"
 
 fn run(i: u32) {
-    let g = i % P.groups;
-    var r = i / P.groups;
-    let ox = r % P.out_w;
-    r = r / P.out_w;
-    let oy = r % P.out_h;
-    let b = r / P.out_h;
-    let oc = g * 4u;
-    var acc = wt4(P.bias_off / 4u + g);
-    let iy0 = i32(oy * P.stride_h) - P.pad_top;
-    let ix0 = i32(ox * P.stride_w) - P.pad_left;
+    let p = out_pixel(i, P.groups);
+    let oc = p.c * 4u;
+    var acc = wt4(P.bias_off / 4u + p.c);
+    let win = window(p, vec2<u32>(P.dil_h, P.dil_w));
     let tap = P.in_c4 * 4u;  // vec4s of weights per filter tap
-    for (var ky = 0u; ky < P.k_h; ky++) {
-        let iy = iy0 + i32(ky * P.dil_h);
-        if (iy < 0 || iy >= i32(P.in_h)) {
-            continue;
-        }
-        for (var kx = 0u; kx < P.k_w; kx++) {
-            let ix = ix0 + i32(kx * P.dil_w);
-            if (ix < 0 || ix >= i32(P.in_w)) {
-                continue;
-            }
-            var xb = P.x_off / 4u + ((b * P.in_h + u32(iy)) * P.in_w + u32(ix)) * P.in_c4;
-            var wb = P.w_off / 4u + ((g * P.k_h + ky) * P.k_w + kx) * tap;
+    for (var ky = win.taps.x; ky < win.taps.y; ky++) {
+        for (var kx = win.taps.z; kx < win.taps.w; kx++) {
+            let cell = window_cell(win, ky, kx);
+            var xb = P.x_off / 4u + in_index(p.b, cell.x, cell.y, P.in_c4);
+            var wb = P.w_off / 4u + ((p.c * P.k_h + ky) * P.k_w + kx) * tap;
             for (var c = 0u; c < P.in_c4; c++) {
                 let v = buf4[xb];
                 acc += v.x * wt4(wb) + v.y * wt4(wb + 1u) + v.z * wt4(wb + 2u) + v.w * wt4(wb + 3u);
@@ -42,11 +26,5 @@ fn run(i: u32) {
             }
         }
     }
-    let ob = P.out_off + ((b * P.out_h + oy) * P.out_w + ox) * P.out_c + oc;
-    // Cout need not be a multiple of 4: the last group writes only the channels that exist.
-    let n = min(4u, P.out_c - oc);
-    buf[ob] = finish(acc.x, oc);
-    if (n > 1u) { buf[ob + 1u] = finish(acc.y, oc + 1u); }
-    if (n > 2u) { buf[ob + 2u] = finish(acc.z, oc + 2u); }
-    if (n > 3u) { buf[ob + 3u] = finish(acc.w, oc + 3u); }
+    store4(P.out_off + out_index(p, P.out_c) + oc, oc, P.out_c, acc);
 }

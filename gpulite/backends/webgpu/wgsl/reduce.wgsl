@@ -2,14 +2,10 @@
 // (P.kshape / P.kstride, merged to 4) locate the output's first input element; the reduced
 // dims (P.rshape / P.rstride, merged to 4) are walked in row-major order, the order LiteRT
 // accumulates in. buf is f32 or i32 words ($INIT etc. are written for that type).
+//#include "coords.wgsl"
 
 fn run(i: u32) {
-    var r = i;
-    let k3 = r % P.kshape.w;
-    r = r / P.kshape.w;
-    let k2 = r % P.kshape.z;
-    r = r / P.kshape.z;
-    let base = P.x_off + dot(vec4<u32>(r / P.kshape.y, r % P.kshape.y, k2, k3), P.kstride);
+    let base = P.x_off + dot(coords4(i, P.kshape), P.kstride);
     var acc = $INIT;
     for (var a = 0u; a < P.rshape.x; a++) {
         for (var b = 0u; b < P.rshape.y; b++) {

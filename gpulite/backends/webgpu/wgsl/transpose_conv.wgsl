@@ -3,18 +3,14 @@
 // through tap ky when iy * stride + ky equals that position. Four output channels per
 // thread; weights re-laid out to [KH, KW, Cin, Cout4] as for CONV_2D, read with wt4 (float16 in
 // fp16 plans).
+//#include "nhwc.wgsl"
 
 fn run(i: u32) {
-    let g = i % P.groups;
-    var r = i / P.groups;
-    let ox = r % P.out_w;
-    r = r / P.out_w;
-    let oy = r % P.out_h;
-    let b = r / P.out_h;
-    let oc = g * 4u;
+    let p = out_pixel(i, P.groups);
+    let oc = p.c * 4u;
     var acc = wt4((P.bias_off + oc) / 4u);
-    let fy = i32(oy) + P.pad_top;
-    let fx = i32(ox) + P.pad_left;
+    let fy = i32(p.y) + P.pad_top;
+    let fx = i32(p.x) + P.pad_left;
     for (var ky = 0u; ky < P.k_h; ky++) {
         let ty = fy - i32(ky);
         if (ty < 0 || ty % i32(P.stride_h) != 0 || u32(ty) / P.stride_h >= P.in_h) {
@@ -26,8 +22,7 @@ fn run(i: u32) {
             if (tx < 0 || tx % i32(P.stride_w) != 0 || u32(tx) / P.stride_w >= P.in_w) {
                 continue;
             }
-            let ix = u32(tx) / P.stride_w;
-            let xb = P.x_off + ((b * P.in_h + iy) * P.in_w + ix) * P.in_c;
+            let xb = P.x_off + in_index(p.b, iy, u32(tx) / P.stride_w, P.in_c);
             var wb = P.w_off + (ky * P.k_w + kx) * P.in_c * P.out_c4 + oc;
             for (var c = 0u; c < P.in_c; c++) {
                 acc += buf[xb + c] * wt4(wb / 4u);
@@ -35,7 +30,7 @@ fn run(i: u32) {
             }
         }
     }
-    let ob = P.out_off + ((b * P.out_h + oy) * P.out_w + ox) * P.out_c + oc;
+    let ob = P.out_off + out_index(p, P.out_c) + oc;
     let n = min(4u, P.out_c - oc);
     buf[ob] = act(acc.x);
     if (n > 1u) { buf[ob + 1u] = act(acc.y); }

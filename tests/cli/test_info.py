@@ -1,5 +1,5 @@
-"""``gpulite info`` in a fresh process: the active backend, the precision in force, and each
-WebGPU adapter with its type, features and the limits gpulite depends on."""
+"""``gpulite info``: the active backend and why, the ranking, kernels, flags, the precision in
+force, and each WebGPU adapter with its type, features and the limits gpulite depends on."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from gpulite import runtime
+from gpulite.commands.info import info
+from gpulite.environment import env
+from tests.env.conftest import software_adapter
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _info(**env: str) -> str:
@@ -77,3 +82,41 @@ def test_info_precision_fp16_in_force_follows_shader_f16(adapters):
     if adapters:
         want = "fp16" if adapters[0]["shader_f16"] else "fp32"
         assert re.search(rf"^\s+webgpu\s+{want} \(on ", out, re.M), out
+
+
+def test_gpulite_backend_cpu_info_reports_cpu_active():
+    out = _info(GPULITE_BACKEND="cpu")
+    assert "active     cpu (GPULITE_BACKEND=cpu)" in out
+    assert " *cpu " in out and " *webgpu" not in out
+
+
+@pytest.mark.skipif(not software_adapter(), reason="the WebGPU adapter here is a hardware GPU (or absent)")
+def test_info_says_auto_picks_cpu_over_a_software_adapter_and_why():
+    out = _info()
+    active = next(line for line in out.splitlines() if line.startswith("active"))
+    assert active.startswith("active     cpu (auto: 'cpu' is the highest-ranked backend that starts")
+    assert "'webgpu' ranks 0 because its adapter" in active and "CPU type" in active
+    assert "webgpu    priority 2 -> rank 0" in out
+
+
+@pytest.fixture
+def clean_flags(monkeypatch):
+    """Default flags and no active backend, before and after (the test sets a flag in this process)."""
+    for name in env().flags():
+        monkeypatch.delenv(f"GPULITE_{name.upper()}", raising=False)
+    monkeypatch.delenv("GPULITE_BACKEND", raising=False)
+    env().reset()
+    runtime.reset_active()
+    yield
+    env().reset()
+    runtime.reset_active()
+
+
+def test_info_lists_backends_kernels_and_flags(clean_flags):
+    env().set("check_nans", True)
+    lines: list[str] = []
+    info(out=lines.append)
+    text = "\n".join(lines)
+    assert "cpu       priority 1 -> rank 1" in text and "kernels" in text
+    flags = next(line for line in lines if line.startswith("flags"))
+    assert "check_nans=True [set]" in flags and "debug=False" in flags

@@ -1,0 +1,74 @@
+"""What a CPU kernel factory is given: :class:`CpuContext` (its node's arrays) and the shared :class:`ScratchPool`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.graph.ir import Graph, Node, TensorInfo
+
+
+class CpuContext:
+    """What a CPU kernel factory sees: its node's tensors as arrays plus their metadata.
+
+    ``input(i)`` is the array of the node's i-th input (an arena view, or the constant's
+    value), ``output(i)`` the preallocated array to write into. ``in_info(i)`` and
+    ``out_info(i)`` give shape, dtype and quantization. Kernels must write outputs in
+    place (``out=`` or ``out[...] =``) and never rebind them.
+    """
+
+    def __init__(self, graph: Graph, node: Node, arrays: dict[int, np.ndarray], num_threads: int,
+                 scratch: ScratchPool | None = None) -> None:
+        self.graph, self.node, self._arrays = graph, node, arrays
+        self.num_threads = max(1, int(num_threads or 1))
+        self.scratch = scratch if scratch is not None else ScratchPool()
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.node.inputs)
+
+    def has_input(self, i: int) -> bool:
+        return i < len(self.node.inputs) and self.node.inputs[i] >= 0
+
+    def in_info(self, i: int) -> TensorInfo:
+        return self.graph.tensors[self.node.inputs[i]]
+
+    def out_info(self, i: int) -> TensorInfo:
+        return self.graph.tensors[self.node.outputs[i]]
+
+    def input(self, i: int) -> np.ndarray:
+        return self._arrays[self.node.inputs[i]]
+
+    def const(self, i: int) -> np.ndarray | None:
+        """The constant value of input i, or None when it is computed at run time."""
+        return self.in_info(i).const if self.has_input(i) else None
+
+    def output(self, i: int) -> np.ndarray:
+        return self._arrays[self.node.outputs[i]]
+
+
+class ScratchPool:
+    """Scratch memory shared by the kernels of one executable.
+
+    Kernels run one after another, so a scratch buffer that a kernel only uses inside one
+    ``run`` (im2col patches, an epilogue's temporary) can be the same memory for every
+    node. ``get(key, shape, dtype)`` returns a view of the pool's buffer for ``key`` (use
+    a distinct key per thread part and per purpose), growing it for a bigger request;
+    buffers only grow, and a kernel keeps the views it was given, so an earlier, smaller
+    buffer stays alive only as long as views of it do.
+    """
+
+    MIN_BYTES = 1 << 20
+
+    def __init__(self) -> None:
+        self._bufs: dict[object, np.ndarray] = {}
+
+    def get(self, key: object, shape: tuple[int, ...] | int, dtype) -> np.ndarray:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        buf = self._bufs.get(key)
+        if buf is None or buf.nbytes < nbytes:
+            buf = np.empty(max(nbytes, self.MIN_BYTES if buf is None else 2 * buf.nbytes) + 64, np.uint8)
+            self._bufs[key] = buf
+        off = (-buf.ctypes.data) % 64  # cache-line aligned
+        return buf[off:off + nbytes].view(dtype).reshape(shape)

@@ -1,0 +1,534 @@
+"""Op facts defined once: the :class:`Op` enum, its per-op table, and :class:`FusedActivation`.
+
+:class:`Op` names every TFLite builtin operator (the schema's ``BuiltinOperator``) and the
+MediaPipe custom ops gpulite knows. It is a ``str`` enum whose values are the names models and
+kernels use (``"CONV_2D"``, ``"TransformLandmarks"``), so ``node.op == "CONV_2D"`` and dicts
+keyed by either spelling keep working, and f-strings print the bare name. The reader gives
+``Node.op`` an :class:`Op`, or a :class:`CustomOp` for a custom code gpulite does not know
+(such a model loads, and ``allocate_tensors`` then reports the op as unsupported unless a
+kernel was registered for it).
+
+Each op's facts live in one :class:`OpSpec` (``Op.X.spec``): its builtin code, the dataclass
+``node.options`` holds, and for custom ops the decoder that turns ``custom_options`` bytes
+into that dataclass at load. Later facts (input/output arity, which inputs must be
+constant) belong here too.
+
+A user's own custom op is declared once with :func:`declare_custom_op` (optionally with a
+decoder for its options); :func:`gpulite.register_kernel` then accepts its name.
+
+:class:`FusedActivation` is the fused activation of a node with the clamp range TFLite's
+``CalculateActivationRange`` gives it; every kernel reads its bounds from there.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from gpulite.model import custom_options as co
+from gpulite.model import schema_gen as sg
+
+__all__ = ["CustomOp", "FusedActivation", "Op", "OpName", "OpSpec", "declare_custom_op", "decode_custom_options",
+           "op_named", "op_of", "op_spec"]
+
+
+class Op(str, Enum):
+    """A TFLite builtin operator or a MediaPipe custom op; the value is the name models use."""
+
+    # The schema's BuiltinOperator, in code order (tests/ops/test_opdefs.py keeps them in step).
+    ADD = "ADD"
+    AVERAGE_POOL_2D = "AVERAGE_POOL_2D"
+    CONCATENATION = "CONCATENATION"
+    CONV_2D = "CONV_2D"
+    DEPTHWISE_CONV_2D = "DEPTHWISE_CONV_2D"
+    DEPTH_TO_SPACE = "DEPTH_TO_SPACE"
+    DEQUANTIZE = "DEQUANTIZE"
+    EMBEDDING_LOOKUP = "EMBEDDING_LOOKUP"
+    FLOOR = "FLOOR"
+    FULLY_CONNECTED = "FULLY_CONNECTED"
+    HASHTABLE_LOOKUP = "HASHTABLE_LOOKUP"
+    L2_NORMALIZATION = "L2_NORMALIZATION"
+    L2_POOL_2D = "L2_POOL_2D"
+    LOCAL_RESPONSE_NORMALIZATION = "LOCAL_RESPONSE_NORMALIZATION"
+    LOGISTIC = "LOGISTIC"
+    LSH_PROJECTION = "LSH_PROJECTION"
+    LSTM = "LSTM"
+    MAX_POOL_2D = "MAX_POOL_2D"
+    MUL = "MUL"
+    RELU = "RELU"
+    RELU_N1_TO_1 = "RELU_N1_TO_1"
+    RELU6 = "RELU6"
+    RESHAPE = "RESHAPE"
+    RESIZE_BILINEAR = "RESIZE_BILINEAR"
+    RNN = "RNN"
+    SOFTMAX = "SOFTMAX"
+    SPACE_TO_DEPTH = "SPACE_TO_DEPTH"
+    SVDF = "SVDF"
+    TANH = "TANH"
+    CONCAT_EMBEDDINGS = "CONCAT_EMBEDDINGS"
+    SKIP_GRAM = "SKIP_GRAM"
+    CALL = "CALL"
+    CUSTOM = "CUSTOM"
+    EMBEDDING_LOOKUP_SPARSE = "EMBEDDING_LOOKUP_SPARSE"
+    PAD = "PAD"
+    UNIDIRECTIONAL_SEQUENCE_RNN = "UNIDIRECTIONAL_SEQUENCE_RNN"
+    GATHER = "GATHER"
+    BATCH_TO_SPACE_ND = "BATCH_TO_SPACE_ND"
+    SPACE_TO_BATCH_ND = "SPACE_TO_BATCH_ND"
+    TRANSPOSE = "TRANSPOSE"
+    MEAN = "MEAN"
+    SUB = "SUB"
+    DIV = "DIV"
+    SQUEEZE = "SQUEEZE"
+    UNIDIRECTIONAL_SEQUENCE_LSTM = "UNIDIRECTIONAL_SEQUENCE_LSTM"
+    STRIDED_SLICE = "STRIDED_SLICE"
+    BIDIRECTIONAL_SEQUENCE_RNN = "BIDIRECTIONAL_SEQUENCE_RNN"
+    EXP = "EXP"
+    TOPK_V2 = "TOPK_V2"
+    SPLIT = "SPLIT"
+    LOG_SOFTMAX = "LOG_SOFTMAX"
+    DELEGATE = "DELEGATE"
+    BIDIRECTIONAL_SEQUENCE_LSTM = "BIDIRECTIONAL_SEQUENCE_LSTM"
+    CAST = "CAST"
+    PRELU = "PRELU"
+    MAXIMUM = "MAXIMUM"
+    ARG_MAX = "ARG_MAX"
+    MINIMUM = "MINIMUM"
+    LESS = "LESS"
+    NEG = "NEG"
+    PADV2 = "PADV2"
+    GREATER = "GREATER"
+    GREATER_EQUAL = "GREATER_EQUAL"
+    LESS_EQUAL = "LESS_EQUAL"
+    SELECT = "SELECT"
+    SLICE = "SLICE"
+    SIN = "SIN"
+    TRANSPOSE_CONV = "TRANSPOSE_CONV"
+    SPARSE_TO_DENSE = "SPARSE_TO_DENSE"
+    TILE = "TILE"
+    EXPAND_DIMS = "EXPAND_DIMS"
+    EQUAL = "EQUAL"
+    NOT_EQUAL = "NOT_EQUAL"
+    LOG = "LOG"
+    SUM = "SUM"
+    SQRT = "SQRT"
+    RSQRT = "RSQRT"
+    SHAPE = "SHAPE"
+    POW = "POW"
+    ARG_MIN = "ARG_MIN"
+    FAKE_QUANT = "FAKE_QUANT"
+    REDUCE_PROD = "REDUCE_PROD"
+    REDUCE_MAX = "REDUCE_MAX"
+    PACK = "PACK"
+    LOGICAL_OR = "LOGICAL_OR"
+    ONE_HOT = "ONE_HOT"
+    LOGICAL_AND = "LOGICAL_AND"
+    LOGICAL_NOT = "LOGICAL_NOT"
+    UNPACK = "UNPACK"
+    REDUCE_MIN = "REDUCE_MIN"
+    FLOOR_DIV = "FLOOR_DIV"
+    REDUCE_ANY = "REDUCE_ANY"
+    SQUARE = "SQUARE"
+    ZEROS_LIKE = "ZEROS_LIKE"
+    FILL = "FILL"
+    FLOOR_MOD = "FLOOR_MOD"
+    RANGE = "RANGE"
+    RESIZE_NEAREST_NEIGHBOR = "RESIZE_NEAREST_NEIGHBOR"
+    LEAKY_RELU = "LEAKY_RELU"
+    SQUARED_DIFFERENCE = "SQUARED_DIFFERENCE"
+    MIRROR_PAD = "MIRROR_PAD"
+    ABS = "ABS"
+    SPLIT_V = "SPLIT_V"
+    UNIQUE = "UNIQUE"
+    CEIL = "CEIL"
+    REVERSE_V2 = "REVERSE_V2"
+    ADD_N = "ADD_N"
+    GATHER_ND = "GATHER_ND"
+    COS = "COS"
+    WHERE = "WHERE"
+    RANK = "RANK"
+    ELU = "ELU"
+    REVERSE_SEQUENCE = "REVERSE_SEQUENCE"
+    MATRIX_DIAG = "MATRIX_DIAG"
+    QUANTIZE = "QUANTIZE"
+    MATRIX_SET_DIAG = "MATRIX_SET_DIAG"
+    ROUND = "ROUND"
+    HARD_SWISH = "HARD_SWISH"
+    IF = "IF"
+    WHILE = "WHILE"
+    NON_MAX_SUPPRESSION_V4 = "NON_MAX_SUPPRESSION_V4"
+    NON_MAX_SUPPRESSION_V5 = "NON_MAX_SUPPRESSION_V5"
+    SCATTER_ND = "SCATTER_ND"
+    SELECT_V2 = "SELECT_V2"
+    DENSIFY = "DENSIFY"
+    SEGMENT_SUM = "SEGMENT_SUM"
+    BATCH_MATMUL = "BATCH_MATMUL"
+    PLACEHOLDER_FOR_GREATER_OP_CODES = "PLACEHOLDER_FOR_GREATER_OP_CODES"
+    CUMSUM = "CUMSUM"
+    CALL_ONCE = "CALL_ONCE"
+    BROADCAST_TO = "BROADCAST_TO"
+    RFFT2D = "RFFT2D"
+    CONV_3D = "CONV_3D"
+    IMAG = "IMAG"
+    REAL = "REAL"
+    COMPLEX_ABS = "COMPLEX_ABS"
+    HASHTABLE = "HASHTABLE"
+    HASHTABLE_FIND = "HASHTABLE_FIND"
+    HASHTABLE_IMPORT = "HASHTABLE_IMPORT"
+    HASHTABLE_SIZE = "HASHTABLE_SIZE"
+    REDUCE_ALL = "REDUCE_ALL"
+    CONV_3D_TRANSPOSE = "CONV_3D_TRANSPOSE"
+    VAR_HANDLE = "VAR_HANDLE"
+    READ_VARIABLE = "READ_VARIABLE"
+    ASSIGN_VARIABLE = "ASSIGN_VARIABLE"
+    BROADCAST_ARGS = "BROADCAST_ARGS"
+    RANDOM_STANDARD_NORMAL = "RANDOM_STANDARD_NORMAL"
+    BUCKETIZE = "BUCKETIZE"
+    RANDOM_UNIFORM = "RANDOM_UNIFORM"
+    MULTINOMIAL = "MULTINOMIAL"
+    GELU = "GELU"
+    DYNAMIC_UPDATE_SLICE = "DYNAMIC_UPDATE_SLICE"
+    RELU_0_TO_1 = "RELU_0_TO_1"
+    UNSORTED_SEGMENT_PROD = "UNSORTED_SEGMENT_PROD"
+    UNSORTED_SEGMENT_MAX = "UNSORTED_SEGMENT_MAX"
+    UNSORTED_SEGMENT_SUM = "UNSORTED_SEGMENT_SUM"
+    ATAN2 = "ATAN2"
+    UNSORTED_SEGMENT_MIN = "UNSORTED_SEGMENT_MIN"
+    SIGN = "SIGN"
+    BITCAST = "BITCAST"
+    BITWISE_XOR = "BITWISE_XOR"
+    RIGHT_SHIFT = "RIGHT_SHIFT"
+    STABLEHLO_LOGISTIC = "STABLEHLO_LOGISTIC"
+    STABLEHLO_ADD = "STABLEHLO_ADD"
+    STABLEHLO_DIVIDE = "STABLEHLO_DIVIDE"
+    STABLEHLO_MULTIPLY = "STABLEHLO_MULTIPLY"
+    STABLEHLO_MAXIMUM = "STABLEHLO_MAXIMUM"
+    STABLEHLO_RESHAPE = "STABLEHLO_RESHAPE"
+    STABLEHLO_CLAMP = "STABLEHLO_CLAMP"
+    STABLEHLO_CONCATENATE = "STABLEHLO_CONCATENATE"
+    STABLEHLO_BROADCAST_IN_DIM = "STABLEHLO_BROADCAST_IN_DIM"
+    STABLEHLO_CONVOLUTION = "STABLEHLO_CONVOLUTION"
+    STABLEHLO_SLICE = "STABLEHLO_SLICE"
+    STABLEHLO_CUSTOM_CALL = "STABLEHLO_CUSTOM_CALL"
+    STABLEHLO_REDUCE = "STABLEHLO_REDUCE"
+    STABLEHLO_ABS = "STABLEHLO_ABS"
+    STABLEHLO_AND = "STABLEHLO_AND"
+    STABLEHLO_COSINE = "STABLEHLO_COSINE"
+    STABLEHLO_EXPONENTIAL = "STABLEHLO_EXPONENTIAL"
+    STABLEHLO_FLOOR = "STABLEHLO_FLOOR"
+    STABLEHLO_LOG = "STABLEHLO_LOG"
+    STABLEHLO_MINIMUM = "STABLEHLO_MINIMUM"
+    STABLEHLO_NEGATE = "STABLEHLO_NEGATE"
+    STABLEHLO_OR = "STABLEHLO_OR"
+    STABLEHLO_POWER = "STABLEHLO_POWER"
+    STABLEHLO_REMAINDER = "STABLEHLO_REMAINDER"
+    STABLEHLO_RSQRT = "STABLEHLO_RSQRT"
+    STABLEHLO_SELECT = "STABLEHLO_SELECT"
+    STABLEHLO_SUBTRACT = "STABLEHLO_SUBTRACT"
+    STABLEHLO_TANH = "STABLEHLO_TANH"
+    STABLEHLO_SCATTER = "STABLEHLO_SCATTER"
+    STABLEHLO_COMPARE = "STABLEHLO_COMPARE"
+    STABLEHLO_CONVERT = "STABLEHLO_CONVERT"
+    STABLEHLO_DYNAMIC_SLICE = "STABLEHLO_DYNAMIC_SLICE"
+    STABLEHLO_DYNAMIC_UPDATE_SLICE = "STABLEHLO_DYNAMIC_UPDATE_SLICE"
+    STABLEHLO_PAD = "STABLEHLO_PAD"
+    STABLEHLO_IOTA = "STABLEHLO_IOTA"
+    STABLEHLO_DOT_GENERAL = "STABLEHLO_DOT_GENERAL"
+    STABLEHLO_REDUCE_WINDOW = "STABLEHLO_REDUCE_WINDOW"
+    STABLEHLO_SORT = "STABLEHLO_SORT"
+    STABLEHLO_WHILE = "STABLEHLO_WHILE"
+    STABLEHLO_GATHER = "STABLEHLO_GATHER"
+    STABLEHLO_TRANSPOSE = "STABLEHLO_TRANSPOSE"
+    DILATE = "DILATE"
+    STABLEHLO_RNG_BIT_GENERATOR = "STABLEHLO_RNG_BIT_GENERATOR"
+    REDUCE_WINDOW = "REDUCE_WINDOW"
+    STABLEHLO_COMPOSITE = "STABLEHLO_COMPOSITE"
+    STABLEHLO_SHIFT_LEFT = "STABLEHLO_SHIFT_LEFT"
+    STABLEHLO_CBRT = "STABLEHLO_CBRT"
+    STABLEHLO_CASE = "STABLEHLO_CASE"
+    # MediaPipe custom ops (mediapipe/util/tflite/operations): the value is the custom code.
+    Convolution2DTransposeBias = "Convolution2DTransposeBias"
+    MaxPoolingWithArgmax2D = "MaxPoolingWithArgmax2D"
+    MaxUnpooling2D = "MaxUnpooling2D"
+    Landmarks2TransformMatrix = "Landmarks2TransformMatrix"
+    TransformLandmarks = "TransformLandmarks"
+    TransformTensorBilinear = "TransformTensorBilinear"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @property
+    def spec(self) -> OpSpec:
+        """This op's facts (builtin code, options type, custom-options decoder)."""
+        return _SPECS[self]
+
+    @property
+    def is_custom(self) -> bool:
+        """True for a custom op (a MediaPipe op), False for a builtin operator."""
+        return self.spec.code == _CUSTOM and self is not Op.CUSTOM
+
+    @classmethod
+    def from_code(cls, code: int) -> Op:
+        """The builtin operator with schema code ``code`` (``ValueError`` if there is none)."""
+        return cls(sg.BuiltinOperator(code).name)
+
+
+class CustomOp(str):
+    """A custom op that is not an :class:`Op` member: its custom code, as the model names it.
+
+    The reader makes one for a custom code gpulite does not know; :func:`declare_custom_op`
+    makes one for a user's op.
+    """
+
+    __slots__ = ()
+    is_custom = True
+
+    def __repr__(self) -> str:
+        return f"CustomOp({str.__repr__(self)})"
+
+
+OpName = Op | CustomOp
+CustomDecoder = Callable[[bytes | None], Any]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """What gpulite knows about one op.
+
+    Attributes
+    ----------
+    code : int
+        The schema's ``BuiltinOperator`` code (``CUSTOM``, 32, for a custom op).
+    options : type or None
+        The frozen dataclass ``node.options`` holds: a ``schema_gen`` options table for a
+        builtin, the decoded custom-options type for a custom op; None when it has none.
+    decode : callable or None
+        Custom ops only: turns the operator's ``custom_options`` bytes into ``options``,
+        raising :class:`~gpulite.errors.ModelError` for a malformed blob. Run once, at load.
+    decode_versions : tuple of int or None
+        The op versions whose options ``decode`` reads (None: every version). Other versions
+        keep ``node.options = None``; their kernels refuse them.
+    """
+
+    code: int
+    options: type | None = None
+    decode: CustomDecoder | None = None
+    decode_versions: tuple[int, ...] | None = None
+
+
+# Builtin options tables whose name is not the op's name in CamelCase + "Options".
+_SHARED_OPTIONS = {
+    "AVERAGE_POOL_2D": "Pool2DOptions", "MAX_POOL_2D": "Pool2DOptions", "L2_POOL_2D": "Pool2DOptions",
+    "L2_NORMALIZATION": "L2NormOptions", "MAXIMUM": "MaximumMinimumOptions", "MINIMUM": "MaximumMinimumOptions",
+    "MEAN": "ReducerOptions", "SUM": "ReducerOptions", "REDUCE_PROD": "ReducerOptions",
+    "REDUCE_MAX": "ReducerOptions", "REDUCE_MIN": "ReducerOptions", "REDUCE_ANY": "ReducerOptions",
+    "REDUCE_ALL": "ReducerOptions", "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions",
+    "RANDOM_STANDARD_NORMAL": "RandomOptions", "RANDOM_UNIFORM": "RandomOptions", "MULTINOMIAL": "RandomOptions",
+    "CONV_3D_TRANSPOSE": "Conv3DOptions",
+}
+_OPTION_TABLES = {name.lower(): name for name in (*sg.BuiltinOptions.__members__, *sg.BuiltinOptions2.__members__)
+                  if name != "NONE"}
+
+
+def _builtin_options(name: str) -> type | None:
+    table = _SHARED_OPTIONS.get(name) or _OPTION_TABLES.get(name.replace("_", "").lower() + "options")
+    return None if table is None else getattr(sg, table)
+
+
+_CUSTOM = int(sg.BuiltinOperator.CUSTOM)
+_CUSTOM_SPECS = {
+    Op.Convolution2DTransposeBias: OpSpec(_CUSTOM, co.TransposeConvBiasOptions,
+                                          co.decode_transpose_conv_bias),
+    Op.Landmarks2TransformMatrix: OpSpec(_CUSTOM, co.Landmarks2TransformMatrixOptions,
+                                         co.decode_landmarks_to_transform_matrix, (2,)),
+    Op.TransformTensorBilinear: OpSpec(_CUSTOM, co.TransformTensorBilinearOptions,
+                                       co.decode_transform_tensor_bilinear, (2,)),
+    Op.TransformLandmarks: OpSpec(_CUSTOM, co.TransformLandmarksOptions,
+                                  co.decode_transform_landmarks),
+    # MediaPipe's pooling-with-indices pair: known names, no kernel and no decoder yet.
+    Op.MaxPoolingWithArgmax2D: OpSpec(_CUSTOM),
+    Op.MaxUnpooling2D: OpSpec(_CUSTOM),
+}
+_SPECS: dict[Op, OpSpec] = {
+    **{Op(name): OpSpec(int(code), _builtin_options(name)) for name, code in sg.BuiltinOperator.__members__.items()},
+    **_CUSTOM_SPECS,
+}
+_DECLARED: dict[str, OpSpec] = {}  # the user's custom ops (declare_custom_op)
+
+
+def declare_custom_op(name: str, decode: CustomDecoder | None = None) -> CustomOp:
+    """Declare a custom op of the user's own, so that kernels can be registered for it.
+
+    Parameters
+    ----------
+    name : str
+        The op's custom code, as the model's ``OperatorCode.custom_code`` spells it.
+    decode : callable, optional
+        ``decode(custom_options: bytes | None) -> object``: run once per node when a model is
+        loaded (declare the op before loading); its result is ``node.options``. It should raise
+        :class:`~gpulite.errors.ModelError` for a malformed blob. Without it ``node.options`` is
+        None and the kernel reads the raw bytes from ``node.custom_options``.
+
+    Returns
+    -------
+    CustomOp
+        The name, to pass to :func:`gpulite.register_kernel`.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is empty, names a builtin operator or a MediaPipe op gpulite already defines,
+        or was declared before with another decoder.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a custom op name must be a non-empty string, got {name!r}")
+    if name in Op._value2member_map_:
+        raise ValueError(f"{name!r} is already an op gpulite defines (Op.{name}); register kernels for it directly")
+    spec = OpSpec(_CUSTOM, None, decode)
+    if _DECLARED.get(name, spec) != spec:
+        raise ValueError(f"custom op {name!r} is already declared with another decoder")
+    _DECLARED[name] = spec
+    return CustomOp(name)
+
+
+def op_of(name: str) -> OpName:
+    """The :class:`Op` called ``name``, or a :class:`CustomOp` for any other name (the reader's
+    view of a custom code: any name is representable)."""
+    member = Op._value2member_map_.get(name)
+    return member if isinstance(member, Op) else CustomOp(name)
+
+
+def op_named(name: str) -> OpName:
+    """The op called ``name``, checked: an :class:`Op` or a declared custom op.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is neither, with the closest known names as a suggestion.
+    """
+    member = Op._value2member_map_.get(name) if isinstance(name, str) else None
+    if isinstance(member, Op):
+        return member
+    if isinstance(name, str) and name in _DECLARED:
+        return CustomOp(name)
+    known = {n.lower(): n for n in (*Op._value2member_map_, *_DECLARED)}
+    close = [known[m] for m in difflib.get_close_matches(str(name).lower(), known, n=3, cutoff=0.6)]
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise ValueError(f"unknown op {name!r}: expected a TFLite builtin operator name (e.g. 'CONV_2D'), a MediaPipe "
+                     f"custom op gpulite knows, or a custom op declared with gpulite.declare_custom_op{hint}")
+
+
+def op_spec(op: str) -> OpSpec | None:
+    """The facts of ``op`` (an :class:`Op` or a declared custom op), None for an unknown name."""
+    member = Op._value2member_map_.get(op)
+    return member.spec if isinstance(member, Op) else _DECLARED.get(op)
+
+
+def decode_custom_options(op: str, version: int, data: bytes | None) -> Any:
+    """``node.options`` of custom op ``op`` at ``version``: its decoded ``custom_options``.
+
+    None when gpulite has no decoder for that op and version (an unknown custom op, or a
+    version the op's kernels refuse). A malformed blob raises the decoder's
+    :class:`~gpulite.errors.ModelError`.
+    """
+    spec = op_spec(op)
+    if spec is None or spec.decode is None:
+        return None
+    if spec.decode_versions is not None and version not in spec.decode_versions:
+        return None
+    return spec.decode(data)
+
+
+# -- fused activations ------------------------------------------------------------------------
+class FusedActivation(str, Enum):
+    """A node's fused activation, as the schema's ``ActivationFunctionType`` names it.
+
+    ``NONE`` is falsy, every other member truthy, so ``if node.activation:`` asks whether
+    there is one. The clamp ranges below are the only definition of them in gpulite.
+    """
+
+    NONE = "NONE"
+    RELU = "RELU"
+    RELU_N1_TO_1 = "RELU_N1_TO_1"
+    RELU6 = "RELU6"
+    TANH = "TANH"
+    SIGN_BIT = "SIGN_BIT"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    def __bool__(self) -> bool:
+        return self is not FusedActivation.NONE
+
+    @property
+    def code(self) -> int:
+        """The schema's ``ActivationFunctionType`` code."""
+        return int(sg.ActivationFunctionType[self.name])
+
+    @classmethod
+    def from_code(cls, code: int) -> FusedActivation:
+        """The activation with schema code ``code``; an unknown code is NONE, as LiteRT's
+        ``ConvertActivation`` makes it."""
+        name = sg.ActivationFunctionType(code).name if code in sg.ActivationFunctionType._value2member_map_ else "NONE"
+        return cls(name)
+
+    @classmethod
+    def of_op(cls, op: str) -> FusedActivation | None:
+        """The clamp a standalone op computes (RELU, RELU6, RELU_N1_TO_1), or None: such an op
+        can be fused into its producer as this activation."""
+        act = cls._value2member_map_.get(op)
+        return act if isinstance(act, FusedActivation) and act.clamp is not None else None
+
+    @property
+    def clamp(self) -> tuple[float, float] | None:
+        """``(lo, hi)`` as TFLite's ``CalculateActivationRange`` makes it; None for NONE,
+        TANH and SIGN_BIT, for which it is unbounded (LiteRT's kernels ignore a fused TANH
+        or SIGN_BIT, so gpulite's do too)."""
+        return _CLAMPS.get(self.name)
+
+    def bounds(self, dtype: np.dtype | type) -> tuple[Any, Any] | None:
+        """:attr:`clamp` as two scalars of ``dtype`` (an open upper end is ``inf`` for a float
+        dtype, the dtype's maximum for an integer one), or None when there is no clamp.
+        Scalars of the array's dtype keep ``np.clip`` on its SIMD loop."""
+        rng = self.clamp
+        if rng is None:
+            return None
+        dt = np.dtype(dtype)
+        lo, hi = rng
+        if math.isinf(hi) and dt.kind != "f":
+            hi = np.iinfo(dt).max
+        return dt.type(lo), dt.type(hi)
+
+    def quantized_bounds(self, scale: float, zero_point: int, dtype: np.dtype | type) -> tuple[int, int]:
+        """TFLite's ``CalculateActivationRangeQuantized`` for an int8/uint8/int16 output.
+
+        Each bound is ``zero_point + round(bound / scale)`` with the division in float32
+        and halves rounded away from zero (``TfLiteRound``), clipped to the dtype's range;
+        an activation without :attr:`clamp` gives the whole range.
+        """
+        info = np.iinfo(np.dtype(dtype))
+        qmin, qmax = int(info.min), int(info.max)
+        rng = self.clamp
+        if rng is None:
+            return qmin, qmax
+        lo, hi = rng
+
+        def q(v: float) -> int:
+            x = float(np.float32(v) / np.float32(scale))
+            return zero_point + math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
+        return max(qmin, q(lo)), qmax if math.isinf(hi) else min(qmax, q(hi))
+
+
+_CLAMPS = {"RELU": (0.0, math.inf), "RELU_N1_TO_1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}

@@ -1,0 +1,97 @@
+"""Fusion on the WebGPU backend: a PReLU fused into its producer (conv, depthwise, add) and a
+RELU fused into a concatenation, each checked against LiteRT and for what the plan runs.
+(The ops themselves are tested once, for every backend, in tests/ops.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpulite.testing.tflite_writer import ModelBuilder
+from tests.webgpu.support import check_gpu, require_adapter
+
+require_adapter()
+
+F32 = np.float32
+
+
+def _rng(seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _prelu_after(op: str, alpha: np.ndarray, *, extra_reader: bool = False) -> tuple[bytes, list]:
+    """x -> op -> PRELU(alpha) -> y (and, with ``extra_reader``, the op's output also a graph output)."""
+    rng = _rng(11)
+    mb = ModelBuilder()
+    shape = (1, 7, 6, 8)
+    x = mb.input("x", shape, F32)
+    mid = mb.tensor("mid", shape, F32)
+    if op == "CONV_2D":
+        w = mb.const("w", rng.standard_normal((8, 3, 3, 8)).astype(F32))
+        b = mb.const("b", rng.standard_normal(8).astype(F32))
+        mb.op(op, [x, w, b], [mid], padding="SAME", stride_h=1, stride_w=1)
+    elif op == "DEPTHWISE_CONV_2D":
+        w = mb.const("w", rng.standard_normal((1, 3, 3, 8)).astype(F32))
+        b = mb.const("b", rng.standard_normal(8).astype(F32))
+        mb.op(op, [x, w, b], [mid], padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1)
+    else:  # ADD: the residual blocks of the MediaPipe models
+        mb.op(op, [x, mb.const("c", rng.standard_normal(8).astype(F32))], [mid])
+    y = mb.tensor("y", shape, F32)
+    mb.op("PRELU", [mid, mb.const("alpha", alpha)], [y])
+    mb.output(y)
+    if extra_reader:
+        mb.output(mid)
+    return mb.build(), [rng.uniform(-4, 4, shape).astype(F32)]
+
+
+ALPHAS = {"per-channel": np.linspace(-0.5, 1.5, 8, dtype=F32).reshape(1, 1, 8),
+          "flat": np.linspace(0.1, 0.8, 8, dtype=F32), "single": np.array([0.25], F32)}
+
+
+@pytest.mark.parametrize("alpha", ALPHAS.values(), ids=ALPHAS.keys())
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D", "ADD"])
+def test_prelu_fused_into_producer(op, alpha):
+    from gpulite import Interpreter
+
+    model, feeds = _prelu_after(op, alpha)
+    plan = check_gpu(model, feeds)
+    assert plan["partitions"][0]["ops"] == {op: 1}, "the PRELU was not fused"
+    assert plan["partitions"][0]["dispatches"] == 1
+    fused = [n for n in Interpreter(model_content=model, backend="webgpu").graph.nodes if n.prelu_alpha is not None]
+    assert [n.op for n in fused] == [op]
+    # The CPU backend's prepared graph never has a prelu_alpha (its rules make a PRELU an epilogue step).
+    assert not any(n.prelu_alpha is not None for n in Interpreter(model_content=model, backend="cpu").graph.nodes)
+
+
+@pytest.mark.parametrize("why", ["intermediate-is-output", "spatial-alpha", "producer-forced-to-cpu"])
+def test_prelu_not_fused(why):
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+
+    from gpulite import Interpreter
+    from tests.compare import assert_same
+    from tests.webgpu.support import run
+
+    alpha = _rng(12).uniform(-1, 1, (7, 6, 8)).astype(F32) if why == "spatial-alpha" else ALPHAS["per-channel"]
+    model, feeds = _prelu_after("CONV_2D", alpha, extra_reader=why == "intermediate-is-output")
+    if why == "producer-forced-to-cpu":  # the CPU conv knows nothing of a fused PReLU
+        it = Interpreter(model_content=model, backend="webgpu", cpu_ops=["CONV_2D"])
+        assert [p["ops"] for p in (run(it, feeds) and it.get_plan())["partitions"]] == [{"CONV_2D": 1}, {"PRELU": 1}]
+        for a, e in zip(run(it, feeds), run(LiteRT(model_content=model), feeds), strict=True):
+            assert_same(a, e, rtol=1e-5)
+    else:
+        plan = check_gpu(model, feeds)
+        assert plan["partitions"][0]["ops"] == {"CONV_2D": 1, "PRELU": 1}
+
+
+@pytest.mark.parametrize("relu", ["RELU", "RELU6"])
+def test_concatenation_then_relu_is_fused(relu):
+    # gpulite's fusion pass moves the RELU into the concatenation; LiteRT runs it separately.
+    mb = ModelBuilder()
+    a, b = mb.input("a", (1, 3, 4), F32), mb.input("b", (1, 3, 2), F32)
+    c, y = mb.tensor("c", (1, 3, 6), F32), mb.tensor("y", (1, 3, 6), F32)
+    mb.op("CONCATENATION", [a, b], [c], axis=2)
+    mb.op(relu, [c], [y])
+    mb.output(y)
+    rng = _rng(9)
+    plan = check_gpu(mb.build(), [rng.uniform(-8, 8, (1, 3, 4)).astype(F32), rng.uniform(-8, 8, (1, 3, 2)).astype(F32)])
+    assert plan["partitions"][0]["ops"] == {"CONCATENATION": 1}, "the RELU was not fused"
