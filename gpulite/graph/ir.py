@@ -16,10 +16,6 @@ import numpy as np
 from gpulite.model.opdefs import FusedActivation, OpName, op_of
 from gpulite.model.reader import Model, Quantization, Sparsity, SubgraphDef
 
-# Schema ActivationFunctionType code -> FusedActivation, for gpulite.ops.dispatch (which should
-# call FusedActivation.from_code instead; then this goes).
-ACTIVATIONS = {a.code: a for a in FusedActivation}
-
 
 @dataclass
 class TensorInfo:
@@ -128,7 +124,7 @@ class Graph:
         ]
         nodes = []
         for o in sgd.operators:
-            act = FusedActivation.from_code(getattr(o.options, "fused_activation_function", 0))
+            act = FusedActivation.of_options(o.options)
             nodes.append(Node(
                 index=o.index, op=o.op, inputs=o.inputs, outputs=o.outputs, options=o.options,
                 custom_options=o.custom_options, version=o.version, activation=act,

@@ -485,6 +485,11 @@ class FusedActivation(str, Enum):
         return cls(name)
 
     @classmethod
+    def of_options(cls, options: object) -> FusedActivation:
+        """The fused activation an operator's builtin options carry (NONE for options without one)."""
+        return cls.from_code(getattr(options, "fused_activation_function", 0))
+
+    @classmethod
     def of_op(cls, op: str) -> FusedActivation | None:
         """The clamp a standalone op computes (RELU, RELU6, RELU_N1_TO_1), or None: such an op
         can be fused into its producer as this activation."""

@@ -27,8 +27,9 @@ from gpulite.backends.base import EagerExecutor
 from gpulite.backends.cpu.eager import CpuEager
 from gpulite.environment import env
 from gpulite.errors import NaNError, UnsupportedOpError
-from gpulite.graph.ir import ACTIVATIONS, Graph, Node, TensorInfo
+from gpulite.graph.ir import Graph, Node, TensorInfo
 from gpulite.graph.shapes import propagate
+from gpulite.model.opdefs import FusedActivation
 from gpulite.runtime import CachedOp
 from gpulite.tensor import Tensor, from_gpu, from_host
 
@@ -97,7 +98,7 @@ def build_graph(op: str, slots: list[Any], options: Any, out_dtype: np.dtype) ->
         ins.append(i)
     out = len(tensors)
     tensors.append(TensorInfo(out, "output", (), np.dtype(out_dtype)))
-    act = ACTIVATIONS.get(getattr(options, "fused_activation_function", 0))
+    act = FusedActivation.of_options(options)
     node = Node(0, op, tuple(ins), (out,), options=options, activation=act)
     g = Graph(tensors, [node], tuple(runtime), (out,), name=op.lower())
     propagate(g, [node])
