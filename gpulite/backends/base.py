@@ -33,11 +33,39 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from gpulite.graph.ir import Graph, Node
+from gpulite.graph.ir import Graph, Node, TensorInfo
 from gpulite.graph.plan import MemoryPlan
 
 DeviceKind = Literal["cpu", "gpu"]
 ReadTensor = Callable[[int], "np.ndarray | None"]
+
+
+class KernelContext:
+    """What every backend's kernel factory sees of its node: the graph, the node, and its
+    tensors' metadata (shape, dtype, quantization, constant value). Backends subclass it
+    with their own ways to reach the data (:class:`~gpulite.backends.cpu.context.CpuContext`:
+    numpy arrays; :class:`~gpulite.backends.webgpu.context.GpuContext`: arena references)."""
+
+    def __init__(self, graph: Graph, node: Node) -> None:
+        self.graph, self.node = graph, node
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.node.inputs)
+
+    def has_input(self, i: int) -> bool:
+        """False for an omitted optional input (index -1) or one past the node's inputs."""
+        return i < len(self.node.inputs) and self.node.inputs[i] >= 0
+
+    def in_info(self, i: int) -> TensorInfo:
+        return self.graph.tensors[self.node.inputs[i]]
+
+    def out_info(self, i: int) -> TensorInfo:
+        return self.graph.tensors[self.node.outputs[i]]
+
+    def const(self, i: int) -> np.ndarray | None:
+        """The constant value of input i, or None when it is computed at run time."""
+        return self.in_info(i).const if self.has_input(i) else None
 
 
 class Observer(Protocol):

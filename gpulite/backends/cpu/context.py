@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.graph.ir import Graph, Node, TensorInfo
+from gpulite.backends.base import KernelContext
+from gpulite.graph.ir import Graph, Node
 
 
-class CpuContext:
+class CpuContext(KernelContext):
     """What a CPU kernel factory sees: its node's tensors as arrays plus their metadata.
 
     ``input(i)`` is the array of the node's i-th input (an arena view, or the constant's
@@ -18,29 +19,13 @@ class CpuContext:
 
     def __init__(self, graph: Graph, node: Node, arrays: dict[int, np.ndarray], num_threads: int,
                  scratch: ScratchPool | None = None) -> None:
-        self.graph, self.node, self._arrays = graph, node, arrays
+        super().__init__(graph, node)
+        self._arrays = arrays
         self.num_threads = max(1, int(num_threads or 1))
         self.scratch = scratch if scratch is not None else ScratchPool()
 
-    @property
-    def num_inputs(self) -> int:
-        return len(self.node.inputs)
-
-    def has_input(self, i: int) -> bool:
-        return i < len(self.node.inputs) and self.node.inputs[i] >= 0
-
-    def in_info(self, i: int) -> TensorInfo:
-        return self.graph.tensors[self.node.inputs[i]]
-
-    def out_info(self, i: int) -> TensorInfo:
-        return self.graph.tensors[self.node.outputs[i]]
-
     def input(self, i: int) -> np.ndarray:
         return self._arrays[self.node.inputs[i]]
-
-    def const(self, i: int) -> np.ndarray | None:
-        """The constant value of input i, or None when it is computed at run time."""
-        return self.in_info(i).const if self.has_input(i) else None
 
     def output(self, i: int) -> np.ndarray:
         return self._arrays[self.node.outputs[i]]

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from gpulite.backends.base import KernelContext
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph.ir import Graph, Node, TensorInfo
 from gpulite.graph.plan import MemoryPlan
@@ -62,12 +63,13 @@ class TensorRef:
         return int(np.prod(self.shape, dtype=np.int64))
 
 
-class GpuContext:
+class GpuContext(KernelContext):
     """Per-node view of the graph for a kernel factory; see the module docstring."""
 
     def __init__(self, graph: Graph, node: Node, plan: MemoryPlan, arena: GpuArena, gdev: Any, *,
                  weights: str = "f32") -> None:
-        self.graph, self.node, self.plan, self.arena, self.gdev = graph, node, plan, arena, gdev
+        super().__init__(graph, node)
+        self.plan, self.arena, self.gdev = plan, arena, gdev
         self._weights = weights
         self.f16_bytes = 0  # bytes this node stored as float16 through weight()/weight_input()
 
@@ -77,23 +79,6 @@ class GpuContext:
         ``"f16-packed"``: the same bytes, read in two ways; program.py). Pass it to
         ``make_program(..., weights=ctx.weights)`` of every program that reads them."""
         return self._weights
-
-    @property
-    def num_inputs(self) -> int:
-        return len(self.node.inputs)
-
-    def has_input(self, i: int) -> bool:
-        return i < len(self.node.inputs) and self.node.inputs[i] >= 0
-
-    def in_info(self, i: int) -> TensorInfo:
-        return self.graph.tensors[self.node.inputs[i]]
-
-    def out_info(self, i: int) -> TensorInfo:
-        return self.graph.tensors[self.node.outputs[i]]
-
-    def const(self, i: int) -> np.ndarray | None:
-        """The constant value of input i, or None when it is computed at run time."""
-        return self.in_info(i).const if self.has_input(i) else None
 
     def _ref(self, t: TensorInfo) -> TensorRef:
         if t.const is not None:
