@@ -287,6 +287,8 @@ def info(out: Callable[[str], None] = print) -> None:
     _precision(out, active, e.get("precision"), e.source("precision"), adapters)
     out("flags      " + ", ".join(f"{k}={v!r}" + (f" [{e.source(k)}]" if e.source(k) != "default" else "")
                                   for k, v in e.flags().items()))
+    from gpulite.backends.cpu import jit
+    out(f"cpu loops  {jit.status()}")
 
 
 def _size(v: int, key: str) -> str:

