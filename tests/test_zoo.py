@@ -65,6 +65,11 @@ def recrop() -> bytes:
     return model_path("hand_recrop").read_bytes()
 
 
+@pytest.fixture(scope="module")
+def iris() -> bytes:
+    return model_path("iris_landmark").read_bytes()
+
+
 def test_every_zoo_model_and_source_archive_has_a_pinned_digest():
     assert len(zoo.NAMES) == 17
     assert {"pose_landmark_lite", "pose_landmark_heavy", "face_detection_full_range"} <= set(zoo.NAMES)
@@ -83,6 +88,14 @@ def test_fetch_downloads_checks_and_extracts(only_cache, monkeypatch, recrop, ki
     got = zoo.resolve("hand_recrop")
     assert got == zoo.cache_dir() / "hand_recrop.tflite" and got.read_bytes() == recrop
     assert [p.name for p in zoo.cache_dir().iterdir()] == ["hand_recrop.tflite"]  # no .part left
+
+
+def test_one_download_extracts_every_model_of_its_archive(only_cache, monkeypatch, recrop, iris):
+    members = {"hand_recrop": MEMBER, "iris_landmark": "m/iris_landmark.tflite"}
+    archive = _zip(only_cache / "source.whl", {MEMBER: recrop, "m/iris_landmark.tflite": iris})
+    _serve(monkeypatch, archive, members)
+    zoo.resolve("hand_recrop")
+    assert zoo.resolve("iris_landmark", download=False).read_bytes() == iris
 
 
 def test_an_archive_whose_digest_differs_is_refused(only_cache, monkeypatch, recrop):
