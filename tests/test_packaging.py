@@ -69,7 +69,7 @@ def test_every_dependency_is_bounded_and_the_installed_version_is_inside(req):
 def test_wgpu_lower_bound_is_the_first_release_that_works():
     """wgpu 0.19-0.31 fail at the first GPU invoke (a uniform buffer binding size error)."""
     (req,) = [r for r in REQUIREMENTS if r.startswith("wgpu")]
-    assert _requirement_bounds(req)[1:] == ("0.32", "0.33")
+    assert _requirement_bounds(req)[1:] == ("0.32.0", "0.33")
 
 
 def test_info_says_numpy_only_when_the_loops_cannot_be_built(tmp_path):
@@ -112,7 +112,7 @@ def test_wheel_has_every_data_file_license_and_metadata(wheel):
     assert meta["License-Expression"] == "Apache-2.0"
     assert meta["Requires-Python"] == PYPROJECT["project"]["requires-python"]
     wgpu = [d for d in meta.get_all("Requires-Dist") if d.startswith("wgpu")]
-    assert len(wgpu) == 1 and ">=0.32" in wgpu[0] and "<0.33" in wgpu[0], wgpu
+    assert len(wgpu) == 1 and ">=0.32.0" in wgpu[0] and "<0.33" in wgpu[0], wgpu
 
 
 RUN_A_MODEL = """
