@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import socket
 import subprocess
 import tarfile
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gpulite import Interpreter, ModelError, zoo
-from tests.assets import model_path
+from tests.assets import load_image, model_path
 
 MEMBER = "mediapipe/modules/holistic_landmark/hand_recrop.tflite"
 
@@ -265,3 +266,28 @@ def test_real_download(only_cache):
     zoo.fetch(["hand_recrop", "pose_landmark_lite", "face_detection_full_range"])
     for name in ("hand_recrop", "pose_landmark_lite", "face_detection_full_range"):
         assert zoo.resolve(name, download=False).parent == zoo.cache_dir()
+
+
+def test_every_model_a_graph_or_solution_names_is_a_zoo_model():
+    from gpulite.solutions import face_mesh, hands, pose
+
+    graphs = Path(zoo.__file__).parent / "pipeline" / "graphs"
+    named = {m for f in graphs.glob("*.yaml") for m in re.findall(r"\bmodel: (\w+)", f.read_text())}
+    for table in (face_mesh.LANDMARK_MODELS, hands.PALM_MODELS, hands.LANDMARK_MODELS, pose.LANDMARK_MODELS):
+        named |= set(table.values())
+    assert len(named) >= 12 and named <= set(zoo.NAMES), sorted(named - set(zoo.NAMES))
+
+
+def test_pose_runs_with_every_model_complexity():
+    """Pose(model_complexity=0|1|2) loads lite/full/heavy from the zoo; the three independent
+    models put the nose within 3% of the image of each other on the astronaut."""
+    from gpulite.solutions import Pose
+
+    img = load_image("astronaut.png")
+    noses = []
+    for complexity in (0, 1, 2):
+        with Pose(static_image_mode=True, model_complexity=complexity, backend="cpu") as p:
+            lm = p.process(img).pose_landmarks
+        assert lm is not None and len(lm.landmark) == 33, complexity
+        noses.append((lm.landmark[0].x, lm.landmark[0].y))
+    assert max(abs(a - b) for n in noses for m in noses for a, b in zip(n, m, strict=True)) < 0.03, noses
