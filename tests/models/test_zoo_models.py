@@ -1,4 +1,4 @@
-"""The fourteen zoo models on gpulite's CPU backend against LiteRT.
+"""The zoo models on gpulite's CPU backend against LiteRT.
 
 Each model runs on seeded random inputs and on ``astronaut.png`` (one face) resized to the
 model's input size, both in [-1, 1] (MediaPipe feeds these models [-1, 1] or [0, 1]; the
@@ -17,16 +17,13 @@ still fails by orders of magnitude.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from gpulite import Interpreter, zoo
+from tests.assets import image_path, model_path
 from tests.compare import assert_same
 
-ROOT = Path(__file__).resolve().parents[2]
-IMAGE = ROOT.parent / "shared" / "images" / "astronaut.png"
 RTOL = 1e-4
 SEEDS = (0, 1)
 
@@ -40,18 +37,12 @@ MODELS = [pytest.param(n, marks=pytest.mark.skip(reason=NO_REFERENCE[n])) if n i
           for n in zoo.NAMES]
 
 
-def model_path(name: str) -> Path:
-    """The checkout's ``../shared/models`` copy when there is one, else the zoo's."""
-    shared = ROOT.parent / "shared" / "models" / f"{name}.tflite"
-    return shared if shared.is_file() else zoo.resolve(name)
-
-
 def image_input(shape: tuple[int, ...]) -> np.ndarray:
     """astronaut.png, nearest-resized to NHWC ``shape``, scaled to [-1, 1]."""
     from PIL import Image
 
     _, h, w, c = shape
-    img = Image.open(IMAGE).convert("RGB").resize((w, h), Image.NEAREST)
+    img = Image.open(image_path("astronaut.png")).convert("RGB").resize((w, h), Image.NEAREST)
     x = np.asarray(img, np.float32)[None, :, :, :c] / 127.5 - 1.0
     return np.ascontiguousarray(x)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import struct
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,28 +33,22 @@ from gpulite.errors import ModelError, ShapeError, UnsupportedOpError
 from gpulite.model import custom_options as co
 from gpulite.model.opdefs import Op, decode_custom_options
 from gpulite.testing.tflite_writer import ModelBuilder
+from tests.assets import model_path
 from tests.compare import assert_same
 from tests.ops.harness import check_op, run_gpulite
 
-MODELS = Path(__file__).resolve().parents[3] / "shared" / "models"
-FACE = MODELS / "face_landmark_with_attention.tflite"
-SELFIE = MODELS / "selfie_segmentation.tflite"
+FACE = "face_landmark_with_attention"
+SELFIE = "selfie_segmentation"
 MEDIAPIPE_OPS = ("Convolution2DTransposeBias", "Landmarks2TransformMatrix", "TransformTensorBilinear",
                  "TransformLandmarks")
 F32 = np.float32
 
 
-def _model_or_skip(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"zoo model {path} not present")
-    return path
-
-
-def _real_options(path: Path, op: str) -> list[bytes]:
+def _real_options(name: str, op: str) -> list[bytes]:
     """The custom-options bytes of every ``op`` node of a zoo model, in node order."""
     from gpulite.model.reader import load
 
-    m = load(_model_or_skip(path))
+    m = load(model_path(name))
     return [bytes(o.custom_options or b"") for o in m.subgraphs[0].operators if o.op == op]
 
 
@@ -287,7 +280,7 @@ def test_transpose_conv_bias_stride_above_kernel(backend: str) -> None:
 
 def test_transpose_conv_bias_selfie_weights(backend: str) -> None:
     """The selfie segmenter's own op (real fp16 weights folded to fp32, real shapes) vs LiteRT."""
-    it = Interpreter(model_path=str(_model_or_skip(SELFIE)))
+    it = Interpreter(model_path=str(model_path(SELFIE)))
     g = it.graph
     (node,) = [n for n in g.nodes if n.op == "Convolution2DTransposeBias"]
     w, b = g.tensors[node.inputs[1]].const, g.tensors[node.inputs[2]].const
@@ -537,7 +530,7 @@ def test_face_model_finds_kernels_for_mediapipe_ops() -> None:
     """face_landmark_with_attention: allocate_tensors finds kernels for the three MediaPipe ops
     (it may still stop at an op others are writing, never at one of these), and each of the
     model's 11 such nodes compiles and runs on the real graph, matching the references."""
-    it = Interpreter(model_path=str(_model_or_skip(FACE)))
+    it = Interpreter(model_path=str(model_path(FACE)))
     try:
         it.allocate_tensors()
     except UnsupportedOpError as e:

@@ -7,11 +7,10 @@ and ``gpulite.model.reader``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from gpulite import zoo
 from gpulite.errors import ModelError
 from gpulite.graph.densify import densify
 from gpulite.graph.ir import TensorInfo
@@ -20,12 +19,11 @@ from gpulite.model.custom_options import TransformLandmarksOptions
 from gpulite.model.reader import load
 from gpulite.testing import tflite_writer
 from gpulite.testing.tflite_writer import OP_OPTIONS, ModelBuilder, Quant, sparsify
+from tests.assets import model_path
 from tests.compare import assert_same
 from tests.ops import harness
 from tests.ops.conftest import base_name
 from tests.ops.harness import check_op, run_litert
-
-MODELS = Path(__file__).resolve().parents[3] / "shared" / "models"
 
 # A 4x8 matrix in 1x4 blocks with two empty blocks: DENSE rows, SPARSE_CSR block columns,
 # dense block contents — the layout of the sparse face detector's weights.
@@ -291,9 +289,7 @@ def test_vector_string_and_float_options_round_trip() -> None:
 
 def test_op_options_table_matches_real_models() -> None:
     """Every options table the MediaPipe models carry is the one OP_OPTIONS (Op.X.spec.options) picks."""
-    files = sorted(MODELS.glob("*.tflite"))
-    if not files:
-        pytest.skip(f"no models in {MODELS}")
+    files = [model_path(n) for n in zoo.NAMES]
     checked = set()
     for f in files:
         for op in load(f).subgraphs[0].operators:

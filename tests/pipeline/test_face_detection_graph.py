@@ -21,16 +21,16 @@ from gpulite.pipeline.calculators.sinks import VideoWriter
 from gpulite.pipeline.calculators.sources import VideoReader
 from gpulite.pipeline.calculators.types import Detection, RelativeBox
 from gpulite.pipeline.graphs import available_graphs, load_graph
+from tests.assets import image_path
 from tests.webgpu.support import adapter_problem
 
 # mediapipe 0.10.14 calls a protobuf API that newer protobuf deprecates; not ours to fix.
 pytestmark = pytest.mark.filterwarnings("ignore:SymbolDatabase.GetPrototype:UserWarning")
-IMAGES = Path(__file__).resolve().parents[2].parent / "shared" / "images"
 
 
 @pytest.fixture(scope="module")
 def astronaut() -> np.ndarray:
-    return np.asarray(Image.open(IMAGES / "astronaut.png").convert("RGB"))
+    return np.asarray(Image.open(image_path("astronaut.png")).convert("RGB"))
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +100,7 @@ def test_astronaut_matches_mediapipe(backend, astronaut, mediapipe_faces):
 
 def _frames(n: int = 6) -> list[np.ndarray]:
     """640x480 letterboxed frames: the photo at several sizes and places (non-integer scales)."""
-    src = Image.open(IMAGES / "astronaut.png").convert("RGB")
+    src = Image.open(image_path("astronaut.png")).convert("RGB")
     frames = []
     for k in range(n):
         side = int(480 * (1.0 + 0.12 * k))

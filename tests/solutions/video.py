@@ -7,7 +7,7 @@ unrotated, centred, scaled to the frame's height on a grey background.
 
 Usage::
 
-    from tests.solutions.video import IMAGES, load_image, make_frames, write_video, read_video
+    from tests.solutions.video import load_image, make_frames, write_video, read_video
 
     frames = make_frames(12)                          # list of (480, 640, 3) uint8 RGB
     path = write_video(tmp_path / "astronaut.mp4", frames, fps=10)
@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-IMAGES = Path(__file__).resolve().parents[2].parent / "shared" / "images"
+from tests.assets import image_path
+
 FRAME_SIZE = (640, 480)          # width, height
 BACKGROUND = (90, 90, 90)
 
@@ -42,10 +43,10 @@ class FrameParams:
 
 
 def load_image(name: str = "astronaut.png") -> np.ndarray:
-    """An image from the shared images folder as (H, W, 3) uint8 RGB."""
+    """A shipped test image (tests/data/images) as (H, W, 3) uint8 RGB."""
     import cv2
 
-    path = IMAGES / name
+    path = image_path(name)
     bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if bgr is None:
         raise FileNotFoundError(f"no test image {path}")

@@ -12,7 +12,7 @@ graph outputs in gpulite and read from LiteRT with ``experimental_preserve_all_t
 
 face_landmark_with_attention, whose MediaPipe custom ops LiteRT cannot run, is compared with
 gpulite's CPU backend instead (random input and astronaut.png), also entirely on the GPU; and
-every one of the fourteen zoo models is asserted to compile to ONE webgpu partition with no
+every one of the seventeen zoo models is asserted to compile to ONE webgpu partition with no
 crossing.
 
 ``precision="fp16"`` (float16 weights, float32 activations and math; docs/webgpu.md) is held
@@ -23,13 +23,11 @@ weights are float32 in the file; the others ship float16 weights, which fp16 sto
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from gpulite import Interpreter, zoo
-from gpulite.errors import ModelError
+from tests.assets import image_path, model_path
 from tests.compare import assert_same
 from tests.webgpu.support import gpu_only, require_adapter, run
 
@@ -38,17 +36,14 @@ pytestmark = pytest.mark.filterwarnings("ignore:Warning. Enabling .experimental_
 
 RTOL = 1e-3
 FP16_RTOL = 5e-3
-IMAGE = Path(__file__).resolve().parents[3] / "shared" / "images" / "astronaut.png"
 SMALL = ["face_detection_short_range", "face_landmark", "iris_landmark", "hand_recrop", "selfie_segmentation"]
 LARGE = ["face_detection_full_range_sparse", "hand_landmark_lite", "hand_landmark_full", "palm_detection_lite",
-         "palm_detection_full", "pose_detection", "pose_landmark_full", "selfie_segmentation_landscape"]
+         "palm_detection_full", "pose_detection", "pose_landmark_full", "selfie_segmentation_landscape",
+         "face_detection_full_range", "pose_landmark_lite", "pose_landmark_heavy"]
 
 
 def _path(name: str) -> str:
-    try:
-        return str(zoo.resolve(name))
-    except ModelError as e:
-        pytest.skip(f"model {name} not available: {e}")
+    return str(model_path(name))
 
 
 def _inputs(interp, seed: int = 0) -> list[np.ndarray]:
@@ -60,11 +55,9 @@ def _astronaut(interp) -> list[np.ndarray]:
     """astronaut.png resized (nearest) to the model's input, scaled to [-1, 1]."""
     from PIL import Image
 
-    if not IMAGE.is_file():
-        pytest.skip(f"{IMAGE} not present")
     (d,) = interp.get_input_details()
     _, h, w, c = d["shape"]
-    img = Image.open(IMAGE).convert("RGB").resize((int(w), int(h)), Image.NEAREST)
+    img = Image.open(image_path("astronaut.png")).convert("RGB").resize((int(w), int(h)), Image.NEAREST)
     return [np.ascontiguousarray(np.asarray(img, np.float32)[None, :, :, :c] / 127.5 - 1.0)]
 
 
@@ -131,8 +124,8 @@ def test_large_model_fp16(name):
     _check(name, "fp16", FP16_RTOL)
 
 
-def test_the_zoo_is_fourteen_models():
-    assert sorted([*SMALL, *LARGE, "face_landmark_with_attention"]) == sorted(zoo.NAMES) and len(zoo.NAMES) == 14
+def test_every_zoo_model_is_compared():
+    assert sorted([*SMALL, *LARGE, "face_landmark_with_attention"]) == sorted(zoo.NAMES) and len(zoo.NAMES) == 17
 
 
 @pytest.mark.parametrize("name", zoo.NAMES)

@@ -45,6 +45,7 @@ SOURCE = Path(__file__).with_name("loops.c")
 FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC"]
 _lock = threading.Lock()
 _lib: ctypes.CDLL | bool | None = None  # None: not tried yet; False: unavailable
+_why = ""  # why the build failed, once it has
 _i64 = ctypes.c_int64
 
 
@@ -88,7 +89,7 @@ def _bind(fn, *args):
 
 
 def _library() -> ctypes.CDLL | None:
-    global _lib
+    global _lib, _why
     if not env().get("cpu_jit"):
         return None
     if _lib is None:
@@ -98,13 +99,22 @@ def _library() -> ctypes.CDLL | None:
                     _lib = _build()
                 except (OSError, subprocess.SubprocessError) as e:
                     log.warning("CPU backend: compiled loops unavailable, using numpy only (%s)", e)
-                    _lib = False
+                    _lib, _why = False, str(e)
     return _lib or None
 
 
 def available() -> bool:
     """Whether the compiled loops are used (``cpu_jit`` on and ``loops.c`` built)."""
     return _library() is not None
+
+
+def status() -> str:
+    """One line for ``gpulite info``: whether the compiled loops run and, if not, why."""
+    if not env().get("cpu_jit"):
+        return "numpy only (flag cpu_jit is off)"
+    if available():
+        return f"compiled loops active ({SOURCE.name} built with the system C compiler)"
+    return f"numpy only: compiled loops unavailable ({_why})"
 
 
 def _p(a: np.ndarray) -> ctypes.c_void_p:
