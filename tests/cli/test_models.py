@@ -15,7 +15,7 @@ import pytest
 from gpulite import cli, zoo
 from tests.assets import model_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _models(*args: str, **env: str) -> subprocess.CompletedProcess:
