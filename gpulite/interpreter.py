@@ -3,7 +3,7 @@
 Existing code switches by changing the import::
 
     from gpulite import Interpreter          # was: from ai_edge_litert.interpreter import Interpreter
-    it = Interpreter(model_path="face_detection_short_range.tflite", backend="cpu")
+    it = Interpreter(model_path="face_detection_short_range", backend="cpu")  # a zoo name or a .tflite path
     it.allocate_tensors()
     it.set_tensor(it.get_input_details()[0]["index"], x)
     it.invoke()

@@ -1,6 +1,6 @@
 """``Pose``: pose detection + 33 body landmarks with visibility, tracking, optional mask (MediaPipe Pose).
 
-Runs ``gpulite/pipeline/graphs/pose.yaml`` (pose_detection + pose_landmark_full). In video
+Runs ``gpulite/pipeline/graphs/pose.yaml`` (pose_detection + pose_landmark_lite, _full or _heavy). In video
 mode (``static_image_mode=False``) the previous frame's landmarks give the next region, so
 the detector runs only when the person was lost, and, as in MediaPipe, the landmarks are
 smoothed over time (one-euro filter on coordinates, low-pass on visibility) and the mask
