@@ -124,7 +124,7 @@ def parse_node(raw: Any, index: int) -> NodeConfig:
     handler = raw.get("input_stream_handler")
     if handler is not None:
         hname = handler.get("input_stream_handler") if isinstance(handler, dict) else handler
-        if hname not in _HANDLERS:
+        if not isinstance(hname, str) or hname not in _HANDLERS:
             raise GraphConfigError(f"{where}: input_stream_handler must be one of {sorted(_HANDLERS)}, "
                                    f"got {brief(hname)}")
         policy = _HANDLERS[hname]
