@@ -158,7 +158,8 @@ def _build() -> ctypes.CDLL:
     lib.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     problem = _untrusted(lib.parent, directory=True)
     if problem:
-        log.warning("CPU backend: not using the compiled-loops cache (%s); building in a private directory", problem)
+        log.warning("CPU backend: not using the compiled-loops cache (%s; `chmod go-w` it if it is yours); "
+                    "building in a private directory", problem)
         private = Path(tempfile.mkdtemp(prefix="gpulite-loops-"))
         try:
             _compile(cc, private / lib.name)
