@@ -2,6 +2,25 @@
 
 from __future__ import annotations
 
+import reprlib
+from typing import Any
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxother = 3, 80, 80
+_BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxdict = _BRIEF.maxset = _BRIEF.maxfrozenset = 8
+_BRIEF_MAX = 200  # characters
+
+
+def brief(value: Any) -> str:
+    """``repr(value)`` cut to a bounded size (nesting, items, string length), for error messages.
+
+    Every message that quotes a value from a user's file goes through this, so a huge or
+    deeply shared value (a YAML alias bomb, a megabyte name) cannot make the message itself
+    the problem.
+    """
+    text = _BRIEF.repr(value)
+    return text if len(text) <= _BRIEF_MAX else text[:_BRIEF_MAX - 3] + "..."
+
 
 class GpuliteError(Exception):
     """Base class of every gpulite error."""

@@ -30,7 +30,14 @@ class MemoryPlan:
 
 
 def topological_order(g: Graph) -> list[Node]:
-    """Nodes in an order where every input is produced first (stable for valid models)."""
+    """Nodes in an order where every input is produced first (stable for valid models).
+
+    The order is file order where the file's order is valid. Otherwise it is what repeated
+    passes over the not-yet-ordered nodes in file order would give (each pass takes every node
+    whose inputs are ready by then): a node's pass is the latest pass of its producers, plus one
+    for a producer that comes after it in the file. Kahn's algorithm computes the passes in
+    linear time; the nodes are then sorted by (pass, file position).
+    """
     produced = set(g.inputs) | {t.index for t in g.tensors if t.is_const}
     producers: dict[int, Node] = {}
     for n in g.nodes:
@@ -38,25 +45,35 @@ def topological_order(g: Graph) -> list[Node]:
             if o in producers:
                 raise ModelError(f"tensor {o} is written by node {producers[o].index} and node {n.index}")
             producers[o] = n
-    pending, order = list(g.nodes), []
-    while pending:
-        rest = []
-        for n in pending:
-            if all(i < 0 or i in produced for i in n.inputs):
-                order.append(n)
-                produced.update(n.outputs)
-            else:
-                rest.append(n)
-        if len(rest) == len(pending):
-            n = rest[0]
-            missing = [i for i in n.inputs if i >= 0 and i not in produced]
-            why = "a cycle" if all(m in producers for m in missing) else "no producer"
-            raise ModelError(f"node {n.index} ({n.op}) reads tensors {missing} that have {why}")
-        pending = rest
+    waiting = [0] * len(g.nodes)  # inputs of each node not produced yet (with repeats)
+    readers: dict[int, list[int]] = {}  # tensor -> positions of the nodes waiting for it
+    for k, n in enumerate(g.nodes):
+        for i in n.inputs:
+            if i >= 0 and i not in produced:
+                waiting[k] += 1
+                readers.setdefault(i, []).append(k)
+    stage = [0] * len(g.nodes)
+    ready = [k for k in range(len(g.nodes)) if not waiting[k]]
+    done = set()
+    while ready:
+        k = ready.pop()
+        done.add(k)
+        for o in g.nodes[k].outputs:
+            produced.add(o)
+            for r in readers.pop(o, ()):
+                stage[r] = max(stage[r], stage[k] + (k > r))
+                waiting[r] -= 1
+                if not waiting[r]:
+                    ready.append(r)
+    if len(done) < len(g.nodes):
+        n = next(n for k, n in enumerate(g.nodes) if k not in done)
+        missing = [i for i in n.inputs if i >= 0 and i not in produced]
+        why = "a cycle" if all(m in producers for m in missing) else "no producer"
+        raise ModelError(f"node {n.index} ({n.op}) reads tensors {missing} that have {why}")
     for o in g.outputs:
         if o not in produced:
             raise ModelError(f"graph output tensor {o} is never produced")
-    return order
+    return [g.nodes[k] for k in sorted(range(len(g.nodes)), key=lambda k: (stage[k], k))]
 
 
 def lifetimes(g: Graph, order: list[Node]) -> dict[int, list[int]]:
@@ -76,6 +93,55 @@ def lifetimes(g: Graph, order: list[Node]) -> dict[int, list[int]]:
     return life
 
 
+class _Lifetimes:
+    """Placed tensors indexed by lifetime: which of them are alive during some step range.
+
+    A segment tree over the steps. A lifetime is stored in ``covers`` of the O(log n) nodes
+    that tile it, and in ``touches`` of those nodes and of every node on the paths from its
+    first and last step to the root (every node whose range it reaches). A query then reads
+    ``touches`` of the nodes tiling the query range and ``covers`` of their ancestors: each
+    item read overlaps the range, and each item is read at most O(log n) times. Placing a
+    tensor queries its own lifetime, so one call does both.
+    """
+
+    def __init__(self, steps: int) -> None:
+        self.size = 1 << max(steps - 1, 0).bit_length()
+        self.covers: list[list[int]] = [[] for _ in range(2 * self.size)]
+        self.touches: list[list[int]] = [[] for _ in range(2 * self.size)]
+
+    def add(self, item: int, first: int, last: int) -> set[int]:
+        """Store ``item`` alive over [first, last]; return the items stored before that overlap it."""
+        lo, hi, tiles = first + self.size, last + self.size + 1, []
+        while lo < hi:  # the nodes tiling [first, last]
+            if lo & 1:
+                tiles.append(lo)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                tiles.append(hi)
+            lo >>= 1
+            hi >>= 1
+        above, a, b = [], (first + self.size) >> 1, (last + self.size) >> 1
+        while a != b:  # the two boundary paths up to where they join, then the common path
+            above += (a, b)
+            a >>= 1
+            b >>= 1
+        while a:
+            above.append(a)
+            a >>= 1
+        found: set[int] = set()
+        for node in tiles:
+            found.update(self.touches[node])
+        for node in above:
+            found.update(self.covers[node])
+        for node in tiles:
+            self.covers[node].append(item)
+            self.touches[node].append(item)
+        for node in above:
+            self.touches[node].append(item)
+        return found
+
+
 def plan_memory(g: Graph, order: list[Node], *, pinned: dict[int, int] | None = None) -> MemoryPlan:
     """Greedy-by-size arena plan; tensors in ``pinned`` keep the offsets given there.
 
@@ -84,22 +150,23 @@ def plan_memory(g: Graph, order: list[Node], *, pinned: dict[int, int] | None = 
     """
     life = lifetimes(g, order)
     sizes = {t: max(g.tensors[t].nbytes, 0) for t in life}
-    placed: list[tuple[int, int, int, int]] = []  # (offset, end, first, last)
+    placed: list[tuple[int, int]] = []  # (offset, end) of each placed tensor
+    alive = _Lifetimes(len(order) + 1)
     offsets: dict[int, int] = {}
+
     for t, off in (pinned or {}).items():
         if t in life:
+            alive.add(len(placed), *life[t])
             offsets[t] = off
-            placed.append((off, off + -(-sizes[t] // ALIGN) * ALIGN, life[t][0], life[t][1]))
+            placed.append((off, off + -(-sizes[t] // ALIGN) * ALIGN))
     for t in sorted((t for t in life if t not in offsets), key=lambda t: (-sizes[t], t)):
-        first, end_step = life[t]
         size = -(-sizes[t] // ALIGN) * ALIGN
-        conflicts = sorted((o, e) for o, e, f, l_ in placed if not (l_ < first or end_step < f))
         off = 0
-        for o, e in conflicts:
+        for o, e in sorted(placed[k] for k in alive.add(len(placed), *life[t])):
             if off + size <= o:
                 break
             off = max(off, e)
         offsets[t] = off
-        placed.append((off, off + size, first, end_step))
-    arena = max((e for _, e, _, _ in placed), default=0)
+        placed.append((off, off + size))
+    arena = max((e for _, e in placed), default=0)
     return MemoryPlan(offsets, sizes, arena, sum(sizes.values()), {k: (v[0], v[1]) for k, v in life.items()})

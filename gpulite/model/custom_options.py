@@ -31,7 +31,7 @@ from typing import Any
 
 from flatbuffers import flexbuffers
 
-from gpulite.errors import ModelError
+from gpulite.errors import ModelError, brief
 
 __all__ = [
     "Landmarks2TransformMatrixOptions",
@@ -47,6 +47,10 @@ __all__ = [
 # TfLitePadding (tensorflow/lite/core/c/builtin_op_data.h); kTfLitePaddingUnknown = 0 is refused.
 _TFLITE_PADDING = {1: "SAME", 2: "VALID"}
 _TRANSPOSE_CONV_PARAMS = struct.Struct("<3i")
+# Bounds on decoding a FlexBuffer (MediaPipe's options are a few dozen values in < 1 KB).
+_FLEX_MAX_BYTES = 1 << 16
+_FLEX_MAX_VALUES = 1 << 14
+_FLEX_MAX_DEPTH = 32
 
 
 @dataclass(frozen=True)
@@ -112,28 +116,63 @@ def _op_error(op: str, msg: str) -> ModelError:
 
 
 def _flex_map(data: bytes | None, op: str) -> dict[str, Any]:
-    """The FlexBuffer map in ``data``, fully decoded; any decoding failure is a ModelError."""
+    """The FlexBuffer map in ``data``, fully decoded; any decoding failure is a ModelError.
+
+    Decoding is bounded: at most ``_FLEX_MAX_BYTES`` of input, ``_FLEX_MAX_VALUES`` decoded values
+    (a FlexBuffer may point at one vector from many places, so a small blob can stand for an
+    exponentially large value) and ``_FLEX_MAX_DEPTH`` levels of nesting.
+    """
     if not data:
         raise _op_error(op, "expected a FlexBuffer map, got no custom options")
+    if len(data) > _FLEX_MAX_BYTES:
+        raise _op_error(op, f"expected a FlexBuffer map of at most {_FLEX_MAX_BYTES} bytes, got {len(data)} bytes")
+    budget = [_FLEX_MAX_VALUES]
+
+    def spend(n: int) -> None:
+        budget[0] -= n
+        if budget[0] < 0:
+            raise _op_error(op, f"expected a FlexBuffer map of at most {_FLEX_MAX_VALUES} values, got more from "
+                                f"{len(data)} bytes (shared references expand it)")
+
+    def value(ref: flexbuffers.Ref, depth: int) -> Any:
+        spend(1)
+        if depth > _FLEX_MAX_DEPTH:
+            raise _op_error(op, f"expected a FlexBuffer nested at most {_FLEX_MAX_DEPTH} levels deep, got deeper")
+        if ref.IsMap:
+            m = ref.AsMap
+            spend(len(m))
+            return {value(k, depth + 1): value(v, depth + 1) for k, v in zip(m.Keys, m.Values, strict=True)}
+        if ref.IsVector:
+            vec = ref.AsVector
+            spend(len(vec))
+            return [value(e, depth + 1) for e in vec]
+        if ref.IsTypedVector or ref.IsFixedTypedVector:
+            typed = ref.AsTypedVector if ref.IsTypedVector else ref.AsFixedTypedVector
+            spend(len(typed))
+            return typed.Value
+        return ref.Value  # a scalar, string, key or blob: a bounded slice of the buffer
+
     try:
-        value = flexbuffers.Loads(bytes(data))
+        result = value(flexbuffers.GetRoot(bytes(data)), 0)
+    except ModelError:
+        raise
     # The flexbuffers reader signals bad input with whatever its internals hit (struct.error,
-    # IndexError, TypeError, ValueError, UnicodeDecodeError, RecursionError on cyclic
-    # offsets, ...), so everything is turned into one ModelError here.
+    # IndexError, TypeError, ValueError, UnicodeDecodeError, ...), so everything is turned into
+    # one ModelError here.
     except Exception as e:
         raise _op_error(op, f"expected a FlexBuffer map, got {len(data)} bytes that do not decode "
-                            f"({type(e).__name__}: {e})") from None
-    if not isinstance(value, dict):
-        raise _op_error(op, f"expected a FlexBuffer map, got a {type(value).__name__}")
-    return value
+                            f"({type(e).__name__}: {brief(str(e))})") from None
+    if not isinstance(result, dict):
+        raise _op_error(op, f"expected a FlexBuffer map, got a {type(result).__name__}")
+    return result
 
 
 def _int(m: dict[str, Any], key: str, op: str, *, minimum: int | None = None) -> int:
     if key not in m:
-        raise _op_error(op, f"expected key {key!r} (an int), got keys {sorted(m)}")
+        raise _op_error(op, f"expected key {key!r} (an int), got keys {brief(sorted(m))}")
     v = m[key]
     if isinstance(v, bool) or not isinstance(v, int):
-        raise _op_error(op, f"expected {key!r} to be an int, got {type(v).__name__} {v!r}")
+        raise _op_error(op, f"expected {key!r} to be an int, got {type(v).__name__} {brief(v)}")
     if minimum is not None and v < minimum:
         raise _op_error(op, f"expected {key!r} >= {minimum}, got {v}")
     if not -(1 << 31) <= v < (1 << 31):  # the C++ reader keeps int32
@@ -146,11 +185,11 @@ def _float(m: dict[str, Any], key: str, op: str, *, default: float | None = None
     if key not in m:
         if default is not None:
             return default
-        raise _op_error(op, f"expected key {key!r} (a float), got keys {sorted(m)}")
+        raise _op_error(op, f"expected key {key!r} (a float), got keys {brief(sorted(m))}")
     v = m[key]
     # The C++ reader's AsFloat converts ints too, so an int-typed value is accepted.
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise _op_error(op, f"expected {key!r} to be a float, got {type(v).__name__} {v!r}")
+        raise _op_error(op, f"expected {key!r} to be a float, got {type(v).__name__} {brief(v)}")
     f = float(v)
     if not math.isfinite(f):
         raise _op_error(op, f"expected {key!r} to be finite, got {f}")
@@ -161,10 +200,10 @@ def _float(m: dict[str, Any], key: str, op: str, *, default: float | None = None
 
 def _int_vector(m: dict[str, Any], key: str, op: str) -> tuple[int, ...]:
     if key not in m:
-        raise _op_error(op, f"expected key {key!r} (a vector of ints), got keys {sorted(m)}")
+        raise _op_error(op, f"expected key {key!r} (a vector of ints), got keys {brief(sorted(m))}")
     v = m[key]
     if not isinstance(v, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in v):
-        raise _op_error(op, f"expected {key!r} to be a vector of ints, got {v!r}")
+        raise _op_error(op, f"expected {key!r} to be a vector of ints, got {brief(v)}")
     if not v:
         raise _op_error(op, f"expected {key!r} to hold at least one index, got an empty vector")
     bad = [i for i in v if not 0 <= i < (1 << 31)]

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from gpulite.errors import brief
 from gpulite.model import custom_options as co
 from gpulite.model import schema_gen as sg
 
@@ -417,7 +418,7 @@ def op_named(name: str) -> OpName:
     known = {n.lower(): n for n in (*Op._value2member_map_, *_DECLARED)}
     close = [known[m] for m in difflib.get_close_matches(str(name).lower(), known, n=3, cutoff=0.6)]
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    raise ValueError(f"unknown op {name!r}: expected a TFLite builtin operator name (e.g. 'CONV_2D'), a MediaPipe "
+    raise ValueError(f"unknown op {brief(name)}: expected a TFLite builtin operator name (e.g. 'CONV_2D'), a MediaPipe "
                      f"custom op gpulite knows, or a custom op declared with gpulite.declare_custom_op{hint}")
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpulite.errors import ModelError
+from gpulite.errors import ModelError, brief
 from gpulite.model import schema_gen as sg
 from gpulite.model.flatbuf import Buffer, Table
 from gpulite.model.opdefs import Op, OpName, decode_custom_options, op_of
@@ -188,7 +188,7 @@ class _Reader:
         for t in root.tables(6, "Metadata"):
             b = t.scalar(1, "u32")
             if b >= len(buffers):
-                raise ModelError(f"metadata {t.string(0)!r} names buffer {b}, but there are {len(buffers)}")
+                raise ModelError(f"metadata {brief(t.string(0))} names buffer {b}, but there are {len(buffers)}")
             metadata[t.string(0) or ""] = buffers[b]
         sigs = [self.signature(t, subgraphs) for t in root.tables(7, "SignatureDef")]
         return Model(
@@ -268,7 +268,7 @@ class _Reader:
         sig_arr = t.array(7, "i32", "shape_signature")
         signature = tuple(sig_arr.tolist()) if sig_arr is not None and sig_arr.size else shape
         name = t.string(3, "name") or ""
-        what = f"{sgname} tensor {i} ({name!r})"
+        what = f"{sgname} tensor {i} ({brief(name)})"
         if any(d < -1 for d in shape) or any(d < -1 for d in signature):
             raise ModelError(f"{what}: shape {list(shape)} has a negative dimension")
         if math.prod(max(d, 0) for d in shape) > MAX_ELEMENTS:
@@ -370,7 +370,7 @@ class _Reader:
         key = t.string(2, "signature_key") or ""
         si = t.scalar(4, "u32", 0)
         if si >= len(subgraphs):
-            raise ModelError(f"signature {key!r} names subgraph {si}, but there are {len(subgraphs)}")
+            raise ModelError(f"signature {brief(key)} names subgraph {si}, but there are {len(subgraphs)}")
         n = len(subgraphs[si].tensors)
 
         def tmap(slot: int, what: str) -> dict[str, int]:
@@ -378,7 +378,7 @@ class _Reader:
             for m in t.tables(slot, "TensorMap"):
                 idx = m.scalar(1, "u32", 0)
                 if idx >= n:
-                    raise ModelError(f"signature {key!r} {what} names tensor {idx}, but there are {n}")
+                    raise ModelError(f"signature {brief(key)} {what} names tensor {idx}, but there are {n}")
                 out[m.string(0) or ""] = idx
             return out
 

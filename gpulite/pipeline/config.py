@@ -24,13 +24,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpulite.errors import GraphConfigError
+from gpulite.errors import GraphConfigError, brief
 from gpulite.pipeline.ports import parse_stream_spec
 
 _GRAPH_KEYS = {"input_stream", "output_stream", "input_side_packet", "node", "max_queue_size", "num_threads"}
 _NODE_KEYS = {"calculator", "name", "input_stream", "output_stream", "input_side_packet", "options",
               "input_stream_info", "input_policy", "input_stream_handler"}
 _HANDLERS = {"DefaultInputStreamHandler": "default", "ImmediateInputStreamHandler": "immediate"}
+# Bound on a YAML config's size with its aliases expanded (the graphs gpulite ships have < 1000).
+YAML_MAX_NODES = 100_000
 
 
 @dataclass
@@ -66,7 +68,8 @@ def _as_list(value: Any, where: str) -> list[Any]:
         return [value]
     if isinstance(value, list):
         return value
-    raise GraphConfigError(f"{where}: expected a string or a list of strings, got {type(value).__name__} {value!r}")
+    raise GraphConfigError(f"{where}: expected a string or a list of strings, "
+                           f"got {type(value).__name__} {brief(value)}")
 
 
 def _specs(value: Any, where: str, *, tagged: bool) -> list[tuple[str | None, str]]:
@@ -84,7 +87,7 @@ def _ports(value: Any, where: str) -> dict[str, str]:
     for port, name in _specs(value, where, tagged=True):
         assert port is not None
         if port in ports:
-            raise GraphConfigError(f"{where}: port {port} is given twice ({ports[port]!r} and {name!r})")
+            raise GraphConfigError(f"{where}: port {port} is given twice ({brief(ports[port])} and {brief(name)})")
         ports[port] = name
     return ports
 
@@ -97,7 +100,7 @@ def _back_edges(info: Any, where: str) -> set[str]:
     edges = set()
     for port, spec in items:
         if not isinstance(port, str) or not isinstance(spec, dict) or set(spec) - {"back_edge", "tag_index"}:
-            raise GraphConfigError(f"{where}: expected {{PORT: {{back_edge: true}}}}, got {info!r}")
+            raise GraphConfigError(f"{where}: expected {{PORT: {{back_edge: true}}}}, got {brief(info)}")
         if spec.get("back_edge"):
             edges.add(port)
     return edges
@@ -106,21 +109,24 @@ def _back_edges(info: Any, where: str) -> set[str]:
 def parse_node(raw: Any, index: int) -> NodeConfig:
     where = f"node #{index}"
     if not isinstance(raw, dict):
-        raise GraphConfigError(f"{where}: expected a mapping with 'calculator', got {type(raw).__name__} {raw!r}")
+        raise GraphConfigError(f"{where}: expected a mapping with 'calculator', got {type(raw).__name__} {brief(raw)}")
     calc = raw.get("calculator")
     if not isinstance(calc, str):
-        raise GraphConfigError(f"{where}: 'calculator' must be a calculator name, got {calc!r}")
+        raise GraphConfigError(f"{where}: 'calculator' must be a calculator name, got {brief(calc)}")
     name = raw.get("name")
-    where = f"node {name or '#' + str(index)!s} ({calc})"
+    label = name if isinstance(name, str) and len(name) <= 80 else brief(name)  # unquoted, as users write it
+    where = f"node {label if name else '#' + str(index)} ({calc})"
     unknown = set(raw) - _NODE_KEYS
     if unknown:
-        raise GraphConfigError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(_NODE_KEYS)}")
+        raise GraphConfigError(f"{where}: unknown key(s) {brief(sorted(map(str, unknown)))}; "
+                               f"allowed: {sorted(_NODE_KEYS)}")
     policy = raw.get("input_policy")
     handler = raw.get("input_stream_handler")
     if handler is not None:
         hname = handler.get("input_stream_handler") if isinstance(handler, dict) else handler
-        if hname not in _HANDLERS:
-            raise GraphConfigError(f"{where}: input_stream_handler must be one of {sorted(_HANDLERS)}, got {hname!r}")
+        if not isinstance(hname, str) or hname not in _HANDLERS:
+            raise GraphConfigError(f"{where}: input_stream_handler must be one of {sorted(_HANDLERS)}, "
+                                   f"got {brief(hname)}")
         policy = _HANDLERS[hname]
     return NodeConfig(
         calculator=calc, name=name,
@@ -131,19 +137,80 @@ def parse_node(raw: Any, index: int) -> NodeConfig:
         input_policy=policy)
 
 
+def _expanded_size(root: Any) -> int:
+    """Nodes in a composed YAML document counted as if every alias were copied out.
+
+    Aliases make the composed document a DAG; its expanded size is what anything that walks
+    the loaded value (validation, ``repr``, a copy) pays. Counted bottom-up once per node, so
+    the count itself is linear in the document. A recursive alias raises GraphConfigError.
+    """
+    import yaml
+
+    def children(node: Any) -> list[Any]:
+        if isinstance(node, yaml.SequenceNode):
+            return list(node.value)
+        if isinstance(node, yaml.MappingNode):
+            return [n for pair in node.value for n in pair]
+        return []
+
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children(node))
+            if sizes[key] > YAML_MAX_NODES:
+                raise GraphConfigError(f"graph config: expected at most {YAML_MAX_NODES} YAML nodes with aliases "
+                                       f"expanded, got more (line {node.start_mark.line + 1})")
+        elif key in on_path:
+            raise GraphConfigError(f"graph config: a YAML alias refers to a node that contains it "
+                                   f"(line {node.start_mark.line + 1})")
+        elif key not in sizes:
+            on_path.add(key)
+            stack.append((node, True))
+            stack.extend((c, False) for c in children(node))
+    return sizes[id(root)]
+
+
+def _load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` with the document's expanded size bounded by ``YAML_MAX_NODES``."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def parse_yaml(text: str) -> GraphConfig:
-    """Parse a YAML graph config; every problem raises :class:`GraphConfigError`."""
+    """Parse a YAML graph config; every problem raises :class:`GraphConfigError`.
+
+    Aliases are allowed, but the document with them expanded may hold at most
+    ``YAML_MAX_NODES`` nodes (so a few hundred bytes of nested aliases cannot stand for
+    billions of values), and nesting deeper than Python's recursion limit is refused.
+    """
     import yaml
 
     try:
-        raw = yaml.safe_load(text)
+        raw = _load_yaml(text)
     except yaml.YAMLError as e:
-        raise GraphConfigError(f"graph config is not valid YAML: {e}") from None
+        raise GraphConfigError(f"graph config is not valid YAML: {brief(str(e))}") from None
+    except RecursionError:
+        raise GraphConfigError("graph config: YAML nested too deeply") from None
     if not isinstance(raw, dict):
         raise GraphConfigError(f"graph config must be a YAML mapping with a 'node' list, got {type(raw).__name__}")
     unknown = set(raw) - _GRAPH_KEYS
     if unknown:
-        raise GraphConfigError(f"graph config: unknown key(s) {sorted(unknown)}; allowed: {sorted(_GRAPH_KEYS)}")
+        raise GraphConfigError(f"graph config: unknown key(s) {brief(sorted(map(str, unknown)))}; "
+                               f"allowed: {sorted(_GRAPH_KEYS)}")
     nodes = raw.get("node") or []
     if not isinstance(nodes, list):
         raise GraphConfigError(f"graph config: 'node' must be a list of nodes, got {type(nodes).__name__}")
@@ -156,6 +223,6 @@ def parse_yaml(text: str) -> GraphConfig:
         if key in raw:
             v = raw[key]
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise GraphConfigError(f"graph config: {key} must be an int >= 1, got {v!r}")
+                raise GraphConfigError(f"graph config: {key} must be an int >= 1, got {brief(v)}")
             setattr(cfg, key, v)
     return cfg

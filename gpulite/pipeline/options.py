@@ -6,7 +6,7 @@ import dataclasses
 import typing
 from typing import Any
 
-from gpulite.errors import GraphConfigError
+from gpulite.errors import GraphConfigError, brief
 from gpulite.pipeline.ports import runtime_types, type_name
 
 
@@ -18,7 +18,7 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
         value = tuple(value)
     if isinstance(value, allowed) and (bool in allowed or not isinstance(value, bool)):
         return value
-    raise GraphConfigError(f"{where}: expected {type_name(tp)}, got {type(value).__name__} {value!r}")
+    raise GraphConfigError(f"{where}: expected {type_name(tp)}, got {type(value).__name__} {brief(value)}")
 
 
 def make_options(cls: type | None, raw: Any, where: str) -> Any:
@@ -29,7 +29,7 @@ def make_options(cls: type | None, raw: Any, where: str) -> Any:
     """
     if cls is None:
         if raw:
-            raise GraphConfigError(f"{where}: the calculator takes no options, got {raw!r}")
+            raise GraphConfigError(f"{where}: the calculator takes no options, got {brief(raw)}")
         return None
     if isinstance(raw, cls):
         return raw
@@ -40,7 +40,7 @@ def make_options(cls: type | None, raw: Any, where: str) -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     unknown = set(raw) - set(fields)
     if unknown:
-        raise GraphConfigError(f"{where}: unknown option(s) {sorted(unknown)} for {cls.__name__}; "
+        raise GraphConfigError(f"{where}: unknown option(s) {brief(sorted(map(str, unknown)))} for {cls.__name__}; "
                                f"known: {sorted(fields)}")
     try:
         hints = typing.get_type_hints(cls)

@@ -12,6 +12,8 @@ import types
 import typing
 from typing import Any
 
+from gpulite.errors import brief
+
 _TAG = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
 
@@ -20,7 +22,7 @@ def canonical_port(port: str) -> str:
     """``"TAG"``/``"TAG:0"`` -> ``"TAG"``, ``"TAG:2"`` -> ``"TAG:2"``; raises ``ValueError``."""
     tag, _, index = port.partition(":")
     if not _TAG.match(tag) or (index and not index.isdigit()):
-        raise ValueError(f"port must be TAG or TAG:index with TAG in UPPER_CASE, got {port!r}")
+        raise ValueError(f"port must be TAG or TAG:index with TAG in UPPER_CASE, got {brief(port)}")
     return tag if not index or int(index) == 0 else f"{tag}:{int(index)}"
 
 
@@ -31,7 +33,7 @@ def port_tag(port: str) -> str:
 def parse_stream_spec(spec: str, *, tagged: bool) -> tuple[str | None, str]:
     """Split ``"TAG:name"``, ``"TAG:1:name"`` or ``"name"`` into (port or None, stream name)."""
     if not isinstance(spec, str):
-        raise ValueError(f"stream spec must be a string like 'TAG:name', got {type(spec).__name__} {spec!r}")
+        raise ValueError(f"stream spec must be a string like 'TAG:name', got {type(spec).__name__} {brief(spec)}")
     parts = spec.split(":")
     if len(parts) == 1:
         port, name = None, parts[0]
@@ -40,16 +42,16 @@ def parse_stream_spec(spec: str, *, tagged: bool) -> tuple[str | None, str]:
     elif len(parts) == 3:
         port, name = canonical_port(f"{parts[0]}:{parts[1]}"), parts[2]
     else:
-        raise ValueError(f"stream spec must be 'name', 'TAG:name' or 'TAG:index:name', got {spec!r}")
+        raise ValueError(f"stream spec must be 'name', 'TAG:name' or 'TAG:index:name', got {brief(spec)}")
     check_stream_name(name)
     if tagged and port is None:
-        raise ValueError(f"stream spec {spec!r} needs a TAG: prefix naming the port, e.g. 'IN:{name}'")
+        raise ValueError(f"stream spec {brief(spec)} needs a TAG: prefix naming the port, e.g. {brief('IN:' + name)}")
     return port, name
 
 
 def check_stream_name(name: str) -> str:
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ValueError(f"stream name must be an identifier-like string, got {name!r}")
+        raise ValueError(f"stream name must be an identifier-like string, got {brief(name)}")
     return name
 
 

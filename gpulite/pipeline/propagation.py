@@ -21,6 +21,7 @@ class Propagation:
     cond: threading.Condition
     tracer: Tracer | None
     error: BaseException | None
+    draining: bool
     ready: deque[NodeState]
     dirty: deque[NodeState]
 
@@ -41,7 +42,7 @@ class Propagation:
     def _push(self, s: Stream, packet: Packet) -> None:
         s.bound = packet.timestamp + 1
         for q in s.consumers:
-            if q.node.closed:
+            if q.node.closed or q.node.failed:
                 continue
             q.queue.append(packet)
             depth = len(q.queue)
@@ -69,7 +70,8 @@ class Propagation:
         """Schedule every dirty node that can run; propagate bounds of those that cannot."""
         while self.dirty:
             node = self.dirty.popleft()
-            if self.error is not None or node.closed or node.running or node.step is not None or not node.opened:
+            if ((self.error is not None and not self.draining) or node.closed or node.failed or node.running
+                    or node.step is not None or not node.opened):
                 continue
             before = {q.port: len(q.queue) for q in node.inputs.values()}
             step = node.select()

@@ -29,6 +29,7 @@ class RunInputs:
     error: BaseException | None
     done: bool
     aborting: bool
+    draining: bool
     stopping: bool
     running: int
     waiting: Counter[str]
@@ -117,7 +118,7 @@ class RunInputs:
 
     def _check_done(self) -> None:
         """Lock held. End the run when every node closed; look for stalls when idle."""
-        if self.done or self.error is not None:
+        if self.done or (self.error is not None and not self.draining):
             return
         if not self.inputs_open and all(n.closed for n in self.nodes):
             self._set_done()
@@ -172,7 +173,8 @@ class RunInputs:
             with self.cond:
                 if self.done:
                     break
-                if self.error is not None and self.running == 0 and not self.aborting:
+                if (self.error is not None and self.running == 0 and not self.aborting
+                        and not (self.draining and self.ready)):
                     pass                             # nobody else will clean up: do it below
                 else:
                     left = None if deadline is None else deadline - time.monotonic()

@@ -6,6 +6,14 @@ ready list. Back-pressure: a node is not scheduled while one of its consumers' q
 and ``add_packet`` waits while a consumer of its stream is full. If the whole graph is idle
 while someone waits on a full queue (a join waiting for a stream that cannot advance), the full
 queues are enlarged and a warning is logged, as MediaPipe does, instead of deadlocking.
+
+Errors: when a calculator fails in ``process``/``close`` (or an observer of its output fails),
+the run *drains*: the failed node is closed at once (what it emits is discarded) and its
+outputs end, the graph inputs are closed, and every other node goes on with the packets
+already in flight and closes as at a normal end, so sinks see every packet produced before the
+failure (a video writer keeps every frame) before they close. The first error is then raised
+by ``Graph.close``/``wait_until_done``. A failure with no node to blame (``open``, a scheduler
+error, a stall) aborts instead: queued steps are dropped and the open calculators closed.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ class Run(RunInputs, Propagation):
         self.cond = threading.Condition()
         self.tracer = tracer
         self.error: BaseException | None = None
-        self.done = self.aborting = self.stopping = False
+        self.done = self.aborting = self.stopping = self.draining = False
         self.running = 0
         self.ready: deque[NodeState] = deque()
         self.dirty: deque[NodeState] = deque()
@@ -58,6 +66,7 @@ class Run(RunInputs, Propagation):
             self.streams[s].observers.extend(cbs)
         default = min(8, max(2, os.cpu_count() or 2))
         n = plan.num_threads or max(1, min(default, len(self.nodes)))
+        self.threads_started = False
         self.threads = [threading.Thread(target=self._worker, name=f"gpulite-pipeline-{i}", daemon=True)
                         for i in range(n)]
 
@@ -92,6 +101,7 @@ class Run(RunInputs, Propagation):
                 raise err
         for t in self.threads:
             t.start()
+        self.threads_started = True
         with self.cond:
             self.dirty.extend(self.nodes)
             self._settle()
@@ -137,6 +147,10 @@ class Run(RunInputs, Propagation):
                         self.running -= 1
                 self._finish_if_idle()
 
+    def _live(self) -> bool:
+        """Lock held. Whether packets still flow: no error, or draining after one."""
+        return self.error is None or self.draining
+
     def _run_step(self, node: NodeState, step: Step) -> None:
         cc = node.cc
         assert cc is not None
@@ -146,13 +160,22 @@ class Run(RunInputs, Propagation):
         calls: list[tuple[Stream, Packet]] = []
         with self.cond:
             if err is not None:
-                self._fail(err)
-            elif self.error is None:
+                self._fail(err, node)
+            elif self._live():
                 calls = self._deliver(node)
         err = err or _notify(calls, node)
+        if err is not None:
+            with self.cond:
+                self._fail(err, node)
+                drain = self.draining and step.kind == "process"
+            if drain:                                # the failed node ends here; its close() outputs are dropped
+                ts = _close_timestamp(node)
+                cc.begin(ts, {})
+                close_err = self._call(node, "close", ts)
+                if close_err is not None:
+                    log.warning("while stopping a failed node: %s", close_err)
+                step = Step("close", ts)
         with self.cond:
-            if err is not None:
-                self._fail(err)
             node.running = False
             self.running -= 1
             self.cond.notify_all()                   # Graph.wait_for waits for idle producers
@@ -162,10 +185,10 @@ class Run(RunInputs, Propagation):
                     node.last_ts = ts if node.inputs else None
             else:
                 node.closed = True
-                if self.error is None:
+                if self._live():
                     for s in node.outputs.values():
                         self._raise_bound(s, DONE)
-            if self.error is None:
+            if self._live():
                 self._auto_bound(node)
                 self.dirty.append(node)
                 self._settle()
@@ -173,20 +196,41 @@ class Run(RunInputs, Propagation):
         self._finish_if_idle()
 
     # ---- errors, stalls, completion (lock held unless said) ----------------------------------------
-    def _fail(self, err: BaseException) -> None:
-        if self.error is None:
+    def _fail(self, err: BaseException, node: NodeState | None = None) -> None:
+        """Record ``err`` (the first one is kept); drain when ``node`` failed, else abort."""
+        first = self.error is None
+        if first:
             self.error = err
             log.warning("pipeline stopped: %s", err)
-        for node in self.ready:
-            node.step = None
-        self.ready.clear()
+        if node is not None and (first or self.draining) and self.threads_started:
+            self.draining = True
+            node.failed = True                       # takes no more packets; its outputs end when it closes
+            for q in node.inputs.values():
+                q.queue.clear()
+            for name in list(self.inputs_open):
+                self.inputs_open.discard(name)
+                self._raise_bound(self.streams[name], DONE)
+        else:
+            self.draining = False
+            for n in self.ready:
+                n.step = None
+            self.ready.clear()
         self.cond.notify_all()
 
     def _finish_if_idle(self) -> None:
-        """After a failure, once nothing runs: close the remaining calculators (lock not held)."""
+        """After a failure, once nothing runs (and, draining, nothing can): close the remaining
+        calculators (lock not held)."""
         with self.cond:
-            if self.error is None or self.running or self.aborting:
+            if self.error is None or self.running or self.aborting or self.done:
                 return
+            if self.draining:
+                if self.ready:
+                    return
+                self._settle()
+                self._check_done()
+                if self.done or self.ready or self.running:
+                    return
+                log.warning("pipeline: draining after an error stalled; closing the remaining nodes")
             self.aborting = True
         for node in self.nodes:
             if node.opened and not node.closed:

@@ -66,6 +66,7 @@ class NodeState:
     outputs: dict[str, Stream] = field(default_factory=dict)
     opened: bool = False
     closed: bool = False
+    failed: bool = False              # raised while draining: takes no more packets, closes at once
     running: bool = False
     step: Step | None = None          # set while queued on the ready list
     throttled: bool = False           # would run, but a consumer queue is full

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,10 @@ class SourceUnavailableError(GpuliteError, RuntimeError):
 
 class ImageReadError(SourceUnavailableError, ValueError):
     """An image file exists but cannot be decoded (corrupt, truncated, not an image)."""
+
+
+class VideoReadError(SourceUnavailableError, ValueError):
+    """A video file cannot be read on: its container is corrupt, or none of its frames decodes."""
 
 
 def load_image(path: str | Path) -> np.ndarray:
@@ -118,13 +123,40 @@ class VideoReader:
     """Iterates (timestamp in microseconds, RGB frame) over a video file; timestamps strictly increase.
 
     The file is opened at construction (errors raise there); :meth:`close` (or the end of
-    the frames, or a ``with`` block) closes it.
+    the frames, or a ``with`` block) closes it. A packet the decoder rejects (a corrupt
+    stretch of the file) is skipped and counted in ``skipped``; the count is logged as a
+    warning at :meth:`close`. A container that cannot be demuxed further, or a video none of
+    whose packets decodes, raises :class:`VideoReadError`.
     """
 
     def __init__(self, path: str | Path, max_frames: int = -1) -> None:
+        self.path = str(path)
         self.container, self.stream = _open_video(path)
-        self._frames = self.container.decode(self.stream)
+        self._frames = self._decode()
         self.max_frames, self.count, self.last = max_frames, 0, -1
+        self.skipped = 0
+
+    def _decode(self) -> Iterator[Any]:
+        import av
+
+        packets = self.container.demux(self.stream)
+        while True:
+            try:
+                packet = next(packets)
+            except StopIteration:
+                break
+            except av.error.FFmpegError as e:
+                raise VideoReadError(f"cannot read video {self.path!r} past frame {self.count}: {e}") from None
+            try:
+                frames = packet.decode()
+            except av.error.FFmpegError as e:
+                self.skipped += 1
+                log.debug("video %r: skipped an undecodable packet at byte %s: %s", self.path, packet.pos, e)
+                continue
+            yield from frames
+        if self.skipped and not self.count:
+            raise VideoReadError(f"cannot read video {self.path!r}: none of its packets decodes "
+                                 f"({self.skipped} skipped)")
 
     def __iter__(self) -> VideoReader:
         return self
@@ -148,6 +180,9 @@ class VideoReader:
         if self.container is not None:
             self.container.close()
             self.container = None
+            if self.skipped:
+                log.warning("video %r: skipped %d undecodable packet(s); %d frames read", self.path, self.skipped,
+                            self.count)
 
     def __enter__(self) -> VideoReader:
         return self
