@@ -25,6 +25,7 @@ demand; ``transfer_stats`` counts the bytes moved.
 from __future__ import annotations
 
 import logging
+import operator
 import sys
 import time
 from pathlib import Path
@@ -34,7 +35,7 @@ import numpy as np
 
 from gpulite import instrument, runtime, zoo
 from gpulite.backends.base import Executable, GpuIO
-from gpulite.errors import ModelError
+from gpulite.errors import ModelError, brief
 from gpulite.graph import passes
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan, plan_memory, topological_order
@@ -176,9 +177,10 @@ class Interpreter:
 
     def _tensor_index(self, tensor_index: Any) -> int:
         try:
-            i = int(tensor_index)
-        except (TypeError, ValueError):
-            raise ValueError(f"tensor index must be an int, got {tensor_index!r}") from None
+            i = operator.index(tensor_index)  # ints and numpy integers; never a float or str truncated
+        except TypeError:
+            raise TypeError(f"tensor index must be an int, got {type(tensor_index).__name__} "
+                            f"{brief(tensor_index)}") from None
         if not 0 <= i < len(self._source.tensors):
             raise ValueError(f"tensor index {i} out of range: the model has {len(self._source.tensors)} tensors")
         return i
@@ -227,6 +229,8 @@ class Interpreter:
         if t.is_const:
             raise ValueError(f"tensor {i} ({t.name!r}) is a constant of the model and cannot be set")
         arr = np.asarray(value)
+        if arr.dtype != t.dtype and arr.dtype.newbyteorder("=") == t.dtype:
+            arr = arr.astype(t.dtype)  # the same type in the other byte order: take the values
         if arr.dtype != t.dtype:
             raise ValueError(
                 f"Cannot set tensor: got value of type {arr.dtype.name.upper()} but expected type "

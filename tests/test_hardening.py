@@ -3,9 +3,7 @@
 Covered here: linear-time execution order and memory plan (100k-op chains), decoding bombs
 (FlexBuffer custom options, YAML graph configs) and bounded error messages, corrupt videos in
 a running graph, and graph errors that drain the graph instead of cutting its sinks short.
-The compiled-loops cache is covered in tests/test_cpu_loops.py. Tests marked
-``xfail(strict=True, reason="needs core merge")`` describe defects in files another change
-owns; they turn into passing tests when that change lands.
+The compiled-loops cache is covered in tests/test_cpu_loops.py.
 """
 
 from __future__ import annotations
@@ -361,7 +359,6 @@ def _relu_model() -> bytes:
     return mb.build()
 
 
-@pytest.mark.xfail(strict=True, reason="needs core merge")
 def test_get_tensor_refuses_a_float_index():
     it = gpulite.Interpreter(model_content=_relu_model())
     it.allocate_tensors()
@@ -371,7 +368,6 @@ def test_get_tensor_refuses_a_float_index():
     it.get_tensor(np.int64(1))  # numpy integers are indices
 
 
-@pytest.mark.xfail(strict=True, reason="needs core merge")
 def test_big_endian_input_is_taken_by_value():
     it = gpulite.Interpreter(model_content=_relu_model())
     it.allocate_tensors()
