@@ -78,6 +78,19 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_logic.py::test_logical_*", f"LOGICAL_AND / LOGICAL_OR / LOGICAL_NOT: {_CPU_ONLY}"),
     ("test_logic.py::test_select[*]", f"SELECT / SELECT_V2: {_CPU_ONLY}"),
     ("test_logic.py::test_transformer_mask_chain_resized", f"LESS, LOGICAL_NOT, SELECT_V2: {_CPU_ONLY}"),
+    ("test_data_movement.py::test_gather_batch_dims[*batch*", f"GATHER with batch_dims > 0: {_CPU_ONLY}"),
+    ("test_data_movement.py::test_gather_batch_dims_const_indices", f"GATHER with batch_dims > 0: {_CPU_ONLY}"),
+    *((f"test_data_movement.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
+        "pack", "unpack", "split", "split_v", "tile", "reverse_v2", "gather_nd", "mirror_pad", "space_to_batch_nd",
+        "batch_to_space_nd")),
+    ("test_data_movement.py::test_space_to_batch_nd_pads_with_the_zero_point", f"SPACE_TO_BATCH_ND: {_CPU_ONLY}"),
+    *((f"test_shape_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
+        "shape", "fill", "range", "broadcast_to", "broadcast_args", "cast", "one_hot", "cumsum")),
+    ("test_shape_ops.py::test_rank", f"RANK: {_CPU_ONLY}"),
+    ("test_shape_ops.py::test_shape_and_rank_follow_a_resized_input", f"SHAPE, RANK: {_CPU_ONLY}"),
+    ("test_shape_ops.py::test_fill_runtime_dims_match_stored_shape", f"FILL: {_CPU_ONLY}"),
+    ("test_shape_ops.py::test_reduce_more[*]", f"REDUCE_PROD / REDUCE_ANY / REDUCE_ALL: {_CPU_ONLY}"),
+    ("test_shape_ops.py::test_reduce_prod_int[*]", f"REDUCE_PROD: {_CPU_ONLY}"),
 ]
 
 
