@@ -123,8 +123,8 @@ def tile_shape(node: Node, in_shape: Shape, multiples: np.ndarray | None) -> Sha
 
 def reverse_axes(node: Node, rank: int, axes: np.ndarray | None) -> tuple[int, ...]:
     a = [normalize_axis(x, rank, node) for x in const_ints(node, axes, "the axis")]
-    if len(set(a)) != len(a):
-        raise ShapeError(f"{where(node)}repeated axes {a}")
+    if len(set(a)) != len(a) or (a and sorted(a) != list(range(min(a), max(a) + 1))):
+        raise ShapeError(f"{where(node)}axes {a} must be distinct and contiguous (LiteRT's kernel refuses others)")
     return tuple(a)
 
 

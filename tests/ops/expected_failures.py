@@ -84,6 +84,7 @@ GPU_GAPS: list[tuple[str, str]] = [
         "pack", "unpack", "split", "split_v", "tile", "reverse_v2", "gather_nd", "mirror_pad", "space_to_batch_nd",
         "batch_to_space_nd")),
     ("test_data_movement.py::test_space_to_batch_nd_pads_with_the_zero_point", f"SPACE_TO_BATCH_ND: {_CPU_ONLY}"),
+    ("test_data_movement.py::test_pack_quantized", f"PACK: {_CPU_ONLY}"),
     *((f"test_shape_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
         "shape", "fill", "range", "broadcast_to", "broadcast_args", "cast", "one_hot", "cumsum")),
     ("test_shape_ops.py::test_rank", f"RANK: {_CPU_ONLY}"),

@@ -32,6 +32,20 @@ def test_pack(dtype: str, axis: int, backend: str) -> None:
     check_op(*single_op("PACK", [In(x) for x in xs], values_count=3, axis=axis), backend)
 
 
+def test_pack_quantized(backend: str) -> None:
+    xs = [_data((2, 5), "int8", "packq", i) for i in range(2)]
+    q = (0.05, -3)
+    check_op(*single_op("PACK", [In(x, q) for x in xs], out_quant=q, values_count=2, axis=1), backend)
+
+
+def test_pack_refuses_mixed_quantization() -> None:
+    xs = [np.zeros((2, 5), np.int8)] * 2
+    model, _ = single_op("PACK", [In(xs[0], (0.05, 0)), In(xs[1], (0.1, 0))], out_quant=(0.05, 0),
+                         out_shape=(2, 2, 5), values_count=2, axis=0)
+    with pytest.raises(UnsupportedOpError, match=r"PACK.*quantized differently"):
+        Interpreter(model_content=model, backend="cpu").allocate_tensors()
+
+
 def multi_out_model(op: str, ins: list, out_shapes: list, dtype, **options) -> tuple[bytes, list[np.ndarray]]:
     mb = ModelBuilder()
     idx, feeds = [], []
@@ -97,11 +111,18 @@ def test_tile(dtype: str, multiples, backend: str) -> None:
     check_op(*single_op("TILE", [In(x), C(np.array(multiples, np.int32))]), backend)
 
 
-@pytest.mark.parametrize("axes", [[0], [1], [-1], [2]])
+@pytest.mark.parametrize("axes", [[0], [1], [-1], [2], [2, 1], [0, 1, 2]])
 @pytest.mark.parametrize("dtype", ["float32", "int32", "uint8"])
 def test_reverse_v2(dtype: str, axes, backend: str) -> None:
     x = _rng("rev").integers(0, 100, (2, 3, 4)).astype(dtype)
     check_op(*single_op("REVERSE_V2", [In(x), C(np.array(axes, np.int32))]), backend)
+
+
+def test_reverse_v2_refuses_non_contiguous_axes() -> None:
+    model, _ = single_op("REVERSE_V2", [In(np.zeros((2, 3, 4), np.float32)), C(np.array([0, 2], np.int32))],
+                         out_shape=(2, 3, 4))
+    with pytest.raises(ShapeError, match=r"REVERSE_V2.*contiguous"):
+        Interpreter(model_content=model, backend="cpu").allocate_tensors()
 
 
 GATHERS = {  # params shape, indices shape, axis, batch_dims

@@ -72,11 +72,12 @@ RANGES = {"int-up": (2, 17, 3, "int32"), "int-down": (10, -3, -4, "int32"), "int
           "float": (0.5, 3.3, 0.1, "float32"), "float-down": (1.0, -1.0, -0.3, "float32")}
 
 
+@pytest.mark.parametrize("const", [True, False], ids=["const", "runtime"])
 @pytest.mark.parametrize("case", list(RANGES))
-def test_range(case: str, backend: str) -> None:
-    # Scalars fed as inputs: LiteRT 2.3 reads a rank-0 *constant* as shape [1] and RANGE refuses that.
+def test_range(case: str, const: bool, backend: str) -> None:
+    """Constant bounds size the output at allocate; run-time ones are checked against the stored size."""
     start, limit, delta, dtype = RANGES[case]
-    ins = [In(np.array(v, dtype)) for v in (start, limit, delta)]
+    ins = [(C if const else In)(np.array(v, dtype)) for v in (start, limit, delta)]
     check_op(*single_op("RANGE", ins, out_dtype=dtype), backend)
 
 

@@ -33,12 +33,23 @@ def _same_dtype(node: Node, ctx: CpuContext, inputs, outputs, allowed: tuple[np.
         raise unsupported(node, f"dtype {dts[0]}; LiteRT's kernel takes {', '.join(map(str, allowed))}")
 
 
+def _same_quant(node: Node, ctx: CpuContext, inputs, outputs) -> None:
+    """PACK / UNPACK: LiteRT does not rescale, so it requires one scale and zero point throughout."""
+    def key(q):
+        return None if q is None or not q.scale.size else (q.scale.tolist(), q.zero_point.tolist())
+    qs = {repr(key(ctx.in_info(i).quant)) for i in inputs} | {repr(key(ctx.out_info(i).quant)) for i in outputs}
+    if len(qs) > 1:
+        raise unsupported(node, f"inputs and outputs are quantized differently ({sorted(qs)}); LiteRT requires "
+                          "one scale and zero point")
+
+
 @register_kernel(Op.PACK, "cpu")
 def pack(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Stack the inputs along a new ``axis``."""
     n = len(node.inputs)
     arity(node, n)
     _same_dtype(node, ctx, range(n), [0])
+    _same_quant(node, ctx, range(n), [0])
     xs, out = [ctx.input(i) for i in range(n)], ctx.output(0)
     check_out(node, out, dl.pack_shape(node, [x.shape for x in xs]))
     axis = normalize_axis(int(node.options.axis), xs[0].ndim + 1, node)
@@ -53,6 +64,7 @@ def unpack(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Split the input along ``axis`` into ``num`` outputs, that dim removed."""
     arity(node, 1, len(node.outputs))
     _same_dtype(node, ctx, [0], range(len(node.outputs)), _UNPACK_DTYPES)
+    _same_quant(node, ctx, [0], range(len(node.outputs)))
     x = ctx.input(0)
     shapes = dl.unpack_shapes(node, x.shape, len(node.outputs))
     axis = normalize_axis(int(node.options.axis), x.ndim, node)
