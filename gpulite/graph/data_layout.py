@@ -22,21 +22,27 @@ from gpulite.graph.layout import ints, normalize_axis, where
 Shape = tuple[int, ...]
 
 
-def const_ints(node: Node, value: np.ndarray | None, what: str) -> list[int]:
-    """A constant integer input as a list, or ShapeError when it is computed at run time."""
+def const_array(node: Node, value: np.ndarray | None, what: str) -> np.ndarray:
+    """A constant integer input, or ShapeError when it is computed at run time."""
     if value is None:
         raise ShapeError(f"{where(node)}{what} is computed at run time; the output shape needs it constant "
                          "(dynamic shapes are not supported yet)")
     v = np.asarray(value)
     if v.dtype.kind not in "iu":
         raise ShapeError(f"{where(node)}{what} has dtype {v.dtype}; expected an integer tensor")
-    return ints(v)
+    return v
+
+
+def const_ints(node: Node, value: np.ndarray | None, what: str) -> list[int]:
+    """:func:`const_array` as a flat list of ints."""
+    return ints(const_array(node, value, what))
 
 
 def dims_shape(node: Node, value: np.ndarray | None, what: str = "the shape input") -> Shape:
     """FILL / BROADCAST_TO: a 1-D constant of non-negative dims."""
-    dims = const_ints(node, value, what)
-    if np.ndim(value) != 1 or any(d < 0 for d in dims):
+    arr = const_array(node, value, what)
+    dims = ints(arr)
+    if arr.ndim != 1 or any(d < 0 for d in dims):
         raise ShapeError(f"{where(node)}{what} must be a 1-D tensor of non-negative dims, got {dims}")
     return tuple(dims)
 
@@ -147,8 +153,8 @@ def one_hot_shape(node: Node, indices: Shape, depth: np.ndarray | None) -> tuple
 
 def mirror_pad_amounts(node: Node, in_shape: Shape, pads: np.ndarray | None) -> list[tuple[int, int]]:
     """MIRROR_PAD paddings: REFLECT takes at most dim - 1 on a side, SYMMETRIC at most dim."""
-    p = np.asarray(const_ints(node, pads, "paddings"))
-    if np.shape(pads) != (len(in_shape), 2) or (p < 0).any():
+    p = const_array(node, pads, "paddings")
+    if p.shape != (len(in_shape), 2) or (p < 0).any():
         raise ShapeError(f"{where(node)}paddings {p.tolist()} must be [{len(in_shape)}, 2] non-negative values")
     out = [(int(a), int(b)) for a, b in p.reshape(-1, 2).tolist()]
     extra = 0 if int(getattr(node.options, "mode", 0)) == 1 else 1
