@@ -232,3 +232,40 @@ def test_batch_to_space_nd(case: str, dtype: str, backend: str) -> None:
     x = _data(shape, dtype, "b2s", case)
     ins = [In(x), C(np.array(block, np.int32)), C(np.array(crops, np.int32))]
     check_op(*single_op("BATCH_TO_SPACE_ND", ins), backend)
+
+
+def _one_node(op: str, ins: list, out_shapes: list, dtype="float32", **options) -> bytes:
+    return multi_out_model(op, ins, out_shapes, dtype, **options)[0]
+
+
+BAD_AXES = {
+    "pack-axis": lambda: _one_node("PACK", [In(np.zeros((2, 3), np.float32))] * 2, [(2, 2, 3)], values_count=2,
+                                   axis=3),
+    "unpack-axis": lambda: _one_node("UNPACK", [In(np.zeros((2, 3), np.float32))], [(3,), (3,)], num=2, axis=-3),
+    "split-axis": lambda: _one_node("SPLIT", [C(np.array(2, np.int32)), In(np.zeros((2, 4), np.float32))],
+                                    [(2, 2), (2, 2)], num_splits=2),
+    "split_v-sizes": lambda: _one_node("SPLIT_V", [In(np.zeros((2, 4), np.float32)), C(np.array([1, 2], np.int32)),
+                                                   C(np.array(1, np.int32))], [(2, 1), (2, 2)], num_splits=2),
+    "gather-batch_dims": lambda: _one_node("GATHER", [In(np.zeros((2, 3), np.float32)),
+                                                      In(np.zeros((2, 2), np.int32))], [(2, 2)], axis=0,
+                                           batch_dims=1),
+    "cumsum-axis": lambda: _one_node("CUMSUM", [In(np.zeros((2, 3), np.float32)), C(np.array(2, np.int32))],
+                                     [(2, 3)]),
+    "one_hot-axis": lambda: _one_node("ONE_HOT", [In(np.zeros(3, np.int32)), C(np.array(2, np.int32)),
+                                                  C(np.array(1, np.float32)), C(np.array(0, np.float32))],
+                                      [(3, 2)], axis=2),
+    "tile-multiples": lambda: _one_node("TILE", [In(np.zeros((2, 3), np.float32)), C(np.array([2], np.int32))],
+                                        [(4, 3)]),
+    "batch_to_space-block": lambda: _one_node("BATCH_TO_SPACE_ND", [In(np.zeros((3, 2, 2, 1), np.float32)),
+                                                                    C(np.array([2, 2], np.int32)),
+                                                                    C(np.zeros((2, 2), np.int32))], [(1, 4, 4, 1)]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_AXES))
+def test_bad_axes_and_parameters_fail_at_allocate(case: str) -> None:
+    """A clear ShapeError naming the op at allocate_tensors, never a numpy error at invoke."""
+    model = BAD_AXES[case]()
+    op = case.split("-")[0].upper().replace("BATCH_TO_SPACE", "BATCH_TO_SPACE_ND")
+    with pytest.raises(ShapeError, match=rf"\({op}\)"):
+        Interpreter(model_content=model, backend="cpu").allocate_tensors()

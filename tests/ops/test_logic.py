@@ -209,3 +209,15 @@ def test_transformer_mask_chain_resized(backend: str) -> None:
     mb.op("SELECT_V2", [keep, x, mb.const("neg", np.array(-1e9, np.float32))], [y])
     mb.output(y)
     check_op(mb.build(), [_rng("mask").uniform(-1, 1, (3, 7)).astype(np.float32)], backend)
+
+
+@pytest.mark.parametrize("op", ["LESS", "LOGICAL_OR"])
+def test_shapes_that_do_not_broadcast_fail_at_allocate(op: str) -> None:
+    mb = ModelBuilder()
+    dtype = np.bool_ if op.startswith("LOGICAL") else np.float32
+    a, b = mb.input("a", (2, 3), dtype), mb.input("b", (4,), dtype)
+    y = mb.tensor("y", (2, 3), np.bool_)
+    mb.op(op, [a, b], [y])
+    mb.output(y)
+    with pytest.raises(ShapeError, match=rf"\({op}\).*do not broadcast"):
+        Interpreter(model_content=mb.build(), backend="cpu").allocate_tensors()
