@@ -13,10 +13,10 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
-from gpulite.backends.cpu.kernels.reduce import _setup
 from gpulite.backends.cpu.kernels.shape_ops import arity, check_out, unsupported
 from gpulite.backends.kernels import register_kernel
 from gpulite.graph import data_layout as dl
+from gpulite.graph import layout
 from gpulite.graph.ir import Node
 from gpulite.graph.layout import normalize_axis
 from gpulite.model.opdefs import Op
@@ -80,7 +80,11 @@ def _reducer(ufunc: np.ufunc, dtypes: tuple[np.dtype, ...], what: str):
         if ctx.in_info(0).dtype not in dtypes or (ctx.in_info(0).quant is not None
                                                   and ctx.in_info(0).quant.scale.size):
             raise unsupported(node, f"{ctx.in_info(0).dtype} input; expected {what}")
-        src, _, axes, outk = _setup(node, ctx)
+        arity(node, 2)
+        src, out = ctx.input(0), ctx.output(0)
+        axes = layout.reduce_axes(node, src.ndim, ctx.const(1))
+        check_out(node, out, layout.reduced_shape(src.shape, axes, bool(node.options.keep_dims)), src.dtype)
+        outk = out.reshape(layout.reduced_shape(src.shape, axes, True))
 
         def run() -> None:
             ufunc.reduce(src, axis=axes, out=outk, keepdims=True)
