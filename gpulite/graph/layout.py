@@ -127,3 +127,15 @@ def slice_window(node: Node, in_shape: Shape, begin: np.ndarray | None, size: np
             raise ShapeError(f"{where(node)}slice [{lo}, {lo}+{n}) is outside dim {d} of size {dim}")
         out.append(slice(lo, lo + n))
     return tuple(out)
+
+
+def gather_shape(node: Node, params: Shape, indices: Shape) -> tuple[int, int, Shape]:
+    """GATHER's ``(axis, batch_dims, output shape)``: ``params[:axis] + indices[batch_dims:] + params[axis+1:]``,
+    the first ``batch_dims`` dims shared by params and indices (negative values count from their ranks)."""
+    axis = normalize_axis(getattr(node.options, "axis", 0), len(params), node)
+    bd = int(getattr(node.options, "batch_dims", 0))
+    bd = bd + len(indices) if bd < 0 else bd
+    if not 0 <= bd <= min(axis, len(indices)) or params[:bd] != indices[:bd]:
+        raise ShapeError(f"{where(node)}batch_dims {bd} must be in [0, min(axis {axis}, indices rank "
+                         f"{len(indices)})] with params {list(params)} and indices {list(indices)} sharing those dims")
+    return axis, bd, params[:axis] + indices[bd:] + params[axis + 1:]

@@ -272,7 +272,7 @@ class ModelBuilder:
             Write ``data``'s raw bytes under another tensor type (e.g. ``"INT4"`` packed
             nibbles); ``shape`` is then required.
         """
-        arr = np.ascontiguousarray(data)
+        arr = np.array(data, order="C")  # not ascontiguousarray, which makes a scalar 1-D
         if arr.dtype.kind in "OUS":
             raise TypeError(f"const {name!r}: string/object data is not supported, got dtype {arr.dtype}")
         arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)  # TFLite buffers are little-endian

@@ -109,11 +109,7 @@ def _space_to_depth(node, ins, consts):
 
 @shape_rule(Op.GATHER)
 def _gather(node, ins, consts):
-    params, idx = tuple(ins[0]), tuple(ins[1])
-    if getattr(node.options, "batch_dims", 0) != 0:
-        raise ShapeError(f"{layout.where(node)}batch_dims {node.options.batch_dims} is not supported; expected 0")
-    axis = layout.normalize_axis(getattr(node.options, "axis", 0), len(params), node)
-    return [params[:axis] + idx + params[axis + 1:]]
+    return [layout.gather_shape(node, tuple(ins[0]), tuple(ins[1]))[2]]
 
 
 @shape_rule(Op.ARG_MAX, Op.ARG_MIN)

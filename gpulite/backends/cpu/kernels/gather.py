@@ -1,4 +1,4 @@
-"""GATHER (batch_dims 0) and ARG_MAX / ARG_MIN.
+"""GATHER (with batch_dims) and ARG_MAX / ARG_MIN.
 
 GATHER indices may be computed at run time, so they are range-checked each run (TFLite
 fails the invoke on an index outside ``[0, dim)``; numpy would silently wrap negative
@@ -24,15 +24,12 @@ from gpulite.model.opdefs import Op
 def gather(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """``out = params.take(indices, axis)`` with TFLite's bounds check."""
     params, idx, out = ctx.input(0), ctx.input(1), ctx.output(0)
-    if getattr(node.options, "batch_dims", 0) != 0:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"batch_dims {node.options.batch_dims}; expected 0")
     if idx.dtype.kind not in "iu":
         raise ShapeError(f"{layout.where(node)}indices have dtype {idx.dtype}; expected int32 or int64")
     if params.dtype.kind in "OSU":
         raise UnsupportedOpError(node.op, node.index, "cpu", "string tensors")
-    axis = layout.normalize_axis(getattr(node.options, "axis", 0), params.ndim, node)
+    axis, batch_dims, expected = layout.gather_shape(node, params.shape, idx.shape)
     n = params.shape[axis]
-    expected = params.shape[:axis] + idx.shape + params.shape[axis + 1:]
     if out.shape != expected or out.dtype != params.dtype:
         raise ShapeError(f"{layout.where(node)}output is {list(out.shape)} {out.dtype}; gathering {list(idx.shape)} "
                          f"indices from {list(params.shape)} on axis {axis} gives {list(expected)} {params.dtype}")
@@ -40,6 +37,8 @@ def gather(node: Node, ctx: CpuContext) -> Callable[[], None]:
     def bad(lo: int, hi: int) -> str:
         return f"{layout.where(node)}gather index out of range: indices span [{lo}, {hi}], expected [0, {n})"
 
+    if batch_dims:
+        return _batched(node, params, idx, out, axis, batch_dims, bad)
     if ctx.const(1) is not None:
         fixed = np.asarray(ctx.const(1), dtype=np.intp)
         if fixed.size and (fixed.min() < 0 or fixed.max() >= n):
@@ -57,6 +56,26 @@ def gather(node: Node, ctx: CpuContext) -> Callable[[], None]:
                 raise IndexError(bad(int(lo), int(hi)))
         np.copyto(buf, idx)
         np.take(params, buf, axis=axis, out=out, mode="clip")
+    return run
+
+
+def _batched(node: Node, params, idx, out, axis: int, bd: int, bad) -> Callable[[], None]:
+    """GATHER with ``batch_dims`` bd: batch b of the indices picks from batch b of the params."""
+    b = int(np.prod(params.shape[:bd], dtype=np.int64))
+    outer = int(np.prod(params.shape[bd:axis], dtype=np.int64))
+    inner = int(np.prod(params.shape[axis + 1:], dtype=np.int64))
+    n, k = params.shape[axis], int(np.prod(idx.shape[bd:], dtype=np.int64))
+    p = params.reshape(b, outer, n, inner)
+    i = idx.reshape(b, k)
+    dst = out.reshape(b, outer, k, inner)
+    rows, cols = np.arange(b)[:, None, None], np.arange(outer)[None, :, None]
+
+    def run() -> None:
+        if idx.size:
+            lo, hi = idx.min(), idx.max()
+            if lo < 0 or hi >= n:
+                raise IndexError(bad(int(lo), int(hi)))
+        np.copyto(dst, p[rows, cols, i[:, None, :]])
     return run
 
 

@@ -1,0 +1,190 @@
+"""Float and integer math ops beyond :mod:`.elementwise`'s tables, with LiteRT's semantics.
+
+Unary: ABS, NEG, SQUARE, SIGN, FLOOR, CEIL, ROUND (half to even, as TFLite's
+``RoundToNearest``), LOG, SIN, COS, ELU, GELU (``approximate``: the tanh form; otherwise
+``0.5 x erfc(-x / sqrt 2)``), LOG_SOFTMAX (last axis). Binary, broadcasting numpy-style:
+FLOOR_DIV (``floor(a / b)``, integer division by zero fails the invoke as in LiteRT),
+FLOOR_MOD (C's ``fmod``/``%`` moved to the divisor's sign) and POW (int32 refuses negative
+exponents at invoke, as LiteRT does). Each op takes the dtypes LiteRT's builtin kernel
+takes, quantized tensors excepted (refused at allocate).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.cpu.kernels.elementwise import check_broadcast
+from gpulite.backends.kernels import register_kernel
+from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.graph import layout
+from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
+
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+I8, I16, I32, I64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+
+# Coefficients of erfc(z) = t exp(-z² + P(t)), t = 1 / (1 + z/2), z >= 0 (Numerical Recipes'
+# erfcc, relative error below 1.2e-7 everywhere), highest power first for np.polyval.
+_ERFC = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418, 0.37409196,
+         1.00002368, -1.26551223)
+
+
+def erfc(x: np.ndarray) -> np.ndarray:
+    """The complementary error function in float64 (numpy has none), relative error < 1.2e-7."""
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    r = t * np.exp(-z * z + np.polyval(_ERFC, t))
+    return np.where(x >= 0, r, 2.0 - r)
+
+
+def _gelu(approximate: bool) -> Callable[[np.ndarray, np.ndarray], None]:
+    k = math.sqrt(2.0 / math.pi)
+
+    def gelu(x: np.ndarray, out: np.ndarray) -> None:
+        v = x.astype(np.float64)
+        if approximate:
+            out[...] = 0.5 * v * (1.0 + np.tanh(k * (v + 0.044715 * v ** 3)))
+        else:
+            out[...] = 0.5 * v * erfc(-v * math.sqrt(0.5))
+    return gelu
+
+
+def _elu(x: np.ndarray, out: np.ndarray) -> None:
+    np.copyto(out, np.where(x < 0, np.expm1(np.minimum(x, 0)), x))
+
+
+def _sign(x: np.ndarray, out: np.ndarray) -> None:
+    np.subtract(x > 0, x < 0, out=out, dtype=out.dtype)  # (0 < x) - (x < 0): NaN gives 0, as TFLite
+
+
+def _log_softmax(x: np.ndarray, out: np.ndarray) -> None:
+    m = x.max(axis=-1, keepdims=True)
+    np.subtract(x, m, out=out)
+    out -= np.log(np.exp(out).sum(axis=-1, keepdims=True))
+
+
+# op -> (dtypes LiteRT's builtin kernel takes, in-place function)
+UNARY: dict[str, tuple[tuple[np.dtype, ...], Callable[[np.ndarray, np.ndarray], None]]] = {
+    Op.ABS: ((F32, I16, I32), lambda x, out: np.abs(x, out=out)),
+    Op.NEG: ((F32, I32, I64), lambda x, out: np.negative(x, out=out)),
+    Op.SQUARE: ((F32,), lambda x, out: np.square(x, out=out)),
+    Op.SIGN: ((F32, F64, I32), _sign),
+    Op.FLOOR: ((F32,), lambda x, out: np.floor(x, out=out)),
+    Op.CEIL: ((F32,), lambda x, out: np.ceil(x, out=out)),
+    Op.ROUND: ((F32,), lambda x, out: np.rint(x, out=out)),
+    Op.LOG: ((F32,), lambda x, out: np.log(x, out=out)),
+    Op.SIN: ((F32,), lambda x, out: np.sin(x, out=out)),
+    Op.COS: ((F32,), lambda x, out: np.cos(x, out=out)),
+    Op.ELU: ((F32,), _elu),
+    Op.LOG_SOFTMAX: ((F32,), _log_softmax),
+}
+
+
+def is_quantized(t) -> bool:
+    """An 8- or 16-bit integer tensor with a scale: LiteRT runs the op's quantized path there."""
+    return t.dtype.kind in "iu" and t.dtype.itemsize <= 2 and t.quant is not None and t.quant.scale.size > 0
+
+
+def _names(dtypes) -> str:
+    return ", ".join(str(d) for d in dtypes)
+
+
+def _unary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    if node.op == Op.GELU:
+        dtypes, fn = (F32,), _gelu(bool(getattr(node.options, "approximate", False)))
+    else:
+        dtypes, fn = UNARY[node.op]
+    if ctx.num_inputs != 1 or not ctx.has_input(0) or len(node.outputs) != 1:
+        raise ShapeError(f"{layout.where(node)}expected 1 input and 1 output, got inputs {list(node.inputs)} "
+                         f"and outputs {list(node.outputs)}")
+    xi, oi = ctx.in_info(0), ctx.out_info(0)
+    if xi.dtype not in dtypes or oi.dtype != xi.dtype or is_quantized(xi):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"input and output must share an unquantized dtype "
+                                 f"among {_names(dtypes)} (LiteRT's kernel), got {xi.dtype} -> {oi.dtype}")
+    x, out = ctx.input(0), ctx.output(0)
+    if x.shape != out.shape:
+        raise ShapeError(f"{layout.where(node)}input {list(x.shape)} but output {list(out.shape)}")
+    if node.op == Op.LOG_SOFTMAX and x.ndim == 0:
+        raise ShapeError(f"{layout.where(node)}LOG_SOFTMAX needs an input of rank >= 1, got a scalar")
+
+    def run() -> None:
+        with np.errstate(all="ignore"):  # log(0), log(-1): -inf and NaN, as LiteRT gives
+            fn(x, out)
+    return run
+
+
+for _op in (*UNARY, Op.GELU):
+    register_kernel(_op, "cpu", _unary_factory)
+
+
+def _floor_div(where: str):
+    def fn(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+        if out.dtype.kind == "f":
+            np.divide(a, b, out=out)
+            np.floor(out, out=out)  # floor(a / b), not numpy's fmod-based floor_divide
+            return
+        if not np.all(b):
+            raise ZeroDivisionError(f"{where}FLOOR_DIV by zero")
+        np.floor_divide(a, b, out=out)  # integer floor division, as TFLite's
+    return fn
+
+
+def _floor_mod(where: str):
+    def fn(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+        if out.dtype.kind == "f":
+            np.fmod(a, b, out=out)
+            fix = (out != 0) & ((b < 0) != (out < 0))
+            np.add(out, b, out=out, where=fix)
+            return
+        if not np.all(b):
+            raise ZeroDivisionError(f"{where}FLOOR_MOD by zero")
+        np.remainder(a, b, out=out)  # integer % moved to the divisor's sign == Python's modulo
+    return fn
+
+
+def _pow(where: str):
+    def fn(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+        if out.dtype.kind != "f" and np.any(b < 0):
+            raise ValueError(f"{where}POW of int32 does not take negative exponents (LiteRT refuses them too)")
+        np.power(a, b, out=out)
+    return fn
+
+
+BINARY = {
+    Op.FLOOR_DIV: ((F32, I8, I16, I32), _floor_div),
+    Op.FLOOR_MOD: ((F32, I8, I16, I32, I64), _floor_mod),
+    Op.POW: ((F32, I32), _pow),
+}
+
+
+def _binary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    dtypes, make = BINARY[node.op]
+    if ctx.num_inputs != 2 or not (ctx.has_input(0) and ctx.has_input(1)) or len(node.outputs) != 1:
+        raise ShapeError(f"{layout.where(node)}expected 2 inputs and 1 output, got inputs {list(node.inputs)} "
+                         f"and outputs {list(node.outputs)}")
+    ai, bi, oi = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
+    if not (ai.dtype == bi.dtype == oi.dtype) or ai.dtype not in dtypes or is_quantized(ai):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"inputs and output must share an unquantized dtype "
+                                 f"among {_names(dtypes)} (LiteRT's kernel), got {ai.dtype}, {bi.dtype} -> {oi.dtype}")
+    a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    check_broadcast(node, a.shape, b.shape, out.shape)
+    fn = make(layout.where(node))
+    bc = ctx.const(1)
+    if bc is not None and out.dtype.kind != "f":
+        what = ("exponent", "a negative value", bc < 0) if node.op == Op.POW else ("divisor", "a zero", bc == 0)
+        if np.any(what[2]):
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"the constant {what[0]} holds {what[1]}: "
+                                     "LiteRT fails every invoke of this node")
+
+    def run() -> None:
+        with np.errstate(all="ignore"):  # float x / 0: inf or NaN, as LiteRT gives
+            fn(a, b, out)
+    return run
+
+
+for _op in BINARY:
+    register_kernel(_op, "cpu", _binary_factory)
