@@ -58,7 +58,8 @@ class ImageToTensorOptions:
 
     ``output_range`` is MediaPipe's ``output_tensor_float_range`` (min, max); ``border_mode``
     ``"zero"`` fills outside the image with black (which becomes ``output_range[0]``),
-    ``"replicate"`` repeats the edge pixels (MediaPipe's default).
+    ``"replicate"`` repeats the edge pixels (MediaPipe's default). ``match_opencv`` makes the
+    webgpu shader sample as OpenCV does; the CPU path always is OpenCV.
     """
 
     output_width: int = 128
