@@ -192,8 +192,10 @@ def warp_to_tensor(image: np.ndarray, projection: np.ndarray, out_w: int, out_h:
     """
     warped = cv2.warpPerspective(image, projection, (out_w, out_h), flags=cv2.INTER_LINEAR,
                                  borderMode=_CV_BORDERS[border])
-    values = np.arange(256, dtype=np.float32) * np.float32(scale) + np.float32(offset)
-    return values[warped[None, :, :, :3]]
+    tensor = warped[None, :, :, :3].astype(np.float32)  # what MediaPipe's convertTo computes, in float32
+    tensor *= np.float32(scale)
+    tensor += np.float32(offset)
+    return tensor
 
 
 def check_image(image: Any) -> tuple[int, int]:
