@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from gpulite.pipeline import GraphBuilder
+from gpulite.pipeline.calculators._opencv import cv2, untested
 from gpulite.pipeline.calculators.annotation_overlay import AnnotationOverlayOptions, annotate
 from gpulite.pipeline.calculators.detection_projection import project_detections
 from gpulite.pipeline.calculators.detections_to_rects import DetectionsToRectsOptions, detection_to_rect
@@ -30,6 +31,7 @@ from gpulite.pipeline.calculators.non_max_suppression import (
     overlap,
 )
 from gpulite.pipeline.calculators.rect_transformation import RectTransformationOptions, transform_rect
+from gpulite.pipeline.calculators.segmentation_projection import project_mask
 from gpulite.pipeline.calculators.sinks import VideoWriter
 from gpulite.pipeline.calculators.sources import SourceUnavailableError, VideoReader, open_camera
 from gpulite.pipeline.calculators.ssd_anchors import SsdAnchorsOptions, generate_anchors
@@ -287,7 +289,17 @@ def test_cpu_crop_is_the_bytes_of_mediapipes_opencv(rect, border, digest):
     t = warp_to_tensor(img, projection, 128, 128, border, 1.0, 0.0)
     o = ImageToTensorOptions(keep_aspect_ratio=True, border_mode=border, output_range=(0.0, 255.0))
     np.testing.assert_array_equal(image_to_tensor(img, rect, options=o)[0], t)
-    assert hashlib.sha256(t[0].astype(np.uint8).tobytes()).hexdigest()[:16] == digest
+    got = hashlib.sha256(t[0].astype(np.uint8).tobytes()).hexdigest()[:16]
+    assert got == digest, f"OpenCV {cv2.__version__} crops otherwise than mediapipe's OpenCV 3.4 (pinned: 4.10-4.11)"
+
+
+def test_opencv_versions_and_limits():
+    assert not untested("4.10.0") and not untested("4.11.0")
+    assert untested("4.14.0") and untested("5.1.0") and untested("nonsense")
+    with pytest.raises(PipelineValueError, match=r"too large.*32766"):
+        image_to_tensor(np.zeros((40000, 2, 3), np.uint8))
+    with pytest.raises(PipelineValueError, match="1 to 32766"):
+        project_mask(np.zeros((4, 4), np.float32), plan_transform((8, 8), None, ImageToTensorOptions())[1], (0, 5))
 
 
 def test_rotated_region_samples_the_rotated_rect():

@@ -22,19 +22,21 @@ except ImportError as e:  # pragma: no cover - a broken install
                       f"({e})") from e
 
 TESTED = ((4, 10), (4, 11))  # (major, minor) releases whose results match mediapipe 0.10.14's
+MAX_SIDE = 32766  # cv2.warpPerspective / warpAffine refuse images with a side of SHRT_MAX or more
 
 
-def _major_minor(version: str) -> tuple[int, int] | None:
+def untested(version: str) -> bool:
+    """Whether an OpenCV ``version`` string ("4.11.0") is outside the releases in :data:`TESTED`."""
     parts = version.split(".")
     try:
-        return int(parts[0]), int(parts[1])
+        return (int(parts[0]), int(parts[1])) not in TESTED
     except (IndexError, ValueError):
-        return None
+        return True
 
 
-if _major_minor(cv2.__version__) not in TESTED:
+if untested(cv2.__version__):
     warnings.warn(f"gpulite: OpenCV {cv2.__version__} is installed; gpulite's crops and masks match MediaPipe's bit "
                   "for bit with OpenCV 4.10-4.11 (other releases round warps differently): "
                   "pip install 'opencv-python-headless>=4.10.0.84,<4.12'", RuntimeWarning, stacklevel=2)
 
-__all__ = ["TESTED", "cv2"]
+__all__ = ["MAX_SIDE", "TESTED", "cv2", "untested"]

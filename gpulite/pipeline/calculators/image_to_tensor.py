@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
-from gpulite.pipeline.calculators._opencv import cv2
+from gpulite.pipeline.calculators._opencv import MAX_SIDE, cv2
 from gpulite.pipeline.calculators._select import check_backend, requested_backend, select_backend
 from gpulite.pipeline.calculators.types import ImageTransform, NormalizedRect, PipelineValueError
 from gpulite.pipeline.gpu_image import GpuImage
@@ -211,6 +211,9 @@ def check_image(image: Any) -> tuple[int, int]:
         raise PipelineValueError(f"ImageToTensor: expected an RGB or RGBA uint8 image (H, W, 3|4), got {what}")
     if image.shape[0] == 0 or image.shape[1] == 0:
         raise PipelineValueError(f"ImageToTensor: empty image {image.shape}")
+    if max(image.shape[:2]) > MAX_SIDE:
+        raise PipelineValueError(f"ImageToTensor: image {image.shape[1]}x{image.shape[0]} is too large; OpenCV's "
+                                 f"warp takes sides up to {MAX_SIDE} pixels: downscale it first")
     return image.shape[1], image.shape[0]
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
-from gpulite.pipeline.calculators._opencv import cv2
+from gpulite.pipeline.calculators._opencv import MAX_SIDE, cv2
 from gpulite.pipeline.calculators.types import ImageTransform, PipelineValueError, Segmentation
 from gpulite.pipeline.registry import register_calculator
 
@@ -29,9 +29,9 @@ def project_mask(mask: np.ndarray, transform: ImageTransform, output_size: tuple
         raise PipelineValueError(f"SegmentationProjection: expected an (H, W) mask, got shape {m.shape}")
     h, w = m.shape
     out_w, out_h = int(output_size[0]), int(output_size[1])
-    if out_w < 1 or out_h < 1:
-        raise PipelineValueError(f"SegmentationProjection: OUTPUT_SIZE must be positive (width, height), "
-                                 f"got {tuple(output_size)}")
+    if not (1 <= out_w <= MAX_SIDE and 1 <= out_h <= MAX_SIDE and max(h, w) <= MAX_SIDE):
+        raise PipelineValueError(f"SegmentationProjection: mask {w}x{h} onto {out_w}x{out_h}: each side must be "
+                                 f"1 to {MAX_SIDE} pixels (OpenCV's warp)")
     a = np.diag([w, h, 1.0]) @ np.linalg.inv(transform.matrix) @ np.diag([1.0 / out_w, 1.0 / out_h, 1.0])
     return cv2.warpAffine(m, a[:2].astype(np.float32), (out_w, out_h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                           borderMode=cv2.BORDER_CONSTANT)
