@@ -189,6 +189,8 @@ class LandmarkList:
     """
 
     __slots__ = ("_columns", "_landmark")
+    _landmark: tuple[NormalizedLandmark, ...] | None
+    _columns: Any  # (xyz, visibility, presence) of the pipeline's list, until ``landmark`` is built
 
     def __init__(self, landmark: Iterable[NormalizedLandmark]) -> None:
         object.__setattr__(self, "_landmark", tuple(landmark))
@@ -196,7 +198,8 @@ class LandmarkList:
 
     @property
     def landmark(self) -> tuple[NormalizedLandmark, ...]:
-        if self._landmark is None:
+        points = self._landmark
+        if points is None:
             xyz, vis, pres = self._columns
             n = len(xyz)
             vis = [None] * n if vis is None else vis
@@ -204,7 +207,7 @@ class LandmarkList:
             points = tuple(NormalizedLandmark(x, y, z, None if v is None else float(v), None if p is None else float(p))
                            for (x, y, z), v, p in zip(xyz.tolist(), vis, pres, strict=True))
             object.__setattr__(self, "_landmark", points)  # the one lazy fill-in of an immutable value
-        return self._landmark
+        return points
 
     def __len__(self) -> int:
         return len(self._columns[0]) if self._landmark is None else len(self._landmark)

@@ -116,6 +116,10 @@ class LandmarkList:
     """
 
     __slots__ = ("_points", "_presence", "_visibility", "_xyz")
+    _points: tuple[NormalizedLandmark, ...] | None
+    _xyz: np.ndarray | None
+    _visibility: Any
+    _presence: Any
 
     def __init__(self, landmarks: tuple[NormalizedLandmark, ...] = ()) -> None:
         self._set(tuple(landmarks), None, None, None)
@@ -139,7 +143,8 @@ class LandmarkList:
 
     @property
     def landmarks(self) -> tuple[NormalizedLandmark, ...]:
-        if self._points is None:
+        points = self._points
+        if points is None:
             assert self._xyz is not None
             n = len(self._xyz)
             vis = [None] * n if self._visibility is None else self._visibility
@@ -148,7 +153,7 @@ class LandmarkList:
                 NormalizedLandmark(x, y, z, None if v is None else float(v), None if p is None else float(p))
                 for (x, y, z), v, p in zip(self._xyz.tolist(), vis, pres, strict=True))
             object.__setattr__(self, "_points", points)  # the one lazy fill-in of an immutable value
-        return self._points
+        return points
 
     def columns(self) -> tuple[np.ndarray, Any, Any]:
         """(xyz float64 (N, 3), visibility, presence): each of the last two None or N values (None inside)."""
