@@ -3,7 +3,9 @@
 Works by the result's attribute names (MediaPipe's): ``detections`` / ``palm_detections`` /
 ``pose_detection`` (boxes and keypoints), ``multi_face_landmarks`` / ``multi_hand_landmarks``
 (lists of landmark lists), ``pose_landmarks`` (one list), ``segmentation_mask`` (blended).
-Thickness and dot size grow with the image, so annotations stay visible on large frames.
+Landmarks are joined by MediaPipe's connection lists (face mesh tesselation and irises, hand,
+pose), all drawn with OpenCV, anti-aliased at sub-pixel positions. Thickness and dot size grow
+with the image, so annotations stay visible on large frames.
 
 Usage::
 
@@ -16,13 +18,21 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image
+
+from gpulite.pipeline.calculators._opencv import cv2
+from gpulite.pipeline.calculators.annotation_overlay import blend_mask, draw_lines
+from gpulite.solutions import connections as mp
 
 BOX = (0, 255, 0)            # detection boxes: bright green
 KEYPOINT = (255, 40, 40)     # detection keypoints: red
 LANDMARK = (0, 230, 255)     # landmarks: cyan
+MESH = (0, 150, 170)         # face mesh, hand and pose connections: dark cyan
 IRIS = (255, 230, 0)         # iris landmarks (refined face mesh 468-477): yellow
 MASK = (255, 0, 255)         # segmentation: magenta
+_SHIFT = 4                   # sub-pixel bits of OpenCV's drawing coordinates
+CONNECTIONS = {21: mp.HAND_CONNECTIONS, 33: mp.POSE_CONNECTIONS, 468: mp.FACEMESH_TESSELATION,
+               478: mp.FACEMESH_TESSELATION | mp.FACEMESH_IRISES}
 
 
 def _landmark_lists(result: Any) -> list[Any]:
@@ -44,6 +54,16 @@ def _detections(result: Any) -> list[Any]:
     return out
 
 
+def _dot(img: np.ndarray, x: float, y: float, r: float, color: tuple[int, int, int], outline: bool = False) -> None:
+    if not (np.isfinite(x) and np.isfinite(y)):
+        return
+    f = 1 << _SHIFT
+    centre, radius = (round(x * f), round(y * f)), max(round(r * f), 1)
+    cv2.circle(img, centre, radius, color, cv2.FILLED, cv2.LINE_AA, _SHIFT)
+    if outline:
+        cv2.circle(img, centre, radius, (0, 0, 0), 1, cv2.LINE_AA, _SHIFT)
+
+
 def draw_result(image: np.ndarray, result: Any, *, scale: int = 1, unit: int | None = None) -> np.ndarray:
     """A copy of ``image`` (RGB uint8), enlarged ``scale`` times, with ``result`` drawn on it.
 
@@ -51,35 +71,32 @@ def draw_result(image: np.ndarray, result: Any, *, scale: int = 1, unit: int | N
     Landmarks are drawn first, so boxes and detection keypoints stay on top.
     """
     h, w = image.shape[:2]
-    pil = Image.fromarray(np.ascontiguousarray(image[..., :3]))
-    if scale != 1:
-        pil = pil.resize((w * scale, h * scale), Image.LANCZOS)
-    width, height = pil.size
+    out = np.ascontiguousarray(image[..., :3])
+    out = cv2.resize(out, (w * scale, h * scale), interpolation=cv2.INTER_CUBIC) if scale != 1 else out.copy()
+    height, width = out.shape[:2]
     mask = getattr(result, "segmentation_mask", None)
     if mask is not None:
         m = np.asarray(mask, np.float32)
         if m.shape[:2] != (height, width):
-            m = np.asarray(Image.fromarray(m).resize((width, height), Image.BILINEAR))
-        arr = np.asarray(pil, np.float32)
-        alpha = 0.5 * np.clip(m, 0, 1)[..., None]
-        pil = Image.fromarray((arr * (1 - alpha) + np.array(MASK, np.float32) * alpha).round().astype(np.uint8))
-    draw = ImageDraw.Draw(pil)
+            m = cv2.resize(m, (width, height), interpolation=cv2.INTER_LINEAR)
+        blend_mask(out, m, MASK, 0.5)
     unit = unit or max(1, round(max(width, height) / 320))          # 1 px per 320 px of image
+    size = np.array([width, height], np.float64)
     for lms in _landmark_lists(result):
-        r = unit * (0.75 if len(lms) > 100 else 2)
-        for i, p in enumerate(lms.landmark):
-            iris = len(lms) == 478 and i >= 468
-            ri = 1.5 * r if iris else r
-            x, y = p.x * width, p.y * height
-            draw.ellipse([x - ri, y - ri, x + ri, y + ri], fill=IRIS if iris else LANDMARK)
+        pts = lms.array()[:, :2].astype(np.float64) * size
+        pairs = np.array(sorted(CONNECTIONS.get(len(pts), ())), np.intp).reshape(-1, 2)
+        draw_lines(out, pts[pairs], MESH, max(1, unit // 2) if len(pts) > 100 else unit)
+        r = unit * (0.75 if len(pts) > 100 else 2)
+        for i, (x, y) in enumerate(pts):
+            iris = len(pts) == 478 and i >= 468
+            _dot(out, x, y, 1.5 * r if iris else r, IRIS if iris else LANDMARK)
     for d in _detections(result):
         b = d.relative_bounding_box
-        draw.rectangle([b.xmin * width, b.ymin * height, b.xmax * width, b.ymax * height], outline=BOX, width=2 * unit)
-        r = 2.5 * unit
+        corners = np.array([(b.xmin, b.ymin), (b.xmax, b.ymin), (b.xmax, b.ymax), (b.xmin, b.ymax)]) * size
+        draw_lines(out, np.stack([corners, np.roll(corners, -1, axis=0)], axis=1), BOX, 2 * unit)
         for k in d.keypoints:
-            x, y = k.x * width, k.y * height
-            draw.ellipse([x - r, y - r, x + r, y + r], fill=KEYPOINT, outline=(0, 0, 0))
-    return np.asarray(pil)
+            _dot(out, k.x * width, k.y * height, 2.5 * unit, KEYPOINT, outline=True)
+    return out
 
 
 def face_closeup(image: np.ndarray, result: Any, box: Any, *, size: int = 640, margin: float = 1.6) -> np.ndarray:

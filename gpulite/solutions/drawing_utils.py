@@ -1,8 +1,7 @@
-"""MediaPipe's ``mp.solutions.drawing_utils`` on numpy: ``draw_landmarks``, ``draw_detection``, ``DrawingSpec``.
+"""MediaPipe's ``mp.solutions.drawing_utils``: ``draw_landmarks``, ``draw_detection``, ``DrawingSpec``.
 
-The same names, arguments, defaults and colour constants as mediapipe 0.10.14, drawn with
-gpulite's own numpy primitives (:mod:`gpulite.pipeline.calculators.annotation_overlay`), not
-OpenCV, so switching needs no new dependency::
+The same names, arguments, defaults and colour constants as mediapipe 0.10.14, and the same
+OpenCV calls (``cv2.line``, ``cv2.circle``, ``cv2.rectangle``), so the pixels drawn are MediaPipe's::
 
     from gpulite.solutions import drawing_utils as mp_drawing, hands as mp_hands
 
@@ -18,9 +17,9 @@ landmarks outside the image, or with visibility or presence below 0.5, are not d
 the connections that touch them; a connection naming a landmark that does not exist raises
 ``ValueError``; each landmark is a circle of ``circle_radius`` inside a light grey one, both
 ``thickness`` wide (a negative thickness fills, as OpenCV's ``FILLED``); ``None`` as a
-drawing spec draws nothing of that kind. Lines and circles are not anti-aliased (OpenCV's
-default ``LINE_8`` is not either) and may differ from OpenCV's by a pixel at their edges.
-``draw_axis`` and ``plot_landmarks`` (matplotlib) are not provided.
+drawing spec draws nothing of that kind. Lines and circles are OpenCV's default ``LINE_8``, not
+anti-aliased, as MediaPipe draws them. ``draw_axis`` and ``plot_landmarks`` (matplotlib) are
+not provided.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from gpulite.pipeline.calculators.annotation_overlay import draw_lines
+from gpulite.pipeline.calculators._opencv import cv2
 
 __all__ = ["BLACK_COLOR", "BLUE_COLOR", "GREEN_COLOR", "RED_COLOR", "WHITE_COLOR", "DrawingSpec", "draw_detection",
            "draw_landmarks"]
@@ -87,22 +86,16 @@ def _has(landmark: Any, name: str) -> bool:
     return getattr(landmark, name, None) is not None
 
 
+def _color(color: Any) -> tuple[int, int, int]:
+    return tuple(int(c) for c in color)[:3]  # type: ignore[return-value]
+
+
 def _circle(image: np.ndarray, center: tuple[int, int], radius: int, color: Any, thickness: int) -> None:
-    """A circle outline ``thickness`` wide centred on ``radius`` (filled when thickness < 0), in place."""
-    cx, cy = center
-    reach = radius + max(thickness, 0) // 2 + 1
-    h, w = image.shape[:2]
-    y0, y1, x0, x1 = max(cy - reach, 0), min(cy + reach + 1, h), max(cx - reach, 0), min(cx + reach + 1, w)
-    if y0 >= y1 or x0 >= x1:
-        return
-    yy, xx = np.mgrid[y0:y1, x0:x1]
-    d = np.hypot(xx - cx, yy - cy)
-    ring = d <= radius + 0.5 if thickness < 0 else np.abs(d - radius) <= max(thickness, 1) / 2
-    image[y0:y1, x0:x1][ring] = np.asarray(color, np.uint8)[:3]
+    cv2.circle(image, center, radius, _color(color), thickness)
 
 
 def _line(image: np.ndarray, a: tuple[int, int], b: tuple[int, int], color: Any, thickness: int) -> None:
-    draw_lines(image, np.array([[a, b]], np.float64), np.asarray(color, np.uint8)[:3], max(thickness, 1))
+    cv2.line(image, a, b, _color(color), max(thickness, 1))
 
 
 def draw_landmarks(image: np.ndarray, landmark_list: Any, connections: Iterable[tuple[int, int]] | None = None,
@@ -182,6 +175,4 @@ def draw_detection(image: np.ndarray, detection: Any, keypoint_drawing_spec: Dra
     end = _to_pixel(box.xmin + box.width, box.ymin + box.height, w, h)
     if start is None or end is None:
         return
-    (x0, y0), (x1, y1) = start, end
-    for a, b in (((x0, y0), (x1, y0)), ((x1, y0), (x1, y1)), ((x1, y1), (x0, y1)), ((x0, y1), (x0, y0))):
-        _line(image, a, b, bbox_drawing_spec.color, bbox_drawing_spec.thickness)
+    cv2.rectangle(image, start, end, _color(bbox_drawing_spec.color), bbox_drawing_spec.thickness)

@@ -34,7 +34,7 @@ _heavy (2); a model the zoo cannot provide fails at construction (:class:`gpulit
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -162,10 +162,9 @@ class Pose(Solution):
         dets = out["pose_detections"]
         return PoseResult(
             # MediaPipe's Python solution clears presence; so does this
-            pose_landmarks=None if lms is None else LandmarkList.from_pipeline(
-                type(lms)(tuple(replace(p, presence=None) for p in lms.landmarks))),
+            pose_landmarks=None if lms is None else LandmarkList.from_pipeline(lms, keep_presence=False),
             pose_world_landmarks=None if world is None or lms is None else LandmarkList.from_pipeline(
-                type(world)(tuple(replace(p, presence=None) for p in world.landmarks))),
+                world, keep_presence=False),
             segmentation_mask=None if mask is None or lms is None else mask.mask,
             pose_detection=Detection.from_pipeline(dets[0]) if dets else None,
             pose_rect=out["pose_rect"],

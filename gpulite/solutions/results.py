@@ -180,14 +180,37 @@ class NormalizedLandmark:
         return _pixel(self.x, self.y, width, height)
 
 
-@dataclass(frozen=True)
 class LandmarkList:
-    """The landmarks of one object (MediaPipe ``NormalizedLandmarkList``: ``.landmark[i]``)."""
+    """The landmarks of one object (MediaPipe ``NormalizedLandmarkList``: ``.landmark[i]``).
 
-    landmark: tuple[NormalizedLandmark, ...]
+    A solution's result keeps the pipeline's arrays and builds the per-point objects of
+    ``landmark`` only when they are read; ``array()`` and ``pixels()`` never need them.
+    It compares, hashes and reads as a tuple of :class:`NormalizedLandmark`, and never changes.
+    """
+
+    __slots__ = ("_columns", "_landmark")
+    _landmark: tuple[NormalizedLandmark, ...] | None
+    _columns: Any  # (xyz, visibility, presence) of the pipeline's list, until ``landmark`` is built
+
+    def __init__(self, landmark: Iterable[NormalizedLandmark]) -> None:
+        object.__setattr__(self, "_landmark", tuple(landmark))
+        object.__setattr__(self, "_columns", None)
+
+    @property
+    def landmark(self) -> tuple[NormalizedLandmark, ...]:
+        points = self._landmark
+        if points is None:
+            xyz, vis, pres = self._columns
+            n = len(xyz)
+            vis = [None] * n if vis is None else vis
+            pres = [None] * n if pres is None else pres
+            points = tuple(NormalizedLandmark(x, y, z, None if v is None else float(v), None if p is None else float(p))
+                           for (x, y, z), v, p in zip(xyz.tolist(), vis, pres, strict=True))
+            object.__setattr__(self, "_landmark", points)  # the one lazy fill-in of an immutable value
+        return points
 
     def __len__(self) -> int:
-        return len(self.landmark)
+        return len(self._columns[0]) if self._landmark is None else len(self._landmark)
 
     def __getitem__(self, i: int) -> NormalizedLandmark:
         return self.landmark[i]
@@ -195,9 +218,26 @@ class LandmarkList:
     def __iter__(self) -> Iterator[NormalizedLandmark]:
         return iter(self.landmark)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LandmarkList) and self.landmark == other.landmark
+
+    def __hash__(self) -> int:
+        return hash(self.landmark)
+
+    def __repr__(self) -> str:
+        return f"LandmarkList(landmark={self.landmark!r})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"LandmarkList is immutable; cannot set {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return LandmarkList, (self.landmark,)
+
     def array(self) -> np.ndarray:
         """(N, 3) float32 array of x, y, z."""
-        return np.array([(p.x, p.y, p.z) for p in self.landmark], np.float32).reshape(-1, 3)
+        if self._landmark is None:
+            return self._columns[0].astype(np.float32)
+        return np.array([(p.x, p.y, p.z) for p in self._landmark], np.float32).reshape(-1, 3)
 
     def pixels(self, width: int, height: int) -> np.ndarray:
         """(N, 2) int32 pixel coordinates in a ``width`` x ``height`` image (x, y; not clamped)."""
@@ -216,10 +256,14 @@ class LandmarkList:
                          for (x, y, z), v, p in zip(a, vis, pre, strict=True)))
 
     @classmethod
-    def from_pipeline(cls, lms: ptypes.LandmarkList) -> LandmarkList:
-        """From the pipeline's :class:`gpulite.pipeline.calculators.types.LandmarkList`."""
-        return cls(tuple(NormalizedLandmark(float(p.x), float(p.y), float(p.z), p.visibility, p.presence)
-                         for p in lms.landmarks))
+    def from_pipeline(cls, lms: ptypes.LandmarkList, *, keep_presence: bool = True) -> LandmarkList:
+        """From the pipeline's :class:`gpulite.pipeline.calculators.types.LandmarkList` (presence dropped unless
+        ``keep_presence``); the per-point objects come when first read."""
+        xyz, vis, pres = lms.columns()
+        out = cls.__new__(cls)
+        object.__setattr__(out, "_landmark", None)
+        object.__setattr__(out, "_columns", (xyz, vis, pres if keep_presence else None))
+        return out
 
 
 @dataclass(frozen=True)
@@ -277,6 +321,8 @@ def to_jsonable(value: Any) -> Any:
 
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value) if f.repr}
+    if isinstance(value, LandmarkList):
+        return {"landmark": to_jsonable(value.landmark)}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
     if isinstance(value, np.ndarray):  # masks: a summary, not a million numbers

@@ -13,14 +13,16 @@ import numpy as np
 import pytest
 
 from gpulite.pipeline import GraphBuilder
+from gpulite.pipeline.calculators._opencv import cv2, untested
 from gpulite.pipeline.calculators.annotation_overlay import AnnotationOverlayOptions, annotate
 from gpulite.pipeline.calculators.detection_projection import project_detections
 from gpulite.pipeline.calculators.detections_to_rects import DetectionsToRectsOptions, detection_to_rect
 from gpulite.pipeline.calculators.image_to_tensor import (
-    CpuWarp,
     ImageToTensorOptions,
     image_to_tensor,
+    opencv_projection,
     plan_transform,
+    warp_to_tensor,
 )
 from gpulite.pipeline.calculators.landmarks_to_detection import LandmarksToDetectionOptions, landmarks_to_detection
 from gpulite.pipeline.calculators.non_max_suppression import (
@@ -29,6 +31,7 @@ from gpulite.pipeline.calculators.non_max_suppression import (
     overlap,
 )
 from gpulite.pipeline.calculators.rect_transformation import RectTransformationOptions, transform_rect
+from gpulite.pipeline.calculators.segmentation_projection import project_mask
 from gpulite.pipeline.calculators.sinks import VideoWriter
 from gpulite.pipeline.calculators.sources import SourceUnavailableError, VideoReader, open_camera
 from gpulite.pipeline.calculators.ssd_anchors import SsdAnchorsOptions, generate_anchors
@@ -200,6 +203,23 @@ def _image(h, w, c=3, seed=0):
     return np.random.default_rng(seed).integers(0, 256, (h, w, c), dtype=np.uint8)
 
 
+def _bilinear(img, a, out_w, out_h, border, scale, offset):
+    """Reference for the GPU's float path: tensor pixel (x, y) reads ``a @ (x, y, 1)`` bilinearly, in float64."""
+    h, w = img.shape[:2]
+    ys, xs = np.mgrid[0:out_h, 0:out_w].astype(np.float64)
+    sx, sy = a[0, 0] * xs + a[0, 1] * ys + a[0, 2], a[1, 0] * xs + a[1, 1] * ys + a[1, 2]
+    x0, y0 = np.floor(sx).astype(int), np.floor(sy).astype(int)
+    fx, fy = (sx - x0)[..., None], (sy - y0)[..., None]
+    out = np.zeros((out_h, out_w, 3))
+    for dy, dx, wt in ((0, 0, (1 - fx) * (1 - fy)), (0, 1, fx * (1 - fy)), (1, 0, (1 - fx) * fy), (1, 1, fx * fy)):
+        xi, yi = x0 + dx, y0 + dy
+        v = img[np.clip(yi, 0, h - 1), np.clip(xi, 0, w - 1), :3].astype(np.float64)
+        if border == "zero":
+            v[(xi < 0) | (xi >= w) | (yi < 0) | (yi >= h)] = 0.0
+        out += wt * v
+    return (out * scale + offset)[None]
+
+
 def test_letterbox_geometry_and_padding_value():
     img = np.full((480, 640, 3), 255, np.uint8)
     t, tr = image_to_tensor(img, options=ImageToTensorOptions(keep_aspect_ratio=True, border_mode="zero"))
@@ -224,10 +244,11 @@ def test_sampling_is_opencv_geometry_and_value_range():
 def test_bilinear_and_border_modes():
     img = np.zeros((2, 2, 3), np.uint8)
     img[:, 0] = 200
-    a = np.array([[0.5, 0.0, -0.5], [0.0, 1.0, 0.0]])  # tensor x 0..3 samples image x -0.5, 0, 0.5, 1
-    out = CpuWarp()(img, a, 4, 2, "replicate", 1.0, 0.0)[0, 0, :, 0]
+    a = np.array([[0.5, 0.0, -0.5], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])  # tensor x 0..3 reads image x -0.5 .. 1
+    projection = np.linalg.inv(a)
+    out = warp_to_tensor(img, projection, 4, 2, "replicate", 1.0, 0.0)[0, 0, :, 0]
     np.testing.assert_allclose(out, [200.0, 200.0, 100.0, 0.0])
-    out = CpuWarp()(img, a, 4, 2, "zero", 1.0, 0.0)[0, 0, :, 0]
+    out = warp_to_tensor(img, projection, 4, 2, "zero", 1.0, 0.0)[0, 0, :, 0]
     np.testing.assert_allclose(out, [100.0, 200.0, 100.0, 0.0])  # half of x=-1, which is black
 
 
@@ -247,6 +268,38 @@ def test_letterbox_projection_round_trip(size, rect):
         (d,) = project_detections([Detection(box_t, ((px[1, 0] / 128, px[1, 1] / 128),), 0.5)], tr)
         assert (d.box.xmin, d.box.ymin, d.box.xmax, d.box.ymax) == pytest.approx((0.3, 0.2, 0.9, 0.7))
         assert d.keypoints[0] == pytest.approx((0.5, 0.5))
+
+
+@pytest.mark.parametrize(("rect", "border", "digest"), [
+    (None, "replicate", "a4107ec9919f8688"),
+    (NormalizedRect(0.45, 0.4, 0.7, 0.5, 0.35), "zero", "8526d37193cc12a7"),
+])
+def test_cpu_crop_is_the_bytes_of_mediapipes_opencv(rect, border, digest):
+    """The CPU crop, byte for byte, as OpenCV 3.4 (mediapipe 0.10.14 links 3.4.10) computes MediaPipe's calls.
+
+    The digests were made with opencv-python-headless 3.4.18 running MediaPipe's converter steps
+    (float32 region, boxPoints, getPerspectiveTransform, warpPerspective); OpenCV 4.10/4.11 give
+    them too, 4.14 and 5.x do not (1/32-pixel ties rounded otherwise). The region's scale makes
+    many sample positions fall on such ties.
+    """
+    import hashlib
+
+    img = np.random.default_rng(5).integers(0, 256, (377, 501, 3), dtype=np.uint8)
+    projection = opencv_projection((501, 377), rect, 128, 128, keep_aspect_ratio=True)
+    t = warp_to_tensor(img, projection, 128, 128, border, 1.0, 0.0)
+    o = ImageToTensorOptions(keep_aspect_ratio=True, border_mode=border, output_range=(0.0, 255.0))
+    np.testing.assert_array_equal(image_to_tensor(img, rect, options=o)[0], t)
+    got = hashlib.sha256(t[0].astype(np.uint8).tobytes()).hexdigest()[:16]
+    assert got == digest, f"OpenCV {cv2.__version__} crops otherwise than mediapipe's OpenCV 3.4 (pinned: 4.10-4.11)"
+
+
+def test_opencv_versions_and_limits():
+    assert not untested("4.10.0") and not untested("4.11.0")
+    assert untested("4.14.0") and untested("5.1.0") and untested("nonsense")
+    with pytest.raises(PipelineValueError, match=r"too large.*32766"):
+        image_to_tensor(np.zeros((40000, 2, 3), np.uint8))
+    with pytest.raises(PipelineValueError, match="1 to 32766"):
+        project_mask(np.zeros((4, 4), np.float32), plan_transform((8, 8), None, ImageToTensorOptions())[1], (0, 5))
 
 
 def test_rotated_region_samples_the_rotated_rect():
@@ -277,11 +330,11 @@ def test_image_to_tensor_cpu_and_gpu_agree(shape, border, rect):
     img = _image(*shape, seed=sum(shape))
     o = ImageToTensorOptions(keep_aspect_ratio=True, border_mode=border)
     a, _ = plan_transform((shape[1], shape[0]), rect, o)
-    cpu = CpuWarp()(img, a, 128, 128, border, *o.value_transform)
+    ref = _bilinear(img, a, 128, 128, border, *o.value_transform)
     gpu = ImageToTensorGpu().run(img, a, 128, 128, border, *o.value_transform).data_sync()
-    assert gpu.shape == cpu.shape == (1, 128, 128, 3)
-    # Sample coordinates are f32 on the GPU, f64 on the CPU: ~1e-5 px apart, i.e. a few 1e-5 in value.
-    np.testing.assert_allclose(gpu, cpu, atol=2e-4, rtol=0)
+    assert gpu.shape == ref.shape == (1, 128, 128, 3)
+    # Sample coordinates are f32 on the GPU, f64 in the reference: ~1e-5 px apart, i.e. a few 1e-5 in value.
+    np.testing.assert_allclose(gpu, ref, atol=2e-4, rtol=0)
 
 
 @pytest.mark.parametrize("fmt", ["rgb8", "rgba8unorm"])
@@ -308,8 +361,8 @@ def test_image_to_tensor_gpu_image_inputs(fmt):
     a, _ = plan_transform((70, 50), None, o)
     gpu = ImageToTensorGpu().run(GpuImage(handle, 70, 50, fmt, dev), a, 128, 128, "zero",
                                  *o.value_transform).data_sync()
-    cpu = CpuWarp()(img, a, 128, 128, "zero", *o.value_transform)
-    np.testing.assert_allclose(gpu, cpu, atol=2e-4, rtol=0)
+    ref = _bilinear(img, a, 128, 128, "zero", *o.value_transform)
+    np.testing.assert_allclose(gpu, ref, atol=2e-4, rtol=0)
 
 
 def test_detection_decoding_cpu_and_gpu_agree():

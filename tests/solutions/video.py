@@ -67,17 +67,26 @@ def frame_params(n: int, *, max_rotation: float = 30.0) -> list[FrameParams]:
 
 
 def place(image: np.ndarray, p: FrameParams, size: tuple[int, int] = FRAME_SIZE) -> np.ndarray:
-    """``image`` scaled, rotated about its centre and shifted into a ``size`` (w, h) grey frame."""
-    import cv2
+    """``image`` scaled, rotated about its centre and shifted into a ``size`` (w, h) grey frame.
+
+    Pillow's bilinear affine transform, not OpenCV's: the clip must not change with the OpenCV
+    release that happens to be installed (4.x and 5.x warps round differently).
+    """
+    from PIL import Image
 
     w, h = size
     ih, iw = image.shape[:2]
     s = p.scale * h / max(ih, iw)
-    m = cv2.getRotationMatrix2D((iw / 2, ih / 2), p.angle, s)
-    m[0, 2] += w / 2 + p.dx - iw / 2
-    m[1, 2] += h / 2 + p.dy - ih / 2
-    return cv2.warpAffine(image, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
-                          borderValue=BACKGROUND)
+    c, si = math.cos(math.radians(p.angle)), math.sin(math.radians(p.angle))
+    # frame pixel (x, y) reads the photo at centre + R(angle)^-1 ((x, y) - frame centre - shift) / s
+    # (counter-clockwise on screen, as cv2.getRotationMatrix2D)
+    tx, ty = w / 2 + p.dx, h / 2 + p.dy
+    a, b, d, e = c / s, -si / s, si / s, c / s
+    coeffs = (a, b, iw / 2 - a * tx - b * ty, d, e, ih / 2 - d * tx - e * ty)
+    out = Image.fromarray(np.ascontiguousarray(image)).transform((w, h), Image.Transform.AFFINE, coeffs,
+                                                                  resample=Image.Resampling.BILINEAR,
+                                                                  fillcolor=BACKGROUND)
+    return np.asarray(out).copy()
 
 
 def make_frames(n: int = 12, *, image: np.ndarray | None = None, max_rotation: float = 30.0,

@@ -1,8 +1,9 @@
-"""AnnotationOverlay: draw detections, rects, landmarks and masks onto a copy of the image (numpy only).
+"""AnnotationOverlay: draw detections, rects, landmarks and masks onto a copy of the image (OpenCV).
 
 After MediaPipe's ``AnnotationOverlayCalculator`` fed by its ``*ToRenderData`` calculators:
-boxes as outlines, keypoints and landmarks as filled dots, landmark connections as lines,
-rotated rects as outlines, masks blended in one colour with ``mask_alpha * mask`` opacity.
+boxes as outlines (``cv2.rectangle``), keypoints and landmarks as filled dots, landmark
+connections and rotated rects as lines -- anti-aliased, at sub-pixel positions (1/16 pixel) --
+and masks blended in one colour with ``mask_alpha * mask`` opacity (``cv2.blendLinear``).
 
 Usage::
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
+from gpulite.pipeline.calculators._opencv import cv2
 from gpulite.pipeline.calculators.types import (
     Detection,
     LandmarkList,
@@ -54,50 +56,49 @@ class AnnotationOverlayOptions:
             raise ValueError("thickness must be >= 1 and keypoint_radius >= 0")
 
 
+_SHIFT = 4  # sub-pixel bits of OpenCV's drawing coordinates: positions in 1/16 pixel
+
+
+def _color(img: np.ndarray, color) -> tuple[int, ...]:
+    """``color`` as OpenCV wants it: ints, opaque alpha on an RGBA image."""
+    c = tuple(int(v) for v in color)[:3]
+    return (*c, 255) if img.shape[2] == 4 else c
+
+
+def _fixed(points: np.ndarray) -> np.ndarray:
+    """Pixel coordinates as OpenCV's fixed-point int32 (``shift`` = 4); non-finite ones become far away."""
+    p = np.nan_to_num(np.asarray(points, np.float64) * (1 << _SHIFT), nan=-1e9, posinf=1e9, neginf=-1e9)
+    return np.round(np.clip(p, -2**30, 2**30)).astype(np.int32)
+
+
 def draw_box(img: np.ndarray, x0: float, y0: float, x1: float, y1: float, color, thickness: int) -> None:
-    """Outline of an axis-aligned box in pixel coordinates, clipped to the image, in place."""
-    h, w = img.shape[:2]
-    xa, ya, xb, yb = round(x0), round(y0), round(x1), round(y1)
-    t = thickness
-    c = np.asarray(color, img.dtype)[: img.shape[2]]
-    for ys, xs in (((ya, ya + t), (xa, xb + 1)), ((yb - t + 1, yb + 1), (xa, xb + 1)),
-                   ((ya, yb + 1), (xa, xa + t)), ((ya, yb + 1), (xb - t + 1, xb + 1))):
-        r0, r1 = max(ys[0], 0), min(ys[1], h)
-        c0, c1 = max(xs[0], 0), min(xs[1], w)
-        if r0 < r1 and c0 < c1:
-            img[r0:r1, c0:c1] = c
+    """Outline of an axis-aligned box in pixel coordinates (``cv2.rectangle``), in place."""
+    (xa, ya), (xb, yb) = (_fixed([(x0, y0), (x1, y1)]) + (1 << (_SHIFT - 1))) >> _SHIFT  # nearest pixel
+    cv2.rectangle(img, (int(xa), int(ya)), (int(xb), int(yb)), _color(img, color), thickness)
 
 
 def draw_dots(img: np.ndarray, points: np.ndarray, color, radius: int) -> None:
-    """Filled discs at (N, 2) pixel points, in place."""
-    h, w = img.shape[:2]
-    c = np.asarray(color, img.dtype)[: img.shape[2]]
-    dy, dx = np.mgrid[-radius:radius + 1, -radius:radius + 1]
-    disc = dx * dx + dy * dy <= radius * radius + radius  # a round-looking disc at small radii
-    offs = np.stack([dy[disc], dx[disc]], axis=1)
-    pts = np.round(np.asarray(points, np.float64).reshape(-1, 2)).astype(np.int64)
-    ys = (pts[:, 1][:, None] + offs[:, 0]).ravel()
-    xs = (pts[:, 0][:, None] + offs[:, 1]).ravel()
-    ok = (ys >= 0) & (ys < h) & (xs >= 0) & (xs < w)
-    img[ys[ok], xs[ok]] = c
+    """Filled anti-aliased discs at (N, 2) pixel points, in place."""
+    c = _color(img, color)
+    for x, y in _fixed(np.asarray(points, np.float64).reshape(-1, 2)):
+        cv2.circle(img, (int(x), int(y)), radius << _SHIFT, c, cv2.FILLED, cv2.LINE_AA, _SHIFT)
 
 
 def draw_lines(img: np.ndarray, segments: np.ndarray, color, thickness: int) -> None:
-    """Lines between (N, 2, 2) pixel point pairs, in place (sampled at every pixel step)."""
-    for (x0, y0), (x1, y1) in np.asarray(segments, np.float64).reshape(-1, 2, 2):
-        n = int(max(abs(x1 - x0), abs(y1 - y0))) + 1
-        t = np.linspace(0.0, 1.0, n + 1)
-        pts = np.stack([x0 + (x1 - x0) * t, y0 + (y1 - y0) * t], axis=1)
-        draw_dots(img, pts, color, max(thickness // 2, 0))
+    """Anti-aliased lines between (N, 2, 2) pixel point pairs, in place (one ``cv2.polylines``)."""
+    seg = _fixed(np.asarray(segments, np.float64).reshape(-1, 2, 2))
+    if len(seg):
+        cv2.polylines(img, list(seg), False, _color(img, color), thickness, cv2.LINE_AA, _SHIFT)
 
 
 def blend_mask(img: np.ndarray, mask: np.ndarray, color, alpha: float) -> None:
     """Blend ``color`` over ``img`` with opacity ``alpha * mask`` (mask in [0, 1], image size), in place."""
     if mask.shape[:2] != img.shape[:2]:
         raise PipelineValueError(f"AnnotationOverlay: mask {mask.shape[:2]} does not match image {img.shape[:2]}")
-    a = (np.clip(mask, 0.0, 1.0) * alpha).astype(np.float32)[..., None]
-    c = np.asarray(color, np.float32)[: img.shape[2]]
-    img[...] = (img.astype(np.float32) * (1 - a) + c * a + 0.5).astype(img.dtype)
+    a = np.clip(mask, 0.0, 1.0, dtype=np.float32) * np.float32(alpha)
+    solid = np.empty_like(img)
+    solid[...] = _color(img, color)[: img.shape[2]]
+    img[...] = cv2.blendLinear(img, solid, np.float32(1.0) - a, a)
 
 
 def annotate(image: np.ndarray, *, detections: list[Detection] = (), rects: list[NormalizedRect] = (),
@@ -119,9 +120,8 @@ def annotate(image: np.ndarray, *, detections: list[Detection] = (), rects: list
     for lms in landmarks:
         pts = lms.array()[:, :2] * scale
         if o.landmark_connections:
-            pairs = [(a, b) for a, b in o.landmark_connections if a < len(pts) and b < len(pts)]
-            draw_lines(out, np.array([(pts[a], pts[b]) for a, b in pairs]).reshape(-1, 2, 2), o.connection_color,
-                       o.thickness)
+            pairs = np.array(o.landmark_connections, np.intp).reshape(-1, 2)
+            draw_lines(out, pts[pairs[(pairs < len(pts)).all(axis=1)]], o.connection_color, o.thickness)
         draw_dots(out, pts, o.landmark_color, o.keypoint_radius)
     for d in detections:
         b = d.box

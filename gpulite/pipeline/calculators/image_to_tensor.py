@@ -4,16 +4,19 @@ MediaPipe's ``ImageToTensorCalculator`` with its OpenCV converter, the one its C
 (and so the Python solutions) run: the region of interest is a rotated rect (the whole image
 by default); with ``keep_aspect_ratio`` it is first grown to the tensor's aspect ratio
 (``PadRoi``), so the image ends up letterboxed, with the border mode filling what lies
-outside the image. Sampling is bilinear with OpenCV's ``warpPerspective`` geometry: tensor
-pixel (x, y) reads the image at pixel coordinates ``A @ (x, y, 1)``, the rect's corners
-mapping to the tensor's pixel-grid corners (0, 0) and (W, H). Values are scaled from [0, 255]
-to ``output_range``. OpenCV rounds the warped image to uint8 before scaling; gpulite keeps the
-interpolated value in float32 (the GPU converter of MediaPipe does too), a difference of at
-most half a grey level. ``match_opencv: true`` reproduces OpenCV instead, as MediaPipe's CPU
-graphs (and so its Python solutions) run it (:mod:`~gpulite.pipeline.calculators.opencv_warp`:
-its float32 corner geometry, sample positions rounded to 1/32 pixel, the value rounded to a
-whole grey level before the value transform). Landmark models are sensitive to that half grey
-level, and trackers compound it: the hand, pose and selfie graphs set it.
+outside the image. Tensor pixel (x, y) reads the image at pixel coordinates ``A @ (x, y, 1)``,
+the rect's corners mapping to the tensor's pixel-grid corners (0, 0) and (W, H); values are
+scaled from [0, 255] to ``output_range``.
+
+On the CPU this is MediaPipe's own call sequence in OpenCV (:func:`opencv_projection`,
+:func:`warp_to_tensor`): corners from ``cv2.boxPoints`` of the float32 region,
+``cv2.getPerspectiveTransform``, ``cv2.warpPerspective`` on uint8 (bilinear at 1/32-pixel
+positions, rounded to whole grey levels), then the value transform. OpenCV 4.10 and 4.11 give
+the same bytes as the OpenCV 3.4 that mediapipe 0.10.14 links (4.14 and 5.x do not: hence the
+pin in pyproject.toml). The webgpu shader interpolates in float32 (MediaPipe's GPU converter
+does too, a difference of at most half a grey level) unless ``match_opencv: true``, with which
+it reproduces the OpenCV sampling; landmark models are sensitive to that half grey level, and
+trackers compound it: the hand, pose and selfie graphs set it.
 
 Usage::
 
@@ -39,13 +42,14 @@ from typing import Any
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
+from gpulite.pipeline.calculators._opencv import MAX_SIDE, cv2
 from gpulite.pipeline.calculators._select import check_backend, requested_backend, select_backend
-from gpulite.pipeline.calculators.opencv_warp import opencv_sampling_matrix, quantize_positions
 from gpulite.pipeline.calculators.types import ImageTransform, NormalizedRect, PipelineValueError
 from gpulite.pipeline.gpu_image import GpuImage
 from gpulite.pipeline.registry import register_calculator
 
 BORDER_MODES = ("zero", "replicate")
+_CV_BORDERS = {"zero": cv2.BORDER_CONSTANT, "replicate": cv2.BORDER_REPLICATE}
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,8 @@ class ImageToTensorOptions:
 
     ``output_range`` is MediaPipe's ``output_tensor_float_range`` (min, max); ``border_mode``
     ``"zero"`` fills outside the image with black (which becomes ``output_range[0]``),
-    ``"replicate"`` repeats the edge pixels (MediaPipe's default).
+    ``"replicate"`` repeats the edge pixels (MediaPipe's default). ``match_opencv`` makes the
+    webgpu shader sample as OpenCV does; the CPU path always is OpenCV.
     """
 
     output_width: int = 128
@@ -130,78 +135,67 @@ def sampling_matrix(roi: Roi, out_w: int, out_h: int) -> np.ndarray:
     ], np.float64)
 
 
+def opencv_projection(image_size: tuple[int, int], rect: NormalizedRect | None, out_w: int, out_h: int, *,
+                      keep_aspect_ratio: bool) -> np.ndarray:
+    """The 3x3 projection taking image pixels to tensor pixels, as MediaPipe's OpenCV converter makes it.
+
+    ``GetRoi`` and ``PadRoi`` in float32, the region's corners from ``cv2.boxPoints``, sent to
+    the tensor's corners by ``cv2.getPerspectiveTransform`` (float64): the matrix MediaPipe
+    hands to ``warpPerspective``, which inverts it and samples at 1/32-pixel positions.
+    """
+    f = np.float32
+    w, h = f(image_size[0]), f(image_size[1])
+    if rect is None:
+        cx, cy, rw, rh, rot = f(0.5) * w, f(0.5) * h, w, h, f(0.0)
+    else:
+        if rect.width <= 0 or rect.height <= 0:
+            raise PipelineValueError(f"ImageToTensor: the region must have a positive size, got {rect}")
+        cx, cy = f(rect.x_center) * w, f(rect.y_center) * h
+        rw, rh, rot = f(rect.width) * w, f(rect.height) * h, f(rect.rotation)
+    if keep_aspect_ratio:
+        tensor_aspect = f(out_h) / f(out_w)
+        if tensor_aspect > rh / rw:
+            rh = rw * tensor_aspect
+        else:
+            rw = rh / tensor_aspect
+    degrees = float(rot * f(180.0)) / math.pi  # roi.rotation * 180.f / M_PI
+    corners = cv2.boxPoints(((float(cx), float(cy)), (float(rw), float(rh)), degrees))
+    tensor_corners = np.array([(0, out_h), (0, 0), (out_w, 0), (out_w, out_h)], np.float32)
+    return cv2.getPerspectiveTransform(corners, tensor_corners)
+
+
 def plan_transform(image_size: tuple[int, int], rect: NormalizedRect | None,
                    options: ImageToTensorOptions) -> tuple[np.ndarray, ImageTransform]:
-    """The sampling matrix (pixels) and the :class:`ImageTransform` (relative) for one image size."""
+    """The sampling matrix (pixels) and the :class:`ImageTransform` (relative) for one image size.
+
+    With ``match_opencv`` the sampling matrix is the inverse of :func:`opencv_projection`
+    (its float32 corners), else :func:`sampling_matrix` of the float64 region.
+    """
     w, h = image_size
     ow, oh = options.output_width, options.output_height
     roi, padding = pad_roi(image_roi(rect, w, h), ow, oh, options.keep_aspect_ratio)
-    a = sampling_matrix(roi, ow, oh)
     if options.match_opencv:
-        a = opencv_sampling_matrix(image_size, rect, ow, oh, keep_aspect_ratio=options.keep_aspect_ratio)
+        inv = np.linalg.inv(opencv_projection(image_size, rect, ow, oh, keep_aspect_ratio=options.keep_aspect_ratio))
+        a = inv[:2] / inv[2, 2]  # the perspective row is (0, 0, 1) up to rounding
+    else:
+        a = sampling_matrix(roi, ow, oh)
     m = np.diag([1.0 / w, 1.0 / h, 1.0]) @ np.vstack([a, [0.0, 0.0, 1.0]]) @ np.diag([ow, oh, 1.0])
     return a, ImageTransform(matrix=m, padding=padding, image_size=(w, h), tensor_size=(ow, oh))
 
 
-class CpuWarp:
-    """Bilinear warp in numpy with the gather tables cached for the last geometry.
+def warp_to_tensor(image: np.ndarray, projection: np.ndarray, out_w: int, out_h: int, border: str,
+                   scale: float, offset: float) -> np.ndarray:
+    """``cv2.warpPerspective`` (bilinear, uint8) of an RGB/RGBA image, then ``value * scale + offset``.
 
-    For a fixed image size and region (the usual case: a detector on a video) each frame
-    costs one byte gather and at most four multiply-adds per output value.
+    ``projection`` takes image pixels to tensor pixels (:func:`opencv_projection`); the result
+    is float32 (1, out_h, out_w, 3), alpha dropped.
     """
-
-    def __init__(self) -> None:
-        self._key: tuple | None = None
-        self._idx: np.ndarray | None = None
-        self._w: np.ndarray | None = None
-
-    def _tables(self, shape: tuple[int, int, int], a: np.ndarray, out_w: int, out_h: int, border: str,
-                scale: float, match_opencv: bool = False) -> None:
-        key = (shape, a.tobytes(), out_w, out_h, border, scale, match_opencv)
-        if key == self._key:
-            return
-        h, w, ch = shape
-        ys, xs = np.meshgrid(np.arange(out_h, dtype=np.float64), np.arange(out_w, dtype=np.float64), indexing="ij")
-        sx = a[0, 0] * xs + a[0, 1] * ys + a[0, 2]
-        sy = a[1, 0] * xs + a[1, 1] * ys + a[1, 2]
-        if match_opencv:  # OpenCV samples at 1/32-pixel positions
-            sx, sy = quantize_positions(sx, sy)
-        x0, y0 = np.floor(sx), np.floor(sy)
-        fx, fy = sx - x0, sy - y0
-        idx, wts = [], []
-        for dy, dx, wt in ((0, 0, (1 - fx) * (1 - fy)), (0, 1, fx * (1 - fy)), (1, 0, (1 - fx) * fy), (1, 1, fx * fy)):
-            xi, yi = x0 + dx, y0 + dy
-            inside = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
-            xi, yi = np.clip(xi, 0, w - 1).astype(np.intp), np.clip(yi, 0, h - 1).astype(np.intp)
-            if border == "zero":
-                wt = np.where(inside, wt, 0.0)  # a black pixel contributes nothing before the offset
-            idx.append((yi * w + xi).ravel())
-            wts.append(wt.ravel())
-        # Taps whose weight is zero everywhere are dropped: at an integer scale (640x480 -> 128x128
-        # samples every 5th pixel exactly) one gather remains, with the same result.
-        used = [k for k in range(4) if np.any(wts[k])] or [0]
-        flat = np.stack([idx[k] for k in used])                     # (taps, N) pixel indices
-        self._idx = (flat[..., None] * ch + np.arange(3)).reshape(len(used), -1)  # RGB bytes; alpha ignored
-        # The weights carry the value scale, except for match_opencv, which rounds before scaling
-        # (its weights are multiples of 1/1024, so the sum is exact in float32).
-        wscale = 1.0 if match_opencv else scale
-        self._w = np.repeat((np.stack([wts[k] for k in used]) * wscale).astype(np.float32), 3, axis=1)
-        self._key = key
-
-    def __call__(self, image: np.ndarray, a: np.ndarray, out_w: int, out_h: int, border: str,
-                 scale: float, offset: float, match_opencv: bool = False) -> np.ndarray:
-        """The warped, normalised image as float32 (1, out_h, out_w, 3)."""
-        self._tables(image.shape, a, out_w, out_h, border, scale, match_opencv)
-        assert self._idx is not None and self._w is not None
-        taps = np.ascontiguousarray(image).reshape(-1).take(self._idx)  # (taps, 3N) uint8
-        w = self._w
-        out = taps[0] * w[0]
-        for k in range(1, len(w)):
-            out += taps[k] * w[k]
-        if match_opencv:  # a whole grey level, as OpenCV's uint8 result, then the value scale
-            out = np.floor(out + np.float32(0.5)) * np.float32(scale)
-        out += np.float32(offset)
-        return out.reshape(1, out_h, out_w, 3)
+    warped = cv2.warpPerspective(image, projection, (out_w, out_h), flags=cv2.INTER_LINEAR,
+                                 borderMode=_CV_BORDERS[border])
+    tensor = warped[None, :, :, :3].astype(np.float32)  # what MediaPipe's convertTo computes, in float32
+    tensor *= np.float32(scale)
+    tensor += np.float32(offset)
+    return tensor
 
 
 def check_image(image: Any) -> tuple[int, int]:
@@ -217,20 +211,22 @@ def check_image(image: Any) -> tuple[int, int]:
         raise PipelineValueError(f"ImageToTensor: expected an RGB or RGBA uint8 image (H, W, 3|4), got {what}")
     if image.shape[0] == 0 or image.shape[1] == 0:
         raise PipelineValueError(f"ImageToTensor: empty image {image.shape}")
+    if max(image.shape[:2]) > MAX_SIDE:
+        raise PipelineValueError(f"ImageToTensor: image {image.shape[1]}x{image.shape[0]} is too large; OpenCV's "
+                                 f"warp takes sides up to {MAX_SIDE} pixels: downscale it first")
     return image.shape[1], image.shape[0]
 
 
 def image_to_tensor(image: np.ndarray, rect: NormalizedRect | None = None, *,
-                    options: ImageToTensorOptions = ImageToTensorOptions(),
-                    warp: CpuWarp | None = None) -> tuple[np.ndarray, ImageTransform]:
+                    options: ImageToTensorOptions = ImageToTensorOptions()) -> tuple[np.ndarray, ImageTransform]:
     """The CPU conversion as a function: (float32 (1, H, W, 3) tensor, transform)."""
     size = check_image(image)
     if isinstance(image, GpuImage):
         raise PipelineValueError("image_to_tensor (cpu) needs a numpy image; GpuImages go through the webgpu path")
-    a, transform = plan_transform(size, rect, options)
-    scale, offset = options.value_transform
-    tensor = (warp or CpuWarp())(image, a, options.output_width, options.output_height, options.border_mode,
-                                 scale, offset, options.match_opencv)
+    o = options
+    _, transform = plan_transform(size, rect, o)
+    projection = opencv_projection(size, rect, o.output_width, o.output_height, keep_aspect_ratio=o.keep_aspect_ratio)
+    tensor = warp_to_tensor(image, projection, o.output_width, o.output_height, o.border_mode, *o.value_transform)
     return tensor, transform
 
 
@@ -254,12 +250,21 @@ class ImageToTensor(Calculator):
 
     def open(self, cc) -> None:
         self.backend = select_backend(requested_backend(cc, cc.options.backend), cc.node_name, "ImageToTensor")
-        self._cpu = CpuWarp()
-        self._plan: tuple[Any, Any] = (None, None)  # (image size, rect) -> (sampling matrix, transform)
+        self._plan: tuple[Any, Any] = (None, None)  # (image size, rect) -> (sampling matrix or projection, transform)
         self._gpu: Any = None
         if self.backend == "webgpu":
             from gpulite.backends.webgpu.pipeline import ImageToTensorGpu
             self._gpu = ImageToTensorGpu()
+
+    def _planned(self, size: tuple[int, int], rect: NormalizedRect | None, o: ImageToTensorOptions) -> tuple[Any, Any]:
+        """(the GPU's sampling matrix or the CPU's projection, transform) for this size and region, cached."""
+        if self._plan[0] != (size, rect):  # a video at a fixed region: planned once
+            a, transform = plan_transform(size, rect, o)
+            if self._gpu is None:
+                a = opencv_projection(size, rect, o.output_width, o.output_height,
+                                      keep_aspect_ratio=o.keep_aspect_ratio)
+            self._plan = ((size, rect), (a, transform))
+        return self._plan[1]
 
     def process(self, cc) -> None:
         image = cc.inputs["IMAGE"]
@@ -268,17 +273,15 @@ class ImageToTensor(Calculator):
         o: ImageToTensorOptions = cc.options
         rect = cc.inputs.get("NORM_RECT")
         size = check_image(image)
-        if self._plan[0] != (size, rect):  # a video at a fixed region: planned once
-            self._plan = ((size, rect), plan_transform(size, rect, o))
-        a, transform = self._plan[1]
+        matrix, transform = self._planned(size, rect, o)
         scale, offset = o.value_transform
         if self._gpu is not None:
-            tensor: Any = self._gpu.run(image, a, o.output_width, o.output_height, o.border_mode, scale, offset,
+            tensor: Any = self._gpu.run(image, matrix, o.output_width, o.output_height, o.border_mode, scale, offset,
                                         match_opencv=o.match_opencv)
         elif isinstance(image, GpuImage):
             raise PipelineValueError(f"node {cc.node_name!r}: a GpuImage input needs backend 'webgpu', "
                                      f"this node runs on {self.backend!r}")
         else:
-            tensor = self._cpu(image, a, o.output_width, o.output_height, o.border_mode, scale, offset, o.match_opencv)
+            tensor = warp_to_tensor(image, matrix, o.output_width, o.output_height, o.border_mode, scale, offset)
         cc.output("TENSORS", [tensor])
         cc.output("MATRIX", transform)

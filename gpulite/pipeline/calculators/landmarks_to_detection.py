@@ -37,12 +37,12 @@ def landmarks_to_detection(landmarks: LandmarkList,
     bad = [i for i in idx if not 0 <= i < len(landmarks)]
     if bad:
         raise PipelineValueError(f"LandmarksToDetection: landmark indices {bad} out of range for {len(landmarks)}")
-    pts = [landmarks[i] for i in idx]
-    xs, ys = [p.x for p in pts], [p.y for p in pts]
-    pres = [p.presence for p in pts if p.presence is not None]
-    score = sum(pres) / len(pres) if pres else 1.0
-    box = RelativeBox(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
-    return Detection(box, tuple((p.x, p.y) for p in pts), score)
+    xyz, _, presence = landmarks.columns()
+    xy = xyz[list(idx), :2]
+    pres = [] if presence is None else [presence[i] for i in idx if presence[i] is not None]
+    score = float(sum(pres) / len(pres)) if pres else 1.0
+    (x0, y0), (x1, y1) = xy.min(axis=0).tolist(), xy.max(axis=0).tolist()
+    return Detection(RelativeBox(x0, y0, x1 - x0, y1 - y0), tuple(map(tuple, xy.tolist())), score)
 
 
 @register_calculator

@@ -33,7 +33,6 @@ from gpulite.pipeline.calculators.tensors_to_landmarks import project_landmarks
 from gpulite.pipeline.calculators.types import (
     ImageTransform,
     LandmarkList,
-    NormalizedLandmark,
     PipelineValueError,
     host_array,
 )
@@ -123,7 +122,7 @@ def face_landmarks(tensors: list, transform: ImageTransform | None = None,
                    options: TensorsToFaceLandmarksOptions = TensorsToFaceLandmarksOptions()) -> LandmarkList:
     """Decoded (and, with ``transform``, projected) face landmarks as a LandmarkList."""
     pts = decode_face_landmarks(tensors, options)
-    lms = LandmarkList(tuple(NormalizedLandmark(float(x), float(y), float(z)) for x, y, z in pts))
+    lms = LandmarkList.from_arrays(pts)
     return project_landmarks(lms, transform) if transform is not None else lms
 
 

@@ -24,7 +24,6 @@ from gpulite.pipeline.calculator import Calculator
 from gpulite.pipeline.calculators.types import (
     ImageTransform,
     LandmarkList,
-    NormalizedLandmark,
     PipelineValueError,
     host_array,
 )
@@ -73,13 +72,10 @@ def tensor_to_landmarks(tensor: np.ndarray, options: TensorsToLandmarksOptions) 
     x = o.input_image_width - v[:, 0] if o.flip_horizontally else v[:, 0]
     y = (o.input_image_height - v[:, 1] if o.flip_vertically else v[:, 1]) if dims > 1 else np.zeros(len(v))
     z = v[:, 2] / o.input_image_width / o.normalize_z if dims > 2 else np.zeros(len(v))
-    vis = _act(v[:, 3], o.visibility_activation) if dims > 3 else [None] * len(v)
-    pres = _act(v[:, 4], o.presence_activation) if dims > 4 else [None] * len(v)
+    vis = _act(v[:, 3], o.visibility_activation) if dims > 3 else None
+    pres = _act(v[:, 4], o.presence_activation) if dims > 4 else None
     x, y = x / o.input_image_width, y / o.input_image_height
-    return LandmarkList(tuple(
-        NormalizedLandmark(float(x[i]), float(y[i]), float(z[i]),
-                           None if vis[i] is None else float(vis[i]), None if pres[i] is None else float(pres[i]))
-        for i in range(len(v))))
+    return LandmarkList.from_arrays(np.stack([x, y, z], axis=1), vis, pres)
 
 
 def project_landmarks(landmarks: LandmarkList, transform: ImageTransform) -> LandmarkList:
@@ -89,14 +85,12 @@ def project_landmarks(landmarks: LandmarkList, transform: ImageTransform) -> Lan
     ``z * rect.width``), which is the length in pixels of the tensor's x axis over the image
     width, whatever the rotation.
     """
-    pts = landmarks.array()
-    xy = transform.apply(pts[:, :2])
+    xyz, vis, pres = landmarks.columns()
+    xy = transform.apply(xyz[:, :2].astype(np.float32))  # as array(): MediaPipe projects float landmarks
     m = transform.matrix
     w, h = transform.image_size
     zscale = float(np.hypot(m[0, 0] * w, m[1, 0] * h) / w)
-    return LandmarkList(tuple(
-        NormalizedLandmark(float(xy[i, 0]), float(xy[i, 1]), float(p.z * zscale), p.visibility, p.presence)
-        for i, p in enumerate(landmarks.landmarks)))
+    return LandmarkList.from_arrays(np.column_stack([xy, xyz[:, 2] * zscale]), vis, pres)
 
 
 @register_calculator

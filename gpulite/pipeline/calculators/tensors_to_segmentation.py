@@ -3,7 +3,7 @@
 MediaPipe's ``TensorsToSegmentationCalculator``: the (1, H, W, C) tensor goes through the
 activation -- ``sigmoid`` or ``none`` on a one-channel tensor, ``softmax`` over the channels
 keeping ``output_layer_index`` -- and is resized to ``OUTPUT_SIZE`` (width, height) with
-bilinear interpolation on pixel centres (``cv::resize(INTER_LINEAR)``).
+``cv2.resize`` (bilinear on pixel centres, as MediaPipe's OpenCV converter).
 
 Usage (selfie segmentation)::
 
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
+from gpulite.pipeline.calculators._opencv import cv2
 from gpulite.pipeline.calculators.types import PipelineValueError, Segmentation, host_array
 from gpulite.pipeline.registry import register_calculator
 
@@ -36,25 +37,6 @@ class TensorsToSegmentationOptions:
     def __post_init__(self) -> None:
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
-
-
-def _axis_weights(n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    src = (np.arange(n_out, dtype=np.float64) + 0.5) * (n_in / n_out) - 0.5
-    src = np.clip(src, 0, n_in - 1)
-    i0 = np.floor(src).astype(np.intp)
-    i1 = np.minimum(i0 + 1, n_in - 1)
-    return i0, i1, (src - i0).astype(np.float32)
-
-
-def resize_bilinear(mask: np.ndarray, width: int, height: int) -> np.ndarray:
-    """Resize a 2-D float mask with pixel-centre bilinear interpolation (edges replicated)."""
-    h, w = mask.shape
-    if (w, h) == (width, height):
-        return mask.astype(np.float32, copy=True)
-    y0, y1, fy = _axis_weights(h, height)
-    x0, x1, fx = _axis_weights(w, width)
-    rows = mask[y0] * (1 - fy)[:, None] + mask[y1] * fy[:, None]
-    return (rows[:, x0] * (1 - fx) + rows[:, x1] * fx).astype(np.float32)
 
 
 def tensor_to_mask(tensor: np.ndarray, output_size: tuple[int, int] | None = None,
@@ -83,11 +65,17 @@ def tensor_to_mask(tensor: np.ndarray, output_size: tuple[int, int] | None = Non
         m = t[..., 0]
         if a == "sigmoid":
             with np.errstate(over="ignore"):  # exp of a very negative logit is inf: sigmoid 0, as wanted
-                m = 1.0 / (1.0 + np.exp(-m.astype(np.float64)))
-    m = np.asarray(m, np.float32)
+                m = np.reciprocal(np.exp(-m) + np.float32(1.0))
+    # Clipped on the tensor's grid: bilinear weights are convex, so the resized mask stays in [0, 1].
+    m = np.clip(m, 0.0, 1.0, dtype=np.float32)
     if output_size is not None:
-        m = resize_bilinear(m, int(output_size[0]), int(output_size[1]))
-    return Segmentation(np.clip(m, 0.0, 1.0))
+        size = (int(output_size[0]), int(output_size[1]))
+        if size[0] < 1 or size[1] < 1:
+            raise PipelineValueError(f"TensorsToSegmentation: OUTPUT_SIZE must be positive (width, height), "
+                                     f"got {tuple(output_size)}")
+        if size != (m.shape[1], m.shape[0]):
+            m = cv2.resize(m, size, interpolation=cv2.INTER_LINEAR)
+    return Segmentation(m)
 
 
 @register_calculator

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -106,19 +107,88 @@ class NormalizedLandmark:
     presence: float | None = None
 
 
-@dataclass(frozen=True)
 class LandmarkList:
-    """Landmarks of one object; ``array()`` gives them as an (N, 3) float32 array."""
+    """Landmarks of one object; ``array()`` gives them as an (N, 3) float32 array.
 
-    landmarks: tuple[NormalizedLandmark, ...]
+    Made from :class:`NormalizedLandmark` objects, or (the decoders' fast path) from arrays by
+    :meth:`from_arrays`, in which case the per-point objects of ``landmarks`` are built only when
+    something asks for them. Either way it compares, hashes and reads the same, and never changes.
+    """
+
+    __slots__ = ("_points", "_presence", "_visibility", "_xyz")
+    _points: tuple[NormalizedLandmark, ...] | None
+    _xyz: np.ndarray | None
+    _visibility: Any
+    _presence: Any
+
+    def __init__(self, landmarks: tuple[NormalizedLandmark, ...] = ()) -> None:
+        self._set(tuple(landmarks), None, None, None)
+
+    def _set(self, points: tuple[NormalizedLandmark, ...] | None, xyz: np.ndarray | None, visibility: Any,
+             presence: Any) -> None:
+        for name, value in (("_points", points), ("_xyz", xyz), ("_visibility", visibility), ("_presence", presence)):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_arrays(cls, xyz: np.ndarray, visibility: Any = None, presence: Any = None) -> LandmarkList:
+        """From an (N, 3) array of x, y, z and optional per-landmark visibility / presence (N values, or None)."""
+        a = np.array(xyz, np.float64).reshape(-1, 3)
+        a.setflags(write=False)
+        for name, column in (("visibility", visibility), ("presence", presence)):
+            if column is not None and len(column) != len(a):
+                raise ValueError(f"LandmarkList: {len(a)} landmarks but {len(column)} {name} values")
+        out = cls.__new__(cls)
+        out._set(None, a, visibility, presence)
+        return out
+
+    @property
+    def landmarks(self) -> tuple[NormalizedLandmark, ...]:
+        points = self._points
+        if points is None:
+            assert self._xyz is not None
+            n = len(self._xyz)
+            vis = [None] * n if self._visibility is None else self._visibility
+            pres = [None] * n if self._presence is None else self._presence
+            points = tuple(
+                NormalizedLandmark(x, y, z, None if v is None else float(v), None if p is None else float(p))
+                for (x, y, z), v, p in zip(self._xyz.tolist(), vis, pres, strict=True))
+            object.__setattr__(self, "_points", points)  # the one lazy fill-in of an immutable value
+        return points
+
+    def columns(self) -> tuple[np.ndarray, Any, Any]:
+        """(xyz float64 (N, 3), visibility, presence): each of the last two None or N values (None inside)."""
+        if self._xyz is not None:
+            return self._xyz, self._visibility, self._presence
+        pts = self.landmarks
+        xyz = np.array([(p.x, p.y, p.z) for p in pts], np.float64).reshape(-1, 3)
+        vis = None if all(p.visibility is None for p in pts) else tuple(p.visibility for p in pts)
+        pres = None if all(p.presence is None for p in pts) else tuple(p.presence for p in pts)
+        return xyz, vis, pres
 
     def __len__(self) -> int:
-        return len(self.landmarks)
+        return len(self._xyz) if self._xyz is not None else len(self.landmarks)
 
     def __getitem__(self, i: int) -> NormalizedLandmark:
         return self.landmarks[i]
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LandmarkList) and self.landmarks == other.landmarks
+
+    def __hash__(self) -> int:
+        return hash(self.landmarks)
+
+    def __repr__(self) -> str:
+        return f"LandmarkList(landmarks={self.landmarks!r})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"LandmarkList is immutable; cannot set {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return LandmarkList, (self.landmarks,)
+
     def array(self) -> np.ndarray:
+        if self._xyz is not None:
+            return self._xyz.astype(np.float32)
         return np.array([(p.x, p.y, p.z) for p in self.landmarks], np.float32).reshape(-1, 3)
 
 
