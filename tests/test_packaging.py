@@ -74,7 +74,7 @@ def test_wgpu_lower_bound_is_the_first_release_that_works():
 
 def test_info_says_numpy_only_when_the_loops_cannot_be_built(tmp_path):
     r = subprocess.run([sys.executable, "-m", "gpulite.cli", "info"], capture_output=True, text=True, timeout=300,
-                       cwd=ROOT, env=_clean_env(CC=str(tmp_path / "no-such-cc"), GPULITE_CACHE_DIR=str(tmp_path),
+                       cwd=ROOT, env=_clean_env(GPULITE_CC=str(tmp_path / "no-such-cc"), GPULITE_CACHE_DIR=str(tmp_path),
                                                 PYTHONPATH=str(ROOT)))
     assert r.returncode == 0, r.stderr
     assert re.search(r"^cpu loops\s+numpy only: compiled loops unavailable \(.*no-such-cc", r.stdout, re.M), r.stdout
