@@ -121,7 +121,8 @@ class _Lifetimes:
                 tiles.append(hi)
             lo >>= 1
             hi >>= 1
-        above, a, b = [], (first + self.size) >> 1, (last + self.size) >> 1
+        above: list[int] = []
+        a, b = (first + self.size) >> 1, (last + self.size) >> 1
         while a != b:  # the two boundary paths up to where they join, then the common path
             above += (a, b)
             a >>= 1
