@@ -18,6 +18,7 @@ import numpy as np
 
 from gpulite.errors import ShapeError
 from gpulite.graph.ir import Graph, Node
+from gpulite.model.reader import shape_problem
 
 Shape = tuple[int, ...]
 ShapeRule = Callable[[Node, list[Shape], list[np.ndarray | None]], list[Shape]]
@@ -74,6 +75,7 @@ def propagate(g: Graph, order: list[Node]) -> None:
         if len(outs) != len(n.outputs):
             raise ShapeError(f"node {n.index} ({n.op}): rule gave {len(outs)} shapes for {len(n.outputs)} outputs")
         for o, s in zip(n.outputs, outs, strict=True):
-            if any(d < 0 for d in s):
-                raise ShapeError(f"node {n.index} ({n.op}): computed negative output shape {list(s)}")
+            problem = shape_problem(tuple(int(d) for d in s))
+            if problem:
+                raise ShapeError(f"node {n.index} ({n.op}): computed output shape {list(s)}: {problem}")
             g.tensors[o].shape = tuple(int(d) for d in s)

@@ -30,7 +30,22 @@ DTYPES: dict[int, np.dtype] = {
     sg.TensorType.UINT64: np.dtype(np.uint64), sg.TensorType.UINT32: np.dtype(np.uint32),
     sg.TensorType.UINT16: np.dtype(np.uint16),
 }
-MAX_ELEMENTS = 1 << 34  # a tensor bigger than this is a corrupted shape, not a model
+INT32_MAX = (1 << 31) - 1  # LiteRT's dimensions are int32, and so is every element count here
+
+
+def shape_problem(shape: tuple[int, ...]) -> str | None:
+    """Why ``shape`` cannot be a tensor's dimensions, or None when it can.
+
+    Each dimension must be in ``[0, 2**31 - 1]`` (LiteRT keeps them as int32 and refuses a
+    negative one), and so must the element count with zero dimensions counted as 1: a shape
+    such as ``(0, 2**31 - 1, 2**31 - 1)`` holds no elements, but no array can be made with it.
+    """
+    bad = [d for d in shape if not 0 <= d <= INT32_MAX]
+    if bad:
+        return f"dimension {bad[0]} is outside [0, {INT32_MAX}]"
+    if math.prod(max(d, 1) for d in shape) > INT32_MAX:
+        return f"its dimensions multiply to more than {INT32_MAX} elements"
+    return None
 
 
 @dataclass(frozen=True)
@@ -269,10 +284,11 @@ class _Reader:
         signature = tuple(sig_arr.tolist()) if sig_arr is not None and sig_arr.size else shape
         name = t.string(3, "name") or ""
         what = f"{sgname} tensor {i} ({brief(name)})"
-        if any(d < -1 for d in shape) or any(d < -1 for d in signature):
-            raise ModelError(f"{what}: shape {list(shape)} has a negative dimension")
-        if math.prod(max(d, 0) for d in shape) > MAX_ELEMENTS:
-            raise ModelError(f"{what}: shape {list(shape)} is too large to be a real tensor")
+        problem = shape_problem(shape)
+        if problem:
+            raise ModelError(f"{what}: shape {list(shape)} is not a tensor's shape: {problem}")
+        if any(d < -1 for d in signature):
+            raise ModelError(f"{what}: shape_signature {list(signature)} has a dimension below -1")
         type_code = t.scalar(1, "i8", 0)
         if type_code not in DTYPES:
             name_t = sg.TensorType(type_code).name if type_code in sg.TensorType._value2member_map_ else str(type_code)
