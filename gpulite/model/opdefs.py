@@ -314,6 +314,9 @@ class Operands:
         every input (an omitted input is skipped).
     index_inputs : tuple of int
         Inputs that must be int32 or int64 (shapes, axes, paddings, permutations).
+    bias : int or None
+        The input holding one bias per output channel (the output's last dimension), float32
+        for a float32 input, int32 for int8/uint8, int32 or int64 for int16.
     const_inputs : tuple of int
         Inputs gpulite's kernels need constant (known at load); LiteRT may take them at run
         time, so a variable one is an :class:`~gpulite.errors.UnsupportedOpError`, not a malformed file.
@@ -325,6 +328,7 @@ class Operands:
     same_dtype: tuple[str, ...] = ()
     index_inputs: tuple[int, ...] = ()
     const_inputs: tuple[int, ...] = ()
+    bias: int | None = None
 
 
 @dataclass(frozen=True)
@@ -401,10 +405,10 @@ _OPERANDS: dict[str, Operands] = {
     "CONCATENATION": Operands((1, None), same_dtype=("i*", "o0")),
     "PACK": Operands((1, None), same_dtype=("i*", "o0")),
     "UNPACK": Operands((1, 1), (1, None)),
-    "CONV_2D": Operands((2, 3), optional=(2,)),
-    "DEPTHWISE_CONV_2D": Operands((2, 3), optional=(2,), const_inputs=(1, 2)),
-    "TRANSPOSE_CONV": Operands((3, 4), optional=(3,), index_inputs=(0,), const_inputs=(1, 3)),
-    "FULLY_CONNECTED": Operands((2, 3), (1, 2), optional=(2,)),
+    "CONV_2D": Operands((2, 3), optional=(2,), bias=2),
+    "DEPTHWISE_CONV_2D": Operands((2, 3), optional=(2,), const_inputs=(1, 2), bias=2),
+    "TRANSPOSE_CONV": Operands((3, 4), optional=(3,), index_inputs=(0,), const_inputs=(1, 3), bias=3),
+    "FULLY_CONNECTED": Operands((2, 3), (1, 2), optional=(2,), bias=2),
     "BATCH_MATMUL": Operands((2, 2)),
     "RESHAPE": Operands((1, 2), optional=(1,), same_dtype=("i0", "o0"), index_inputs=(1,)),
     "EXPAND_DIMS": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,), const_inputs=(1,)),
@@ -432,7 +436,7 @@ _OPERANDS: dict[str, Operands] = {
     "CUMSUM": Operands((2, 2)),
     "ADD_N": Operands((2, None), same_dtype=("i*", "o0")),
     # MediaPipe custom ops (mediapipe/util/tflite/operations/*.cc)
-    "Convolution2DTransposeBias": Operands((3, 3)),
+    "Convolution2DTransposeBias": Operands((3, 3), bias=2),
     "Landmarks2TransformMatrix": Operands((1, 1)),
     "TransformLandmarks": Operands((2, 2)),
     "TransformTensorBilinear": Operands((2, 2)),
