@@ -205,3 +205,32 @@ def test_the_covered_list_holds_the_kernel_ops_it_was_written_for():
 
 def test_an_op_without_an_entry_is_not_checked():
     assert Op.LSTM.spec.operands is None
+
+
+# --- found by the structured fuzz ---------------------------------------------------------------
+@pytest.mark.parametrize("backend", ["cpu", "webgpu"])
+@pytest.mark.parametrize("then_conv", [False, True], ids=["pad", "pad-conv"])
+def test_pad_with_a_third_input_pads_with_it_as_litert_does(backend, then_conv):
+    """LiteRT runs PAD and PADV2 through one Prepare: PAD's optional third input is the pad value.
+    gpulite's PAD ignored it (and fused such a PAD into a conv as a zero pad)."""
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 3, 3, 2), F32)
+    p = mb.tensor("p", (1, 5, 5, 2), F32)
+    mb.op("PAD", [x, mb.const("pads", np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32)),
+                  mb.const("value", np.array(7.0, F32))], [p])
+    y = p
+    if then_conv:
+        y = mb.tensor("y", (1, 3, 3, 1), F32)
+        mb.op("CONV_2D", [p, mb.const("w", np.ones((1, 3, 3, 2), F32)), mb.const("b", np.zeros(1, F32))], [y],
+              padding="VALID", stride_w=1, stride_h=1)
+    mb.output(y)
+    data = mb.build()
+    value = np.arange(18, dtype=F32).reshape(1, 3, 3, 2)
+    outs = []
+    for it in (LiteRT(model_content=data), Interpreter(model_content=data, backend=backend)):
+        it.allocate_tensors()
+        it.set_tensor(it.get_input_details()[0]["index"], value)
+        it.invoke()
+        outs.append(it.get_tensor(it.get_output_details()[0]["index"]))
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-6)
+    assert outs[0].max() > 100 if then_conv else outs[0][0, 0, 0, 0] == 7.0
