@@ -3,10 +3,9 @@
 Beside the byte mutator of tests/test_fuzz.py, this one mutates the *parsed* model: a small
 model written with :class:`~gpulite.testing.tflite_writer.ModelBuilder` (or the zoo's
 ``hand_recrop``) is read into the official schema's object API (``ModelT``), one or two
-fields are changed -- a tensor's shape
-or type, its buffer or quantization, an operator's input/output indices, opcode or options
-values, an opcode's builtin code or version, the graph's inputs/outputs -- and the model is
-packed again. Each case then runs the whole user path on gpulite's cpu backend (load,
+fields are changed -- a tensor's shape or type, its buffer or quantization, an operator's
+input/output indices, opcode or options values, an opcode's builtin code or version, the
+graph's inputs/outputs -- and the model is packed again. Each case then runs the whole user path on gpulite's cpu backend (load,
 ``allocate_tensors``, ``set_tensor`` of every input, ``invoke``, ``get_tensor`` of every
 output) and the same on LiteRT (ai-edge-litert, without its default delegate).
 
