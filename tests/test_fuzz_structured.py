@@ -5,9 +5,10 @@ model written with :class:`~gpulite.testing.tflite_writer.ModelBuilder` (or the 
 ``hand_recrop``) is read into the official schema's object API (``ModelT``), one or two
 fields are changed -- a tensor's shape or type, its buffer or quantization, an operator's
 input/output indices, opcode or options values, an opcode's builtin code or version, the
-graph's inputs/outputs -- and the model is packed again. Each case then runs the whole user path on gpulite's cpu backend (load,
-``allocate_tensors``, ``set_tensor`` of every input, ``invoke``, ``get_tensor`` of every
-output) and the same on LiteRT (ai-edge-litert, without its default delegate).
+graph's inputs/outputs -- and the model is packed again. Each case then runs the whole user
+path on gpulite's cpu backend (load, ``allocate_tensors``, ``set_tensor`` of every input,
+``invoke``, ``get_tensor`` of every output) and the same on LiteRT (ai-edge-litert, without its
+default delegate).
 
 A case passes when gpulite either raises a :class:`gpulite.GpuliteError` or returns outputs;
 outputs must match LiteRT's (shape, dtype, values within the op suite's tolerance) unless
