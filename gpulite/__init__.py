@@ -24,6 +24,7 @@ from gpulite.errors import (
     GpuliteError,
     ModelError,
     NaNError,
+    OutOfMemoryError,
     ShapeError,
     StaleTensorError,
     UnsupportedOpError,
@@ -46,7 +47,8 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendError", "BackendNotFoundError", "DeviceLimitsError", "DeviceLostError", "DeviceMismatchError",
     "DisposedTensorError", "FlagError", "FusedActivation", "GpuliteError", "Interpreter", "ModelError", "NaNError",
-    "Op", "ShapeError", "SignatureRunner", "StaleTensorError", "Tensor", "UnsupportedOpError", "backend_choice",
+    "Op", "OutOfMemoryError", "ShapeError", "SignatureRunner", "StaleTensorError", "Tensor", "UnsupportedOpError",
+    "backend_choice",
     "copy_kernels", "declare_custom_op", "dispose", "enable_debug_mode", "enable_prod_mode", "env", "find_backend",
     "get_backend", "get_kernels_for_backend", "keep", "list_backends", "memory", "ops", "profile", "ready",
     "register_backend", "register_kernel", "remove_backend", "set_backend", "tensor", "tidy", "time",

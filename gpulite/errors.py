@@ -105,5 +105,9 @@ class FlagError(GpuliteError, ValueError):
     """``gpulite.env()`` was given an unknown flag, or a value of the wrong type."""
 
 
+class OutOfMemoryError(GpuliteError, MemoryError):
+    """The memory a compiled plan needs (its arena) could not be allocated; raised at ``allocate_tensors``."""
+
+
 class NaNError(GpuliteError, FloatingPointError):
     """A kernel produced NaN while the ``check_nans`` flag was on."""

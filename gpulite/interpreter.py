@@ -35,12 +35,13 @@ import numpy as np
 
 from gpulite import instrument, runtime, zoo
 from gpulite.backends.base import Executable, GpuIO
-from gpulite.errors import ModelError, brief
+from gpulite.errors import ModelError, ShapeError, brief
 from gpulite.graph import passes
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan, plan_memory, topological_order
 from gpulite.graph.shapes import propagate
-from gpulite.model.reader import Model, load
+from gpulite.graph.validate import validate
+from gpulite.model.reader import Model, load, shape_problem
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +127,7 @@ class Interpreter:
     def graph(self) -> Graph:
         """The graph the backend runs (its ``prepare``'s result, made on first use); nodes in run order."""
         if self._graph is None:
+            validate(self._source, self._backend_name)  # every node against its op's table entry, before any pass
             self._graph = self._backend.prepare(self._source)
         return self._graph
 
@@ -290,6 +292,8 @@ class Interpreter:
             raise ValueError(f"tensor_size must be a 1-D list of non-negative ints, got {tensor_size!r}")
         t = self._current.tensors[i]
         new = tuple(int(d) for d in size)
+        if shape_problem(new):
+            raise ShapeError(f"cannot resize tensor {i} to {list(new)}: {shape_problem(new)}")
         if strict:
             sig = t.shape_signature
             if len(sig) != len(new) or any(s != -1 and s != d for s, d in zip(sig, new, strict=True)):

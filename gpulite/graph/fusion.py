@@ -204,7 +204,7 @@ class _Fuser:
             pads = np.asarray(pads).astype(np.int64)
             if (pads < 0).any() or pads[0].any() or pads[3].any():
                 continue
-            if p.op == Op.PADV2 and len(p.inputs) > 2 and p.inputs[2] >= 0:
+            if len(p.inputs) > 2 and p.inputs[2] >= 0:  # PAD takes a third input as PADV2 does
                 v = self.t(p.inputs[2]).const
                 if v is None or np.size(v) != 1 or float(np.asarray(v).reshape(())) != 0.0:
                     continue

@@ -18,6 +18,7 @@ import numpy as np
 
 from gpulite.errors import ShapeError
 from gpulite.graph.ir import Graph, Node
+from gpulite.model.reader import shape_problem
 
 Shape = tuple[int, ...]
 ShapeRule = Callable[[Node, list[Shape], list[np.ndarray | None]], list[Shape]]
@@ -57,23 +58,39 @@ def has_rule(op: str) -> bool:
     return op in _RULES
 
 
+def output_shapes(g: Graph, n: Node) -> list[Shape] | None:
+    """The output shapes ``n``'s rule gives from its inputs' current shapes (None: no rule).
+
+    Raises
+    ------
+    ShapeError
+        The inputs do not fit together, or a computed shape is outside the int32 limits.
+    """
+    _load()
+    rule = _RULES.get(n.op)
+    if rule is None:
+        return None
+    ins = [g.tensors[i].shape if i >= 0 else () for i in n.inputs]
+    consts = [g.tensors[i].const if i >= 0 else None for i in n.inputs]
+    outs = [tuple(int(d) for d in s) for s in rule(n, ins, consts)]
+    if len(outs) != len(n.outputs):
+        raise ShapeError(f"node {n.index} ({n.op}): rule gave {len(outs)} shapes for {len(n.outputs)} outputs")
+    for s in outs:
+        problem = shape_problem(s)
+        if problem:
+            raise ShapeError(f"node {n.index} ({n.op}): computed output shape {list(s)}: {problem}")
+    return outs
+
+
 def propagate(g: Graph, order: list[Node]) -> None:
     """Recompute output shapes of every node in ``order`` from the current input shapes."""
-    _load()
     for n in order:
-        ins = [g.tensors[i].shape if i >= 0 else () for i in n.inputs]
-        consts = [g.tensors[i].const if i >= 0 else None for i in n.inputs]
-        rule = _RULES.get(n.op)
-        if rule is None:
+        outs = output_shapes(g, n)
+        if outs is None:
             stored = [g.tensors[o].shape for o in n.outputs]
             raise ShapeError(
                 f"node {n.index} ({n.op}) has no shape rule, so its outputs cannot follow a resized input "
                 f"(stored output shapes {stored})"
             )
-        outs = rule(n, ins, consts)
-        if len(outs) != len(n.outputs):
-            raise ShapeError(f"node {n.index} ({n.op}): rule gave {len(outs)} shapes for {len(n.outputs)} outputs")
         for o, s in zip(n.outputs, outs, strict=True):
-            if any(d < 0 for d in s):
-                raise ShapeError(f"node {n.index} ({n.op}): computed negative output shape {list(s)}")
-            g.tensors[o].shape = tuple(int(d) for d in s)
+            g.tensors[o].shape = s

@@ -10,8 +10,10 @@ kernel was registered for it).
 
 Each op's facts live in one :class:`OpSpec` (``Op.X.spec``): its builtin code, the dataclass
 ``node.options`` holds, and for custom ops the decoder that turns ``custom_options`` bytes
-into that dataclass at load. Later facts (input/output arity, which inputs must be
-constant) belong here too.
+into that dataclass at load, and its :class:`Operands`: how many inputs and outputs a node
+has, which inputs may be omitted, which tensors share a dtype, which inputs are indices and
+which ones gpulite's kernels need constant. ``gpulite.graph.validate`` checks every node
+against them once, when the Interpreter builds the graph.
 
 A user's own custom op is declared once with :func:`declare_custom_op` (optionally with a
 decoder for its options); :func:`gpulite.register_kernel` then accepts its name.
@@ -22,6 +24,7 @@ decoder for its options); :func:`gpulite.register_kernel` then accepts its name.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 from collections.abc import Callable
@@ -35,8 +38,8 @@ from gpulite.errors import brief
 from gpulite.model import custom_options as co
 from gpulite.model import schema_gen as sg
 
-__all__ = ["CustomOp", "FusedActivation", "Op", "OpName", "OpSpec", "declare_custom_op", "decode_custom_options",
-           "op_named", "op_of", "op_spec"]
+__all__ = ["CustomOp", "FusedActivation", "Op", "OpName", "OpSpec", "Operands", "declare_custom_op",
+           "decode_custom_options", "op_named", "op_of", "op_spec"]
 
 
 class Op(StrEnum):
@@ -296,6 +299,39 @@ CustomDecoder = Callable[[bytes | None], Any]
 
 
 @dataclass(frozen=True)
+class Operands:
+    """What a node of one op must look like: TFLite's ``Prepare`` checks (``lite/kernels/*.cc``).
+
+    Attributes
+    ----------
+    inputs, outputs : (int, int or None)
+        The least and most number of inputs/outputs (None: no upper bound), as the kernel's
+        ``NumInputs(node) == ...`` / ``TF_LITE_ENSURE`` allows them.
+    optional : tuple of int
+        Input positions that may be omitted (tensor index -1); any other omitted input is an error.
+    same_dtype : tuple of str
+        Tensors that must share one dtype: ``"i0"``, ``"o0"`` name one input or output, ``"i*"``
+        every input (an omitted input is skipped).
+    index_inputs : tuple of int
+        Inputs that must be int32 or int64 (shapes, axes, paddings, permutations).
+    bias : int or None
+        The input holding one bias per output channel (the output's last dimension), float32
+        for a float32 input, int32 for int8/uint8, int32 or int64 for int16.
+    const_inputs : tuple of int
+        Inputs gpulite's kernels need constant (known at load); LiteRT may take them at run
+        time, so a variable one is an :class:`~gpulite.errors.UnsupportedOpError`, not a malformed file.
+    """
+
+    inputs: tuple[int, int | None]
+    outputs: tuple[int, int | None] = (1, 1)
+    optional: tuple[int, ...] = ()
+    same_dtype: tuple[str, ...] = ()
+    index_inputs: tuple[int, ...] = ()
+    const_inputs: tuple[int, ...] = ()
+    bias: int | None = None
+
+
+@dataclass(frozen=True)
 class OpSpec:
     """What gpulite knows about one op.
 
@@ -312,12 +348,16 @@ class OpSpec:
     decode_versions : tuple of int or None
         The op versions whose options ``decode`` reads (None: every version). Other versions
         keep ``node.options = None``; their kernels refuse them.
+    operands : Operands or None
+        The node's inputs and outputs as the op needs them; None (an op without an entry)
+        checks nothing.
     """
 
     code: int
     options: type | None = None
     decode: CustomDecoder | None = None
     decode_versions: tuple[int, ...] | None = None
+    operands: Operands | None = None
 
 
 # Builtin options tables whose name is not the op's name in CamelCase + "Options".
@@ -339,6 +379,72 @@ def _builtin_options(name: str) -> type | None:
     return None if table is None else getattr(sg, table)
 
 
+# -- operands: the arity TFLite's kernels check in Prepare (lite/kernels/*.cc), dtypes, constness --
+_UNARY = Operands((1, 1), same_dtype=("i0", "o0"))
+_BINARY = Operands((2, 2), same_dtype=("i0", "i1", "o0"))
+_COMPARE = Operands((2, 2), same_dtype=("i0", "i1"))
+_REDUCE = Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,), const_inputs=(1,))
+_OPERANDS: dict[str, Operands] = {
+    **dict.fromkeys(("ABS", "CEIL", "COS", "ELU", "EXP", "FLOOR", "GELU", "HARD_SWISH", "LEAKY_RELU", "LOG",
+                     "LOGISTIC", "NEG", "RELU", "RELU6", "RELU_0_TO_1", "RELU_N1_TO_1", "ROUND", "RSQRT", "SIGN",
+                     "SIN", "SQRT", "SQUARE", "TANH", "ZEROS_LIKE", "SQUEEZE", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH",
+                     "AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D", "L2_NORMALIZATION",
+                     "LOCAL_RESPONSE_NORMALIZATION"), _UNARY),
+    **dict.fromkeys(("CAST", "DEQUANTIZE", "QUANTIZE", "DENSIFY", "SOFTMAX", "LOG_SOFTMAX", "SHAPE", "WHERE",
+                     "FAKE_QUANT", "LOGICAL_NOT"), Operands((1, 1))),
+    **dict.fromkeys(("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "POW", "FLOOR_DIV",
+                     "FLOOR_MOD", "PRELU"), _BINARY),
+    **dict.fromkeys(("LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL", "LOGICAL_AND",
+                     "LOGICAL_OR"), _COMPARE),
+    **dict.fromkeys(("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"), _REDUCE),
+    **dict.fromkeys(("REDUCE_PROD", "REDUCE_ANY", "REDUCE_ALL"), Operands((2, 2), same_dtype=("i0", "o0"),
+                                                                        index_inputs=(1,))),
+    **dict.fromkeys(("ARG_MAX", "ARG_MIN"), Operands((2, 2), index_inputs=(1,), const_inputs=(1,))),
+    **dict.fromkeys(("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"), Operands((2, 2), same_dtype=("i0", "o0"),
+                                                                            index_inputs=(1,))),
+    **dict.fromkeys(("PAD", "PADV2"), Operands((2, 3), same_dtype=("i0", "i2", "o0"), const_inputs=(1,))),
+    "CONCATENATION": Operands((1, None), same_dtype=("i*", "o0")),
+    "PACK": Operands((1, None), same_dtype=("i*", "o0")),
+    "UNPACK": Operands((1, 1), (1, None)),
+    "CONV_2D": Operands((2, 3), optional=(2,), same_dtype=("i0", "o0"), bias=2),
+    "DEPTHWISE_CONV_2D": Operands((2, 3), optional=(2,), same_dtype=("i0", "o0"), const_inputs=(1, 2), bias=2),
+    "TRANSPOSE_CONV": Operands((3, 4), optional=(3,), index_inputs=(0,), const_inputs=(1, 3), bias=3),
+    "FULLY_CONNECTED": Operands((2, 3), (1, 2), optional=(2,), bias=2),
+    "BATCH_MATMUL": Operands((2, 2)),
+    "RESHAPE": Operands((1, 2), optional=(1,), same_dtype=("i0", "o0"), index_inputs=(1,)),
+    "EXPAND_DIMS": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,), const_inputs=(1,)),
+    "TRANSPOSE": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,), const_inputs=(1,)),
+    "GATHER": Operands((2, 2), same_dtype=("i0", "o0")),
+    "SLICE": Operands((3, 3), same_dtype=("i0", "o0"), index_inputs=(1, 2), const_inputs=(1, 2)),
+    "STRIDED_SLICE": Operands((4, 4), same_dtype=("i0", "o0"), index_inputs=(1, 2, 3), const_inputs=(1, 2, 3)),
+    "TILE": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
+    "BROADCAST_TO": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
+    "MIRROR_PAD": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
+    "FILL": Operands((2, 2), index_inputs=(0,)),
+    "SPLIT": Operands((2, 2), (1, None), index_inputs=(0,)),
+    "SPLIT_V": Operands((3, 3), (1, None), index_inputs=(1, 2)),
+    "SELECT": Operands((3, 3), same_dtype=("i1", "i2", "o0")),
+    "SELECT_V2": Operands((3, 3), same_dtype=("i1", "i2", "o0")),
+    "SPACE_TO_BATCH_ND": Operands((3, 3), same_dtype=("i0", "o0"), index_inputs=(1, 2)),
+    "BATCH_TO_SPACE_ND": Operands((3, 3), same_dtype=("i0", "o0"), index_inputs=(1, 2)),
+    "TOPK_V2": Operands((2, 2), (2, 2)),
+    "ONE_HOT": Operands((4, 4)),
+    "RANGE": Operands((3, 3)),
+    "EMBEDDING_LOOKUP": Operands((2, 2)),
+    "GATHER_ND": Operands((2, 2)),
+    "SCATTER_ND": Operands((3, 3)),
+    "REVERSE_V2": Operands((2, 2)),
+    "CUMSUM": Operands((2, 2)),
+    "ADD_N": Operands((2, None), same_dtype=("i*", "o0")),
+    # MediaPipe custom ops (mediapipe/util/tflite/operations/*.cc)
+    "Convolution2DTransposeBias": Operands((3, 3), bias=2),
+    "Landmarks2TransformMatrix": Operands((1, 1)),
+    "TransformLandmarks": Operands((2, 2)),
+    "TransformTensorBilinear": Operands((2, 2)),
+    "MaxPoolingWithArgmax2D": Operands((1, 1), (2, 2)),
+    "MaxUnpooling2D": Operands((2, 2)),
+}
+
 _CUSTOM = int(sg.BuiltinOperator.CUSTOM)
 _CUSTOM_SPECS = {
     Op.Convolution2DTransposeBias: OpSpec(_CUSTOM, co.TransposeConvBiasOptions,
@@ -354,8 +460,9 @@ _CUSTOM_SPECS = {
     Op.MaxUnpooling2D: OpSpec(_CUSTOM),
 }
 _SPECS: dict[Op, OpSpec] = {
-    **{Op(name): OpSpec(int(code), _builtin_options(name)) for name, code in sg.BuiltinOperator.__members__.items()},
-    **_CUSTOM_SPECS,
+    **{Op(name): OpSpec(int(code), _builtin_options(name), operands=_OPERANDS.get(name))
+       for name, code in sg.BuiltinOperator.__members__.items()},
+    **{op: dataclasses.replace(spec, operands=_OPERANDS.get(op.value)) for op, spec in _CUSTOM_SPECS.items()},
 }
 _DECLARED: dict[str, OpSpec] = {}  # the user's custom ops (declare_custom_op)
 

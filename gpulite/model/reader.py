@@ -30,7 +30,22 @@ DTYPES: dict[int, np.dtype] = {
     sg.TensorType.UINT64: np.dtype(np.uint64), sg.TensorType.UINT32: np.dtype(np.uint32),
     sg.TensorType.UINT16: np.dtype(np.uint16),
 }
-MAX_ELEMENTS = 1 << 34  # a tensor bigger than this is a corrupted shape, not a model
+INT32_MAX = (1 << 31) - 1  # LiteRT's dimensions are int32, and so is every element count here
+
+
+def shape_problem(shape: tuple[int, ...]) -> str | None:
+    """Why ``shape`` cannot be a tensor's dimensions, or None when it can.
+
+    Each dimension must be in ``[0, 2**31 - 1]`` (LiteRT keeps them as int32 and refuses a
+    negative one), and so must the element count with zero dimensions counted as 1: a shape
+    such as ``(0, 2**31 - 1, 2**31 - 1)`` holds no elements, but no array can be made with it.
+    """
+    bad = [d for d in shape if not 0 <= d <= INT32_MAX]
+    if bad:
+        return f"dimension {bad[0]} is outside [0, {INT32_MAX}]"
+    if math.prod(max(d, 1) for d in shape) > INT32_MAX:
+        return f"its dimensions multiply to more than {INT32_MAX} elements"
+    return None
 
 
 @dataclass(frozen=True)
@@ -168,6 +183,16 @@ def decode_options(t: Table | None, type_index: int, table_name: str | None) -> 
     return cls(**values)
 
 
+def _builtin_options_of(op: Op, options: object | None, what: str) -> object | None:
+    """The options a builtin node gets: the file's, checked to be the op's table, or the table's
+    defaults when the file has none (as LiteRT parses a node without options)."""
+    want = op.spec.options
+    if options is not None and (want is None or not isinstance(options, want)):
+        expected = "none" if want is None else want.__name__
+        raise ModelError(f"{what} ({op}): builtin options of type {type(options).__name__}, expected {expected}")
+    return want() if options is None and want is not None else options
+
+
 class _Reader:
     def __init__(self, buf: Buffer) -> None:
         self.buf = buf
@@ -216,7 +241,7 @@ class _Reader:
             op = op_of(name)
         return op, code, t.scalar(2, "i32", 1)
 
-    def quantization(self, t: Table | None, what: str, shape: tuple[int, ...]):
+    def quantization(self, t: Table | None, what: str, shape: tuple[int, ...], dtype: np.dtype | None):
         if t is None:
             return None, None, None
         scale, zp = t.array(2, "f32", "scale"), t.array(3, "i64", "zero_point")
@@ -226,6 +251,13 @@ class _Reader:
         zp = np.zeros(scale.size, np.int64) if zp is None or zp.size == 0 else zp
         if zp.size != scale.size:
             raise ModelError(f"{what}: {scale.size} quantization scales but {zp.size} zero points")
+        if not np.isfinite(scale).all():
+            raise ModelError(f"{what}: quantization scales {brief(scale.tolist())} are not all finite")
+        if dtype is not None and dtype.kind in "iu" and dtype.itemsize <= 2:
+            info = np.iinfo(dtype)
+            if zp.min() < info.min or zp.max() > info.max:
+                raise ModelError(f"{what}: zero points {brief(zp.tolist())} are outside the {dtype} range "
+                                 f"[{info.min}, {info.max}]")
         axis = t.scalar(6, "i32", 0)
         if scale.size > 1 and not (0 <= axis < len(shape) and shape[axis] == scale.size):
             raise ModelError(
@@ -269,10 +301,11 @@ class _Reader:
         signature = tuple(sig_arr.tolist()) if sig_arr is not None and sig_arr.size else shape
         name = t.string(3, "name") or ""
         what = f"{sgname} tensor {i} ({brief(name)})"
-        if any(d < -1 for d in shape) or any(d < -1 for d in signature):
-            raise ModelError(f"{what}: shape {list(shape)} has a negative dimension")
-        if math.prod(max(d, 0) for d in shape) > MAX_ELEMENTS:
-            raise ModelError(f"{what}: shape {list(shape)} is too large to be a real tensor")
+        problem = shape_problem(shape)
+        if problem:
+            raise ModelError(f"{what}: shape {list(shape)} is not a tensor's shape: {problem}")
+        if any(d < -1 for d in signature):
+            raise ModelError(f"{what}: shape_signature {list(signature)} has a dimension below -1")
         type_code = t.scalar(1, "i8", 0)
         if type_code not in DTYPES:
             name_t = sg.TensorType(type_code).name if type_code in sg.TensorType._value2member_map_ else str(type_code)
@@ -285,7 +318,8 @@ class _Reader:
         b = t.scalar(2, "u32", 0)
         if b >= max(len(buffers), 1):
             raise ModelError(f"{what}: names buffer {b}, but the model has {len(buffers)} buffers")
-        quant, qmin, qmax = self.quantization(t.table(4, "QuantizationParameters"), what, shape)
+        quant, qmin, qmax = self.quantization(t.table(4, "QuantizationParameters"), what, shape,
+                                              DTYPES.get(type_code))
         sparsity = self.sparsity(t.table(6, "SparsityParameters"), what)
         data = None
         raw = buffers[b] if b < len(buffers) else None
@@ -341,6 +375,8 @@ class _Reader:
                 if otype2 not in _OPTION2_TYPES:
                     raise ModelError(f"{what}: builtin_options_2_type {otype2} is not in the schema")
                 options = decode_options(ot.table(12, "BuiltinOptions2"), otype2, _OPTION2_TYPES[otype2])
+            if not op.is_custom:
+                options = _builtin_options_of(op, options, what)
             custom = ot.array(5, "u8", "custom_options")
             lo, ls = ot.scalar(9, "u64", 0), ot.scalar(10, "u64", 0)
             if lo > 1:

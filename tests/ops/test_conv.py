@@ -229,7 +229,7 @@ def test_wrong_stored_output_shape_is_rejected_at_allocate() -> None:
     mb.op("CONV_2D", [x, w, -1], [y], padding="SAME", stride_w=1, stride_h=1)
     mb.output(y)
     it = Interpreter(model_content=mb.build())
-    with pytest.raises(ShapeError, match=r"should be \[8, 8\]"):
+    with pytest.raises(ShapeError, match=r"stored with shape \[1, 8, 7, 4\], but its inputs give \[1, 8, 8, 4\]"):
         it.allocate_tensors()
 
 

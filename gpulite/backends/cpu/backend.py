@@ -30,7 +30,7 @@ from gpulite.backends.cpu.context import CpuContext, ScratchPool
 from gpulite.backends.cpu.eager import CpuEager
 from gpulite.backends.cpu.fusion_rules import CPU_RULES
 from gpulite.backends.kernels import get_kernel
-from gpulite.errors import UnsupportedOpError
+from gpulite.errors import OutOfMemoryError, UnsupportedOpError
 from gpulite.graph import fusion
 from gpulite.graph.ir import Graph, Node
 from gpulite.graph.plan import MemoryPlan
@@ -121,7 +121,10 @@ class CpuBackend:
                 blas.set_local_threads(prev)
 
     def _compile(self, graph: Graph, plan: MemoryPlan) -> CpuExecutable:
-        arena = np.zeros(max(plan.arena_bytes, 1), np.uint8)
+        try:
+            arena = np.zeros(max(plan.arena_bytes, 1), np.uint8)
+        except MemoryError:
+            raise OutOfMemoryError(f"the plan's arena of {plan.arena_bytes} bytes cannot be allocated") from None
         arrays: dict[int, np.ndarray] = {}
         for t in graph.tensors:
             if t.const is not None:

@@ -47,7 +47,7 @@ def _pad(node: Node, ctx: CpuContext) -> Callable[[], None]:
                          f"{src.dtype} by {pads} gives {list(expected)} {src.dtype}")
     interior = out[tuple(slice(a, n - b) for n, (a, b) in zip(out.shape, pads, strict=True))]
     slabs = [out[s] for s in border_slabs(out.shape, pads)]
-    if node.op == Op.PADV2 and ctx.has_input(2):
+    if ctx.has_input(2):  # a PAD with a third input pads with it, as PADV2 (LiteRT: one Prepare for both)
         cv = ctx.input(2)
         if cv.size != 1 or cv.dtype != src.dtype:
             raise ShapeError(f"{layout.where(node)}constant value must be one {src.dtype}; got {cv.size} x {cv.dtype}")

@@ -37,7 +37,7 @@ def _pad(node: Node, ctx: GpuContext) -> Program:
     full = tuple(d + a + b for d, (a, b) in zip(x.shape, pads, strict=True))
     if full != out.shape:
         raise ctx.unsupported(f"paddings {pads} of {x.shape} give {full}, not {out.shape}")
-    if node.op == Op.PADV2 and ctx.has_input(2):
+    if ctx.has_input(2):  # a PAD with a third input pads with it, as PADV2 (LiteRT: one Prepare for both)
         value = ctx.input(2)  # read at run time: it may be computed by another node
         if value.size != 1 or value.dtype != x.dtype:
             raise ctx.unsupported(f"pad value of shape {value.shape} {value.dtype}")

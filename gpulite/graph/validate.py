@@ -1,0 +1,130 @@
+"""Check every node against its op's :class:`~gpulite.model.opdefs.Operands`, once, at graph build.
+
+The Interpreter calls :func:`validate` on the model's graph after constant folding, before any
+backend sees it, so kernels and fusion passes can rely on the arity, the dtypes and the
+constness the table promises. What it checks, for every node:
+
+- no graph input is a constant, and no node writes into one (LiteRT refuses such a node too);
+- the number of inputs and outputs, and that only optional inputs are omitted (-1);
+- tensors that must share a dtype do, and index inputs (shapes, axes, ...) are int32/int64;
+- a bias holds one value per output channel, of the type the input's calls for;
+- inputs gpulite's kernels need constant are constant;
+- every stored output shape is the one the op's shape rule gives (LiteRT recomputes them).
+
+A malformed node raises :class:`~gpulite.errors.ModelError` (:class:`~gpulite.errors.ShapeError`
+for a stored shape that its inputs do not give); a valid node gpulite cannot run
+(a run-time value where its kernels need a constant) raises
+:class:`~gpulite.errors.UnsupportedOpError`. Ops without an entry are checked for the first
+point only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.errors import ModelError, ShapeError, UnsupportedOpError
+from gpulite.graph.ir import Graph, Node
+from gpulite.graph.shapes import output_shapes
+from gpulite.model.opdefs import Op, Operands, op_spec
+
+_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+_FOLDED = (Op.DEQUANTIZE, Op.DENSIFY)  # a folded node kept to produce a graph output writes its constant
+
+
+def validate(g: Graph, backend: str) -> None:
+    """Raise the first problem of any node of ``g`` (see the module docstring); ``backend`` names
+    where it would run, for :class:`~gpulite.errors.UnsupportedOpError`."""
+    for i in g.inputs:
+        if g.tensors[i].is_const:
+            raise ModelError(f"graph input {_where(g, i)} is a constant of the model (its buffer holds data); an input "
+                             "must be a tensor without data")
+    for n in g.nodes:
+        _check_outputs_writable(g, n)
+        spec = op_spec(n.op)
+        if spec is not None and spec.operands is not None:
+            _check_operands(g, n, spec.operands, backend)
+        _check_shapes(g, n)
+
+
+def _check_shapes(g: Graph, n: Node) -> None:
+    # LiteRT recomputes every output shape in Prepare; gpulite's kernels trust the stored ones,
+    # so a stored shape the inputs do not give is refused (ShapeError, as the kernels did). A rule that cannot decide
+    # (it needs a value known only at run time) leaves the check to the kernel.
+    try:
+        outs = output_shapes(g, n)
+    except ShapeError:
+        return
+    for o, s in zip(n.outputs, outs or [g.tensors[o].shape for o in n.outputs], strict=True):
+        if g.tensors[o].shape != s:
+            raise ShapeError(f"node {n.index} ({n.op}): output {_where(g, o)} is stored with shape "
+                             f"{list(g.tensors[o].shape)}, but its inputs give {list(s)}")
+
+
+def _where(g: Graph, tensor: int) -> str:
+    return f"tensor {tensor} ({g.tensors[tensor].name!r})"
+
+
+def _check_outputs_writable(g: Graph, n: Node) -> None:
+    if n.op in _FOLDED and all(i >= 0 and g.tensors[i].is_const for i in n.inputs):
+        return
+    for o in n.outputs:
+        if g.tensors[o].is_const:
+            raise ModelError(f"node {n.index} ({n.op}) writes {_where(g, o)}, which is a constant of the model "
+                             "(its buffer holds data); an output must be a tensor without data")
+
+
+def _count(lo: int, hi: int | None) -> str:
+    return f"{lo}" if lo == hi else f"at least {lo}" if hi is None else f"{lo} to {hi}"
+
+
+def _check_operands(g: Graph, n: Node, spec: Operands, backend: str) -> None:
+    for what, have, (lo, hi) in (("inputs", n.inputs, spec.inputs), ("outputs", n.outputs, spec.outputs)):
+        if len(have) < lo or (hi is not None and len(have) > hi):
+            raise ModelError(f"node {n.index} ({n.op}) has {len(have)} {what} {list(have)}; {n.op} takes "
+                             f"{_count(lo, hi)}")
+    for pos, t in enumerate(n.inputs):
+        if t < 0 and pos not in spec.optional:
+            raise ModelError(f"node {n.index} ({n.op}): input {pos} is omitted (-1), but {n.op} needs it")
+    named = []
+    for key in spec.same_dtype:
+        if key == "i*":
+            named += [(f"input {p}", t) for p, t in enumerate(n.inputs)]
+            continue
+        seq = n.inputs if key[0] == "i" else n.outputs
+        pos = int(key[1:])
+        if pos < len(seq):
+            named.append((f"{'input' if key[0] == 'i' else 'output'} {pos}", seq[pos]))
+    named = [(label, t) for label, t in named if t >= 0]
+    for label, t in named[1:]:
+        first, t0 = named[0]
+        if g.tensors[t].dtype != g.tensors[t0].dtype:
+            raise ModelError(f"node {n.index} ({n.op}): {first} ({_where(g, t0)}) is {g.tensors[t0].dtype} but "
+                             f"{label} ({_where(g, t)}) is {g.tensors[t].dtype}; {n.op} needs them to be of "
+                             "one type")
+    for pos in spec.index_inputs:
+        t = n.inputs[pos] if pos < len(n.inputs) else -1
+        if t >= 0 and g.tensors[t].dtype not in _INDEX_DTYPES:
+            raise ModelError(f"node {n.index} ({n.op}): input {pos} ({_where(g, t)}) is {g.tensors[t].dtype}; "
+                             "expected int32 or int64")
+    if spec.bias is not None and spec.bias < len(n.inputs) and n.inputs[spec.bias] >= 0 and n.outputs:
+        _check_bias(g, n, spec.bias)
+    for pos in spec.const_inputs:
+        t = n.inputs[pos] if pos < len(n.inputs) else -1
+        if t >= 0 and not g.tensors[t].is_const:
+            raise UnsupportedOpError(n.op, n.index, backend, f"input {pos} ({_where(g, t)}) is computed at run "
+                                     "time; gpulite's kernels need it constant")
+
+
+_BIAS_DTYPES = {"float32": ("float32",), "int8": ("int32",), "uint8": ("int32",), "int16": ("int32", "int64")}
+
+
+def _check_bias(g: Graph, n: Node, pos: int) -> None:
+    bias, x, out = g.tensors[n.inputs[pos]], g.tensors[n.inputs[0]], g.tensors[n.outputs[0]]
+    channels = out.shape[-1] if out.shape else 1
+    if bias.nbytes // bias.dtype.itemsize != channels:
+        raise ModelError(f"node {n.index} ({n.op}): bias {_where(g, bias.index)} has shape {list(bias.shape)}; "
+                         f"expected {channels} values, one per output channel")
+    allowed = _BIAS_DTYPES.get(x.dtype.name)
+    if allowed is not None and bias.dtype.name not in allowed:
+        raise ModelError(f"node {n.index} ({n.op}): bias {_where(g, bias.index)} is {bias.dtype} for a {x.dtype} "
+                         f"input; expected {' or '.join(allowed)}")
