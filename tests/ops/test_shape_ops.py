@@ -171,7 +171,7 @@ def test_reduce_prod_int(dtype: str, backend: str) -> None:
     ("CUMSUM", [In(np.zeros(3, np.int8)), C(np.array(0, np.int32))], {}),
     ("REDUCE_ANY", [In(np.zeros(3, np.float32)), C(np.array([0], np.int32))], {}),
     ("ONE_HOT", [In(np.zeros(3, np.float32)), C(np.array(2, np.int32)), C(np.array(1, np.float32)),
-                 C(np.array(0, np.float32))], {"out_shape": (3, 2)}),
+                 C(np.array(0, np.float32))], {"out_shape": (2, 3)}),  # no options: axis 0, as LiteRT reads it
 ], ids=["cast-complex128", "cumsum-int8", "any-float", "one-hot-float-indices"])
 def test_bad_dtypes_are_refused_at_allocate(op: str, ins, kw) -> None:
     from tests.ops.single_op import _build
