@@ -55,6 +55,14 @@ class DeviceLimitsError(GpuliteError, RuntimeError):
     """A GPU device lacks a feature or a limit the compiled model needs (raised at ``allocate_tensors``)."""
 
 
+class ConcurrentUseError(GpuliteError, RuntimeError):
+    """An Interpreter was called from a thread while another thread was inside one of its calls.
+
+    An Interpreter is not thread-safe (nor is LiteRT's, which raises a ``RuntimeError`` there):
+    use one per thread, or hold a lock around each ``set_tensor``/``invoke``/``get_tensor`` sequence.
+    """
+
+
 class StaleTensorError(GpuliteError, RuntimeError):
     """A GPU tensor handle was used after the invoke/allocate/close that invalidated it."""
 

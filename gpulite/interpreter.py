@@ -20,22 +20,33 @@ GPU-resident I/O (a GPU backend such as ``"webgpu"``, see docs/webgpu.md): ``bin
 from a ``wgpu.GPUBuffer``, ``get_output_gpu`` hands out an output without reading it back,
 ``outputs_on_gpu=True`` skips every output readback and ``ensure_readable`` reads one back on
 demand; ``transfer_stats`` counts the bytes moved.
+
+Threads: an Interpreter is not thread-safe, as in LiteRT (which raises ``RuntimeError`` when one
+is invoked while another thread is inside one of its calls). A call that starts while another
+thread is inside a call of the same Interpreter raises :class:`~gpulite.errors.ConcurrentUseError`
+(a ``RuntimeError``) at once, so no call ever runs on state another thread is changing. Use one
+Interpreter per thread (separate Interpreters may run in parallel), or hold a lock around each
+``set_tensor``/``invoke``/``get_tensor`` sequence: without one, another thread's ``set_tensor``
+between this thread's ``set_tensor`` and ``invoke`` is the application's race, as in LiteRT.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import operator
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from gpulite import instrument, runtime, zoo
 from gpulite.backends.base import Executable, GpuIO
-from gpulite.errors import ModelError, brief
+from gpulite.errors import ConcurrentUseError, ModelError, brief
 from gpulite.graph import passes
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan, plan_memory, topological_order
@@ -48,6 +59,20 @@ _UNSAFE = (
     "There is at least 1 reference to internal data in the interpreter in the form of a numpy array "
     "or slice. Be sure to only hold the function returned from tensor() if you are using raw data access."
 )
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _exclusive(method: _F) -> _F:
+    """Make ``method`` refuse to start while another thread is inside an exclusive call of the
+    same Interpreter (:class:`ConcurrentUseError`); calls nested in the same thread go on."""
+    name = f"Interpreter.{method.__name__}"
+
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._exclusively(name, method, self, *args, **kwargs)
+
+    return call  # type: ignore[return-value]
 
 
 class Interpreter:
@@ -109,6 +134,8 @@ class Interpreter:
         self._exe: Executable | None = None
         self._plan: MemoryPlan | None = None
         self._guard: np.ndarray | None = None
+        self._busy = threading.RLock()  # held by the thread inside an exclusive call (see _exclusive)
+        self._busy_in: tuple[str, str] | None = None  # (method, thread name) of the outermost such call
 
     # -- construction -------------------------------------------------------------------
     def _build_graph(self) -> Graph:
@@ -139,6 +166,24 @@ class Interpreter:
         return self._plan
 
     # -- safety ---------------------------------------------------------------------------
+    def _exclusively(self, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if not self._busy.acquire(blocking=False):
+            method, thread = self._busy_in or ("a call", "another thread")
+            raise ConcurrentUseError(
+                f"{name}() was called in thread {threading.current_thread().name!r} while thread "
+                f"{thread!r} is inside {method}() of the same Interpreter. An Interpreter is not thread-safe "
+                "(as in LiteRT): use one Interpreter per thread, or hold a lock around each "
+                "set_tensor/invoke/get_tensor sequence")
+        outer = self._busy_in is None
+        if outer:
+            self._busy_in = (name, threading.current_thread().name)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if outer:
+                self._busy_in = None
+            self._busy.release()
+
     def _safe_to_run(self) -> bool:
         # One reference from self, one from getrefcount's argument; more are tensor() views.
         return self._guard is None or sys.getrefcount(self._guard) == 2
@@ -153,6 +198,7 @@ class Interpreter:
         return self._exe
 
     # -- LiteRT API -----------------------------------------------------------------------
+    @_exclusive
     def allocate_tensors(self) -> None:
         self._ensure_safe()
         if self._resized:
@@ -171,6 +217,7 @@ class Interpreter:
         if exe is not None:
             exe.close()
 
+    @_exclusive
     def invoke(self) -> None:
         self._ensure_safe()
         self._allocated("invoke()").invoke(instrument.observer(self.graph, self._backend_name))
@@ -221,6 +268,7 @@ class Interpreter:
     def get_output_details(self) -> list[dict[str, Any]]:
         return [self._details(i) for i in self._current.outputs]
 
+    @_exclusive
     def set_tensor(self, tensor_index: int, value: Any) -> None:
         """Copy ``value`` into a tensor (normally an input); dtype and shape must match exactly."""
         i = self._tensor_index(tensor_index)
@@ -245,6 +293,7 @@ class Interpreter:
             raise ValueError(f"tensor {i} ({t.name!r}) is not stored by the plan (it is never read)")
         exe.write(i, arr)
 
+    @_exclusive
     def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
         """A copy of a tensor's value (inputs, outputs and constants; intermediates may be reused)."""
         i = self._tensor_index(tensor_index)
@@ -280,6 +329,7 @@ class Interpreter:
 
         return view
 
+    @_exclusive
     def resize_tensor_input(self, input_index: int, tensor_size: Any, strict: bool = False) -> None:
         self._ensure_safe()
         i = self._tensor_index(input_index)
@@ -340,6 +390,7 @@ class Interpreter:
                              f"indices (get_output_details()[k]['index']) are {list(self._current.outputs)}")
         return i
 
+    @_exclusive
     def get_output_gpu(self, tensor_index: int) -> Any:
         """An output left in GPU memory, without reading it back (TF.js ``dataToGPU``).
 
@@ -365,6 +416,7 @@ class Interpreter:
         i = self._output_index(tensor_index)
         return self._gpu_io("get_output_gpu()").gpu_tensor(i)
 
+    @_exclusive
     def bind_input(self, tensor_index: int, gpu_buffer: Any, *, offset: int = 0, layout: str = "NHWC") -> None:
         """Take input ``tensor_index`` from a GPU buffer at every invoke, with no CPU copy.
 
@@ -397,6 +449,7 @@ class Interpreter:
         i = self._tensor_index(tensor_index)
         self._gpu_io("bind_input()").bind(i, gpu_buffer, offset=offset, layout=layout)
 
+    @_exclusive
     def ensure_readable(self, tensor_index: int) -> None:
         """Make ``tensor()`` views of tensor i current, reading it back only if needed.
 
@@ -418,6 +471,7 @@ class Interpreter:
         was requested on a webgpu device with shader-f16, else ``"fp32"``; see ``get_plan()``."""
         return str(self._backend.describe().get("precision", "fp32"))
 
+    @_exclusive
     def warmup(self) -> float:
         """Run one invoke on the current inputs and wait for the GPU; returns its seconds.
 
@@ -431,6 +485,7 @@ class Interpreter:
         exe.wait()
         return time.perf_counter() - start
 
+    @_exclusive
     def recover(self, *, device: Any = None) -> None:
         """Rebuild on a working device after ``DeviceLostError`` (GPU backends only).
 
@@ -460,6 +515,7 @@ class Interpreter:
             for i, value in keep.items():
                 exe.write(i, value)
 
+    @_exclusive
     def close(self) -> None:
         """Release what ``allocate_tensors`` built; the interpreter needs it again to run."""
         self._ensure_safe()
@@ -511,6 +567,10 @@ class SignatureRunner:
         self._it, self._sig = interpreter, sig
 
     def __call__(self, **kwargs: Any) -> dict[str, np.ndarray]:
+        # One exclusive call: another thread cannot slip in between its set_tensor, invoke and get_tensor.
+        return self._it._exclusively("SignatureRunner.__call__", self._run, kwargs)
+
+    def _run(self, kwargs: dict[str, Any]) -> dict[str, np.ndarray]:
         ins = self._sig.inputs
         if len(kwargs) != len(ins):
             raise ValueError(
