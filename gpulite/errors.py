@@ -48,7 +48,13 @@ class DeviceMismatchError(GpuliteError, ValueError):
 
 
 class DeviceLostError(GpuliteError, RuntimeError):
-    """The GPU device was lost; make a new Interpreter or call ``recover()``."""
+    """The GPU device was lost; make a new Interpreter or call ``recover()``.
+
+    ``reason`` says why (as far as known) and ``device`` names the device, when the backend knows them.
+    """
+
+    reason: str = ""
+    device: str = ""
 
 
 class DeviceLimitsError(GpuliteError, RuntimeError):

@@ -32,6 +32,9 @@ everything else is here:
   milliseconds of that call, in pipeline order, ending with ``"total"`` (wall time of the
   whole ``process`` call). Stages are graph nodes (their busy time in this call) plus
   anything a subclass times with :meth:`Solution._timed`.
+- Device loss (webgpu): the frame that meets it raises :class:`gpulite.DeviceLostError`; the
+  graph is closed, and the next ``process`` runs a fresh one on a working device (tracking
+  starts over, the clock goes on), as ``Interpreter.recover()`` does for an interpreter.
 - ``close()`` releases the graph and models; the solution is a context manager that closes on
   exit, and ``process`` after ``close`` raises :class:`SolutionClosedError`.
 
@@ -86,7 +89,7 @@ from typing import Any
 
 import numpy as np
 
-from gpulite.errors import GpuliteError, GraphConfigError
+from gpulite.errors import DeviceLostError, GpuliteError, GraphConfigError
 from gpulite.pipeline.config import GraphConfig, NodeConfig
 from gpulite.pipeline.graph import Graph
 
@@ -106,6 +109,18 @@ class SolutionClosedError(GpuliteError, RuntimeError):
 
 class TimestampOrderError(GpuliteError, ValueError):
     """``process(image, timestamp_ms=...)`` got a timestamp not after the previous frame's."""
+
+
+def device_lost(error: BaseException) -> DeviceLostError | None:
+    """The :class:`DeviceLostError` that ``error`` is or was caused by (e.g. a calculator's), else None."""
+    seen: set[int] = set()
+    e: BaseException | None = error
+    while e is not None and id(e) not in seen:
+        if isinstance(e, DeviceLostError):
+            return e
+        seen.add(id(e))
+        e = e.__cause__
+    return None
 
 
 def check_confidence(value: Any, name: str) -> float:
@@ -330,6 +345,9 @@ class Solution:
             ``timestamp_ms`` is not after the previous frame's.
         SolutionClosedError
             After ``close()``.
+        DeviceLostError
+            The GPU device was lost during this frame; the next call rebuilds the graph on a
+            working device (gpulite's shared device is re-created), tracking starting over.
         """
         where = f"{type(self).__name__}.process"
         if self._closed:
@@ -339,7 +357,16 @@ class Solution:
         timings: dict[str, float] = {}
         self.last_timings = timings
         t0 = time.perf_counter()
-        result = self._process(img)
+        try:
+            result = self._process(img)
+        except GpuliteError as e:
+            lost = device_lost(e)
+            if lost is None:
+                raise
+            why = "; ".join(w for w in (lost.reason, lost.device) if w) or str(lost)
+            raise DeviceLostError(
+                f"{where}: the GPU device was lost ({why}), so this frame has no result; the next process() "
+                "call runs a fresh graph on a working device (tracking starts over)") from e
         timings["total"] = (time.perf_counter() - t0) * 1e3
         self.frames += 1
         return result
@@ -508,9 +535,14 @@ class GraphSession:
             ts = int(timestamp)
         self._last = ts
         self._current = {}
-        for name, payload in inputs.items():
-            self.graph.add_packet(name, payload, timestamp=ts)
-        self.graph.wait_for(self.outputs, ts, timeout=self.timeout)
+        try:
+            for name, payload in inputs.items():
+                self.graph.add_packet(name, payload, timestamp=ts)
+            self.graph.wait_for(self.outputs, ts, timeout=self.timeout)
+        except GpuliteError as e:
+            if device_lost(e) is not None:  # this run cannot go on: end it, the next run starts a fresh graph
+                self._end_lost_run()
+            raise
         out = {name: self._current.get(name) for name in self.outputs}
         if timings is not None:
             for name, st in self.graph.stats().items():
@@ -519,6 +551,15 @@ class GraphSession:
                 if dt > 0:
                     timings[name] = timings.get(name, 0.0) + dt * 1e3
         return out
+
+    def _end_lost_run(self) -> None:
+        """Close a run stopped by device loss; its calculators (and their GPU objects) go with it."""
+        self._started = False
+        try:
+            self.graph.close()
+        except GpuliteError as e:  # the run's error again, already raised to the caller
+            if device_lost(e) is None:
+                raise
 
     def restart(self) -> None:
         """End the current run and start afresh at the next ``run`` (all calculator state is dropped)."""
