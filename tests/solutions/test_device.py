@@ -1,9 +1,13 @@
-"""A Solution on webgpu whose device is lost (issue 14): the frame that meets the loss raises
-``DeviceLostError`` with advice a Solution can follow, and the next ``process`` runs a fresh
-graph on a working device, giving what the same frames gave before the loss.
+"""Solutions on webgpu against device trouble (issue 14).
 
-Each case runs in a subprocess (work submitted to a lost device can abort a process) on a
-shared device of its own (``GPULITE_ADAPTER`` names the adapter: a separate shared-device key).
+A lost device: the frame that meets the loss raises ``DeviceLostError`` with advice a Solution
+can follow, and the next ``process`` runs a fresh graph on a working device, giving what the
+same frames gave before the loss. Each case runs in a subprocess (work submitted to a lost
+device can abort a process) on a shared device of its own (``GPULITE_ADAPTER`` names the
+adapter: a separate shared-device key).
+
+A frame over the device's limits raises ``DeviceLimitsError`` before anything reaches the GPU,
+and the frames after it run.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.webgpu.support import adapter_problem
@@ -77,3 +82,31 @@ def test_solution_recovers_from_device_loss_on_the_next_process(solution):
         assert len(after) == len(before)
         for a, b in zip(after, before, strict=True):
             assert a == pytest.approx(b, abs=1e-5)
+
+
+@pytest.mark.timeout(300)
+def test_a_frame_over_the_device_limits_raises_device_limits_error_and_later_frames_run():
+    from gpulite import DeviceLimitsError
+    from gpulite.backends.webgpu.device import get_device
+    from gpulite.solutions import FaceDetector
+    from tests.assets import load_image
+
+    limit = get_device().limits["max-storage-buffer-binding-size"]
+    if 10000 * 10000 * 3 <= limit:
+        pytest.skip(f"this device binds {limit} bytes: a 10000x10000 frame fits it")
+    huge = np.zeros((10000, 10000, 3), np.uint8)  # calloc'd: its pages are never touched
+    image = load_image("astronaut.png")
+    with FaceDetector(backend="webgpu") as fd:
+        before = fd.process(image).detections
+        with pytest.raises(DeviceLimitsError) as e:
+            fd.process(huge)
+        msg = str(e.value)
+        assert msg.startswith("FaceDetector.process: ") and "ImageToTensor on a 10000x10000 frame" in msg
+        assert f"max-storage-buffer-binding-size: needs 300000000 (the frame, bound whole by image_to_tensor.wgsl), " \
+               f"the device has {limit}" in msg
+        after = fd.process(image).detections  # the refused frame broke nothing
+        assert len(after) == len(before) == 1
+        box = after[0].location_data.relative_bounding_box
+        ref = before[0].location_data.relative_bounding_box
+        assert (box.xmin, box.ymin, box.width) == pytest.approx((ref.xmin, ref.ymin, ref.width), abs=1e-5)
+    # close() above raised nothing: the refused frame's error is not raised a second time
