@@ -37,9 +37,12 @@ import numpy as np
 import gpulite
 
 backend, mode, n_threads, rounds, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+# "webgpu+cpu": GPU partitions with the convolutions on the cpu (threaded kernels inside a GPU plan).
+options = {"cpu_ops": ["CONV_2D"]} if backend == "webgpu+cpu" else {}
+backend = backend.split("+")[0]
 
 def make():
-    it = gpulite.Interpreter(model_path=path, backend=backend, num_threads=2)
+    it = gpulite.Interpreter(model_path=path, backend=backend, num_threads=2, **options)
     it.allocate_tensors()
     return it
 
@@ -112,8 +115,8 @@ def _stress(backend: str, mode: str, n_threads: int = 4, rounds: int = 12) -> di
     return stats
 
 
-_BACKENDS = ["cpu", pytest.param("webgpu", marks=pytest.mark.skipif(adapter_problem() is not None,
-                                                                       reason=str(adapter_problem())))]
+_NO_ADAPTER = pytest.mark.skipif(adapter_problem() is not None, reason=str(adapter_problem()))
+_BACKENDS = ["cpu", pytest.param("webgpu", marks=_NO_ADAPTER), pytest.param("webgpu+cpu", marks=_NO_ADAPTER)]
 
 
 @pytest.mark.timeout(400)
