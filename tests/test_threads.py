@@ -140,9 +140,10 @@ def test_shared_interpreter_under_the_applications_lock_is_always_right():
 
 # --- the refusal, step by step ------------------------------------------------------------------
 class _Held:
-    """Keeps a thread inside ``Interpreter.invoke`` (its executable's invoke waits) until released."""
+    """Keeps a thread (named "holder") inside ``call`` (default ``it.invoke``), waiting in the
+    executable's invoke, until released."""
 
-    def __init__(self, it: Interpreter) -> None:
+    def __init__(self, it: Interpreter, call=None) -> None:
         self.inside, self.leave = threading.Event(), threading.Event()
         exe_invoke = it._exe.invoke
 
@@ -152,7 +153,7 @@ class _Held:
             exe_invoke(observer)
 
         it._exe.invoke = invoke
-        self.thread = threading.Thread(target=it.invoke, name="holder")
+        self.thread = threading.Thread(target=call or it.invoke, name="holder")
         self.thread.start()
         assert self.inside.wait(30)
 
@@ -190,8 +191,10 @@ def test_a_call_while_another_thread_invokes_raises_concurrent_use_error():
     np.testing.assert_allclose(it.get_tensor(o), chain_ref(x_of(2)), rtol=1e-5, atol=1e-6)
 
 
-def test_calls_nested_in_one_thread_are_not_refused():
-    # SignatureRunner holds the Interpreter for its whole set/invoke/get; the calls it makes nest.
+@pytest.mark.timeout(120)
+def test_a_signature_runner_call_is_one_exclusive_call():
+    # The runner holds the Interpreter for its whole set/invoke/get (the calls it makes nest), so
+    # no other thread's set_tensor comes between them.
     from gpulite.testing.tflite_writer import ModelBuilder
 
     mb = ModelBuilder()
@@ -200,7 +203,15 @@ def test_calls_nested_in_one_thread_are_not_refused():
     mb.op("RELU", [x], [y])
     mb.output(y)
     it = Interpreter(model_content=mb.build(("serving_default", {"x": x}, {"y": y})), backend="cpu")
-    out = it.get_signature_runner()(x=np.array([[-1, 2, -3, 4]], np.float32))
+    runner, value = it.get_signature_runner(), np.array([[-1, 2, -3, 4]], np.float32)
+    np.testing.assert_array_equal(runner(x=value)["y"], [[0, 2, 0, 4]])
+    out = {}
+    held = _Held(it, lambda: out.update(runner(x=value)))
+    try:
+        with pytest.raises(ConcurrentUseError, match=r"thread 'holder' is inside SignatureRunner.__call__\(\)"):
+            it.set_tensor(it.get_input_details()[0]["index"], -value)
+    finally:
+        held.release()
     np.testing.assert_array_equal(out["y"], [[0, 2, 0, 4]])
 
 
