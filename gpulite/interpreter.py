@@ -64,15 +64,36 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _exclusive(method: _F) -> _F:
-    """Make ``method`` refuse to start while another thread is inside an exclusive call of the
-    same Interpreter (:class:`ConcurrentUseError`); calls nested in the same thread go on."""
-    name = f"Interpreter.{method.__name__}"
+    """Make ``method`` (of an Interpreter, or of a SignatureRunner: its ``_it``) refuse to start
+    while another thread is inside an exclusive call of the same Interpreter
+    (:class:`ConcurrentUseError`); calls nested in the same thread go on."""
+    name = method.__qualname__
 
     @functools.wraps(method)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return self._exclusively(name, method, self, *args, **kwargs)
+        it = self if isinstance(self, Interpreter) else self._it
+        if not it._busy.acquire(blocking=False):
+            raise _refusal(it, name)
+        outer = it._busy_in is None
+        if outer:
+            it._busy_in = (name, threading.current_thread())
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            if outer:
+                it._busy_in = None
+            it._busy.release()
 
     return call  # type: ignore[return-value]
+
+
+def _refusal(it: Interpreter, name: str) -> ConcurrentUseError:
+    method, thread = it._busy_in or ("a call", None)
+    return ConcurrentUseError(
+        f"{name}() was called in thread {threading.current_thread().name!r} while thread "
+        f"{thread.name if thread is not None else '?'!r} is inside {method}() of the same Interpreter. An "
+        "Interpreter is not thread-safe (as in LiteRT): use one Interpreter per thread, or hold a lock around "
+        "each set_tensor/invoke/get_tensor sequence")
 
 
 class Interpreter:
@@ -135,7 +156,7 @@ class Interpreter:
         self._plan: MemoryPlan | None = None
         self._guard: np.ndarray | None = None
         self._busy = threading.RLock()  # held by the thread inside an exclusive call (see _exclusive)
-        self._busy_in: tuple[str, str] | None = None  # (method, thread name) of the outermost such call
+        self._busy_in: tuple[str, threading.Thread] | None = None  # (method, thread) of the outermost such call
 
     # -- construction -------------------------------------------------------------------
     def _build_graph(self) -> Graph:
@@ -166,24 +187,6 @@ class Interpreter:
         return self._plan
 
     # -- safety ---------------------------------------------------------------------------
-    def _exclusively(self, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if not self._busy.acquire(blocking=False):
-            method, thread = self._busy_in or ("a call", "another thread")
-            raise ConcurrentUseError(
-                f"{name}() was called in thread {threading.current_thread().name!r} while thread "
-                f"{thread!r} is inside {method}() of the same Interpreter. An Interpreter is not thread-safe "
-                "(as in LiteRT): use one Interpreter per thread, or hold a lock around each "
-                "set_tensor/invoke/get_tensor sequence")
-        outer = self._busy_in is None
-        if outer:
-            self._busy_in = (name, threading.current_thread().name)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            if outer:
-                self._busy_in = None
-            self._busy.release()
-
     def _safe_to_run(self) -> bool:
         # One reference from self, one from getrefcount's argument; more are tensor() views.
         return self._guard is None or sys.getrefcount(self._guard) == 2
@@ -566,11 +569,8 @@ class SignatureRunner:
     def __init__(self, interpreter: Interpreter, sig) -> None:
         self._it, self._sig = interpreter, sig
 
+    @_exclusive  # one call: another thread cannot slip in between its set_tensor, invoke and get_tensor
     def __call__(self, **kwargs: Any) -> dict[str, np.ndarray]:
-        # One exclusive call: another thread cannot slip in between its set_tensor, invoke and get_tensor.
-        return self._it._exclusively("SignatureRunner.__call__", self._run, kwargs)
-
-    def _run(self, kwargs: dict[str, Any]) -> dict[str, np.ndarray]:
         ins = self._sig.inputs
         if len(kwargs) != len(ins):
             raise ValueError(
