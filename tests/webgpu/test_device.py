@@ -285,3 +285,19 @@ def test_a_frame_over_the_device_limits_is_refused_up_front():
     # A frame within the limits still runs on the same object.
     out = gpu.run(np.full((64, 64, 3), 255, np.uint8), a, 32, 32, "zero", 1 / 255, 0.0).data_sync()
     assert out.shape == (1, 32, 32, 3) and np.allclose(out, 1.0)
+
+
+def test_a_detection_decoder_over_the_device_limits_is_refused_up_front():
+    from gpulite.backends.webgpu.pipeline import DetectionDecoderGpu
+    from gpulite.pipeline.calculators.tensors_to_detections import TensorsToDetectionsOptions
+
+    dev = _own_device(required_limits={"max-storage-buffer-binding-size": 1 << 17})
+    options = TensorsToDetectionsOptions(num_boxes=2304)  # 2304 records of 19 words: 175104 bytes
+    with pytest.raises(DeviceLimitsError) as e:
+        DetectionDecoderGpu(np.zeros((2304, 4), np.float32), options, device=GpuDevice(device=dev))
+    msg = str(e.value)
+    assert "cannot run TensorsToDetections on 2304 boxes" in msg
+    assert "max-storage-buffer-binding-size: needs 175104 (the decoded records), the device has 131072" in msg
+    # BlazeFace's 896 boxes (68096 bytes of records) fit the same device.
+    assert DetectionDecoderGpu(np.zeros((896, 4), np.float32), TensorsToDetectionsOptions(),
+                               device=GpuDevice(device=dev)).num_boxes == 896
