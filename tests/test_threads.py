@@ -46,35 +46,25 @@ def make():
     it.allocate_tensors()
     return it
 
-first = make()
-inp, outs = first.get_input_details()[0]["index"], [d["index"] for d in first.get_output_details()]
 xs = [np.random.default_rng(s).uniform(-1, 1, (1, 128, 128, 3)).astype(np.float32) for s in range(6)]
+# "separate": the threads build their interpreters at the same time, on a device nothing has used yet.
+shared = make() if mode != "separate" else None
+app_lock, results_lock, barrier = threading.Lock(), threading.Lock(), threading.Barrier(n_threads)
+results, errors, refused = [], [], []
 
 def run(it, x):
+    inp = it.get_input_details()[0]["index"]
     it.set_tensor(inp, x)
     it.invoke()
-    return [it.get_tensor(o) for o in outs]
-
-refs = [run(first, x) for x in xs]
-shared = make() if mode != "separate" else None
-app_lock, stats_lock, barrier = threading.Lock(), threading.Lock(), threading.Barrier(n_threads)
-stats = {"right": 0, "other_input": 0, "wrong": 0, "refused": 0, "errors": []}
-
-def same(a, b):
-    return all(np.array_equal(u, v) for u, v in zip(a, b, strict=True))
-
-def count(key, value=None):
-    with stats_lock:
-        if value is None:
-            stats[key] += 1
-        else:
-            stats[key].append(value)
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
 
 def work(k):
+    barrier.wait()
     try:
         it = shared or make()
-    finally:
-        barrier.wait()
+    except Exception as e:
+        errors.append(f"{type(e).__name__}: {e}"[:300])
+        return
     for n in range(rounds):
         j = (k + n) % len(xs)
         try:
@@ -84,20 +74,32 @@ def work(k):
             else:
                 ys = run(it, xs[j])
         except gpulite.ConcurrentUseError:
-            count("refused")
+            refused.append(j)
             continue
         except Exception as e:
-            count("errors", f"{type(e).__name__}: {e}"[:300])
+            errors.append(f"{type(e).__name__}: {e}"[:300])
             continue
-        # Without a lock another thread's set_tensor may come between this one's set_tensor and
-        # invoke (the application's race, as in LiteRT): the result is then another input's, whole.
-        count("right" if same(ys, refs[j]) else "other_input" if any(same(ys, r) for r in refs) else "wrong")
+        with results_lock:
+            results.append((j, ys))
 
 workers = [threading.Thread(target=work, args=(k,)) for k in range(n_threads)]
 for t in workers:
     t.start()
 for t in workers:
     t.join()
+
+# The single-threaded references, from a fresh interpreter.
+first = make()
+refs = [run(first, x) for x in xs]
+
+def same(a, b):
+    return all(np.array_equal(u, v) for u, v in zip(a, b, strict=True))
+
+stats = {"right": 0, "other_input": 0, "wrong": 0, "refused": len(refused), "errors": errors}
+for j, ys in results:
+    # Without a lock another thread's set_tensor may come between this one's set_tensor and
+    # invoke (the application's race, as in LiteRT): the result is then another input's, whole.
+    stats["right" if same(ys, refs[j]) else "other_input" if any(same(ys, r) for r in refs) else "wrong"] += 1
 print("STATS " + json.dumps(stats))
 """
 
