@@ -16,6 +16,7 @@ from gpulite.environment import enable_debug_mode, enable_prod_mode, env
 from gpulite.errors import (
     BackendError,
     BackendNotFoundError,
+    ConcurrentUseError,
     DeviceLimitsError,
     DeviceLostError,
     DeviceMismatchError,
@@ -45,12 +46,11 @@ from gpulite.tensor import Tensor, tensor
 __version__ = "0.1.0"
 
 __all__ = [
-    "BackendError", "BackendNotFoundError", "DeviceLimitsError", "DeviceLostError", "DeviceMismatchError",
-    "DisposedTensorError", "FlagError", "FusedActivation", "GpuliteError", "Interpreter", "ModelError", "NaNError",
-    "Op", "OutOfMemoryError", "ShapeError", "SignatureRunner", "StaleTensorError", "Tensor", "UnsupportedOpError",
-    "backend_choice",
-    "copy_kernels", "declare_custom_op", "dispose", "enable_debug_mode", "enable_prod_mode", "env", "find_backend",
-    "get_backend", "get_kernels_for_backend", "keep", "list_backends", "memory", "ops", "profile", "ready",
-    "register_backend", "register_kernel", "remove_backend", "set_backend", "tensor", "tidy", "time",
-    "unregister_kernel",
+    "BackendError", "BackendNotFoundError", "ConcurrentUseError", "DeviceLimitsError", "DeviceLostError",
+    "DeviceMismatchError", "DisposedTensorError", "FlagError", "FusedActivation", "GpuliteError", "Interpreter",
+    "ModelError", "NaNError", "Op", "OutOfMemoryError", "ShapeError", "SignatureRunner", "StaleTensorError", "Tensor",
+    "UnsupportedOpError", "backend_choice", "copy_kernels", "declare_custom_op", "dispose", "enable_debug_mode",
+    "enable_prod_mode", "env", "find_backend", "get_backend", "get_kernels_for_backend", "keep", "list_backends",
+    "memory", "ops", "profile", "ready", "register_backend", "register_kernel", "remove_backend", "set_backend",
+    "tensor", "tidy", "time", "unregister_kernel",
 ]

@@ -48,11 +48,25 @@ class DeviceMismatchError(GpuliteError, ValueError):
 
 
 class DeviceLostError(GpuliteError, RuntimeError):
-    """The GPU device was lost; make a new Interpreter or call ``recover()``."""
+    """The GPU device was lost; make a new Interpreter or call ``recover()``.
+
+    ``reason`` says why (as far as known) and ``device`` names the device, when the backend knows them.
+    """
+
+    reason: str = ""
+    device: str = ""
 
 
 class DeviceLimitsError(GpuliteError, RuntimeError):
     """A GPU device lacks a feature or a limit the compiled model needs (raised at ``allocate_tensors``)."""
+
+
+class ConcurrentUseError(GpuliteError, RuntimeError):
+    """An Interpreter was called from a thread while another thread was inside one of its calls.
+
+    An Interpreter is not thread-safe (nor is LiteRT's, which raises a ``RuntimeError`` there):
+    use one per thread, or hold a lock around each ``set_tensor``/``invoke``/``get_tensor`` sequence.
+    """
 
 
 class StaleTensorError(GpuliteError, RuntimeError):

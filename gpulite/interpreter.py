@@ -20,22 +20,33 @@ GPU-resident I/O (a GPU backend such as ``"webgpu"``, see docs/webgpu.md): ``bin
 from a ``wgpu.GPUBuffer``, ``get_output_gpu`` hands out an output without reading it back,
 ``outputs_on_gpu=True`` skips every output readback and ``ensure_readable`` reads one back on
 demand; ``transfer_stats`` counts the bytes moved.
+
+Threads: an Interpreter is not thread-safe, as in LiteRT (which raises ``RuntimeError`` when one
+is invoked while another thread is inside one of its calls). A call that starts while another
+thread is inside a call of the same Interpreter raises :class:`~gpulite.errors.ConcurrentUseError`
+(a ``RuntimeError``) at once, so no call ever runs on state another thread is changing. Use one
+Interpreter per thread (separate Interpreters may run in parallel), or hold a lock around each
+``set_tensor``/``invoke``/``get_tensor`` sequence: without one, another thread's ``set_tensor``
+between this thread's ``set_tensor`` and ``invoke`` is the application's race, as in LiteRT.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import operator
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from gpulite import instrument, runtime, zoo
 from gpulite.backends.base import Executable, GpuIO
-from gpulite.errors import ModelError, ShapeError, brief
+from gpulite.errors import ConcurrentUseError, ModelError, ShapeError, brief
 from gpulite.graph import passes
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan, plan_memory, topological_order
@@ -49,6 +60,41 @@ _UNSAFE = (
     "There is at least 1 reference to internal data in the interpreter in the form of a numpy array "
     "or slice. Be sure to only hold the function returned from tensor() if you are using raw data access."
 )
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _exclusive(method: _F) -> _F:
+    """Make ``method`` (of an Interpreter, or of a SignatureRunner: its ``_it``) refuse to start
+    while another thread is inside an exclusive call of the same Interpreter
+    (:class:`ConcurrentUseError`); calls nested in the same thread go on."""
+    name = method.__qualname__
+
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        it = self if isinstance(self, Interpreter) else self._it
+        if not it._busy.acquire(blocking=False):
+            raise _refusal(it, name)
+        outer = it._busy_in is None
+        if outer:
+            it._busy_in = (name, threading.current_thread())
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            if outer:
+                it._busy_in = None
+            it._busy.release()
+
+    return call  # type: ignore[return-value]
+
+
+def _refusal(it: Interpreter, name: str) -> ConcurrentUseError:
+    method, thread = it._busy_in or ("a call", None)
+    return ConcurrentUseError(
+        f"{name}() was called in thread {threading.current_thread().name!r} while thread "
+        f"{thread.name if thread is not None else '?'!r} is inside {method}() of the same Interpreter. An "
+        "Interpreter is not thread-safe (as in LiteRT): use one Interpreter per thread, or hold a lock around "
+        "each set_tensor/invoke/get_tensor sequence")
 
 
 class Interpreter:
@@ -110,6 +156,8 @@ class Interpreter:
         self._exe: Executable | None = None
         self._plan: MemoryPlan | None = None
         self._guard: np.ndarray | None = None
+        self._busy = threading.RLock()  # held by the thread inside an exclusive call (see _exclusive)
+        self._busy_in: tuple[str, threading.Thread] | None = None  # (method, thread) of the outermost such call
 
     # -- construction -------------------------------------------------------------------
     def _build_graph(self) -> Graph:
@@ -155,6 +203,7 @@ class Interpreter:
         return self._exe
 
     # -- LiteRT API -----------------------------------------------------------------------
+    @_exclusive
     def allocate_tensors(self) -> None:
         self._ensure_safe()
         if self._resized:
@@ -173,6 +222,7 @@ class Interpreter:
         if exe is not None:
             exe.close()
 
+    @_exclusive
     def invoke(self) -> None:
         self._ensure_safe()
         self._allocated("invoke()").invoke(instrument.observer(self.graph, self._backend_name))
@@ -223,6 +273,7 @@ class Interpreter:
     def get_output_details(self) -> list[dict[str, Any]]:
         return [self._details(i) for i in self._current.outputs]
 
+    @_exclusive
     def set_tensor(self, tensor_index: int, value: Any) -> None:
         """Copy ``value`` into a tensor (normally an input); dtype and shape must match exactly."""
         i = self._tensor_index(tensor_index)
@@ -247,6 +298,7 @@ class Interpreter:
             raise ValueError(f"tensor {i} ({t.name!r}) is not stored by the plan (it is never read)")
         exe.write(i, arr)
 
+    @_exclusive
     def get_tensor(self, tensor_index: int, subgraph_index: int = 0) -> np.ndarray:
         """A copy of a tensor's value (inputs, outputs and constants; intermediates may be reused)."""
         i = self._tensor_index(tensor_index)
@@ -282,6 +334,7 @@ class Interpreter:
 
         return view
 
+    @_exclusive
     def resize_tensor_input(self, input_index: int, tensor_size: Any, strict: bool = False) -> None:
         self._ensure_safe()
         i = self._tensor_index(input_index)
@@ -344,6 +397,7 @@ class Interpreter:
                              f"indices (get_output_details()[k]['index']) are {list(self._current.outputs)}")
         return i
 
+    @_exclusive
     def get_output_gpu(self, tensor_index: int) -> Any:
         """An output left in GPU memory, without reading it back (TF.js ``dataToGPU``).
 
@@ -369,6 +423,7 @@ class Interpreter:
         i = self._output_index(tensor_index)
         return self._gpu_io("get_output_gpu()").gpu_tensor(i)
 
+    @_exclusive
     def bind_input(self, tensor_index: int, gpu_buffer: Any, *, offset: int = 0, layout: str = "NHWC") -> None:
         """Take input ``tensor_index`` from a GPU buffer at every invoke, with no CPU copy.
 
@@ -401,6 +456,7 @@ class Interpreter:
         i = self._tensor_index(tensor_index)
         self._gpu_io("bind_input()").bind(i, gpu_buffer, offset=offset, layout=layout)
 
+    @_exclusive
     def ensure_readable(self, tensor_index: int) -> None:
         """Make ``tensor()`` views of tensor i current, reading it back only if needed.
 
@@ -422,6 +478,7 @@ class Interpreter:
         was requested on a webgpu device with shader-f16, else ``"fp32"``; see ``get_plan()``."""
         return str(self._backend.describe().get("precision", "fp32"))
 
+    @_exclusive
     def warmup(self) -> float:
         """Run one invoke on the current inputs and wait for the GPU; returns its seconds.
 
@@ -435,6 +492,7 @@ class Interpreter:
         exe.wait()
         return time.perf_counter() - start
 
+    @_exclusive
     def recover(self, *, device: Any = None) -> None:
         """Rebuild on a working device after ``DeviceLostError`` (GPU backends only).
 
@@ -464,6 +522,7 @@ class Interpreter:
             for i, value in keep.items():
                 exe.write(i, value)
 
+    @_exclusive
     def close(self) -> None:
         """Release what ``allocate_tensors`` built; the interpreter needs it again to run."""
         self._ensure_safe()
@@ -514,6 +573,7 @@ class SignatureRunner:
     def __init__(self, interpreter: Interpreter, sig) -> None:
         self._it, self._sig = interpreter, sig
 
+    @_exclusive  # one call: another thread cannot slip in between its set_tensor, invoke and get_tensor
     def __call__(self, **kwargs: Any) -> dict[str, np.ndarray]:
         ins = self._sig.inputs
         if len(kwargs) != len(ins):

@@ -32,6 +32,11 @@ everything else is here:
   milliseconds of that call, in pipeline order, ending with ``"total"`` (wall time of the
   whole ``process`` call). Stages are graph nodes (their busy time in this call) plus
   anything a subclass times with :meth:`Solution._timed`.
+- Failed frames: when a calculator fails, that ``process`` call raises and the graph is
+  closed; the next call runs a fresh one (tracking starts over, the clock goes on). On webgpu,
+  device loss raises :class:`gpulite.DeviceLostError` (the fresh graph runs on a working device:
+  what ``Interpreter.recover()`` does for an interpreter) and an image over the device's limits
+  :class:`gpulite.DeviceLimitsError`, before anything is sent to the GPU.
 - ``close()`` releases the graph and models; the solution is a context manager that closes on
   exit, and ``process`` after ``close`` raises :class:`SolutionClosedError`.
 
@@ -86,7 +91,7 @@ from typing import Any
 
 import numpy as np
 
-from gpulite.errors import GpuliteError, GraphConfigError
+from gpulite.errors import CalculatorError, DeviceLimitsError, DeviceLostError, GpuliteError, GraphConfigError
 from gpulite.pipeline.config import GraphConfig, NodeConfig
 from gpulite.pipeline.graph import Graph
 
@@ -106,6 +111,18 @@ class SolutionClosedError(GpuliteError, RuntimeError):
 
 class TimestampOrderError(GpuliteError, ValueError):
     """``process(image, timestamp_ms=...)`` got a timestamp not after the previous frame's."""
+
+
+def _device_error(error: BaseException) -> DeviceLostError | DeviceLimitsError | None:
+    """The device error (loss, limits) that ``error`` is or was caused by (e.g. a calculator's), else None."""
+    seen: set[int] = set()
+    e: BaseException | None = error
+    while e is not None and id(e) not in seen:
+        if isinstance(e, (DeviceLostError, DeviceLimitsError)):
+            return e
+        seen.add(id(e))
+        e = e.__cause__
+    return None
 
 
 def check_confidence(value: Any, name: str) -> float:
@@ -330,6 +347,12 @@ class Solution:
             ``timestamp_ms`` is not after the previous frame's.
         SolutionClosedError
             After ``close()``.
+        DeviceLostError
+            The GPU device was lost during this frame; the next call rebuilds the graph on a
+            working device (gpulite's shared device is re-created), tracking starting over.
+        DeviceLimitsError
+            The image is too large for the GPU device (the message names each limit, the need
+            and the device's value); later frames go on as after any failed frame.
         """
         where = f"{type(self).__name__}.process"
         if self._closed:
@@ -339,7 +362,18 @@ class Solution:
         timings: dict[str, float] = {}
         self.last_timings = timings
         t0 = time.perf_counter()
-        result = self._process(img)
+        try:
+            result = self._process(img)
+        except GpuliteError as e:
+            err = _device_error(e)
+            if isinstance(err, DeviceLimitsError):
+                raise DeviceLimitsError(f"{where}: {err}") from e
+            if err is None:
+                raise
+            why = "; ".join(w for w in (err.reason, err.device) if w) or str(err)
+            raise DeviceLostError(
+                f"{where}: the GPU device was lost ({why}), so this frame has no result; the next process() "
+                "call runs a fresh graph on a working device (tracking starts over)") from e
         timings["total"] = (time.perf_counter() - t0) * 1e3
         self.frames += 1
         return result
@@ -508,9 +542,13 @@ class GraphSession:
             ts = int(timestamp)
         self._last = ts
         self._current = {}
-        for name, payload in inputs.items():
-            self.graph.add_packet(name, payload, timestamp=ts)
-        self.graph.wait_for(self.outputs, ts, timeout=self.timeout)
+        try:
+            for name, payload in inputs.items():
+                self.graph.add_packet(name, payload, timestamp=ts)
+            self.graph.wait_for(self.outputs, ts, timeout=self.timeout)
+        except CalculatorError:  # the run stopped at it (drained): end it, the next run starts a fresh graph
+            self._end_failed_run()
+            raise
         out = {name: self._current.get(name) for name in self.outputs}
         if timings is not None:
             for name, st in self.graph.stats().items():
@@ -519,6 +557,13 @@ class GraphSession:
                 if dt > 0:
                     timings[name] = timings.get(name, 0.0) + dt * 1e3
         return out
+
+    def _end_failed_run(self) -> None:
+        """Close a run a calculator error stopped; its calculators (and their GPU objects) go with it,
+        so a lost device or a refused frame does not break the frames after it."""
+        self._started = False
+        with contextlib.suppress(CalculatorError):  # the run's error again, already raised to the caller
+            self.graph.close()
 
     def restart(self) -> None:
         """End the current run and start afresh at the next ``run`` (all calculator state is dropped)."""

@@ -256,3 +256,48 @@ def test_warmup_waits_for_gpu_outputs():
     assert it.warmup() > 0
     assert it.transfer_stats()["invokes"] == 1 and it.transfer_stats()["bytes_read_back"] == 0
     assert_same(it.get_tensor(it.get_output_details()[0]["index"]), chain_ref(x_of(14)), rtol=1e-5)
+
+
+# -- the pipeline's GPU image path: limits checked before anything is sent ---------------------
+def test_a_frame_over_the_device_limits_is_refused_up_front():
+    from gpulite.backends.webgpu.pipeline import ImageToTensorGpu, transfer_stats
+    from gpulite.pipeline import GpuImage
+
+    mib = 1 << 20
+    dev = _own_device(required_limits={"max-storage-buffer-binding-size": mib, "max-buffer-size": 2 * mib})
+    gpu, a = ImageToTensorGpu(GpuDevice(device=dev)), np.array([[1, 0, 0], [0, 1, 0]], np.float32)
+    before = transfer_stats()
+    with pytest.raises(DeviceLimitsError) as e:
+        gpu.run(np.zeros((1000, 1000, 3), np.uint8), a, 128, 128, "zero", 1.0, 0.0)
+    msg = str(e.value)
+    assert f"#{dev.uid}" in msg and "cannot run ImageToTensor on a 1000x1000 frame (3 channels, 3000000 bytes)" in msg
+    assert f"max-storage-buffer-binding-size: needs 3000000 (the frame, bound whole by image_to_tensor.wgsl), " \
+           f"the device has {mib}" in msg
+    assert f"max-buffer-size: needs 3000000 (the frame's buffer), the device has {2 * mib}" in msg
+    assert transfer_stats() == before, "nothing was uploaded"
+    # The output tensor and a texture's padded copy are checked the same way.
+    with pytest.raises(DeviceLimitsError, match=r"max-storage-buffer-binding-size: needs 1228800 \(the 320x320 input"):
+        gpu.run(np.zeros((8, 8, 3), np.uint8), a, 320, 320, "zero", 1.0, 0.0)
+    texture = dev.create_texture(size=(600, 600, 1), format="rgba8unorm",
+                                 usage=wgpu.TextureUsage.COPY_SRC | wgpu.TextureUsage.COPY_DST)
+    with pytest.raises(DeviceLimitsError, match=r"600x600 rgba8unorm GpuImage texture.*\n.*needs 1536000"):
+        gpu.run(GpuImage(texture, 600, 600, "rgba8unorm", dev), a, 128, 128, "zero", 1.0, 0.0)
+    # A frame within the limits still runs on the same object.
+    out = gpu.run(np.full((64, 64, 3), 255, np.uint8), a, 32, 32, "zero", 1 / 255, 0.0).data_sync()
+    assert out.shape == (1, 32, 32, 3) and np.allclose(out, 1.0)
+
+
+def test_a_detection_decoder_over_the_device_limits_is_refused_up_front():
+    from gpulite.backends.webgpu.pipeline import DetectionDecoderGpu
+    from gpulite.pipeline.calculators.tensors_to_detections import TensorsToDetectionsOptions
+
+    dev = _own_device(required_limits={"max-storage-buffer-binding-size": 1 << 17})
+    options = TensorsToDetectionsOptions(num_boxes=2304)  # 2304 records of 19 words: 175104 bytes
+    with pytest.raises(DeviceLimitsError) as e:
+        DetectionDecoderGpu(np.zeros((2304, 4), np.float32), options, device=GpuDevice(device=dev))
+    msg = str(e.value)
+    assert "cannot run TensorsToDetections on 2304 boxes" in msg
+    assert "max-storage-buffer-binding-size: needs 175104 (the decoded records), the device has 131072" in msg
+    # BlazeFace's 896 boxes (68096 bytes of records) fit the same device.
+    assert DetectionDecoderGpu(np.zeros((896, 4), np.float32), TensorsToDetectionsOptions(),
+                               device=GpuDevice(device=dev)).num_boxes == 896

@@ -2,11 +2,16 @@
 
 numpy releases the GIL inside ufunc loops, ``einsum`` and BLAS calls, so kernels made of a
 few large numpy calls per chunk (convs, depthwise convs) scale across cores with plain
-threads. Workers are started once per process and reused, and run their BLAS calls
+threads. Workers are started on first need and reused, and run their BLAS calls
 single-threaded. :func:`run_chunks` lets the calling thread and the workers take chunks
 from a shared counter, so a worker that the OS starts late (another process has the core)
 just takes fewer chunks instead of holding the op back; :func:`run_parallel` runs fixed
 jobs. Both re-raise a worker's exception.
+
+Several threads may run kernels at once (one Interpreter each): every call takes idle workers
+from a process-wide free list, under a lock, for itself alone and puts them back when they
+are done, starting new ones when none are idle. So no two calls ever share a worker, and the
+pool holds as many workers as the most ever needed at the same time.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from collections.abc import Callable, Sequence
 from gpulite.backends.cpu.blas import set_local_threads
 
 _lock = threading.Lock()
-_workers: list[_Worker] = []
+_idle: list[_Worker] = []  # workers no call holds; guarded by _lock
 
 
 class _Worker:
@@ -47,18 +52,23 @@ class _Worker:
             self.done.release()
 
 
-def _get_workers(n: int) -> list[_Worker]:
+def _take_workers(n: int) -> list[_Worker]:
+    """``n`` workers for the caller alone: idle ones first, new ones for the rest."""
     with _lock:
-        while len(_workers) < n:
-            _workers.append(_Worker())
-        return _workers[:n]
+        taken = _idle[len(_idle) - min(n, len(_idle)):]
+        del _idle[len(_idle) - len(taken):]
+    return taken + [_Worker() for _ in range(n - len(taken))]
+
+
+def _put_back(workers: list[_Worker]) -> None:
+    with _lock:
+        _idle.extend(workers)
 
 
 def run_parallel(jobs: Sequence[Callable[[], None]]) -> None:
     """Run ``jobs`` concurrently (the first on this thread) and wait for all of them.
 
-    Jobs must touch disjoint outputs and scratch. Not re-entrant: kernels call it from the
-    interpreter's thread only.
+    Jobs must touch disjoint outputs and scratch. Safe to call from several threads at once.
     """
     if len(jobs) == 1:
         jobs[0]()
@@ -71,7 +81,7 @@ def run_chunks(chunks: Sequence[Sequence[Callable[[], None]]]) -> None:
 
     ``chunks[k][t]`` runs chunk ``k`` on thread ``t`` (variants differ only in the scratch
     they use); the number of variants is the number of threads. Chunks must touch disjoint
-    outputs. Not re-entrant: kernels call it from the interpreter's thread only.
+    outputs. Safe to call from several threads at once.
     """
     n = len(chunks)
     if n == 0:
@@ -94,15 +104,23 @@ def run_chunks(chunks: Sequence[Sequence[Callable[[], None]]]) -> None:
 def _dispatch(here: Callable[[], None], others: Sequence[Callable[[], None]]) -> None:
     """Run ``here`` on this thread and each of ``others`` on a worker thread at the same time;
     return when all are done, raising the first worker error (or ``here``'s own)."""
-    workers = _get_workers(len(others))
+    workers = _take_workers(len(others))
     for w, job in zip(workers, others, strict=True):
         w.job, w.error = job, None
         w.start.release()
+    errors: list[BaseException] = []
     try:
         here()
     finally:
-        for w in workers:
-            w.done.acquire()
-    for w in workers:
-        if w.error is not None:
-            raise w.error
+        finished: list[_Worker] = []
+        try:
+            for w in workers:
+                w.done.acquire()
+                finished.append(w)
+                if w.error is not None:
+                    errors.append(w.error)
+                w.job = w.error = None
+        finally:
+            _put_back(finished)  # only workers known idle: one still running is never handed out
+    if errors:
+        raise errors[0]

@@ -263,9 +263,11 @@ class GpuDevice:
     # -- loss -------------------------------------------------------------------------------
     def _mark_lost(self, why: str) -> DeviceLostError:
         self.lost = self.lost or why
-        return DeviceLostError(
+        err = DeviceLostError(
             f"the GPU device was lost ({self.lost}); {self.describe()} cannot run or read anything any more: "
             "call Interpreter.recover() or make a new Interpreter")
+        err.reason, err.device = self.lost, self.describe()
+        return err
 
     def check_alive(self, what: str) -> None:
         """Raise :class:`DeviceLostError` if the device is lost; probes it (a few µs).

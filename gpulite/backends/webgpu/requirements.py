@@ -70,10 +70,15 @@ def plan_needs(*, arena_bytes: int, buffer_bytes: int, programs: list[Program]) 
     return needs
 
 
-def check_device(gdev: Any, needs: list[Need], *, features: tuple[str, ...] = ()) -> None:
+_HINT = "a device the application creates must request these in required_limits/required_features"
+
+
+def check_device(gdev: Any, needs: list[Need], *, features: tuple[str, ...] = (), what: str = "this model",
+                 hint: str = _HINT) -> None:
     """Raise :class:`DeviceLimitsError` listing every unmet need of ``needs`` on ``gdev``.
 
-    Limits the device does not report are taken as met (wgpu validates them anyway).
+    Limits the device does not report are taken as met (wgpu validates them anyway). ``what``
+    names what cannot run in the message, ``hint`` what to do about it.
     """
     missing = [f"feature {f!r}: needed, the device lacks it" for f in features if f not in gdev.device.features]
     for n in needs:
@@ -81,6 +86,4 @@ def check_device(gdev: Any, needs: list[Need], *, features: tuple[str, ...] = ()
         if have is not None and n.value > have:
             missing.append(f"{n.limit}: needs {n.value} ({n.why}), the device has {have}")
     if missing:
-        raise DeviceLimitsError(
-            f"{gdev.describe()} cannot run this model:\n  " + "\n  ".join(missing)
-            + "\n(a device the application creates must request these in required_limits/required_features)")
+        raise DeviceLimitsError(f"{gdev.describe()} cannot run {what}:\n  " + "\n  ".join(missing) + f"\n({hint})")

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
+from ..requirements import Need, check_device
 from .common import COUNTERS, compute_pipeline, shared_device
 
 _WG = 64
@@ -42,6 +43,13 @@ class DetectionDecoderGpu:
         self.options, self.first_read = o, first_read
         self.num_boxes = o.num_boxes
         self.stride = 7 + 2 * o.num_keypoints  # words per record
+        records = self.num_boxes * self.stride * 4
+        check_device(gdev, [
+            Need("max-buffer-size", _HEADER + records, "the staging buffer of the decoded records"),
+            Need("max-storage-buffer-binding-size", records, "the decoded records"),
+            Need("max-storage-buffer-binding-size", self.num_boxes * 16, "the anchors"),
+            Need("max-compute-workgroups-per-dimension", -(-self.num_boxes // _WG), "the decode dispatch"),
+        ], what=f"TensorsToDetections on {self.num_boxes} boxes", hint="fewer boxes, or use backend='cpu'")
         dev = gdev.device
         with gdev.guard("DetectionDecoderGpu"):
             a = np.ascontiguousarray(anchors, np.float32)

@@ -3,6 +3,10 @@
 The result is a :class:`~.common.DeviceTensor` in a buffer of its own, which the Inference
 calculator binds to the model input (``Interpreter.bind_input``): the frame's bytes are the
 only upload, and the tensor never visits the host.
+
+A frame too large for the device (its buffer, or its binding, over the device's limits) is
+refused before anything is created or submitted, with a :class:`~gpulite.errors.DeviceLimitsError`
+naming each limit, what needs it and the device's value.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import wgpu
 
 from gpulite.errors import DeviceMismatchError
 
+from ..requirements import Need, check_device
 from .common import COUNTERS, STORAGE_OUT, DeviceTensor, compute_pipeline, shared_device, write_padded
 
 _FRAME_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST
@@ -71,6 +76,28 @@ class ImageToTensorGpu:
                                    (w, h, 1))
         return buf, w, h, 4, row, 0
 
+    def _check_limits(self, image: Any, out_w: int, out_h: int) -> None:
+        """Raise :class:`DeviceLimitsError` when ``image`` or the ``out_w`` x ``out_h`` tensor
+        does not fit the device's buffer, binding or dispatch limits (all of them in one message)."""
+        if isinstance(image, np.ndarray):
+            h, w, c = image.shape
+            src, what = -(-image.nbytes // 4) * 4, f"a {w}x{h} frame ({c} channels, {image.nbytes} bytes)"
+        elif image.format in ("rgb8", "rgba8"):
+            src, what = int(image.handle.size), f"a {image.width}x{image.height} {image.format} GpuImage buffer"
+        else:  # a texture, copied into a buffer with rows padded to 256 bytes
+            src = -(-image.width * 4 // 256) * 256 * image.height
+            what = f"a {image.width}x{image.height} {image.format} GpuImage texture"
+        out, groups = out_w * out_h * 12, -(-(out_w * out_h) // _WG)
+        needs = [
+            Need("max-buffer-size", src, "the frame's buffer"),
+            Need("max-storage-buffer-binding-size", src, "the frame, bound whole by image_to_tensor.wgsl"),
+            Need("max-buffer-size", out, f"the {out_w}x{out_h} input tensor"),
+            Need("max-storage-buffer-binding-size", out, f"the {out_w}x{out_h} input tensor"),
+            Need("max-compute-workgroups-per-dimension", groups, "the image_to_tensor dispatch"),
+        ]
+        check_device(self.gdev, needs, what=f"ImageToTensor on {what}",
+                     hint="downscale the frame first, or use backend='cpu'")
+
     def run(self, image: Any, a: np.ndarray, out_w: int, out_h: int, border: str, scale: float,
             offset: float, *, match_opencv: bool = False) -> DeviceTensor:
         """Warp ``image`` (uint8 RGB/RGBA numpy array or GpuImage) by the 2x3 sampling matrix ``a``.
@@ -79,6 +106,7 @@ class ImageToTensorGpu:
         CPU converter's option of that name.
         """
         gdev = self.gdev
+        self._check_limits(image, out_w, out_h)
         with gdev.guard("ImageToTensor (webgpu)"):
             enc = gdev.device.create_command_encoder(label="gpulite.pipeline.image_to_tensor")
             src, w, h, bpp, row, start = self._source(image, enc)
