@@ -27,7 +27,6 @@ import json
 import os
 import random
 import re
-import selectors
 import struct
 import subprocess
 import sys
@@ -37,6 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from tests.worker_records import WorkerHungError, records
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = "gpulite-fuzz-v1"
@@ -354,27 +355,16 @@ def _run_worker(name: str, variant: str, start: int, stop: int) -> tuple[list[di
         [sys.executable, __file__, "--worker", name, variant, str(start), str(stop)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT,
     )
-    sel = selectors.DefaultSelector()
-    assert proc.stdout is not None and proc.stderr is not None
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    results, current, pending, problem = [], None, b"", ""
-    while True:
-        if not sel.select(timeout=HANG_SECONDS):
-            proc.kill()
-            problem = f"no progress for {HANG_SECONDS} s (hung) in case {current}"
-            break
-        chunk = os.read(proc.stdout.fileno(), 1 << 16)
-        if not chunk:
-            break
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            rec = json.loads(line)
+    assert proc.stderr is not None
+    results, current, problem = [], None, ""
+    try:
+        for rec in records(proc, HANG_SECONDS):
             if "start" in rec:
                 current = rec["start"]
             else:
                 results.append(rec)
-    sel.close()
+    except WorkerHungError:
+        problem = f"no progress for {HANG_SECONDS} s (hung) in case {current}"
     rc = proc.wait()
     err = proc.stderr.read().decode(errors="replace")[-2000:]
     if not problem and rc != 0:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import selectors
 import subprocess
 import sys
 import time
@@ -38,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tests.worker_records import WorkerHungError, records
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = "gpulite-structured-fuzz-v1"
@@ -391,22 +392,10 @@ def _run_worker(seed: str, start: int, stop: int) -> list[dict]:
     while start < stop:
         proc = subprocess.Popen([sys.executable, __file__, "--worker", seed, str(start), str(stop)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
-        assert proc.stdout is not None and proc.stderr is not None
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        current, pending, hung = None, b"", False
-        while True:
-            if not sel.select(timeout=HANG_SECONDS):
-                proc.kill()
-                hung = True
-                break
-            chunk = os.read(proc.stdout.fileno(), 1 << 16)
-            if not chunk:
-                break
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                rec = json.loads(line)
+        assert proc.stderr is not None
+        current, hung = None, False
+        try:
+            for rec in records(proc, HANG_SECONDS):
                 if "start" in rec:
                     current = rec
                 elif "gpulite" in rec:
@@ -414,7 +403,8 @@ def _run_worker(seed: str, start: int, stop: int) -> list[dict]:
                 else:
                     results.append(rec)
                     current = None
-        sel.close()
+        except WorkerHungError:
+            hung = True
         rc = proc.wait()
         err = proc.stderr.read().decode(errors="replace")[-1500:]
         if current is None:
