@@ -45,7 +45,9 @@ def _mypy(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
 
 
 def test_mypy_is_clean_on_the_typed_core(tmp_path):
-    r = _mypy(TYPED, tmp_path)
+    # Errors are reported for the typed core only: the modules it imports are analysed for their
+    # types (silently), whether mypy finds them through the checkout or an installed copy.
+    r = _mypy(["--follow-imports=silent", *TYPED], tmp_path)
     assert r.returncode == 0, f"mypy found errors (mypy is in the 'test' extra):\n{r.stdout}{r.stderr}"
 
 
