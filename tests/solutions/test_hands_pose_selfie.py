@@ -102,6 +102,35 @@ def world_distance(ours, theirs) -> float:
     return float(np.linalg.norm(a - b, axis=1).mean())
 
 
+def perturbed(frames: list[np.ndarray], seed: int = 0) -> list[np.ndarray]:
+    """``frames`` with 1% of their pixels one grey level up or down (seeded): a disturbance far
+    below what the eye or any encoder notices, to measure how much MediaPipe moves on its own."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for f in frames:
+        g = f.astype(np.int16)
+        hit = rng.random(f.shape[:2]) < 0.01
+        g[hit] += rng.choice(np.array([-1, 1], np.int16), size=(int(hit.sum()), 1))
+        out.append(np.clip(g, 0, 255).astype(np.uint8))
+    return out
+
+
+def tracked_world_tol(theirs, theirs_perturbed) -> list[float]:
+    """Per frame, the world landmark tolerance: WORLD_TOL on the first (detected) frame; on
+    tracked frames, twice MediaPipe's own movement between the frames and :func:`perturbed`
+    ones when that is larger. Tracked world landmarks amplify any change of the region (a
+    grey level on 1% of the pixels moves MediaPipe's by 1-4 cm within five frames), so beyond
+    WORLD_TOL the oracle's own sensitivity, measured in the same run, is the bound (as the
+    zoo tests do where LiteRT disagrees with itself)."""
+    tols = [WORLD_TOL]
+    for a, b in list(zip(theirs, theirs_perturbed, strict=True))[1:]:
+        drift = float(np.linalg.norm(np.array([(p.x, p.y, p.z) for p in a.pose_world_landmarks.landmark])
+                                     - np.array([(p.x, p.y, p.z) for p in b.pose_world_landmarks.landmark]),
+                                     axis=1).mean())
+        tols.append(max(WORLD_TOL, 2 * drift))
+    return tols
+
+
 def mask_iou(a: np.ndarray, b: np.ndarray) -> float:
     a, b = np.asarray(a) > 0.5, np.asarray(b) > 0.5
     union = (a | b).sum()
@@ -165,7 +194,8 @@ def test_selfie_segmentation_masks_match_mediapipe(backend, astronaut, video, mo
 
 
 # -- Pose --------------------------------------------------------------------------------------
-def check_pose(ours, theirs, size: tuple[int, int], what: str, *, detection: bool = True) -> None:
+def check_pose(ours, theirs, size: tuple[int, int], what: str, *, detection: bool = True,
+               world_tol: float = WORLD_TOL) -> None:
     assert ours.pose_landmarks is not None and theirs.pose_landmarks is not None, what
     assert len(ours.pose_landmarks) == 33
     d = mean_distance(ours.pose_landmarks.array(), mp_points(theirs.pose_landmarks), size)
@@ -173,7 +203,7 @@ def check_pose(ours, theirs, size: tuple[int, int], what: str, *, detection: boo
     vis = np.array([p.visibility for p in ours.pose_landmarks])
     assert np.abs(vis - [p.visibility for p in theirs.pose_landmarks.landmark]).max() < 0.05, what
     d = world_distance(ours.pose_world_landmarks, theirs.pose_world_landmarks)
-    assert d <= WORLD_TOL, f"{what}: mean world landmark distance {d:.4f} m"
+    assert d <= world_tol, f"{what}: mean world landmark distance {d:.4f} m (bound {world_tol:.4f} m)"
     world_vis = np.array([p.visibility for p in ours.pose_world_landmarks])
     assert np.abs(world_vis - [p.visibility for p in theirs.pose_world_landmarks.landmark]).max() < 0.05, what
     iou = mask_iou(ours.segmentation_mask, theirs.segmentation_mask)
@@ -202,6 +232,9 @@ def test_pose_tracking_matches_mediapipe(backend, video):
     ref = mp_pose_graph(static=False, segmentation=True)
     theirs = [ref.process({"image": f}) for f in frames]
     ref.close()
+    ref = mp_pose_graph(static=False, segmentation=True)
+    world_tols = tracked_world_tol(theirs, [ref.process({"image": f}) for f in perturbed(frames)])
+    ref.close()
     raw = mp_pose_graph(static=False, segmentation=False, smooth=False)
     unsmoothed = [raw.process({"image": f}).pose_landmarks for f in frames]
     raw.close()
@@ -212,7 +245,7 @@ def test_pose_tracking_matches_mediapipe(backend, video):
         for i, (f, t) in enumerate(zip(frames, theirs, strict=True)):
             ours = pose.process(f)
             assert ours.tracked == (i > 0), f"frame {i}: the detector should run on the first frame only"
-            check_pose(ours, t, (640, 480), f"frame {i}", detection=i == 0)
+            check_pose(ours, t, (640, 480), f"frame {i}", detection=i == 0, world_tol=world_tols[i])
 
 
 # -- Hands -------------------------------------------------------------------------------------
