@@ -81,13 +81,18 @@ class NodeObserver:
                                 ins, outs, ms, nbytes)
 
 
+def checks() -> tuple[bool, bool]:
+    """``(debug, check_nans)`` as the flags ask now; both off in ``prod`` mode. Read at every
+    invoke and eager op, so turning a flag on or off needs no new ``allocate_tensors``."""
+    e = env()
+    prod = e.get("prod")
+    return bool(e.get("debug") and not prod), bool(e.get("check_nans") and not prod)
+
+
 def observer(graph: Graph, kernels: str) -> NodeObserver | None:
     """The observer for one invoke of ``graph`` on backend ``kernels``, or None when no flag asks
     for one and no ``profile``/``time`` is recording (the invoke then runs untouched)."""
-    e = env()
-    prod = e.get("prod")
-    debug = e.get("debug") and not prod
-    check = e.get("check_nans") and not prod
+    debug, check = checks()
     if not (debug or check or runtime.profiling()):
         return None
     return NodeObserver(graph, kernels, debug=debug, check=check)

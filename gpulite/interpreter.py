@@ -345,8 +345,9 @@ class Interpreter:
             raise ValueError(f"tensor_size must be a 1-D list of non-negative ints, got {tensor_size!r}")
         t = self._current.tensors[i]
         new = tuple(int(d) for d in size)
-        if shape_problem(new):
-            raise ShapeError(f"cannot resize tensor {i} to {list(new)}: {shape_problem(new)}")
+        problem = shape_problem(new)
+        if problem:
+            raise ShapeError(f"cannot resize tensor {i} to {list(new)}: {problem}")
         if strict:
             sig = t.shape_signature
             if len(sig) != len(new) or any(s != -1 and s != d for s, d in zip(sig, new, strict=True)):

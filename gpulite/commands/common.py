@@ -24,6 +24,7 @@ from gpulite.pipeline.calculators.sources import (
     VIDEO_SUFFIXES,
     ImageReadError,
     SourceUnavailableError,
+    image_files,
     load_image,
 )
 
@@ -95,7 +96,7 @@ def input_kind(spec: str) -> str:
 
 def folder_images(folder: str | Path) -> list[Path]:
     """The images of ``folder`` by suffix, in name order; InputError when there are none."""
-    files = sorted(f for f in Path(folder).iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+    files = image_files(folder)
     if not files:
         raise InputError(f"folder {str(folder)!r} has no images ({', '.join(IMAGE_SUFFIXES)})")
     return files

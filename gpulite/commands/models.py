@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from gpulite import zoo
+from gpulite.commands.common import InputError
 from gpulite.errors import ModelError
 
 
@@ -36,11 +37,11 @@ def run(args: argparse.Namespace) -> int:
     names = zoo.NAMES if args.models_command == "pull" and args.all else (
         args.names if args.models_command == "pull" else [args.name])
     if not names:
-        return _input_error("models pull: name a zoo model, or --all")
+        raise InputError("models pull: name a zoo model, or --all")
     unknown = [n for n in names if n not in zoo.NAMES]
     if unknown:
-        return _input_error(f"models {args.models_command}: not zoo models: {', '.join(unknown)} "
-                            f"(known: {', '.join(zoo.NAMES)})")
+        raise InputError(f"models {args.models_command}: not zoo models: {', '.join(unknown)} "
+                         f"(known: {', '.join(zoo.NAMES)})")
     try:
         if args.models_command == "path":
             print(zoo.resolve(args.name, download=False))
@@ -71,7 +72,3 @@ def _list() -> int:
     print(f"cache: {zoo.cache_dir()}")
     return 0
 
-
-def _input_error(message: str) -> int:
-    print(f"gpulite: error: {message}", file=sys.stderr)
-    return 2

@@ -150,10 +150,7 @@ def run(op: str, slots: list[Any], *, options: Any = None, out_dtype: Any = None
         out_dtype = tensors[0].dtype if tensors else slots[0].tensor.dtype
     exe = runtime.eager_executor()
     entry = _cached(exe, op, slots, options, out_dtype)
-    e = env()
-    prod = e.get("prod")
-    debug, profiling = e.get("debug") and not prod, runtime.profiling()
-    check = e.get("check_nans") and not prod
+    (debug, check), profiling = instrument.checks(), runtime.profiling()
     t0 = time.perf_counter() if debug or profiling else 0.0
     run_exe = entry.exe
     if run_exe.device_kind == "gpu":

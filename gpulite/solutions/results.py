@@ -200,12 +200,7 @@ class LandmarkList:
     def landmark(self) -> tuple[NormalizedLandmark, ...]:
         points = self._landmark
         if points is None:
-            xyz, vis, pres = self._columns
-            n = len(xyz)
-            vis = [None] * n if vis is None else vis
-            pres = [None] * n if pres is None else pres
-            points = tuple(NormalizedLandmark(x, y, z, None if v is None else float(v), None if p is None else float(p))
-                           for (x, y, z), v, p in zip(xyz.tolist(), vis, pres, strict=True))
+            points = ptypes.points_from_columns(NormalizedLandmark, *self._columns)
             object.__setattr__(self, "_landmark", points)  # the one lazy fill-in of an immutable value
         return points
 
@@ -249,11 +244,8 @@ class LandmarkList:
                    presence: Iterable[float] | None = None) -> LandmarkList:
         """From an (N, 3) array, with optional per-landmark visibility and presence."""
         a = np.asarray(xyz, np.float64).reshape(-1, 3)
-        vis = list(visibility) if visibility is not None else [None] * len(a)
-        pre = list(presence) if presence is not None else [None] * len(a)
-        return cls(tuple(NormalizedLandmark(float(x), float(y), float(z),
-                                            None if v is None else float(v), None if p is None else float(p))
-                         for (x, y, z), v, p in zip(a, vis, pre, strict=True)))
+        return cls(ptypes.points_from_columns(NormalizedLandmark, a, None if visibility is None else list(visibility),
+                                              None if presence is None else list(presence)))
 
     @classmethod
     def from_pipeline(cls, lms: ptypes.LandmarkList, *, keep_presence: bool = True) -> LandmarkList:

@@ -37,6 +37,11 @@ VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v")
 FRAME_INTERVAL_US = 33333
 
 
+def image_files(folder: str | Path) -> list[Path]:
+    """The image files of ``folder`` (by suffix, :data:`IMAGE_SUFFIXES`), in name order."""
+    return sorted(f for f in Path(folder).iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+
+
 class SourceUnavailableError(GpuliteError, RuntimeError):
     """A source cannot start: missing file, missing optional package, no camera."""
 
@@ -240,7 +245,7 @@ class ImageFolderSource(Calculator):
         folder = Path(cc.options.folder)
         if not folder.is_dir():
             raise SourceUnavailableError(f"image folder {str(folder)!r} does not exist")
-        self.files = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        self.files = image_files(folder)
         self.next = 0
 
     def process(self, cc) -> None:

@@ -107,6 +107,17 @@ class NormalizedLandmark:
     presence: float | None = None
 
 
+def points_from_columns(make: Any, xyz: np.ndarray, visibility: Any, presence: Any) -> tuple[Any, ...]:
+    """``make(x, y, z, visibility, presence)`` per landmark, from (N, 3) ``xyz`` and optional
+    per-landmark ``visibility`` / ``presence`` columns (None, or N values with None inside): the
+    per-point objects of a :class:`LandmarkList` (or of a solution's result list) built from arrays."""
+    n = len(xyz)
+    vis = [None] * n if visibility is None else visibility
+    pres = [None] * n if presence is None else presence
+    return tuple(make(x, y, z, None if v is None else float(v), None if p is None else float(p))
+                 for (x, y, z), v, p in zip(np.asarray(xyz).tolist(), vis, pres, strict=True))
+
+
 class LandmarkList:
     """Landmarks of one object; ``array()`` gives them as an (N, 3) float32 array.
 
@@ -146,12 +157,7 @@ class LandmarkList:
         points = self._points
         if points is None:
             assert self._xyz is not None
-            n = len(self._xyz)
-            vis = [None] * n if self._visibility is None else self._visibility
-            pres = [None] * n if self._presence is None else self._presence
-            points = tuple(
-                NormalizedLandmark(x, y, z, None if v is None else float(v), None if p is None else float(p))
-                for (x, y, z), v, p in zip(self._xyz.tolist(), vis, pres, strict=True))
+            points = points_from_columns(NormalizedLandmark, self._xyz, self._visibility, self._presence)
             object.__setattr__(self, "_points", points)  # the one lazy fill-in of an immutable value
         return points
 

@@ -86,7 +86,7 @@ def open_input(spec: str, max_frames: int = -1, on_unreadable: Callable[[Path, E
         return sources.CameraReader(int(spec.partition(":")[2] or 0), max_frames=max_frames), 30.0, max(max_frames, 0)
     p = Path(spec)
     if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in sources.IMAGE_SUFFIXES)
+        files = sources.image_files(p)
         files = files if max_frames < 0 else files[:max_frames]
 
         def images() -> Iterator[tuple[int, np.ndarray]]:
