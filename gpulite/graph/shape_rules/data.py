@@ -22,11 +22,6 @@ def _rank(node, ins, consts):
     return [()]
 
 
-@shape_rule(Op.CUMSUM, Op.REVERSE_V2)
-def _same(node, ins, consts):
-    return [tuple(ins[0])]
-
-
 @shape_rule(Op.FILL)
 def _fill(node, ins, consts):
     return [dl.dims_shape(node, consts[0], "dims")]

@@ -1,4 +1,4 @@
-"""Shapes of the logical ops and SELECT / SELECT_V2 (comparisons are in :mod:`.elementwise`)."""
+"""Shapes of SELECT / SELECT_V2 (the logical ops and comparisons are in :mod:`.elementwise`)."""
 
 from __future__ import annotations
 
@@ -19,16 +19,6 @@ def select_shape(node: Node, cond: tuple[int, ...], x: tuple[int, ...], y: tuple
         raise ShapeError(f"{layout.where(node)}condition {list(cond)} must be a scalar, have x's shape {list(x)}, "
                          f"or be a vector over x's first dim")
     return tuple(x)
-
-
-@shape_rule(Op.LOGICAL_AND, Op.LOGICAL_OR)
-def _logical(node, ins, consts):
-    return [broadcast(ins[0], ins[1], node)]
-
-
-@shape_rule(Op.LOGICAL_NOT)
-def _logical_not(node, ins, consts):
-    return [tuple(ins[0])]
 
 
 @shape_rule(Op.SELECT, Op.SELECT_V2)
