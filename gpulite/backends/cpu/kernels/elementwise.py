@@ -1,4 +1,5 @@
-"""Elementwise math ops from two tables, op -> in-place numpy expression.
+"""Elementwise binary math ops from a table, op -> in-place numpy expression (the unary ones
+and the other binary ones are in :mod:`.math_ops`).
 
 Binary ops broadcast numpy-style (TFLite's rules are the same) and ADD/SUB/MUL/DIV apply
 their fused activation in place afterwards. Float32 is the main path; plain (unquantized)
@@ -23,17 +24,11 @@ from gpulite.graph.shapes import broadcast
 from gpulite.model.opdefs import Op
 
 Binary = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
-Unary = Callable[[np.ndarray, np.ndarray], None]
 
 
 def _squared_difference(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     np.subtract(a, b, out=out)
     np.square(out, out=out)
-
-
-def _rsqrt(x: np.ndarray, out: np.ndarray) -> None:
-    np.sqrt(x, out=out)
-    np.divide(1.0, out, out=out)  # TFLite computes 1 / sqrt(x), not a fast approximation
 
 
 BINARY: dict[str, Binary] = {
@@ -44,11 +39,6 @@ BINARY: dict[str, Binary] = {
     Op.MAXIMUM: lambda a, b, out: np.maximum(a, b, out=out),
     Op.MINIMUM: lambda a, b, out: np.minimum(a, b, out=out),
     Op.SQUARED_DIFFERENCE: _squared_difference,
-}
-UNARY: dict[str, Unary] = {
-    Op.EXP: lambda x, out: np.exp(x, out=out),
-    Op.SQRT: lambda x, out: np.sqrt(x, out=out),
-    Op.RSQRT: _rsqrt,
 }
 # Integer tensors: DIV is left out (C truncates, numpy floors) and the quantized
 # MAXIMUM/MINIMUM compare raw values exactly as TFLite does (same scale required there).
@@ -132,22 +122,5 @@ def row_views(a: np.ndarray, b: np.ndarray, out: np.ndarray, a_const: bool, b_co
     return a, b, out, None
 
 
-def unary_kernel(node: Node, ctx) -> Callable[[], None]:
-    """Factory for the float32 unary ops in :data:`UNARY`."""
-    x, out = ctx.input(0), ctx.output(0)
-    if ctx.in_info(0).dtype != _FLOAT or ctx.out_info(0).dtype != _FLOAT:
-        raise UnsupportedOpError(node.op, node.index, "cpu",
-                                 f"float32 only, got {ctx.in_info(0).dtype} -> {ctx.out_info(0).dtype}")
-    if x.shape != out.shape:
-        raise ShapeError(f"node {node.index} ({node.op}): input {list(x.shape)} but output {list(out.shape)}")
-    fn = UNARY[node.op]
-
-    def run() -> None:
-        fn(x, out)
-    return run
-
-
 for _op in BINARY:
     register_kernel(_op, "cpu", binary_kernel)
-for _op in UNARY:
-    register_kernel(_op, "cpu", unary_kernel)

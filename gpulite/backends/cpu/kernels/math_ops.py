@@ -1,12 +1,12 @@
-"""Float and integer math ops beyond :mod:`.elementwise`'s tables, with LiteRT's semantics.
+"""Unary math ops, and the binary ones beyond :mod:`.elementwise`'s table, with LiteRT's semantics.
 
-Unary: ABS, NEG, SQUARE, SIGN, FLOOR, CEIL, ROUND (half to even, as TFLite's
-``RoundToNearest``), LOG, SIN, COS, ELU, GELU (``approximate``: the tanh form; otherwise
-``0.5 x erfc(-x / sqrt 2)``), LOG_SOFTMAX (last axis). Binary, broadcasting numpy-style:
-FLOOR_DIV (``floor(a / b)``, integer division by zero fails the invoke as in LiteRT),
-FLOOR_MOD (C's ``fmod``/``%`` moved to the divisor's sign) and POW (int32 refuses negative
-exponents at invoke, as LiteRT does). Each op takes the dtypes LiteRT's builtin kernel
-takes, quantized tensors excepted (refused at allocate).
+Unary: EXP, SQRT, RSQRT (``1 / sqrt(x)``, as TFLite computes it), ABS, NEG, SQUARE, SIGN,
+FLOOR, CEIL, ROUND (half to even, as TFLite's ``RoundToNearest``), LOG, SIN, COS, ELU, GELU
+(``approximate``: the tanh form; otherwise ``0.5 x erfc(-x / sqrt 2)``), LOG_SOFTMAX (last
+axis). Binary, broadcasting numpy-style: FLOOR_DIV (``floor(a / b)``, integer division by
+zero fails the invoke as in LiteRT), FLOOR_MOD (C's ``fmod``/``%`` moved to the divisor's
+sign) and POW (int32 refuses negative exponents at invoke, as LiteRT does). Each op takes the
+dtypes LiteRT's builtin kernel takes, quantized tensors excepted (refused at allocate).
 """
 
 from __future__ import annotations
@@ -61,6 +61,11 @@ def _sign(x: np.ndarray, out: np.ndarray) -> None:
     np.subtract(x > 0, x < 0, out=out, dtype=out.dtype)  # (0 < x) - (x < 0): NaN gives 0, as TFLite
 
 
+def _rsqrt(x: np.ndarray, out: np.ndarray) -> None:
+    np.sqrt(x, out=out)
+    np.divide(1.0, out, out=out)  # TFLite computes 1 / sqrt(x), not a fast approximation
+
+
 def _log_softmax(x: np.ndarray, out: np.ndarray) -> None:
     m = x.max(axis=-1, keepdims=True)
     np.subtract(x, m, out=out)
@@ -69,6 +74,9 @@ def _log_softmax(x: np.ndarray, out: np.ndarray) -> None:
 
 # op -> (dtypes LiteRT's builtin kernel takes, in-place function)
 UNARY: dict[str, tuple[tuple[np.dtype, ...], Callable[[np.ndarray, np.ndarray], None]]] = {
+    Op.EXP: ((F32,), lambda x, out: np.exp(x, out=out)),
+    Op.SQRT: ((F32,), lambda x, out: np.sqrt(x, out=out)),
+    Op.RSQRT: ((F32,), _rsqrt),
     Op.ABS: ((F32, I16, I32), lambda x, out: np.abs(x, out=out)),
     Op.NEG: ((F32, I32, I64), lambda x, out: np.negative(x, out=out)),
     Op.SQUARE: ((F32,), lambda x, out: np.square(x, out=out)),
