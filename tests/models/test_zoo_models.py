@@ -22,7 +22,7 @@ import pytest
 
 from gpulite import Interpreter, zoo
 from tests.assets import image_path, model_path
-from tests.compare import assert_same
+from tests.compare import assert_close_to_litert
 
 RTOL = 1e-4
 SEEDS = (0, 1)
@@ -66,6 +66,19 @@ def compare(name: str, inputs: dict[str, np.ndarray]) -> None:
     ours.allocate_tensors()
     ref.allocate_tensors()
     builtin = None  # LiteRT without XNNPACK, made only when an output misses the bound
+
+    def builtin_output(x: np.ndarray, k: int, what: str) -> np.ndarray:
+        nonlocal builtin
+        if builtin is None:
+            builtin = LiteRtInterpreter(
+                model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+            try:
+                builtin.allocate_tensors()
+            except RuntimeError:  # selfie_segmentation*: only XNNPACK runs their custom op
+                raise AssertionError(f"{what} misses the bound, and LiteRT without XNNPACK cannot "
+                                     "run this model to measure its own spread") from None
+        return run(builtin, x)[k]
+
     assert len(ours.get_input_details()) == 1, "the zoo's models take one image"
     names = [d["name"] for d in ref.get_output_details()]
     for label, x in inputs.items():
@@ -73,27 +86,8 @@ def compare(name: str, inputs: dict[str, np.ndarray]) -> None:
         assert len(got) == len(want)
         for k, (out_name, g, w) in enumerate(zip(names, got, want, strict=True)):
             what = f"{name} output {out_name!r} on {label}"
-            try:
-                assert_same(g, w, rtol=RTOL, what=what)
-            except AssertionError:
-                if w.dtype.kind != "f" or g.shape != w.shape or g.dtype != w.dtype:
-                    raise
-                if builtin is None:
-                    builtin = LiteRtInterpreter(
-                        model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-                    try:
-                        builtin.allocate_tensors()
-                    except RuntimeError:  # selfie_segmentation*: only XNNPACK runs their custom op
-                        raise AssertionError(f"{what} misses the bound, and LiteRT without XNNPACK cannot "
-                                             "run this model to measure its own spread") from None
-                spread = float(np.abs(run(builtin, x)[k] - w).max())
-                if 2 * spread <= RTOL * max(1.0, float(np.abs(w).max())):
-                    raise  # LiteRT agrees with itself here: the difference is gpulite's
-                err = float(np.abs(g - w).max())
-                assert err <= 2 * spread, (
-                    f"{what}: max |diff| {err} > 2 x {spread}, LiteRT's own XNNPACK-vs-builtin difference "
-                    "(the output is ill-conditioned, but not this much)"
-                )
+            assert_close_to_litert(g, w, lambda x=x, k=k, what=what: builtin_output(x, k, what), rtol=RTOL,
+                                   what=what)
 
 
 def _input_shape(name: str) -> tuple[int, ...]:
