@@ -245,7 +245,7 @@ def audio_stft(keras):
     class LogMel(layers.Layer):
         def call(self, wave):
             spec = tf.abs(tf.signal.stft(wave, frame_length=256, frame_step=128, fft_length=256))
-            return tf.math.log(tf.matmul(spec, mel) + 1e-6)[..., None]
+            return tf.expand_dims(tf.math.log(tf.matmul(spec, mel) + 1e-6), -1)
 
     inp = keras.Input((4000,))
     x = LogMel()(inp)
@@ -425,7 +425,8 @@ def build(out: Path, names=()) -> None:
     for name in names or MODELS:
         for variant, data in convert_all(name).items():
             if isinstance(data, Exception):
-                why = str(data).strip().splitlines()[-1][:200]
+                lines = str(data).strip().splitlines()
+                why = next((line for line in lines if "error:" in line), lines[-1])[-200:]
                 skipped.append((name, variant, why))
                 print(f"SKIP {name}_{variant}: {why}", flush=True)
                 continue
