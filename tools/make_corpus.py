@@ -359,6 +359,10 @@ def convert_all(name):
     import tf_keras
 
     keras = _keras3()
+    # A fresh session per model: layer names (which end up in the file) count from zero, so a
+    # model's file does not depend on which models were built before it in the same process.
+    keras.backend.clear_session()
+    tf_keras.backend.clear_session()
     keras.utils.set_random_seed(SEED)
     tf_keras.utils.set_random_seed(SEED)
     model = MODELS[name](keras)
