@@ -227,10 +227,12 @@ def _rnn(layer_name, bidirectional=False):
     def build(_keras):
         import tf_keras
 
-        layer = getattr(tf_keras.layers, layer_name)(16)
+        # 48 units on 40 features: each gate's weight matrix has >= 1024 elements, the least the
+        # converter's dynamic-range mode quantizes (smaller ones stay float: no hybrid op at all).
+        layer = getattr(tf_keras.layers, layer_name)(48)
         if bidirectional:
             layer = tf_keras.layers.Bidirectional(layer)
-        inp = tf_keras.Input((20, 8))
+        inp = tf_keras.Input((20, 40))
         return tf_keras.Model(inp, tf_keras.layers.Dense(4, activation="softmax")(layer(inp)))
     return build
 
