@@ -34,8 +34,10 @@ Object Detection API's ``export_tflite_graph_tf2.py`` does), converted with
 
 ``check`` loads every file in LiteRT, resizes the input batch to 1 and 2 (batch 1 only for
 the fixed-batch models), runs it on seeded inputs and prints the ops; ``build`` writes
-``SHA256SUMS``. No model is dropped today: LiteRT runs every file written. Skipped variants
-(the converter refused) are listed in ``SKIPPED`` of the built README.
+``SHA256SUMS``. No model is dropped today: LiteRT runs every file written. Variants the
+converter refuses are listed with its message in ``SKIPPED``; ``gru`` int8/int8io are not even
+tried (``CONVERTER_CRASHES``: TensorFlow 2.21's converter dies with SIGSEGV calibrating them).
+``build OUT_DIR NAME...`` rebuilds only those models (SHA256SUMS and SKIPPED are updated).
 """
 
 from __future__ import annotations
