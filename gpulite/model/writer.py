@@ -282,7 +282,7 @@ class ModelBuilder:
 
     def const(
         self, name: str, data: Any, *, quant: Quant | tuple | None = None, sparsity: Mapping | None = None,
-        shape: Sequence[int] | None = None, dtype: Any = None,
+        shape: Sequence[int] | None = None, dtype: Any = None, is_variable: bool = False,
     ) -> int:
         """Add a constant tensor with its own buffer; returns its index.
 
@@ -303,6 +303,8 @@ class ModelBuilder:
         dtype : TensorType or its name, optional
             Write ``data``'s raw bytes under another tensor type (e.g. ``"INT4"`` packed
             nibbles); ``shape`` is then required.
+        is_variable : bool
+            Mark the tensor as a variable whose buffer holds its initial value.
         """
         arr = np.array(data, order="C")  # not ascontiguousarray, which makes a scalar 1-D
         if arr.dtype.kind in "OUS":
@@ -321,7 +323,7 @@ class ModelBuilder:
         b = len(self._buffers) - 1
         self._const_buffers.append(b)
         self._tensors.append(_Tensor(name, tshape, type_code, b, _as_quant(quant), None,
-                                     None if sparsity is None else dict(sparsity)))
+                                     None if sparsity is None else dict(sparsity), is_variable))
         return len(self._tensors) - 1
 
     def output(self, *tensors: int) -> None:
