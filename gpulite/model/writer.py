@@ -100,7 +100,7 @@ OP_OPTIONS: dict[str, tuple[str, int]] = {
 }
 
 # Options fields whose integers are schema enums, so they may be given by member name.
-_ENUM_FIELDS: dict[str, type] = {
+_ENUM_FIELDS: dict[str, Any] = {  # field -> its IntEnum
     "padding": sg.Padding, "fused_activation_function": sg.ActivationFunctionType,
     "in_data_type": sg.TensorType, "out_data_type": sg.TensorType, "out_type": sg.TensorType,
     "output_type": sg.TensorType, "idx_out_type": sg.TensorType, "key_dtype": sg.TensorType,
@@ -510,7 +510,8 @@ class ModelBuilder:
         custom = fb.CreateByteVector(op.custom_options) if op.custom_options is not None else None
         opts: dict[str, Any] = {}
         if options is not None:
-            type_index = int((sg.BuiltinOptions if op.options_union == 1 else sg.BuiltinOptions2)[op.options_table])
+            union: Any = sg.BuiltinOptions if op.options_union == 1 else sg.BuiltinOptions2
+            type_index = int(union[op.options_table])
             key = "builtin_options" if op.options_union == 1 else "builtin_options2"
             opts = {key + "_type": type_index, key: options}
         return _table(fb, "Operator", opcode_index=op.opcode, inputs=ins, outputs=outs, **opts, custom_options=custom,
@@ -703,7 +704,8 @@ def sparsify(
         sizes[dim] //= b
     sizes += list(block_shape)
     # Reshape to (outer0, blk0?, outer1, blk1?, ...) then move axes into expanded order.
-    inter, axes_pos = [], {}
+    inter: list[int] = []
+    axes_pos: dict[int, int] = {}
     for d in range(rank):
         axes_pos[d] = len(inter)
         inter.append(sizes[d])
@@ -715,7 +717,7 @@ def sparsify(
     walk = expanded.transpose(order)  # axes in traversal order
     dims: list[dict] = []
     # Level by level, keep the list of index prefixes that survive (as in FormatConverter).
-    prefixes = [()]
+    prefixes: list[tuple[int, ...]] = [()]
     for level in range(n_levels):
         size = walk.shape[level]
         if formats[level] == "DENSE":
@@ -724,7 +726,7 @@ def sparsify(
             continue
         if formats[level] != "SPARSE_CSR":
             raise ValueError(f"format of level {level} must be DENSE or SPARSE_CSR, got {formats[level]!r}")
-        segments, indices, kept = [0], [], []
+        segments, indices, kept = [0], [], []  # type: list[int], list[int], list[tuple[int, ...]]
         for p in prefixes:
             sub = walk[p]  # the rest of the tensor under this prefix
             for i in range(size):
