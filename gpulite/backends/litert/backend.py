@@ -21,7 +21,7 @@ each node with its own time; a LiteRT partition runs as one call, so its nodes a
 when it has finished, its whole time on its last node (0 on the others), and only tensors
 that leave the partition can be read.
 
-Eager ops run on the cpu backend's eager executor (numpy kernels).
+Eager ops run on the cpu backend's eager executor and kernels (copied under this backend's name).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import numpy as np
 from gpulite.backends.base import DeviceKind, GpuControl, GpuIO, Observer, copy_graph
 from gpulite.backends.cpu.context import CpuContext, ScratchPool
 from gpulite.backends.cpu.eager import CpuEager
-from gpulite.backends.kernels import get_kernel
+from gpulite.backends.kernels import copy_kernels, get_kernel
 from gpulite.backends.litert import partition as pt
 from gpulite.errors import BackendError, UnsupportedOpError
 from gpulite.graph.ir import Graph
@@ -205,7 +205,8 @@ class LiteRtBackend:
         return s
 
     def eager(self) -> CpuEager:
-        return CpuEager("cpu", num_threads=self.num_threads)
+        copy_kernels("cpu", self.name)  # eager tensors are this backend's, computed by the cpu kernels
+        return CpuEager(self.name, num_threads=self.num_threads)
 
     def close(self) -> None:
         """Nothing is held beyond the executables."""
