@@ -62,8 +62,11 @@ MASK_IOU = 0.97
 HANDEDNESS_TOL = 0.02
 
 
-@pytest.fixture(params=["cpu", "webgpu"])
+@pytest.fixture(params=["cpu", "webgpu", "litert"])
 def backend(request) -> str:
+    """litert: models on LiteRT's kernels, image work on the cpu; it checks as many frames as webgpu."""
+    if request.param == "litert":
+        pytest.importorskip("ai_edge_litert.interpreter")
     if request.param == "webgpu":
         why = adapter_problem()
         if why is not None:
