@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frames", type=int, default=30, help="timed frames on cpu (default 30)")
     p.add_argument("--webgpu-frames", type=int, default=5, help="timed frames on webgpu (default 5; lavapipe is slow)")
     p.add_argument("--warmup", type=int, default=2, help="untimed frames first (default 2)")
-    p.add_argument("--backends", nargs="+", default=["cpu", "webgpu"], choices=["cpu", "webgpu"])
+    p.add_argument("--backends", nargs="+", default=["cpu", "webgpu"], choices=["cpu", "webgpu", "litert"])
     p.add_argument("--solutions", nargs="+", help="subset of: face_detection face_mesh hands pose selfie_segmentation")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
