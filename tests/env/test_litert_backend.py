@@ -47,9 +47,29 @@ def test_zoo_model_gives_plain_litert_bits(name: str) -> None:
     it = gpulite.Interpreter(model_path=path, backend="litert", num_threads=2)
     got = _run(it, x)
     want = _run(litert.Interpreter(model_path=path, num_threads=2), x)
-    assert [p["backend"] for p in it.get_plan()["partitions"]] == ["litert"]  # the whole model in LiteRT
+    plan = it.get_plan()
+    assert [p["backend"] for p in plan["partitions"]] == ["litert"]  # the whole model in LiteRT
+    assert plan["arena"] == "litert" and plan["copies_per_invoke"] == 0  # its own buffer is the arena
     for g, w, d in zip(got, want, it.get_output_details(), strict=True):
         assert_same(g, w, rtol=0, what=f"{name} {d['name']}")
+
+
+def test_tensor_views_are_litert_buffers_when_litert_runs_everything() -> None:
+    """LiteRT-style zero-copy I/O: write the input through tensor(), read the output through tensor()."""
+    path = str(model_path("hand_recrop"))
+    it = gpulite.Interpreter(model_path=path, backend="litert")
+    it.allocate_tensors()
+    x = _input(path, 2)
+    it.tensor(it.get_input_details()[0]["index"])()[...] = x
+    it.invoke()
+    out = it.tensor(it.get_output_details()[0]["index"])
+    want = _run(litert.Interpreter(model_path=path), x)[0]
+    assert_same(out().copy(), want, rtol=0)
+    assert it.get_plan()["arena_bytes"] < 2 * (x.nbytes + want.nbytes) + 4096
+    view = out()
+    with pytest.raises(RuntimeError):  # a held view blocks invoke, as in LiteRT
+        it.invoke()
+    del view
 
 
 @pytest.mark.parametrize("name", LITERT_MODELS)
@@ -87,6 +107,7 @@ def test_attention_model_runs_in_partitions_like_the_cpu_backend() -> None:
     made_by_litert = {t for p in parts if p["backend"] == "litert" for t in p["outputs"]}
     assert {c["tensor"] for c in plan["copies_between_partitions"]} <= made_by_litert
     assert len(plan["copies_between_partitions"]) == 2
+    assert plan["arena"] == "host" and plan["copies_per_invoke"] == 2 + 1 + len(it.get_output_details())
     ref = gpulite.Interpreter(model_path=path, backend="cpu")
     for g, w, d in zip(got, _run(ref, x), it.get_output_details(), strict=True):
         assert_same(g, w, rtol=RTOL, what=d["name"])

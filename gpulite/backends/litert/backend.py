@@ -11,10 +11,13 @@ into the view of the LiteRT input that reads it; only a tensor read by a second 
 partition is copied there.
 
 The host arena (what ``Interpreter.tensor()`` views, ``plan``) holds the graph's inputs and
-outputs and the tensors only cpu kernels use, nothing else: LiteRT keeps its intermediates
-to itself, so ``get_tensor`` of an intermediate says the plan holds no data for it. An
-invoke copies each graph input from the arena into the LiteRT partitions that read it, and
-each graph output a LiteRT partition makes back into the arena.
+outputs, nothing else of LiteRT's: LiteRT keeps its intermediates to itself, so
+``get_tensor`` of an intermediate says the plan holds no data for it. When one LiteRT
+partition runs the whole graph (every model LiteRT can run alone), the arena is LiteRT's own
+memory, the range holding the graph's inputs and outputs, and an invoke copies nothing.
+Otherwise it is a host array that also holds what only cpu kernels use; an invoke then copies
+each graph input from it into the LiteRT partitions that read it, and each graph output a
+LiteRT partition makes back into it.
 
 With an observer (``debug``, ``check_nans``, ``gpulite.profile``), a cpu partition reports
 each node with its own time; a LiteRT partition runs as one call, so its nodes are reported
@@ -26,6 +29,7 @@ Eager ops run on the cpu backend's eager executor and kernels (copied under this
 
 from __future__ import annotations
 
+import ctypes
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,8 +79,9 @@ class LiteRtExecutable:
     gpu_io: GpuIO | None = None
 
     def __init__(self, plan: MemoryPlan, arena: np.ndarray, arrays: dict[int, np.ndarray], steps: list[_Step],
-                 graph: Graph) -> None:
+                 graph: Graph, arena_kind: str) -> None:
         self.plan, self.arena, self.arrays, self.steps, self.graph = plan, arena, arrays, steps, graph
+        self.arena_kind = arena_kind  # "litert": LiteRT's own buffer; "host": a host array
 
     def stores(self, i: int) -> bool:
         return i in self.arrays
@@ -130,6 +135,8 @@ class LiteRtExecutable:
             "partitions": [{"backend": s.part.backend, "nodes": [n.index for n in s.part.nodes],
                             "inputs": list(s.part.inputs), "outputs": list(s.part.outputs)} for s in self.steps],
             "copies_between_partitions": copies,
+            "arena": self.arena_kind,
+            "copies_per_invoke": sum(len(s.before) + len(s.after) for s in self.steps),
         }
 
 
@@ -167,11 +174,15 @@ class LiteRtBackend:
             for t, view in s.views_in.items():
                 if t not in boundary:
                     home.setdefault(t, view)
-        host = [t for t in _host_tensors(graph, parts) if t not in home or t in boundary]
-        arena, slots, offsets = _arena(graph, host)
+        shared = _litert_arena(graph, steps)
+        if shared is None:
+            host = [t for t in _host_tensors(graph, parts) if t not in home or t in boundary]
+            arena, slots, offsets = _arena(graph, host)
+        else:
+            arena, slots, offsets = shared
         arrays = {**home, **slots}
-        for s in steps:  # LiteRT-made graph outputs are copied into the arena after their partition
-            s.after = [(t, home[t], slots[t]) for t in s.views_out if t in slots]
+        for s in steps:  # LiteRT-made graph outputs in a host arena are copied there after their partition
+            s.after = [(t, home[t], slots[t]) for t in s.views_out if t in slots and slots[t] is not home[t]]
         kernel_arrays = {**slots, **home}
         kernel_arrays.update({t.index: t.const for t in graph.tensors if t.const is not None})
         scratch = ScratchPool()
@@ -183,7 +194,7 @@ class LiteRtBackend:
             s.before = [(t, kernel_arrays[t], view) for t, view in s.views_in.items() if kernel_arrays[t] is not view]
         sizes = {t: graph.tensors[t].nbytes for t in offsets}
         host_plan = MemoryPlan(offsets, sizes, int(arena.size), sum(sizes.values()), {})
-        return LiteRtExecutable(host_plan, arena, arrays, steps, graph)
+        return LiteRtExecutable(host_plan, arena, arrays, steps, graph, "host" if shared is None else "litert")
 
     def _litert_step(self, graph: Graph, part: pt.Partition, k: int) -> _Step:
         model, index = pt.write_partition(graph, part, f"{graph.name or 'main'}_part{k}")
@@ -224,6 +235,26 @@ def _host_tensors(graph: Graph, parts: list[pt.Partition]) -> list[int]:
                 ios = (*n.inputs, *n.outputs)
                 out.update(dict.fromkeys(i for i in ios if i >= 0 and not graph.tensors[i].is_const))
     return list(out)
+
+
+def _litert_arena(graph: Graph, steps: list[_Step]) -> tuple[np.ndarray, dict[int, np.ndarray], dict[int, int]] | None:
+    """LiteRT's own memory as the host arena when one LiteRT partition is the whole graph: the byte
+    range of its arena from the first graph input or output to the end of the last (TFLite keeps
+    them in one buffer, never moved after ``allocate_tensors``), so nothing is ever copied. None
+    otherwise, or when that range is not plausibly one buffer (larger than twice every tensor)."""
+    if len(steps) != 1 or steps[0].litert is None:
+        return None
+    s = steps[0]
+    views = {t: s.views_in.get(t, s.views_out.get(t)) for t in (*graph.inputs, *graph.outputs)}
+    if any(v is None or v.nbytes == 0 for v in views.values()):
+        return None  # a graph input that is also an output, an empty tensor: the host arena
+    start = {t: v.ctypes.data for t, v in views.items() if v is not None}
+    base = min(start.values())
+    span = max(start[t] + v.nbytes for t, v in views.items() if v is not None) - base
+    if span > 2 * sum(t.nbytes for t in graph.tensors if not t.is_const):
+        return None
+    arena = np.ctypeslib.as_array((ctypes.c_uint8 * span).from_address(base))  # kept alive by s.litert
+    return arena, {t: v for t, v in views.items() if v is not None}, {t: a - base for t, a in start.items()}
 
 
 def _arena(graph: Graph, tensors: list[int]) -> tuple[np.ndarray, dict[int, np.ndarray], dict[int, int]]:
