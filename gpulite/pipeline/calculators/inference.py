@@ -13,7 +13,7 @@ Usage::
     - calculator: Inference
       input_stream: "TENSORS:input_tensors"
       output_stream: "TENSORS:output_tensors"
-      input_side_packet: "BACKEND:backend"            # optional graph-wide "cpu" | "webgpu" | "auto"
+      input_side_packet: "BACKEND:backend"            # optional graph-wide "cpu" | "webgpu" | "litert" | "auto"
       options: {model: face_detection_short_range}     # a .tflite path or a zoo name
 
 The model may instead come as the ``MODEL`` side input (a path, a zoo name or the bytes).
