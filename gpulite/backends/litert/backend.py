@@ -253,7 +253,9 @@ def _litert_arena(graph: Graph, steps: list[_Step]) -> tuple[np.ndarray, dict[in
     span = max(start[t] + v.nbytes for t, v in views.items() if v is not None) - base
     if span > 2 * sum(t.nbytes for t in graph.tensors if not t.is_const):
         return None
-    arena = np.ctypeslib.as_array((ctypes.c_uint8 * span).from_address(base))  # kept alive by s.litert
+    buf = (ctypes.c_uint8 * span).from_address(base)
+    buf.owner = s.litert  # type: ignore[attr-defined]  # the memory lives as long as any view of the arena
+    arena = np.ctypeslib.as_array(buf)
     return arena, {t: v for t, v in views.items() if v is not None}, {t: a - base for t, a in start.items()}
 
 
