@@ -155,6 +155,8 @@ class LiteRtBackend:
         return copy_graph(graph)
 
     def compile(self, graph: Graph, plan: MemoryPlan) -> LiteRtExecutable:
+        """``plan`` lays out every tensor; LiteRT places its own, so the executable's plan is that of
+        its host arena (graph inputs and outputs, cpu-only tensors)."""
         parts = pt.partition(graph, self._interpreter)
         for p in parts:
             if p.backend == pt.CPU:
