@@ -45,9 +45,9 @@ def info(out: Callable[[str], None] = print) -> None:
     out(f"python     {platform.python_version()} ({platform.platform()})")
     out(f"numpy      {np.__version__}")
     try:
-        out(f"litert     {version('ai-edge-litert')} (reference for bench and tests)")
+        out(f"litert     {version('ai-edge-litert')} (the litert backend; the reference for bench and tests)")
     except PackageNotFoundError:
-        out("litert     not installed (pip install 'gpulite[test]' for bench comparisons)")
+        out("litert     not installed (pip install 'gpulite[litert]' for the litert backend and bench comparisons)")
     try:
         active, why = runtime.get_backend(), runtime.backend_choice()
     except GpuliteError as e:
