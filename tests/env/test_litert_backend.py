@@ -254,3 +254,23 @@ def test_quantization_signatures_and_variables_are_written_faithfully() -> None:
             assert a.quantization.axis == o.quantization.axis
         if o.data is not None:
             assert a.data.tobytes() == o.data.tobytes()
+
+
+def test_scalar_and_dynamic_tensors_cross_without_views() -> None:
+    """LiteRT has no tensor() view of a 0-d tensor (a scalar comes back) nor of an output it allocates
+    in each Invoke (FILL with runtime dims): those are set and read around each Invoke."""
+    mb = ModelBuilder()
+    d, v = mb.input("d", (2,), np.int64), mb.input("v", (), np.float32)
+    y = mb.tensor("y", (3, 2), np.float32)
+    mb.op("FILL", [d, v], [y])
+    mb.output(y)
+    model = mb.build()
+    it = gpulite.Interpreter(model_content=model, backend="litert")
+    it.allocate_tensors()
+    assert it.get_plan()["arena"] == "host"
+    for value in (-1.5, 4.0):
+        ins = [np.array([3, 2], np.int64), np.array(value, np.float32)]
+        for det, x in zip(it.get_input_details(), ins, strict=True):
+            it.set_tensor(det["index"], x)
+        it.invoke()
+        np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"]), np.full((3, 2), value))

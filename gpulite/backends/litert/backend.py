@@ -71,6 +71,7 @@ class _Step:
     litert: Any = None  # the partition's ai_edge_litert Interpreter (kept alive with its views)
     views_in: dict[int, np.ndarray] = field(default_factory=dict)  # LiteRT's input buffers, by graph tensor
     views_out: dict[int, np.ndarray] = field(default_factory=dict)
+    own_ports: bool = False  # some views are host arrays of the step's own (0-d tensors), not LiteRT's
 
 
 class LiteRtExecutable:
@@ -212,9 +213,33 @@ class LiteRtBackend:
         # Views into LiteRT's buffers, held for the executable's life. Its Python Interpreter refuses to
         # invoke while views exist (they would dangle after a reallocation, which never happens here: the
         # partition is allocated once), so the executable calls the wrapped C++ Invoke directly.
-        s.views_in = {t: lite.tensor(index[t])() for t in part.inputs}
-        s.views_out = {t: lite.tensor(index[t])() for t in part.outputs}
-        s.runs = [lite._interpreter.Invoke]
+        # A 0-d tensor has no view (LiteRT hands out a numpy scalar), nor has a dynamic one (LiteRT
+        # allocates it in each Invoke): each gets a host array of its own, set before and read after
+        # each Invoke. An empty tensor has no data at all: an empty array.
+        pushed: list[tuple[int, np.ndarray]] = []
+        pulled: list[tuple[int, np.ndarray]] = []
+        for ports, copies, views in ((part.inputs, pushed, s.views_in), (part.outputs, pulled, s.views_out)):
+            for t in ports:
+                info = graph.tensors[t]
+                view = _view(lite, index[t]) if info.nbytes else np.zeros(info.shape, info.dtype)
+                if view is None:
+                    view = np.zeros(info.shape, info.dtype)
+                    copies.append((index[t], view))
+                views[t] = view
+        s.own_ports = bool(pushed or pulled) or any(
+            graph.tensors[t].nbytes == 0 for t in (*part.inputs, *part.outputs))
+        invoke = lite._interpreter.Invoke
+        if not s.own_ports:
+            s.runs = [invoke]
+            return s
+
+        def run() -> None:
+            for i, value in pushed:
+                lite.set_tensor(i, value)
+            invoke()
+            for i, value in pulled:
+                value[...] = lite.get_tensor(i)
+        s.runs = [run]
         return s
 
     def eager(self) -> CpuEager:
@@ -226,6 +251,15 @@ class LiteRtBackend:
 
     def describe(self) -> dict[str, Any]:
         return {"backend_kind": "litert"}
+
+
+def _view(lite: Any, i: int) -> np.ndarray | None:
+    """LiteRT's ``tensor()`` view of tensor ``i``, or None where it has none to give."""
+    try:
+        view = lite.tensor(i)()
+    except ValueError:  # "Tensor data is null": a dynamic tensor, allocated by each Invoke
+        return None
+    return view if isinstance(view, np.ndarray) else None
 
 
 def _host_tensors(graph: Graph, parts: list[pt.Partition]) -> list[int]:
@@ -244,7 +278,7 @@ def _litert_arena(graph: Graph, steps: list[_Step]) -> tuple[np.ndarray, dict[in
     range of its arena from the first graph input or output to the end of the last (TFLite keeps
     them in one buffer, never moved after ``allocate_tensors``), so nothing is ever copied. None
     otherwise, or when that range is not plausibly one buffer (larger than twice every tensor)."""
-    if len(steps) != 1 or steps[0].litert is None:
+    if len(steps) != 1 or steps[0].litert is None or steps[0].own_ports:
         return None
     s = steps[0]
     views = {t: s.views_in.get(t, s.views_out.get(t)) for t in (*graph.inputs, *graph.outputs)}
