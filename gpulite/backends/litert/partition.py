@@ -29,6 +29,7 @@ from typing import Any
 from gpulite.graph.ir import Graph, Node, TensorInfo
 from gpulite.model import schema_gen as sg
 from gpulite.model.opdefs import CustomOp, op_named
+from gpulite.model.reader import DTYPES
 from gpulite.model.writer import ModelBuilder, Quant
 
 LITERT, CPU = "litert", "cpu"
@@ -103,6 +104,12 @@ def _quant(t: TensorInfo) -> Quant | None:
     return None if q is None else Quant(q.scale, q.zero_point, q.axis, q.min, q.max)
 
 
+def _type(t: TensorInfo) -> object:
+    """The file's TensorType; a tensor made by gpulite (a folded constant) by its dtype."""
+    known = DTYPES.get(t.type_code)
+    return sg.TensorType(t.type_code) if known is None or known == t.dtype else t.dtype
+
+
 def _signature(t: TensorInfo) -> tuple[int, ...] | None:
     sig = t.shape_signature
     if len(sig) != len(t.shape) or -1 not in sig or any(s not in (-1, d) for s, d in zip(sig, t.shape, strict=True)):
@@ -143,7 +150,7 @@ def write_partition(graph: Graph, part: Partition, name: str = "main") -> tuple[
         if i in index:
             return index[i]
         t = graph.tensors[i]
-        type_code = sg.TensorType(t.type_code)
+        type_code = _type(t)
         if t.const is not None:
             index[i] = mb.const(t.name, t.const, quant=_quant(t), sparsity=_sparsity(t), shape=t.shape,
                                 dtype=type_code, is_variable=t.is_variable)
