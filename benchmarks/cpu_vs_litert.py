@@ -4,6 +4,7 @@ Same code as ``gpulite bench``; arguments are passed through::
 
     python benchmarks/cpu_vs_litert.py                      # all zoo models
     python benchmarks/cpu_vs_litert.py pose_landmark_full --runs 100 --threads 2
+    python benchmarks/cpu_vs_litert.py --backend litert --threads 2   # the litert backend: its overhead
 
 Prints median ``invoke()`` latency per model for both runtimes, their ratio, and the
 geometric mean of the ratios. Ratios, not absolute times, are the comparable numbers:

@@ -105,10 +105,10 @@ def table(rows: list[Row]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--frames", type=int, default=30, help="timed frames on cpu (default 30)")
+    p.add_argument("--frames", type=int, default=30, help="timed frames on cpu and litert (default 30)")
     p.add_argument("--webgpu-frames", type=int, default=5, help="timed frames on webgpu (default 5; lavapipe is slow)")
     p.add_argument("--warmup", type=int, default=2, help="untimed frames first (default 2)")
-    p.add_argument("--backends", nargs="+", default=["cpu", "webgpu"], choices=["cpu", "webgpu"])
+    p.add_argument("--backends", nargs="+", default=["cpu", "webgpu"], choices=["cpu", "webgpu", "litert"])
     p.add_argument("--solutions", nargs="+", help="subset of: face_detection face_mesh hands pose selfie_segmentation")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     selected = [c for c in cases() if not args.solutions or c.name in args.solutions]
     rows = []
     for backend in args.backends:
-        n = args.frames if backend == "cpu" else args.webgpu_frames
+        n = args.webgpu_frames if backend == "webgpu" else args.frames
         frames = make_frames(n + args.warmup)[args.warmup:] if n else []
         for case in selected:
             log.info("%s on %s: %d frames", case.name, backend, n)

@@ -107,7 +107,7 @@ def _named(inst: Backend, name: str) -> Backend:
     # (WebGpuBackend on the application's device) must look up its own registered name.
     if inst.name != name:
         inst.name = name
-    if name not in ("cpu", "webgpu") and not get_kernels_for_backend(name):
+    if name not in ("cpu", "webgpu", "litert") and not get_kernels_for_backend(name):
         log.warning("backend %r has no kernels registered; inherit a backend's with "
                     "gpulite.copy_kernels('webgpu', %r)", name, name)
     return inst

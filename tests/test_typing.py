@@ -15,18 +15,20 @@ CONFORMANCE = '''
 from gpulite.backends.base import Backend, EagerExecutor, Executable, GpuControl, GpuEagerExecutor, GpuIO
 from gpulite.backends.cpu.backend import CpuBackend, CpuExecutable
 from gpulite.backends.cpu.eager import CpuEager
+from gpulite.backends.litert.backend import LiteRtBackend, LiteRtExecutable
 from gpulite.backends.webgpu.backend import WebGpuBackend
 from gpulite.backends.webgpu.eager import WebGpuEager
 from gpulite.backends.webgpu.executable import WebGpuExecutable
 from tests.env.test_custom_backend import TraceBackend, TraceEager, TraceExecutable
 
 
-def backends(cpu: CpuBackend, webgpu: WebGpuBackend, trace: TraceBackend) -> list[Backend]:
-    return [cpu, webgpu, trace]
+def backends(cpu: CpuBackend, webgpu: WebGpuBackend, trace: TraceBackend, litert: LiteRtBackend) -> list[Backend]:
+    return [cpu, webgpu, trace, litert]
 
 
-def executables(cpu: CpuExecutable, webgpu: WebGpuExecutable, trace: TraceExecutable) -> list[Executable]:
-    return [cpu, webgpu, trace]
+def executables(cpu: CpuExecutable, webgpu: WebGpuExecutable, trace: TraceExecutable,
+                litert: LiteRtExecutable) -> list[Executable]:
+    return [cpu, webgpu, trace, litert]
 
 
 def eager(cpu: CpuEager, webgpu: WebGpuEager, trace: TraceEager) -> list[EagerExecutor]:

@@ -9,9 +9,11 @@ with :func:`gpulite.copy_kernels`.
 
 This module is only the table: which backend is started and active, and everything made
 from the table, belongs to :mod:`gpulite.runtime` (``gpulite.set_backend`` and friends). A
-probe ranks a backend without starting it; built-ins: ``webgpu`` (priority 2) and ``cpu``
-(priority 1); a WebGPU adapter of CPU type (lavapipe, SwiftShader) ranks webgpu at 0, below
-the numpy backend, because there the numpy backend is faster.
+probe ranks a backend without starting it; built-ins: ``webgpu`` (priority 3), ``litert``
+(priority 2: LiteRT's kernels, when the ai-edge-litert package can be imported) and ``cpu``
+(priority 1, numpy); a WebGPU adapter of CPU type (lavapipe, SwiftShader) ranks webgpu at 0,
+below the numpy backend, because there the numpy backend is faster. So ``auto`` takes a
+real GPU first, then LiteRT, then numpy.
 """
 
 from __future__ import annotations
@@ -134,6 +136,30 @@ def _cpu_factory(num_threads: int | None = None, **options: Any) -> Any:
     return CpuBackend(num_threads=num_threads if num_threads is not None else env().get("num_threads"))
 
 
+def _litert_factory(num_threads: int | None = None, **options: Any) -> Any:
+    from gpulite.backends.litert import LiteRtBackend
+    if options:
+        raise TypeError(f"backend 'litert' takes no options, got {sorted(options)}")
+    return LiteRtBackend(num_threads=num_threads if num_threads is not None else env().get("num_threads"))
+
+
+def _litert_probe() -> tuple[int | None, str]:
+    import importlib.util
+    from importlib.metadata import PackageNotFoundError, version
+
+    if importlib.util.find_spec("ai_edge_litert") is None:
+        return None, "ai-edge-litert is not installed (pip install 'gpulite[litert]')"
+    try:
+        release = version("ai-edge-litert")
+    except PackageNotFoundError:
+        release = "of unknown version"
+    return 2, f"LiteRT {release}'s XNNPACK kernels: below a real GPU, above numpy"
+
+
+def _cpu_probe() -> tuple[int | None, str]:
+    return 1, "numpy kernels, the portable reference: below a real GPU and LiteRT"
+
+
 def _webgpu_factory(**options: Any) -> Any:
     from gpulite.backends.webgpu import WebGpuBackend
     options.setdefault("precision", env().get("precision"))
@@ -162,8 +188,9 @@ def _probe_webgpu() -> tuple[int | None, str]:
     if kind.is_software:
         return SOFTWARE_ADAPTER_PRIORITY, (
             f"its adapter {kind.name!r} is of CPU type (software {kind.backend_type}), slower than the numpy backend")
-    return 2, f"adapter {kind.name!r} ({kind.adapter_type}, {kind.backend_type})"
+    return 3, f"adapter {kind.name!r} ({kind.adapter_type}, {kind.backend_type}): a real GPU ranks first"
 
 
-register_backend("webgpu", _webgpu_factory, 2, probe=_webgpu_probe)
-register_backend("cpu", _cpu_factory, 1)
+register_backend("webgpu", _webgpu_factory, 3, probe=_webgpu_probe)
+register_backend("litert", _litert_factory, 2, probe=_litert_probe)
+register_backend("cpu", _cpu_factory, 1, probe=_cpu_probe)

@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b = subparsers.add_parser("bench", help="time invoke() against LiteRT, side by side",
                               description=__doc__.split("\n\n")[0])
     b.add_argument("models", nargs="*", help=f"paths or zoo names (default: all of {', '.join(zoo.NAMES)})")
-    b.add_argument("--backend", default="cpu", choices=("cpu", "webgpu"))
+    b.add_argument("--backend", default="cpu", choices=("cpu", "webgpu", "litert"))
     b.add_argument("--runs", type=int, default=50, help="timed invokes per runtime (default 50)")
     b.add_argument("--warmup", type=int, default=5, help="untimed invokes first (default 5)")
     b.add_argument("--threads", type=int, default=min(os.cpu_count() or 1, 4),

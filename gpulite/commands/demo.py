@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description=__doc__.split("\n\n")[0])
     p.add_argument("-o", "--output", default=DEFAULT_OUTPUT,
                    help=f"annotated image to write, format by extension (default ./{DEFAULT_OUTPUT})")
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu"),
+    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu", "litert"),
                    help="where to run (default: gpulite's automatic choice)")
     p.add_argument("--image", default=None, help="run on this image instead of the shipped sample")
     p.set_defaults(run=run)

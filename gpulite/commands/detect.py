@@ -115,7 +115,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("input", help="an image, a folder of images, or a video file")
     p.add_argument("-o", "--output", help="annotated output: an image file (image input; format by extension), "
                    "a folder (folder input), a video file (video input)")
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu"))
+    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu", "litert"))
     p.add_argument("--refine", action="store_true", help="mesh: 478 landmarks with irises (refine_landmarks)")
     p.add_argument("--max-num", type=int, metavar="N", help="face, mesh, hands: at most N faces / hands "
                    "(face: the N highest scores; default: mesh 1, hands 2, face all)")

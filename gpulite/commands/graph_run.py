@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gr.add_argument("--input", required=True, help="video file, image file, folder of images, or camera:N")
     gr.add_argument("--output", help="annotated video (.mp4, .mkv, ...), a folder for PNG frames, "
                     "or an image file for an image input")
-    gr.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu"))
+    gr.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu", "litert"))
     gr.add_argument("--max-frames", type=int, default=-1, help="stop after N frames")
     gr.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     gr.set_defaults(run=run)

@@ -45,9 +45,9 @@ def info(out: Callable[[str], None] = print) -> None:
     out(f"python     {platform.python_version()} ({platform.platform()})")
     out(f"numpy      {np.__version__}")
     try:
-        out(f"litert     {version('ai-edge-litert')} (reference for bench and tests)")
+        out(f"litert     {version('ai-edge-litert')} (the litert backend; the reference for bench and tests)")
     except PackageNotFoundError:
-        out("litert     not installed (pip install 'gpulite[test]' for bench comparisons)")
+        out("litert     not installed (pip install 'gpulite[litert]' for the litert backend and bench comparisons)")
     try:
         active, why = runtime.get_backend(), runtime.backend_choice()
     except GpuliteError as e:
@@ -125,8 +125,9 @@ def _precision(out: Callable[[str], None], active: str | None, asked: str, sourc
         gpu_note = (f"on {default['name']}; shader-f16 {'available' if f16 else 'not available'}"
                     + ("" if f16 or asked == "fp32" else ": fp16 falls back to fp32")
                     + ("; fp16 = float16 weights, float32 activations and math" if gpu == "fp16" else ""))
-    in_force = {"cpu": "fp32", "webgpu": gpu}.get(active or "", None)
+    in_force = {"cpu": "fp32", "litert": "fp32", "webgpu": gpu}.get(active or "", None)
     out(f"precision  {asked} asked (flag precision, {source}); in force on the active backend "
         f"({active or 'none'}): {in_force or 'n/a'}")
     out("             cpu      fp32 (the cpu backend computes in float32 only)")
+    out("             litert   fp32 (LiteRT's XNNPACK kernels on float models, as plain LiteRT runs them)")
     out(f"             webgpu   {gpu or '-'} ({gpu_note})")

@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("inspect", help="show a model's inputs, operators, folding and memory plan",
                               description=__doc__.split("\n\n")[0])
     p.add_argument("model", help="a .tflite path or a zoo name")
-    p.add_argument("--backend", default="cpu", choices=("cpu", "webgpu"))
+    p.add_argument("--backend", default="cpu", choices=("cpu", "webgpu", "litert"))
     p.set_defaults(run=run)
 
 

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="a .tflite path or a zoo name")
     p.add_argument("--input", required=True, metavar="FILE", help="an .npy, an .npz keyed by input name, or an image")
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu"))
+    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu", "litert"))
     p.add_argument("--range", default="0,1", metavar="LO,HI",
                    help="image into a float input: 0..255 maps to LO..HI (default 0,1; write --range=-1,1 for -1..1)")
     p.add_argument("--runs", type=int, default=1, help="invokes (default 1); the first is timed apart")

@@ -28,6 +28,7 @@ class TensorInfo:
     sparsity: Sparsity | None = None
     shape_signature: tuple[int, ...] = ()
     type_code: int = 0
+    is_variable: bool = False  # state kept across invokes (the file's Tensor.is_variable)
 
     @property
     def nbytes(self) -> int:
@@ -118,7 +119,7 @@ class Graph:
             TensorInfo(
                 index=t.index, name=t.name, shape=tuple(t.shape), dtype=t.dtype, quant=t.quantization,
                 const=t.data, sparsity=t.sparsity, shape_signature=tuple(t.shape_signature),
-                type_code=t.type_code,
+                type_code=t.type_code, is_variable=t.is_variable,
             )
             for t in sgd.tensors
         ]

@@ -97,7 +97,7 @@ from gpulite.pipeline.graph import Graph
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("auto", "cpu", "webgpu")
+BACKENDS = ("auto", "cpu", "webgpu", "litert")
 TICK_US = 33333  # default time between frames, microseconds (MediaPipe's Python solutions' simulated clock)
 
 
@@ -256,7 +256,8 @@ def check_image(image: Any, *, where: str = "process") -> np.ndarray:
 
 
 def resolve_backend(backend: str | None) -> tuple[str, str]:
-    """``(name, why)``: ``"cpu"`` or ``"webgpu"`` for a solution's ``backend=`` argument.
+    """``(name, why)``: ``"cpu"``, ``"webgpu"`` or ``"litert"`` (models on LiteRT's kernels, image work
+    on the cpu) for a solution's ``backend=`` argument.
 
     None and ``"auto"`` take gpulite's automatic choice (:func:`gpulite.get_backend`: a real
     GPU through WebGPU when there is one, else numpy). ``"webgpu"`` with no usable adapter
@@ -272,9 +273,16 @@ def resolve_backend(backend: str | None) -> tuple[str, str]:
             name, why = runtime.get_backend(), runtime.backend_choice()
         except GpuliteError as e:
             return "cpu", f"automatic choice failed ({e}); using the cpu"
-        if name not in ("cpu", "webgpu"):
+        if name not in ("cpu", "webgpu", "litert"):
             return "cpu", f"the active backend {name!r} has no pipeline kernels; using the cpu"
         return name, f"automatic: {why}"
+    if backend == "litert":
+        from gpulite.pipeline.calculators._select import litert_status
+
+        usable, why = litert_status()
+        if not usable:
+            raise BackendError(f"backend='litert' requested but it cannot run here: {why}")
+        return "litert", "requested"
     if backend == "webgpu":
         from gpulite.pipeline.calculators._select import webgpu_status
 

@@ -91,12 +91,15 @@ def test_gpulite_backend_cpu_info_reports_cpu_active():
 
 
 @pytest.mark.skipif(not software_adapter(), reason="the WebGPU adapter here is a hardware GPU (or absent)")
-def test_info_says_auto_picks_cpu_over_a_software_adapter_and_why():
+def test_info_says_auto_picks_litert_then_cpu_over_a_software_adapter_and_why():
     out = _info()
     active = next(line for line in out.splitlines() if line.startswith("active"))
-    assert active.startswith("active     cpu (auto: 'cpu' is the highest-ranked backend that starts")
+    assert active.startswith("active     litert (auto: 'litert' is the highest-ranked backend that starts")
+    assert "'cpu' ranks 1 because numpy kernels" in active
     assert "'webgpu' ranks 0 because its adapter" in active and "CPU type" in active
-    assert "webgpu    priority 2 -> rank 0" in out
+    assert "webgpu    priority 3 -> rank 0" in out
+    assert re.search(r"^ \*litert\s+priority 2 -> rank 2, \d+ kernels; LiteRT [\d.]+'s XNNPACK kernels", out, re.M), out
+    assert "in force on the active backend (litert): fp32" in out
 
 
 @pytest.fixture

@@ -115,13 +115,17 @@ def test_automatic_choice_takes_the_highest_priority_backend_that_starts(temp_ba
 
 
 @pytest.mark.skipif(not software_adapter(), reason="the WebGPU adapter here is a hardware GPU (or absent)")
-def test_auto_picks_cpu_over_a_software_webgpu_adapter_and_says_why():
-    assert gpulite.get_backend() == "cpu"
+def test_auto_ranks_litert_then_cpu_over_a_software_webgpu_adapter_and_says_why():
+    """No real GPU: LiteRT's kernels (ai-edge-litert is a test dependency) rank first, then numpy,
+    then the software adapter; each rank comes with its reason."""
+    assert gpulite.get_backend() == "litert"
     why = gpulite.backend_choice()
-    assert why.startswith("auto: 'cpu'")
+    assert why.startswith("auto: 'litert'")
+    assert "'cpu' ranks 1 because numpy" in why
     assert "'webgpu' ranks 0" in why and "CPU type" in why
     info = {b.name: b for b in runtime.describe_backends()}
-    assert info["webgpu"].priority == 2 and info["webgpu"].rank == 0 and info["cpu"].rank == 1
+    assert info["webgpu"].priority == 3 and info["webgpu"].rank == 0
+    assert info["litert"].rank == 2 and "XNNPACK" in info["litert"].note and info["cpu"].rank == 1
 
 
 def test_gpulite_backend_environment_variable_overrides_the_automatic_choice(monkeypatch):

@@ -15,9 +15,9 @@ from gpulite.errors import ModelError
 from gpulite.graph.densify import densify
 from gpulite.graph.ir import TensorInfo
 from gpulite.model import schema_gen as sg
+from gpulite.model import writer as tflite_writer
 from gpulite.model.custom_options import TransformLandmarksOptions
 from gpulite.model.reader import load
-from gpulite.testing import tflite_writer
 from gpulite.testing.tflite_writer import OP_OPTIONS, ModelBuilder, Quant, sparsify
 from tests.assets import model_path
 from tests.compare import assert_same
@@ -310,12 +310,43 @@ def test_op_options_cover_every_table() -> None:
         assert op not in OP_OPTIONS
 
 
-def test_schema_adders_match_schema_gen_fields() -> None:
-    """The LiteRT builder functions and schema_gen's fields name the same things."""
-    s = tflite_writer._schema()
+def _official_slots(table: str) -> tuple[int, dict[str, tuple[int, str]]]:
+    """(StartObject's field count, {field: (slot, default)}) read from LiteRT's generated builder functions."""
+    import inspect
+    import re
+
+    from ai_edge_litert import schema_py_generated as s
+
+    count = int(re.search(r"StartObject\((\d+)\)", inspect.getsource(getattr(s, table + "Start")))[1])
+    fields = {}
+    for name in dir(s):
+        if name.startswith(table + "Add"):
+            m = re.search(r"Prepend\w*Slot\((\d+), .*, (\S+)\)\s*$", inspect.getsource(getattr(s, name)))
+            field = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name[len(table) + 3:]).lower()
+            fields[field] = (int(m[1]), m[2])
+    return count, fields
+
+
+def _default(value: object) -> str:
+    return str(int(value)) if isinstance(value, (bool, int)) else repr(value)
+
+
+def test_writer_slots_match_litert_schema() -> None:
+    """The writer's table layouts (its own, and schema_gen's options tables) are LiteRT's: same
+    slots, same defaults, same field counts, so it writes what the official builders would."""
+    for table, (count, slots) in tflite_writer.SLOTS.items():
+        want_count, want = _official_slots(table)
+        assert count == want_count, table
+        for field, (slot, kind, default) in slots.items():
+            assert want[field][0] == slot, (table, field)
+            assert kind == "off" or want[field][1] == _default(default), (table, field)
     for table, spec in sg.OPTIONS_FIELDS.items():
-        adders = tflite_writer._table_adders(s, table)
-        assert {f[0] for f in spec} <= set(adders), table
+        want_count, want = _official_slots(table)
+        assert max((f[1] for f in spec), default=-1) + 1 == want_count, table
+        for field, slot, kind, default in spec:
+            assert want[field][0] == slot, (table, field)
+            if not kind.startswith("vec_") and kind != "str":
+                assert float(want[field][1]) == float(default), (table, field)
 
 
 @pytest.mark.parametrize(("call", "error", "match"), [
@@ -350,12 +381,17 @@ def test_options_invalid_enum_int_is_written_for_fuzzing() -> None:
     assert load(mb.build()).subgraphs[0].operators[0].options.fused_activation_function == 42
 
 
-def test_missing_litert_gives_clear_import_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_writer_needs_no_litert() -> None:
+    """The runtime writes models for the litert backend, so the writer must not import ai-edge-litert."""
+    import subprocess
     import sys
 
-    monkeypatch.setitem(sys.modules, "ai_edge_litert", None)  # makes the import fail
-    with pytest.raises(ImportError, match="ai-edge-litert"):
-        _add_model((2,), (2,), (2,), None)
+    code = ("import sys; sys.modules['ai_edge_litert'] = None\n"
+            "from tests.ops.test_writer import _add_model\n"
+            "from gpulite.model.reader import load\n"
+            "assert load(_add_model((2,), (2,), (2,), None)).subgraphs[0].operators[0].op == 'ADD'\n"
+            "assert 'ai_edge_litert.schema_py_generated' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 def test_reader_rejects_truncated_written_model() -> None:

@@ -33,12 +33,14 @@ from tests.webgpu.support import adapter_problem
 # mediapipe 0.10.14 calls a protobuf API that newer protobuf deprecates; not ours to fix.
 pytestmark = pytest.mark.filterwarnings("ignore:SymbolDatabase.GetPrototype:UserWarning")
 
-BACKENDS = ["cpu", "webgpu"]
+BACKENDS = ["cpu", "webgpu", "litert"]  # litert: models on LiteRT's kernels, image work on the cpu
 VIDEO_FRAMES = 10                      # cpu checks every frame; webgpu the first WEBGPU_FRAMES
 WEBGPU_FRAMES = 3
 
 
 def needs(backend: str) -> None:
+    if backend == "litert":
+        pytest.importorskip("ai_edge_litert.interpreter")
     if backend == "webgpu":
         why = adapter_problem()
         if why is not None:

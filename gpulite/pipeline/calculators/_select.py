@@ -1,4 +1,7 @@
-"""Choosing a calculator's implementation: ``"cpu"``, ``"webgpu"`` or ``"auto"`` (MediaPipe's selector).
+"""Choosing a calculator's implementation: ``"cpu"``, ``"webgpu"``, ``"litert"`` or ``"auto"`` (MediaPipe's selector).
+
+``"litert"`` is LiteRT's kernels for the calculators that run models (Inference); every other
+calculator of a ``"litert"`` graph runs on the cpu.
 
 Every fallback is logged (never printed) with the reason, once per node.
 """
@@ -10,7 +13,7 @@ from typing import Any
 
 log = logging.getLogger("gpulite.pipeline.calculators")
 
-BACKENDS = ("auto", "cpu", "webgpu")
+BACKENDS = ("auto", "cpu", "webgpu", "litert")
 
 
 def check_backend(value: str, where: str) -> str:
@@ -39,14 +42,29 @@ def webgpu_status() -> tuple[bool, bool, str]:
     return True, rank > (ranks.get("cpu", (1, ""))[0] or 0), note
 
 
-def select_backend(requested: str, node: str, calculator: str) -> str:
-    """Resolve ``requested`` to ``"cpu"`` or ``"webgpu"`` for one node, logging any fallback.
+def litert_status() -> tuple[bool, str]:
+    """(usable, why): whether the registry ranks the ``litert`` backend (ai-edge-litert importable)."""
+    from gpulite.runtime import describe_backends
+
+    rank, note = next(((b.rank, b.note) for b in describe_backends() if b.name == "litert"), (None, "not registered"))
+    return rank is not None, note
+
+
+def select_backend(requested: str, node: str, calculator: str, *, models: bool = False) -> str:
+    """Resolve ``requested`` to ``"cpu"``, ``"webgpu"`` or (``models``: a calculator that runs
+    models) ``"litert"`` for one node, logging any fallback.
 
     ``"auto"`` takes WebGPU only where the backend registry ranks it above numpy (a real GPU,
-    not a software adapter); ``"webgpu"`` falls back to the CPU, with a warning, when no
-    adapter can start.
+    not a software adapter), else LiteRT for models where it can be imported, else the CPU;
+    ``"webgpu"`` and ``"litert"`` fall back to the CPU, with a warning, when they cannot start.
     """
-    if requested == "cpu":
+    if requested == "cpu" or (requested == "litert" and not models):
+        return "cpu"
+    if requested == "litert":
+        usable, why = litert_status()
+        if usable:
+            return "litert"
+        log.warning("node %r (%s): litert requested but unavailable (%s); running on the cpu", node, calculator, why)
         return "cpu"
     usable, preferred, why = webgpu_status()
     if requested == "webgpu":
@@ -56,5 +74,7 @@ def select_backend(requested: str, node: str, calculator: str) -> str:
         return "cpu"
     if preferred:
         return "webgpu"
+    if models and litert_status()[0]:
+        return "litert"
     log.info("node %r (%s): backend auto chose the cpu (webgpu: %s)", node, calculator, why)
     return "cpu"

@@ -13,7 +13,7 @@ Usage::
     - calculator: Inference
       input_stream: "TENSORS:input_tensors"
       output_stream: "TENSORS:output_tensors"
-      input_side_packet: "BACKEND:backend"            # optional graph-wide "cpu" | "webgpu" | "auto"
+      input_side_packet: "BACKEND:backend"            # optional graph-wide "cpu" | "webgpu" | "litert" | "auto"
       options: {model: face_detection_short_range}     # a .tflite path or a zoo name
 
 The model may instead come as the ``MODEL`` side input (a path, a zoo name or the bytes).
@@ -162,7 +162,7 @@ class Inference(Calculator):
         model = cc.side_inputs.get("MODEL") or o.model
         if not model:
             raise PipelineValueError(f"node {cc.node_name!r}: no model: set the 'model' option or the MODEL side input")
-        backend = select_backend(requested_backend(cc, o.backend), cc.node_name, "Inference")
+        backend = select_backend(requested_backend(cc, o.backend), cc.node_name, "Inference", models=True)
         self.runner = ModelRunner(model, backend, num_threads=o.num_threads, output_on_gpu=o.output_on_gpu)
 
     def process(self, cc) -> None:
