@@ -78,6 +78,7 @@ outputs are None), adding each node's busy time to the timings.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import functools
 import inspect
@@ -509,6 +510,9 @@ class GraphSession:
 
         cfg = graph if isinstance(graph, GraphConfig) else load_config(graph)
         check_models(cfg)
+        if cfg.num_threads is None:
+            # One frame at a time: the thread calling run() runs the nodes (no hand-offs between threads)
+            cfg = dataclasses.replace(cfg, num_threads=0)
         self.graph = Graph(cfg, side_packets={"backend": backend, **(side_packets or {})})
         self.outputs = list(outputs) if outputs is not None else self.graph.output_streams
         self.timeout = timeout
