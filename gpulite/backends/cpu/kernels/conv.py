@@ -35,8 +35,6 @@ PARALLEL_MACS = 1 << 22
 # GEMM rows (output pixels) per thread below which a conv runs on one thread: every chunk's
 # GEMM packs the whole weight matrix again, which costs more than the split saves on few rows.
 PARALLEL_ROWS = 256
-# GEMM rows below which a conv multiplies by a row-major copy of its filter (see float_conv_2d).
-COPY_WEIGHTS_ROWS = 1024
 
 
 def conv_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
@@ -208,11 +206,8 @@ def float_conv_2d(node, ctx):
     parts = conv_parts(ctx.num_threads, out.size // o * k * o, out.size // o)
     gemm = ConvGemm(win, x, out, 0.0, augment=augment, pool=ctx.scratch, epilogue=ep or None, parts=parts)
     if wconst is not None and not augment:
-        # BLAS reads the (O, K) filter transposed in place: no copy of the weights, except for
-        # convs over few pixels, where packing the transposed matrix costs up to a quarter of
-        # the GEMM and a (K, O) copy packs faster.
-        wt_view = wconst.reshape(o, k).T
-        return gemm.bind(np.ascontiguousarray(wt_view) if out.size // o < COPY_WEIGHTS_ROWS else wt_view)
+        # BLAS reads the (O, K) filter transposed in place: no copy of the weights.
+        return gemm.bind(wconst.reshape(o, k).T)
     wt = np.empty((gemm.k, o), np.float32)  # rows (kh, kw, ci) match the patches; then the bias
     if wconst is not None:
         np.copyto(wt[:k], wconst.reshape(o, k).T)
