@@ -188,6 +188,12 @@ class Graph:
             return {n.name: NodeStats(n.name, n.cls.__name__, 0, 0, 0.0, 0, 0) for n in self._plan.nodes}
         return self._run.stats()
 
+    def busy_seconds(self) -> dict[str, float]:
+        """Each node's ``busy_s`` of the current or last run (zeros before the first run)."""
+        if self._run is None:
+            return {n.name: 0.0 for n in self._plan.nodes}
+        return self._run.busy_seconds()
+
     def __enter__(self) -> Graph:
         return self
 

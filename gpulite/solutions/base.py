@@ -537,7 +537,7 @@ class GraphSession:
             self.graph.start()
             self._started = True
             self._last = None
-            self._busy = {k: s.busy_s for k, s in self.graph.stats().items()}
+            self._busy = self.graph.busy_seconds()
         if timestamp is None:
             ts = TICK_US if self._last is None else self._last + TICK_US
         elif self._last is not None and timestamp <= self._last:
@@ -555,9 +555,9 @@ class GraphSession:
             raise
         out = {name: self._current.get(name) for name in self.outputs}
         if timings is not None:
-            for name, st in self.graph.stats().items():
-                dt = st.busy_s - self._busy.get(name, 0.0)
-                self._busy[name] = st.busy_s
+            for name, busy in self.graph.busy_seconds().items():
+                dt = busy - self._busy.get(name, 0.0)
+                self._busy[name] = busy
                 if dt > 0:
                     timings[name] = timings.get(name, 0.0) + dt * 1e3
         return out
