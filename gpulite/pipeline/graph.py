@@ -84,7 +84,8 @@ class Graph:
     def observe(self, stream: str, callback: Callable[[Packet], Any]) -> None:
         """Call ``callback(packet)`` for every packet on ``stream``, in timestamp order.
 
-        Callbacks run on worker threads (on the caller's thread for graph inputs); they should be
+        Callbacks run on worker threads (on the caller's thread for graph inputs, and for every
+        stream when the graph has ``num_threads: 0``); they should be
         quick, and must not call ``add_packet`` of a full stream. An exception in a callback stops
         the graph like a calculator error.
         """
