@@ -261,3 +261,22 @@ def test_worker_error_is_raised_and_the_pool_still_works():
     done = []
     pool.run_parallel([lambda: done.append(0), lambda: done.append(1), lambda: done.append(2)])
     assert sorted(done) == [0, 1, 2]
+
+
+@pytest.mark.timeout(60)
+def test_chunks_run_once_each_and_a_variant_on_one_thread_at_a_time():
+    # Short chunks: the caller often finishes before a worker wakes and runs the worker's
+    # share itself (threads.py); each chunk must still run exactly once, and variant t (thread
+    # t's scratch) never on two threads at once.
+    n, width = 40, 3
+    for _ in range(200):
+        ran: list[int] = []
+        busy = [threading.Lock() for _ in range(width)]
+
+        def chunk(k: int, t: int, ran=ran, busy=busy) -> None:
+            assert busy[t].acquire(blocking=False), f"variant {t} ran on two threads at once"
+            ran.append(k)
+            busy[t].release()
+
+        pool.run_chunks([[lambda k=k, t=t: chunk(k, t) for t in range(width)] for k in range(n)])
+        assert sorted(ran) == list(range(n))

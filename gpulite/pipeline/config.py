@@ -7,7 +7,7 @@ a list of strings)::
     output_stream: "DETECTIONS:detections"
     input_side_packet: "MODEL:model"          # names that Graph.from_config(side_packets=) must give
     max_queue_size: 8                         # per input queue; optional
-    num_threads: 4                            # optional
+    num_threads: 4                            # optional; 0: no worker threads, the callers run the nodes
     node:
       - calculator: FlowLimiter
         name: limiter                         # optional; default: calculator name (+ _2, _3...)
@@ -219,10 +219,10 @@ def parse_yaml(text: str) -> GraphConfig:
         output_streams=[n for _, n in _specs(raw.get("output_stream"), "graph output_stream", tagged=False)],
         side_packet_names=[n for _, n in _specs(raw.get("input_side_packet"), "graph input_side_packet", tagged=False)],
         nodes=[parse_node(n, i) for i, n in enumerate(nodes)])
-    for key in ("max_queue_size", "num_threads"):
+    for key, least in (("max_queue_size", 1), ("num_threads", 0)):
         if key in raw:
             v = raw[key]
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise GraphConfigError(f"graph config: {key} must be an int >= 1, got {brief(v)}")
+            if isinstance(v, bool) or not isinstance(v, int) or v < least:
+                raise GraphConfigError(f"graph config: {key} must be an int >= {least}, got {brief(v)}")
             setattr(cfg, key, v)
     return cfg

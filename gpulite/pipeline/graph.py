@@ -84,7 +84,8 @@ class Graph:
     def observe(self, stream: str, callback: Callable[[Packet], Any]) -> None:
         """Call ``callback(packet)`` for every packet on ``stream``, in timestamp order.
 
-        Callbacks run on worker threads (on the caller's thread for graph inputs); they should be
+        Callbacks run on worker threads (on the caller's thread for graph inputs, and for every
+        stream when the graph has ``num_threads: 0``); they should be
         quick, and must not call ``add_packet`` of a full stream. An exception in a callback stops
         the graph like a calculator error.
         """
@@ -187,6 +188,12 @@ class Graph:
         if self._run is None:
             return {n.name: NodeStats(n.name, n.cls.__name__, 0, 0, 0.0, 0, 0) for n in self._plan.nodes}
         return self._run.stats()
+
+    def busy_seconds(self) -> dict[str, float]:
+        """Each node's ``busy_s`` of the current or last run (zeros before the first run)."""
+        if self._run is None:
+            return {n.name: 0.0 for n in self._plan.nodes}
+        return self._run.busy_seconds()
 
     def __enter__(self) -> Graph:
         return self

@@ -65,7 +65,10 @@ class Run(RunInputs, Propagation):
         for s, cbs in observers.items():
             self.streams[s].observers.extend(cbs)
         default = min(8, max(2, os.cpu_count() or 2))
-        n = plan.num_threads or max(1, min(default, len(self.nodes)))
+        n = max(1, min(default, len(self.nodes))) if plan.num_threads is None else plan.num_threads
+        # num_threads 0: no workers; the threads waiting on the run (add_packet on a full queue,
+        # wait_for, close) run the ready steps themselves (_help), with the same bookkeeping
+        self.inline = n == 0
         self.threads_started = False
         self.threads = [threading.Thread(target=self._worker, name=f"gpulite-pipeline-{i}", daemon=True)
                         for i in range(n)]
@@ -131,21 +134,43 @@ class Run(RunInputs, Propagation):
                     self.cond.wait()
                 if self.stopping:
                     return
-                node = self.ready.popleft()
-                step, node.step = node.step, None
-                assert step is not None and node.cc is not None
-                node.running = True
-                self.running += 1
-            try:
-                self._run_step(node, step)
-            except BaseException as e:   # a bug in the scheduler itself: fail the run rather than hang
-                log.exception("pipeline scheduler error in node %r", node.name)
-                with self.cond:
-                    self._fail(e)
-                    if node.running:
-                        node.running = False
-                        self.running -= 1
-                self._finish_if_idle()
+                node, step = self._pop_ready()
+            self._execute(node, step)
+
+    def _help(self) -> bool:
+        """Lock held once. In an inline run, run the next ready step on this thread (the lock
+        released meanwhile); False when there is none to run."""
+        if not self.inline or not self.ready or self.stopping:
+            return False
+        node, step = self._pop_ready()
+        self.cond.release()
+        try:
+            self._execute(node, step)
+        finally:
+            self.cond.acquire()
+        return True
+
+    def _pop_ready(self) -> tuple[NodeState, Step]:
+        """Lock held. Take the first ready node and its step, and mark the node running."""
+        node = self.ready.popleft()
+        step, node.step = node.step, None
+        assert step is not None and node.cc is not None
+        node.running = True
+        self.running += 1
+        return node, step
+
+    def _execute(self, node: NodeState, step: Step) -> None:
+        """Lock not held. Run a popped step."""
+        try:
+            self._run_step(node, step)
+        except BaseException as e:   # a bug in the scheduler itself: fail the run rather than hang
+            log.exception("pipeline scheduler error in node %r", node.name)
+            with self.cond:
+                self._fail(e)
+                if node.running:
+                    node.running = False
+                    self.running -= 1
+            self._finish_if_idle()
 
     def _live(self) -> bool:
         """Lock held. Whether packets still flow: no error, or draining after one."""

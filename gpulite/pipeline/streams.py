@@ -5,6 +5,7 @@ All of it is guarded by the scheduler's lock; only the node's own worker touches
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -80,8 +81,9 @@ class NodeState:
     def name(self) -> str:
         return self.spec.name
 
-    @property
+    @functools.cached_property
     def forward(self) -> list[InputQueue]:
+        """The inputs that are not back edges (read once the run has connected them all)."""
         return [q for q in self.inputs.values() if not q.back_edge]
 
     def t_min(self) -> int:

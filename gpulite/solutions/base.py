@@ -78,6 +78,7 @@ outputs are None), adding each node's busy time to the timings.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import functools
 import inspect
@@ -517,6 +518,9 @@ class GraphSession:
 
         cfg = graph if isinstance(graph, GraphConfig) else load_config(graph)
         check_models(cfg)
+        if cfg.num_threads is None:
+            # One frame at a time: the thread calling run() runs the nodes (no hand-offs between threads)
+            cfg = dataclasses.replace(cfg, num_threads=0)
         self.graph = Graph(cfg, side_packets={"backend": backend, **(side_packets or {})})
         self.outputs = list(outputs) if outputs is not None else self.graph.output_streams
         self.timeout = timeout
@@ -541,7 +545,7 @@ class GraphSession:
             self.graph.start()
             self._started = True
             self._last = None
-            self._busy = {k: s.busy_s for k, s in self.graph.stats().items()}
+            self._busy = self.graph.busy_seconds()
         if timestamp is None:
             ts = TICK_US if self._last is None else self._last + TICK_US
         elif self._last is not None and timestamp <= self._last:
@@ -559,9 +563,9 @@ class GraphSession:
             raise
         out = {name: self._current.get(name) for name in self.outputs}
         if timings is not None:
-            for name, st in self.graph.stats().items():
-                dt = st.busy_s - self._busy.get(name, 0.0)
-                self._busy[name] = st.busy_s
+            for name, busy in self.graph.busy_seconds().items():
+                dt = busy - self._busy.get(name, 0.0)
+                self._busy[name] = busy
                 if dt > 0:
                     timings[name] = timings.get(name, 0.0) + dt * 1e3
         return out

@@ -466,3 +466,24 @@ def test_bounds_of_offset_none_calculators_are_their_own():
             assert out == []              # without a promise the join waits for Quiet to close
         g.close()
         assert [p.payload for p in out] == [(0, None), (1, None), (2, None)]
+
+
+def test_num_threads_0_runs_the_nodes_on_the_callers_thread():
+    before = threading.active_count()
+    b = GraphBuilder()
+    b.input_stream("x")
+    b.node("TestRecord", inputs={"IN": "x"}, outputs={"OUT": "y"})
+    b.node(Jitter, inputs={"IN": "y"}, outputs={"OUT": "z"})
+    g = b.build(num_threads=0, max_queue_size=2)
+    threads: list[str] = []
+    g.observe("z", lambda p: threads.append(threading.current_thread().name))
+    out = collect(g, "z")
+    g.add_packet("x", 0, timestamp=0)
+    g.wait_for(["z"], 0, timeout=5)                      # frame by frame, as the solutions run
+    assert [p.timestamp for p in out] == [0]
+    assert threading.active_count() == before            # no workers were started
+    for i in range(1, 9):                                # queues of 2: add_packet runs nodes to make room
+        g.add_packet("x", i, timestamp=i)
+    g.close(timeout=5)
+    assert [(p.timestamp, p.payload) for p in out] == [(i, i) for i in range(9)]
+    assert set(threads) == {threading.current_thread().name}

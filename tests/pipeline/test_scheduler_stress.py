@@ -159,7 +159,7 @@ def run_case(seed: int, *, with_limiter: bool) -> None:
                 case.works[i] = (name, ports, out, opts)
                 case.builder.config.nodes[[n.name for n in case.builder.config.nodes].index(name)].options = opts
                 case.fail_node = name
-    g = case.builder.build(max_queue_size=rng.choice([1, 2, 4]), num_threads=rng.choice([2, 3, 8]),
+    g = case.builder.build(max_queue_size=rng.choice([1, 2, 4]), num_threads=rng.choice([0, 2, 3, 8]),
                            add_packet_timeout=TIMEOUT_S)
     seen: dict[str, list[Packet]] = {}
     for s in [*case.inputs, *(w[2] for w in case.works), "counts", *(["throttled", "allow"] if with_limiter else [])]:

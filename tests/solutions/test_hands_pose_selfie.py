@@ -33,7 +33,12 @@ import pytest
 
 from gpulite.pipeline.calculators.alignment_points_rects import alignment_points_to_rect
 from gpulite.pipeline.calculators.association_norm_rect import associate
-from gpulite.pipeline.calculators.landmark_smoothing import LowPassFilter, OneEuroFilter
+from gpulite.pipeline.calculators.landmark_smoothing import (
+    LandmarkFilters,
+    LandmarksSmoothingOptions,
+    LowPassFilter,
+    OneEuroFilter,
+)
 from gpulite.pipeline.calculators.refine_landmarks_from_heatmap import (
     RefineLandmarksFromHeatmapOptions,
     refine_landmarks,
@@ -388,6 +393,25 @@ def test_one_euro_filter_passes_the_first_value_and_follows_slowly_when_still():
     assert h.apply(0.1, 1.0, 10.0) == 10.0 and h.apply(0.2, 1.0, 10.1) != second   # 10 Hz: less smoothing
     lp = LowPassFilter(0.1)
     assert lp.apply(1.0) == 1.0 and lp.apply(0.0) == pytest.approx(0.9)
+
+
+def test_landmark_filters_on_arrays_match_one_filter_per_coordinate():
+    # LandmarksSmoothing filters all coordinates as one array: each must get exactly what its
+    # own scalar filter gives (the per-point filters MediaPipe runs)
+    options = LandmarksSmoothingOptions(min_cutoff=0.05, beta=80.0, derivate_cutoff=1.0, seconds_per_tick=1e-6)
+    filters, rng = LandmarkFilters(options), np.random.default_rng(0)
+    scalar = [OneEuroFilter(30.0, 0.05, 80.0, 1.0) for _ in range(3 * 5)]
+    base = rng.random((5, 3))
+    for k, t in enumerate([0.0, 0.033, 0.07, 0.07, 0.1, 0.05, 0.2]):
+        xyz = base + rng.normal(0, 0.02, base.shape) * k
+        out = filters.apply(LandmarkList.from_arrays(xyz), t, (640, 480), None).columns()[0]
+        px = (xyz * [640, 480, 640]).astype(np.float32).astype(np.float64)
+        scale = (np.ptp(px[:, 0]) + np.ptp(px[:, 1])) / 2.0
+        want = [f.apply(t, 1.0 / float(np.float32(scale)), float(v)) for f, v in zip(scalar, px.ravel(), strict=True)]
+        np.testing.assert_array_equal(out, np.array(want).reshape(5, 3) / [640, 480, 640])
+    lp, lps = LowPassFilter(0.1), [LowPassFilter(0.1) for _ in range(4)]
+    for v in rng.random((3, 4)):
+        assert lp.apply(v).tolist() == [f.apply(float(x)) for f, x in zip(lps, v, strict=True)]
 
 
 def test_segmentation_smoothing_blends_only_where_the_new_mask_is_unsure():

@@ -8,6 +8,12 @@ from a shared counter, so a worker that the OS starts late (another process has 
 just takes fewer chunks instead of holding the op back; :func:`run_parallel` runs fixed
 jobs. Both re-raise a worker's exception.
 
+A worker's job is *claimed* by whichever thread gets to it first: the worker when it wakes,
+or the caller once its own share is done. So a caller never waits for a worker that has not
+started yet (on a loaded machine a wake-up can take a scheduler time slice, milliseconds):
+it runs that job itself (for :func:`run_chunks`, a job that finds no chunk left), and the
+worker, waking later, finds its job taken and goes back to the free list by itself.
+
 Several threads may run kernels at once (one Interpreter each): every call takes idle workers
 from a process-wide free list, under a lock, for itself alone and puts them back when they
 are done, starting new ones when none are idle. So no two calls ever share a worker, and the
@@ -27,6 +33,21 @@ _lock = threading.Lock()
 _idle: list[_Worker] = []  # workers no call holds; guarded by _lock
 
 
+class _Job:
+    """One worker's share of a call, run by exactly one thread: see :meth:`claim`."""
+
+    __slots__ = ("fn", "lock", "taken")
+
+    def __init__(self, fn: Callable[[], None], lock: threading.Lock) -> None:
+        self.fn, self.lock, self.taken = fn, lock, False
+
+    def claim(self) -> bool:
+        """Whether the calling thread is the one to run this job (True once, for the first)."""
+        with self.lock:
+            first, self.taken = not self.taken, True
+        return first
+
+
 class _Worker:
     def __init__(self) -> None:
         # Plain locks used as binary semaphores (created held): released by the other side.
@@ -35,7 +56,7 @@ class _Worker:
         self.start, self.done = threading.Lock(), threading.Lock()
         self.start.acquire()
         self.done.acquire()
-        self.job: Callable[[], None] | None = None
+        self.job: _Job | None = None
         self.error: BaseException | None = None
         threading.Thread(target=self._loop, daemon=True, name="gpulite-cpu").start()
 
@@ -45,8 +66,14 @@ class _Worker:
         set_local_threads(1)
         while True:
             self.start.acquire()
+            job = self.job
+            assert job is not None
+            if not job.claim():  # the caller ran it: nobody waits for this worker
+                self.job = None
+                _put_back([self])
+                continue
             try:
-                self.job()  # type: ignore[misc]
+                job.fn()
             except BaseException as e:  # handed to the caller, which re-raises it
                 self.error = e
             self.done.release()
@@ -103,18 +130,31 @@ def run_chunks(chunks: Sequence[Sequence[Callable[[], None]]]) -> None:
 
 def _dispatch(here: Callable[[], None], others: Sequence[Callable[[], None]]) -> None:
     """Run ``here`` on this thread and each of ``others`` on a worker thread at the same time;
-    return when all are done, raising the first worker error (or ``here``'s own)."""
+    return when all are done, raising the first worker error (or ``here``'s own). A job whose
+    worker has not woken by the time ``here`` returns runs on this thread instead."""
     workers = _take_workers(len(others))
-    for w, job in zip(workers, others, strict=True):
+    lock = threading.Lock()
+    jobs = [_Job(fn, lock) for fn in others]
+    for w, job in zip(workers, jobs, strict=True):
         w.job, w.error = job, None
         w.start.release()
     errors: list[BaseException] = []
+    mine = [False] * len(jobs)  # jobs this thread claimed: their workers do not report back
     try:
         here()
+        for k, job in enumerate(jobs):
+            if job.claim():
+                mine[k] = True
+                job.fn()
     finally:
+        for k, job in enumerate(jobs):  # after an error here: take the unstarted jobs off the workers
+            if not mine[k] and job.claim():
+                mine[k] = True
         finished: list[_Worker] = []
         try:
-            for w in workers:
+            for w, taken_here in zip(workers, mine, strict=True):
+                if taken_here:
+                    continue
                 w.done.acquire()
                 finished.append(w)
                 if w.error is not None:

@@ -39,7 +39,8 @@ Usage (pose landmarks)::
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -50,28 +51,39 @@ from gpulite.pipeline.registry import register_calculator
 _F32 = np.float32
 
 
+def _r32(value):
+    """``value`` (a float or a float64 array) rounded to float32, as float64: MediaPipe's float state."""
+    return np.float64(np.float32(value))
+
+
 class LowPassFilter:
-    """Exponential smoothing; the first value passes (MediaPipe ``LowPassFilter``, float32 state)."""
+    """Exponential smoothing; the first value passes (MediaPipe ``LowPassFilter``, float32 state).
+
+    Values are floats, or float64 arrays holding one filter per element (same arithmetic).
+    """
 
     def __init__(self, alpha: float) -> None:
-        self.alpha = float(alpha)
+        self.alpha: Any = float(alpha)
         self.initialized = False
-        self.raw = 0.0
-        self.stored = 0.0
+        self.raw: Any = 0.0
+        self.stored: Any = 0.0
 
-    def apply(self, value: float, alpha: float | None = None) -> float:
-        if alpha is not None and 0.0 <= alpha <= 1.0:  # MediaPipe keeps the old alpha when out of range
-            self.alpha = float(_F32(alpha))
+    def apply(self, value: Any, alpha: Any = None) -> Any:
+        if alpha is not None:  # MediaPipe keeps the old alpha when the new one is out of range
+            if np.ndim(alpha) == 0:
+                self.alpha = _r32(alpha) if 0.0 <= alpha <= 1.0 else self.alpha
+            else:
+                self.alpha = np.where((alpha >= 0.0) & (alpha <= 1.0), _r32(alpha), self.alpha)
         if self.initialized:
-            result = float(_F32(self.alpha * value + (1.0 - self.alpha) * self.stored))
+            result = _r32(self.alpha * value + (1.0 - self.alpha) * self.stored)
         else:
-            result, self.initialized = float(_F32(value)), True
-        self.raw, self.stored = float(_F32(value)), result
+            result, self.initialized = _r32(value), True
+        self.raw, self.stored = _r32(value), result
         return result
 
 
 class OneEuroFilter:
-    """MediaPipe's ``OneEuroFilter``: ``apply(t_seconds, value_scale, value)``."""
+    """MediaPipe's ``OneEuroFilter``: ``apply(t_seconds, value_scale, value)``; values as in :class:`LowPassFilter`."""
 
     def __init__(self, frequency: float, min_cutoff: float, beta: float, derivate_cutoff: float) -> None:
         self.frequency, self.min_cutoff, self.beta, self.derivate_cutoff = frequency, min_cutoff, beta, derivate_cutoff
@@ -79,12 +91,12 @@ class OneEuroFilter:
         self.dx = LowPassFilter(self._alpha(derivate_cutoff))
         self.last_time: float | None = None
 
-    def _alpha(self, cutoff: float) -> float:
+    def _alpha(self, cutoff: Any) -> Any:
         te = 1.0 / self.frequency
         tau = 1.0 / (2 * math.pi * cutoff)
         return 1.0 / (1.0 + tau / te)
 
-    def apply(self, t: float, value_scale: float, value: float) -> float:
+    def apply(self, t: float, value_scale: float, value: Any) -> Any:
         # As mediapipe 0.10.14's: a time not after the last one passes the value through and
         # leaves the filter as it was; the frequency is measured only between two non-zero
         # times, so after a first frame at time 0 the second still uses the constructed one.
@@ -124,42 +136,38 @@ def _enabled(cc) -> bool:
 
 
 class LandmarkFilters:
-    """One :class:`OneEuroFilter` per landmark coordinate; ``apply`` works in pixels."""
+    """A :class:`OneEuroFilter` over every landmark coordinate (one array); ``apply`` works in pixels."""
 
     def __init__(self, options: LandmarksSmoothingOptions) -> None:
         self.o = options
-        self.filters: list[OneEuroFilter] = []
+        self.filter: OneEuroFilter | None = None
+        self.count = 0
 
     def reset(self) -> None:
-        self.filters = []
+        self.filter = None
 
     def apply(self, lms: LandmarkList, t: float, image_size: tuple[int, int],
               scale_roi: NormalizedRect | None) -> LandmarkList:
         o = self.o
         w, h = image_size
-        if not self.filters:
-            self.filters = [OneEuroFilter(o.frequency, o.min_cutoff, o.beta, o.derivate_cutoff)
-                            for _ in range(3 * len(lms))]
-        elif len(self.filters) != 3 * len(lms):
-            raise PipelineValueError(f"LandmarksSmoothing: {len(lms)} landmarks after {len(self.filters) // 3}")
-        px = [(float(_F32(p.x * w)), float(_F32(p.y * h)), float(_F32(p.z * w))) for p in lms.landmarks]
+        if self.filter is None:
+            self.filter, self.count = OneEuroFilter(o.frequency, o.min_cutoff, o.beta, o.derivate_cutoff), len(lms)
+        elif self.count != len(lms):
+            raise PipelineValueError(f"LandmarksSmoothing: {len(lms)} landmarks after {self.count}")
+        xyz, vis, pres = lms.columns()
+        whw = np.array([w, h, w], np.float64)
+        px = _r32(xyz * whw)
         value_scale = 1.0
         if not o.disable_value_scaling:
             if scale_roi is not None:
                 scale = (scale_roi.width * w + scale_roi.height * h) / 2.0
             else:
-                xs, ys = [p[0] for p in px], [p[1] for p in px]
-                scale = ((max(xs) - min(xs)) + (max(ys) - min(ys))) / 2.0
+                lo, hi = px[:, :2].min(axis=0), px[:, :2].max(axis=0)
+                scale = (float(hi[0] - lo[0]) + float(hi[1] - lo[1])) / 2.0
             if scale < o.min_allowed_object_scale:
                 return lms
             value_scale = 1.0 / float(_F32(scale))
-        out = []
-        for i, (p, (x, y, z)) in enumerate(zip(lms.landmarks, px, strict=True)):
-            fx = self.filters[3 * i].apply(t, value_scale, x)
-            fy = self.filters[3 * i + 1].apply(t, value_scale, y)
-            fz = self.filters[3 * i + 2].apply(t, value_scale, z)
-            out.append(replace(p, x=fx / w, y=fy / h, z=fz / w))
-        return LandmarkList(tuple(out))
+        return LandmarkList.from_arrays(self.filter.apply(t, value_scale, px) / whw, vis, pres)
 
 
 @register_calculator
@@ -213,18 +221,21 @@ class VisibilitySmoothing(Calculator):
     options = VisibilitySmoothingOptions
 
     def open(self, cc) -> None:
-        self.filters: list[LowPassFilter] = []
+        self.filter: LowPassFilter | None = None
+        self.count = 0
 
     def process(self, cc) -> None:
         lms = cc.inputs["NORM_LANDMARKS"]
         if lms is None:
-            self.filters = []
+            self.filter = None
             return
         if not _enabled(cc):
             cc.output("NORM_LANDMARKS", lms)
             return
-        if not self.filters:
-            self.filters = [LowPassFilter(cc.options.alpha) for _ in range(len(lms))]
-        out = tuple(replace(p, visibility=f.apply(p.visibility if p.visibility is not None else 0.0))
-                    for p, f in zip(lms.landmarks, self.filters, strict=True))
-        cc.output("NORM_LANDMARKS", LandmarkList(out))
+        if self.filter is None:
+            self.filter, self.count = LowPassFilter(cc.options.alpha), len(lms)
+        elif self.count != len(lms):
+            raise PipelineValueError(f"VisibilitySmoothing: {len(lms)} landmarks after {self.count}")
+        xyz, vis, pres = lms.columns()
+        values = np.array([0.0] * len(lms) if vis is None else [0.0 if v is None else v for v in vis], np.float64)
+        cc.output("NORM_LANDMARKS", LandmarkList.from_arrays(xyz, self.filter.apply(values), pres))

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from gpulite.pipeline.calculator import Calculator
 from gpulite.pipeline.calculators.types import Detection, LandmarkList, PipelineValueError, RelativeBox
 from gpulite.pipeline.registry import register_calculator
@@ -31,15 +33,23 @@ class LandmarksToDetectionOptions:
 def landmarks_to_detection(landmarks: LandmarkList,
                            options: LandmarksToDetectionOptions = LandmarksToDetectionOptions()) -> Detection:
     """The detection around the (selected) landmarks."""
-    idx = options.selected_landmark_indices or tuple(range(len(landmarks)))
-    if not idx:
-        raise PipelineValueError("LandmarksToDetection: no landmarks")
-    bad = [i for i in idx if not 0 <= i < len(landmarks)]
-    if bad:
-        raise PipelineValueError(f"LandmarksToDetection: landmark indices {bad} out of range for {len(landmarks)}")
     xyz, _, presence = landmarks.columns()
-    xy = xyz[list(idx), :2]
-    pres = [] if presence is None else [presence[i] for i in idx if presence[i] is not None]
+    n = len(xyz)
+    if options.selected_landmark_indices:
+        idx = np.asarray(options.selected_landmark_indices, np.int64)
+        bad = idx[(idx < 0) | (idx >= n)]
+        if bad.size:
+            raise PipelineValueError(f"LandmarksToDetection: landmark indices {bad.tolist()} out of range for {n}")
+    elif n:
+        idx = None
+    else:
+        raise PipelineValueError("LandmarksToDetection: no landmarks")
+    xy = xyz[:, :2] if idx is None else xyz[idx, :2]
+    if isinstance(presence, np.ndarray) and presence.dtype.kind == "f":  # the decoders' columns: no None inside
+        pres = (presence if idx is None else presence[idx]).tolist()
+    else:
+        pres = [] if presence is None else [presence[i] for i in (range(n) if idx is None else idx.tolist())
+                                            if presence[i] is not None]
     score = float(sum(pres) / len(pres)) if pres else 1.0
     (x0, y0), (x1, y1) = xy.min(axis=0).tolist(), xy.max(axis=0).tolist()
     return Detection(RelativeBox(x0, y0, x1 - x0, y1 - y0), tuple(map(tuple, xy.tolist())), score)

@@ -29,8 +29,12 @@ IM2COL_BUDGET = 1 << 18
 DIRECT_BUDGET = 1 << 16
 # A direct conv adds its bias in the GEMM when AUGMENT_DIRECT * (input channels + 1) <= outputs.
 AUGMENT_DIRECT = 2
-# Multiply-adds per thread below which a conv runs on one thread.
-PARALLEL_MACS = 1 << 21
+# Multiply-adds per thread below which a conv runs on one thread: a worker takes ~50 us to
+# join (wake-up and the GIL), so smaller convs lose more than they gain.
+PARALLEL_MACS = 1 << 22
+# GEMM rows (output pixels) per thread below which a conv runs on one thread: every chunk's
+# GEMM packs the whole weight matrix again, which costs more than the split saves on few rows.
+PARALLEL_ROWS = 256
 
 
 def conv_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
@@ -85,8 +89,8 @@ class ConvGemm:
             total = out2.shape[0]
             chunked = epilogue is not None or parts > 1 or augment
             step = max(1, DIRECT_BUDGET // max(o, self.k, 1)) if chunked else total
-            if parts > 1:  # a few chunks per thread, so that threads can balance the load
-                step = min(step, -(-total // (2 * parts)))
+            if parts > 1:  # a chunk per thread (a late worker's is taken by the caller, see threads.py)
+                step = min(step, -(-total // parts))
             spans = [(p, min(total, p + step)) for p in range(0, total, step)]
             threads = max(1, min(parts, len(spans)))
             # [x | 1] per chunk in the shared scratch, so the GEMM adds the bias (its last row)
@@ -108,7 +112,7 @@ class ConvGemm:
         compiled = jit.available() and self.pad.buf.flags.c_contiguous
         rows = max(1, IM2COL_BUDGET // max(win.ow * self.k, 1))
         if parts > 1:
-            rows = min(rows, -(-win.oh * win.n // (2 * parts)))
+            rows = min(rows, -(-win.oh * win.n // parts))
         spans = [(n, r0, min(win.oh, r0 + rows)) for n in range(win.n) for r0 in range(0, win.oh, rows)]
         threads = max(1, min(parts, len(spans)))
         shape = (min(rows, win.oh) * win.ow, self.k)
@@ -174,9 +178,9 @@ def _run_items(items: list, wt: np.ndarray) -> None:
             post()
 
 
-def conv_parts(num_threads: int, macs: int) -> int:
-    """Threads worth using for a conv of ``macs`` multiply-adds."""
-    return max(1, min(num_threads, macs // PARALLEL_MACS))
+def conv_parts(num_threads: int, macs: int, rows: int) -> int:
+    """Threads worth using for a conv of ``macs`` multiply-adds over ``rows`` output pixels."""
+    return max(1, min(num_threads, macs // PARALLEL_MACS, rows // PARALLEL_ROWS))
 
 
 def float_conv_2d(node, ctx):
@@ -199,7 +203,7 @@ def float_conv_2d(node, ctx):
     # ones column costs less than a pass adding the bias to the (wider) output.
     augment = bias is not None and ctx.const(2) is not None and (not direct or AUGMENT_DIRECT * (ci + 1) <= o)
     ep = Epilogue(node, ctx, out, bias=None if augment else bias, bias_const=ctx.const(2) is not None)
-    parts = conv_parts(ctx.num_threads, out.size // o * k * o)
+    parts = conv_parts(ctx.num_threads, out.size // o * k * o, out.size // o)
     gemm = ConvGemm(win, x, out, 0.0, augment=augment, pool=ctx.scratch, epilogue=ep or None, parts=parts)
     if wconst is not None and not augment:
         # BLAS reads the (O, K) filter transposed in place: no copy of the weights.
