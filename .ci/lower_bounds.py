@@ -13,7 +13,7 @@ project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml")
 requirements = [*project["build-system"]["requires"], *project["project"]["dependencies"],
                 *project["project"]["optional-dependencies"]["test"]]
 for req in requirements:
-    m = re.fullmatch(r"([A-Za-z0-9_.-]+)\S*?(?:==|>=)([^,;\s]+).*", req)
+    m = re.fullmatch(r"([A-Za-z0-9_.-]+(?:\[[^\]]*\])?)\S*?(?:==|>=)([^,;\s]+).*", req)
     if not m:
         sys.exit(f"lower_bounds.py: {req!r} has no lower bound")
     print(f"{m.group(1)}=={m.group(2)}")
