@@ -92,6 +92,14 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_shape_ops.py::test_fill_runtime_dims_match_stored_shape", f"FILL: {_CPU_ONLY}"),
     ("test_shape_ops.py::test_reduce_more[*]", f"REDUCE_PROD / REDUCE_ANY / REDUCE_ALL: {_CPU_ONLY}"),
     ("test_shape_ops.py::test_reduce_prod_int[*]", f"REDUCE_PROD: {_CPU_ONLY}"),
+    # -- dynamic-range (hybrid: float activations, int8 weights) ops: the WebGPU kernels take float32 weights --
+    ("test_hybrid.py::test_hybrid_fully_connected[*]",
+     "hybrid FULLY_CONNECTED (int8 weights): runs on the CPU fallback"),
+    ("test_hybrid.py::test_hybrid_conv2d[*]", "hybrid CONV_2D (int8 filter): runs on the CPU fallback"),
+    ("test_hybrid.py::test_hybrid_conv2d_with_fused_pad_and_epilogue",
+     "hybrid CONV_2D (int8 filter): runs on the CPU fallback"),
+    ("test_hybrid.py::test_hybrid_depthwise[*]", "hybrid DEPTHWISE_CONV_2D (int8 filter): runs on the CPU fallback"),
+    ("test_hybrid.py::test_hybrid_batch_matmul[*]", "hybrid BATCH_MATMUL (int8 RHS): runs on the CPU fallback"),
 ]
 
 

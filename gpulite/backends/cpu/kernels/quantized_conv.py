@@ -7,7 +7,8 @@ by ``w - zp_w``, and ``-zp_in * sum(w - zp_w)`` per output channel is added afte
 padded pixels contribute nothing, as in TFLite. The float64 result is then cast to int64
 and rescaled with TFLite's fixed-point ``MultiplyByQuantizedMultiplier``
 (:class:`gpulite.backends.cpu.quant.Requantizer`). Both ops are registered here, choosing
-the float32 kernel of :mod:`.conv` / :mod:`.depthwise` or the integer one by input dtype.
+the float32 kernel of :mod:`.conv` / :mod:`.depthwise`, the hybrid one of :mod:`.hybrid`
+(float input, int8 filter) or the integer one by dtypes.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from gpulite.backends.cpu.kernels.depthwise import (
     float_depthwise_conv_2d,
     plan_runner,
 )
+from gpulite.backends.cpu.kernels.hybrid import hybrid_conv_2d, hybrid_depthwise_conv_2d
 from gpulite.backends.cpu.quant import Requantizer, output_bounds, per_tensor, quantize_multipliers
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import UnsupportedOpError
@@ -129,9 +131,20 @@ def quantized_depthwise_conv_2d(node, ctx):
     return run
 
 
+def _hybrid(ctx) -> bool:
+    """Float input with an int8 filter: dynamic-range quantization (:mod:`.hybrid`)."""
+    return ctx.input(0).dtype == np.float32 and ctx.in_info(1).dtype == np.int8
+
+
 @register_kernel(Op.CONV_2D, "cpu")
 def conv_2d(node, ctx):
-    """CONV_2D: the float32 kernel (:mod:`.conv`) or the integer one, by input dtype."""
+    """CONV_2D: the float32 kernel (:mod:`.conv`), the hybrid one or the integer one, by dtypes."""
+    if _hybrid(ctx):
+        x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
+        win, groups = conv_geometry(node, x.shape, w.shape, out.shape)
+        if groups != 1:
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"hybrid grouped conv ({groups} groups)")
+        return hybrid_conv_2d(node, ctx, win)
     if ctx.input(0).dtype == np.float32:
         return float_conv_2d(node, ctx)
     return quantized_conv_2d(node, ctx)
@@ -139,7 +152,11 @@ def conv_2d(node, ctx):
 
 @register_kernel(Op.DEPTHWISE_CONV_2D, "cpu")
 def depthwise_conv_2d(node, ctx):
-    """DEPTHWISE_CONV_2D: the float32 kernel (:mod:`.depthwise`) or the integer one, by input dtype."""
+    """DEPTHWISE_CONV_2D: the float32 kernel (:mod:`.depthwise`), the hybrid one or the integer one."""
+    if _hybrid(ctx):
+        x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
+        win, mult = depthwise_geometry(node, x.shape, w.shape, out.shape)
+        return hybrid_depthwise_conv_2d(node, ctx, win, mult)
     if ctx.input(0).dtype == np.float32:
         return float_depthwise_conv_2d(node, ctx)
     return quantized_depthwise_conv_2d(node, ctx)
