@@ -183,7 +183,7 @@ def test_maximum_minimum_raw(dtype, backend: str) -> None:
         check_op(model(op, [(a.shape, dtype, q), (b.shape, dtype, q)], (a.shape, dtype, q)), [a, b], backend)
 
 
-# ---- table ops: LOGISTIC, TANH, RELU family -------------------------------------------------
+# ---- table ops: LOGISTIC, TANH, RELU family, HARD_SWISH -------------------------------------------------
 LUT_CASES = {
     "logistic-int8": ("LOGISTIC", I8, (0.07, 3), (1 / 256, -128)),
     "logistic-int8-fine": ("LOGISTIC", I8, (0.01, -20), (1 / 256, -128)),
@@ -195,6 +195,11 @@ LUT_CASES = {
     "relu6-int8": ("RELU6", I8, (0.07, 3), (0.03, -128)),
     "relu6-uint8-tie": ("RELU6", U8, (0.07, 3), (4.0, 0)),
     "relu_n1_to_1-uint8": ("RELU_N1_TO_1", U8, (0.01, 100), (0.01, 120)),
+    # HARD_SWISH: the relu-ish multiplier shifts left (input scale >= ~0.0117) or right
+    "hard_swish-int8": ("HARD_SWISH", I8, (0.05, 3), (0.04, -5)),
+    "hard_swish-int8-fine-input": ("HARD_SWISH", I8, (0.005, -10), (0.004, -60)),
+    "hard_swish-int8-wide-output": ("HARD_SWISH", I8, (0.2, 5), (0.01, 0)),
+    "hard_swish-uint8": ("HARD_SWISH", U8, (0.1, 108), (0.05, 28)),
 }
 
 

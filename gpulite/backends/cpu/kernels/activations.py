@@ -1,7 +1,7 @@
 """Activation ops: RELU family, LOGISTIC, TANH, LEAKY_RELU, PRELU, HARD_SWISH.
 
 Float32 is computed in place into the output with no temporaries; the 8-bit quantized
-forms LiteRT computes by table (LOGISTIC, TANH, RELU family) come from
+forms LiteRT computes by table (LOGISTIC, TANH, RELU family, HARD_SWISH) come from
 :mod:`.quantized_activations`.
 """
 
@@ -132,7 +132,9 @@ def prelu(node: Node, ctx) -> Run:
 
 @register_kernel(Op.HARD_SWISH, "cpu")
 def hard_swish(node: Node, ctx) -> Run:
-    """Float32 HARD_SWISH: ``x * relu6(x + 3) / 6``."""
+    """Float32 HARD_SWISH: ``x * relu6(x + 3) / 6``; int8/uint8 in :mod:`.quantized_activations`."""
+    if is_quantized(ctx.in_info(0)):
+        return qa.quantized_hard_swish(node, ctx)
     x, out = _float_io(node, ctx)
     # relu6(x + 3) is built in the output itself; only if the output aliases x is a scratch needed.
     tmp = np.empty_like(out) if np.shares_memory(x, out) else out

@@ -1,4 +1,4 @@
-"""int8/uint8 LOGISTIC, TANH and the RELU family, as LiteRT computes them: by table.
+"""int8/uint8 LOGISTIC, TANH, HARD_SWISH and the RELU family, as LiteRT computes them: by table.
 
 LOGISTIC and TANH follow LiteRT's ``PopulateLookupTable`` (activations.cc): each input value
 dequantized, the float function in float32, ``std::round`` to the output scale. The RELU
@@ -13,7 +13,12 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.kernels.lookup import int_lut, scale_zp
-from gpulite.backends.cpu.quant import QRANGE, multiply_by_quantized_multiplier, quantize_multiplier
+from gpulite.backends.cpu.quant import (
+    QRANGE,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    rounding_divide_by_pot,
+)
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import FusedActivation
@@ -84,3 +89,55 @@ def quantized_relu(node: Node, ctx) -> Run:
     vals = np.arange(qmin, qmax + 1, dtype=np.int64)
     res = multiply_by_quantized_multiplier(vals - zpi, m, sh) + zpo
     return int_lut(np.clip(res, act_lo, act_hi), ctx)
+
+
+def _srdhm16(a: np.ndarray, b: int) -> np.ndarray:
+    """gemmlowp's int16 ``SaturatingRoundingDoublingHighMul`` (C division truncates)."""
+    ab = a * b
+    nudged = ab + np.where(ab >= 0, 1 << 14, 1 - (1 << 14))
+    res = np.where(nudged >= 0, nudged >> 15, -((-nudged) >> 15))
+    return np.where((a == b) & (a == -(1 << 15)), (1 << 15) - 1, res)
+
+
+def _saturating_left_shift16(x: np.ndarray, amount: int) -> np.ndarray:
+    return np.clip(x * (1 << amount), -(1 << 15), (1 << 15) - 1)
+
+
+def _int16_multiplier(real: np.float32) -> tuple[int, int]:
+    """``QuantizeMultiplier`` then ``DownScaleInt32ToInt16Multiplier``: (Q15 multiplier, exponent)."""
+    m, e = quantize_multiplier(float(real))
+    return (1 << 15) - 1 if m >= (1 << 31) - 1 - (1 << 15) else (m + (1 << 15)) >> 16, e
+
+
+def quantized_hard_swish(node: Node, ctx) -> Run:
+    """int8/uint8 HARD_SWISH: TFLite's fixed-point ``reference_ops::HardSwish`` as a table.
+
+    The input on a "hires" scale (``x << 7``) is multiplied once onto the output scale and once
+    onto a "relu-ish" scale where 3.0 is 2**15, which is clamped to [-1, 1], mapped to [0, 1]
+    and multiplies the former (``SaturatingDoublingHighMul``, truncating); then a rounding shift
+    and the output zero point. XNNPACK computes the same table for this op.
+    """
+    si, zpi, so, zpo, dt = _unary_params(node, ctx)
+    hires = np.float32(1.0 / 128.0) * np.float32(si)
+    out_m, out_e = _int16_multiplier(hires / np.float32(so))
+    relu_m, relu_e = _int16_multiplier(hires / np.float32(3.0 / 32768.0))
+    if out_e > 0:  # activations.cc: TF_LITE_ENSURE(output_multiplier_exponent <= 0)
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"input scale {si} / output scale {so} is too "
+                                 "large for LiteRT's quantized HARD_SWISH (exponent > 0)")
+    qmin, qmax = QRANGE[dt]
+    hi_in = (np.arange(qmin, qmax + 1, dtype=np.int64) - zpi) * (1 << 7)
+    on_out = _srdhm16(hi_in, out_m)
+    relu = hi_in
+    if relu_e > 0:
+        relu = _saturating_left_shift16(relu, relu_e - 1)
+    relu = _srdhm16(relu, relu_m)
+    if relu_e > 0:
+        relu = _saturating_left_shift16(relu, 1)
+    if relu_e < 0:
+        relu = rounding_divide_by_pot(relu, -relu_e)
+    relu = (relu + (1 << 15)) >> 1
+    prod = relu * on_out
+    pre = np.where(prod >= 0, prod >> 15, -((-prod) >> 15))
+    pre = np.where((relu == on_out) & (relu == -(1 << 15)), (1 << 15) - 1, pre)
+    res = rounding_divide_by_pot(pre, -out_e) + zpo
+    return int_lut(np.clip(res, qmin, qmax), ctx)
