@@ -103,6 +103,8 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_layout.py::test_concat_declared_activation_runs_as_xnnpack[*]",
      "CONCATENATION with a fused activation declared in its options (LiteRT's XNNPACK drops it): the WebGPU "
      "kernel declines it; runs on the CPU fallback"),
+    ("test_quantized_elementwise.py::test_leaky_relu_all_values[*]", f"int8/uint8 LEAKY_RELU: {_INT8}"),
+    ("test_quantized_elementwise.py::test_prelu_*", f"int8/uint8 PRELU: {_INT8}"),
 ]
 
 

@@ -333,3 +333,44 @@ def test_per_channel_quantize_output_is_rejected() -> None:
     q = Quant(scale=[0.1, 0.2], zero_point=[0, 0], axis=1)
     with pytest.raises(UnsupportedOpError, match="per-tensor"):
         _allocate(model("QUANTIZE", [((3, 2), np.float32, None)], ((3, 2), I8, q)))
+
+
+# ---- LEAKY_RELU, PRELU ---------------------------------------------------------------------------
+# (s_in, zp_in, s_out, zp_out, alpha) for int8 (uint8 shifts zero points by 128): inside XNNPACK's
+# ranges (8-bit multipliers) and outside them (TFLite's fixed-point kernel runs).
+LEAKY_CASES = {
+    "xnn": (0.05, 3, 0.04, -5, 0.2),
+    "xnn-small-alpha": (0.1, -20, 0.05, -100, 0.01),
+    "xnn-shrink": (0.02, 0, 0.3, 10, 0.3),
+    "xnn-negative-alpha": (0.05, 3, 0.04, -5, -0.5),
+    "xnn-alpha-above-1": (0.05, 3, 0.04, -5, 1.5),
+    "builtin-ratio-500": (1.0, 0, 0.002, 0, 0.1),
+    "builtin-ratio-0.001": (0.001, 0, 1.0, 0, 0.2),
+}
+
+
+@pytest.mark.parametrize("case", list(LEAKY_CASES))
+@pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
+def test_leaky_relu_all_values(dtype, case: str, backend: str) -> None:
+    s_in, z_in, s_out, z_out, alpha = LEAKY_CASES[case]
+    si, zi, _, _, so, zo = _shift((s_in, z_in, 1.0, 0, s_out, z_out), dtype)
+    x = all_values(dtype, 3)
+    check_op(model("LEAKY_RELU", [(x.shape, dtype, (si, zi))], (x.shape, dtype, (so, zo)), alpha=alpha), [x], backend)
+
+
+@pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
+def test_prelu_all_pairs(dtype, backend: str) -> None:
+    """Every (input, alpha) pair of codes, alpha a graph input (TFLite's int8 PRELU kernel)."""
+    s1, z1, s2, z2, so, zo = _shift((0.05, 3, 0.004, -7, 0.04, -5), dtype)
+    a, b = all_pairs(dtype)
+    check_op(model("PRELU", [(a.shape, dtype, (s1, z1)), (b.shape, dtype, (s2, z2))], (a.shape, dtype, (so, zo))),
+             [a, b], backend)
+
+
+def test_prelu_per_channel_const_alpha(backend: str) -> None:
+    """The converter's form: a constant alpha per channel, broadcast over (1, H, W, C)."""
+    rng = np.random.default_rng(8)
+    x = rng.integers(-128, 128, (1, 5, 6, 8)).astype(I8)
+    alpha = rng.integers(-128, 128, (1, 1, 8)).astype(I8)
+    m = model("PRELU", [(x.shape, I8, (0.06, -4)), ("const", alpha, (0.003, 10))], (x.shape, I8, (0.05, 7)))
+    check_op(m, [x], backend)

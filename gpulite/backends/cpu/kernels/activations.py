@@ -1,7 +1,7 @@
 """Activation ops: RELU family, LOGISTIC, TANH, LEAKY_RELU, PRELU, HARD_SWISH.
 
 Float32 is computed in place into the output with no temporaries; the 8-bit quantized
-forms LiteRT computes by table (LOGISTIC, TANH, RELU family, HARD_SWISH) come from
+forms (LOGISTIC, TANH, RELU family, HARD_SWISH, LEAKY_RELU, PRELU) come from
 :mod:`.quantized_activations`.
 """
 
@@ -88,6 +88,8 @@ def _slope_side(alpha: np.ndarray | float) -> Callable[..., np.ndarray] | None:
 @register_kernel(Op.LEAKY_RELU, "cpu")
 def leaky_relu(node: Node, ctx) -> Run:
     """Float32 LEAKY_RELU: ``x > 0 ? x : alpha * x`` with ``alpha`` from LeakyReluOptions."""
+    if is_quantized(ctx.in_info(0)):
+        return qa.quantized_leaky_relu(node, ctx)
     x, out = _float_io(node, ctx)
     alpha = np.float32(getattr(node.options, "alpha", 0.0))
     pick = _slope_side(alpha)
@@ -101,6 +103,8 @@ def leaky_relu(node: Node, ctx) -> Run:
 @register_kernel(Op.PRELU, "cpu")
 def prelu(node: Node, ctx) -> Run:
     """Float32 PRELU: ``x >= 0 ? x : alpha * x``, alpha broadcast against x (e.g. (1, 1, C))."""
+    if is_quantized(ctx.in_info(0)):
+        return qa.quantized_prelu(node, ctx)
     x, alpha, out = ctx.input(0), ctx.input(1), ctx.output(0)
     dts = {ctx.in_info(0).dtype, ctx.in_info(1).dtype, ctx.out_info(0).dtype}
     if dts != {_FLOAT}:

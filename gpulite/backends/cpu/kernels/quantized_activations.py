@@ -1,4 +1,5 @@
-"""int8/uint8 LOGISTIC, TANH, HARD_SWISH and the RELU family, as LiteRT computes them: by table.
+"""int8/uint8 LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU, PRELU and the RELU family, as LiteRT computes
+them: by table.
 
 LOGISTIC and TANH follow LiteRT's ``PopulateLookupTable`` (activations.cc): each input value
 dequantized, the float function in float32, ``std::round`` to the output scale. The RELU
@@ -12,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.lookup import int_lut, scale_zp
+from gpulite.backends.cpu.kernels.lookup import int_lut, pair_lookup, roll_signed, scale_zp
 from gpulite.backends.cpu.quant import (
     QRANGE,
     multiply_by_quantized_multiplier,
@@ -21,6 +22,7 @@ from gpulite.backends.cpu.quant import (
 )
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
+from gpulite.graph.shapes import broadcast
 from gpulite.model.opdefs import FusedActivation
 
 Run = Callable[[], None]
@@ -141,3 +143,62 @@ def quantized_hard_swish(node: Node, ctx) -> Run:
     pre = np.where((relu == on_out) & (relu == -(1 << 15)), (1 << 15) - 1, pre)
     res = rounding_divide_by_pot(pre, -out_e) + zpo
     return int_lut(np.clip(res, qmin, qmax), ctx)
+
+
+def _xnn_lrelu_accepts(positive: np.float32, negative: np.float32) -> bool:
+    """The scale ranges XNNPACK's quantized leaky ReLU takes (``xnn_init_qs8_lrelu_*_params``)."""
+    return bool(2.0 ** -8 <= positive <= 2.0 ** 7 and -float.fromhex("0x1.FFFC00p+6") <= negative <= 2.0 ** 7
+                and abs(negative) >= 2.0 ** -8)
+
+
+def quantized_leaky_relu(node: Node, ctx) -> Run:
+    """int8/uint8 LEAKY_RELU as LiteRT's default path computes it, by table.
+
+    Where XNNPACK takes it (scale ratios in its range), its ``qs8/qu8-vlrelu``: 8-bit fixed-point
+    multipliers ``lrintf(256 * s_in / s_out)`` (times ``alpha`` for negative inputs, float32) and
+    ``((x - zp_in) * m + 128) >> 8`` plus the output zero point. Elsewhere TFLite's
+    ``QuantizeLeakyRelu``: ``MultiplyByQuantizedMultiplier`` by ``s_in / s_out`` or
+    ``s_in * alpha / s_out`` (double), plus the output zero point.
+    """
+    si, zpi, so, zpo, dt = _unary_params(node, ctx)
+    alpha = np.float32(getattr(node.options, "alpha", 0.0))
+    qmin, qmax = QRANGE[dt]
+    v = np.arange(qmin, qmax + 1, dtype=np.int64) - zpi
+    positive = np.float32(si) / np.float32(so)
+    negative = positive * alpha
+    if _xnn_lrelu_accepts(positive, negative):
+        pm, nm = (int(np.rint(np.float32(256) * s)) for s in (positive, negative))
+        res = ((np.where(v >= 0, pm, nm) * v + 128) >> 8) + zpo
+    else:
+        m1, s1 = quantize_multiplier(float(np.float64(si) / np.float64(so)))
+        m2, s2 = quantize_multiplier(float(np.float64(si) * np.float64(alpha) / np.float64(so)))
+        res = np.where(v >= 0, multiply_by_quantized_multiplier(v, m1, s1),
+                       multiply_by_quantized_multiplier(v, m2, s2)) + zpo
+    return int_lut(np.clip(res, qmin, qmax), ctx)
+
+
+def quantized_prelu(node: Node, ctx) -> Run:
+    """int8/uint8 PRELU: TFLite's ``BroadcastPrelu4DSlow``, as a table over (input, alpha) codes.
+
+    ``x - zp_in`` rescaled by ``s_in / s_out`` where it is >= 0, else ``(x - zp_in) * (a - zp_a)``
+    by ``s_in * s_a / s_out`` (``MultiplyByQuantizedMultiplier``, double), plus the output zero
+    point, clamped. LiteRT's default path gives the same codes.
+    """
+    ii, ia, io = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
+    if not (ii.dtype == ia.dtype == io.dtype):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized input, alpha and output must share a "
+                                 f"dtype, got {ii.dtype}, {ia.dtype} -> {io.dtype}")
+    x, a, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    if x.shape != out.shape or broadcast(x.shape, a.shape, node) != out.shape:
+        raise ShapeError(f"node {node.index} (PRELU): input {list(x.shape)} and alpha {list(a.shape)} must "
+                         f"broadcast to the input's shape, output is {list(out.shape)}")
+    (si, zpi), (sa, zpa), (so, zpo) = scale_zp(node, ii), scale_zp(node, ia), scale_zp(node, io)
+    qmin, qmax = QRANGE[io.dtype]
+    vals = np.arange(qmin, qmax + 1, dtype=np.int64)
+    xv, av = vals[:, None] - zpi, vals[None, :] - zpa
+    m1, s1 = quantize_multiplier(float(np.float64(si) / np.float64(so)))
+    m2, s2 = quantize_multiplier(float(np.float64(si) * np.float64(sa) / np.float64(so)))
+    res = np.where(xv >= 0, multiply_by_quantized_multiplier(np.broadcast_to(xv, (256, 256)), m1, s1),
+                   multiply_by_quantized_multiplier(xv * av, m2, s2)) + zpo
+    table = roll_signed(np.clip(res, qmin, qmax).astype(io.dtype), io.dtype, (0, 1))
+    return pair_lookup(np.ascontiguousarray(table.reshape(-1)), x.view(np.uint8), a.view(np.uint8), out, None)
