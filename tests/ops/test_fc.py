@@ -195,3 +195,31 @@ def test_batch_matmul_resized_input(backend: str) -> None:
     mb.op("BATCH_MATMUL", [a, b], [y])
     mb.output(y)
     check_op(mb.build(), [rng.standard_normal((5, 7, 4)).astype(np.float32)], backend)
+
+
+# (dtype, (s_lhs, zp_lhs, s_rhs, zp_rhs, s_out, zp_out)): LiteRT rescales int8 once where the RHS
+# zero point is 0 (optimized kernel) and twice (reference kernel) otherwise; int16 with the
+# int64 overload's 16-bit multiplier. 64K outputs each, so a wrong rounding shows (measured:
+# dozens of codes differ between the two int8 forms).
+QBMM_CASES = {
+    "int8-rhs-zp0": (np.int8, (0.02, -10, 0.03, 0, 0.4, 7)),
+    "int8-rhs-zp0-lhs-zp0": (np.int8, (0.013, 0, 0.021, 0, 0.9, 0)),
+    "int8-rhs-zp5": (np.int8, (0.02, -10, 0.03, 5, 0.4, 7)),
+    "int16": (np.int16, (0.02, 0, 0.03, 0, 20.0, 0)),
+}
+
+
+@pytest.mark.parametrize("const_rhs", [False, True], ids=["rhs-input", "rhs-const"])
+@pytest.mark.parametrize("case", list(QBMM_CASES))
+def test_batch_matmul_quantized(case: str, const_rhs: bool, backend: str) -> None:
+    dt, (sl, zl, sr, zr, so, zo) = QBMM_CASES[case]
+    rng = np.random.default_rng(37)
+    lo, hi = (-128, 128) if dt == np.int8 else (-3000, 3000)
+    lhs, rhs = rng.integers(lo, hi, (4, 128, 96)).astype(dt), rng.integers(lo, hi, (4, 96, 128)).astype(dt)
+    mb = ModelBuilder()
+    a = mb.input("a", lhs.shape, dt, quant=(sl, zl))
+    b = mb.const("b", rhs, quant=(sr, zr)) if const_rhs else mb.input("b", rhs.shape, dt, quant=(sr, zr))
+    y = mb.tensor("y", (4, 128, 128), dt, quant=(so, zo))
+    mb.op("BATCH_MATMUL", [a, b], [y])
+    mb.output(y)
+    check_op(mb.build(), [lhs] if const_rhs else [lhs, rhs], backend)
