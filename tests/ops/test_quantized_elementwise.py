@@ -195,6 +195,9 @@ LUT_CASES = {
     "relu6-int8": ("RELU6", I8, (0.07, 3), (0.03, -128)),
     "relu6-uint8-tie": ("RELU6", U8, (0.07, 3), (4.0, 0)),
     "relu_n1_to_1-uint8": ("RELU_N1_TO_1", U8, (0.01, 100), (0.01, 120)),
+    # s_in / s_out is 1.25 divided in float32 (1.2500000512 in double): negative ties
+    "relu_n1_to_1-int8-float-ratio": ("RELU_N1_TO_1", I8, (0.05, 3), (0.04, -5)),
+    "relu_n1_to_1-int8-float-ratio-2": ("RELU_N1_TO_1", I8, (0.05, 0), (0.02, 0)),
     # HARD_SWISH: the relu-ish multiplier shifts left (input scale >= ~0.0117) or right
     "hard_swish-int8": ("HARD_SWISH", I8, (0.05, 3), (0.04, -5)),
     "hard_swish-int8-fine-input": ("HARD_SWISH", I8, (0.005, -10), (0.004, -60)),

@@ -87,7 +87,8 @@ def quantized_relu(node: Node, ctx) -> Run:
     act = FusedActivation.of_op(node.op)
     assert act is not None, node.op
     act_lo, act_hi = act.quantized_bounds(so, zpo, dt)
-    m, sh = quantize_multiplier(float(np.float64(si) / np.float64(so)))
+    # activations.cc: input->params.scale / output->params.scale, divided in float32
+    m, sh = quantize_multiplier(float(np.float32(si) / np.float32(so)))
     vals = np.arange(qmin, qmax + 1, dtype=np.int64)
     res = multiply_by_quantized_multiplier(vals - zpi, m, sh) + zpo
     return int_lut(np.clip(res, act_lo, act_hi), ctx)
