@@ -377,3 +377,23 @@ def test_prelu_per_channel_const_alpha(backend: str) -> None:
     alpha = rng.integers(-128, 128, (1, 1, 8)).astype(I8)
     m = model("PRELU", [(x.shape, I8, (0.06, -4)), ("const", alpha, (0.003, 10))], (x.shape, I8, (0.05, 7)))
     check_op(m, [x], backend)
+
+
+# ---- 8-bit tables over a float function: EXP, LOG, SQRT, RSQRT, ELU, GELU ----------------------
+FLOAT_TABLE_CASES = {
+    "exp": ("EXP", {}, I8, (0.05, 3), (0.5, -100)),
+    "log": ("LOG", {}, I8, (0.05, -128), (0.04, -5)),
+    "sqrt": ("SQRT", {}, I8, (0.05, -128), (0.04, -5)),  # LiteRT truncates here
+    "rsqrt": ("RSQRT", {}, I8, (0.02, -128), (0.05, -128)),
+    "elu": ("ELU", {}, I8, (0.05, 3), (0.04, -5)),  # XNNPACK: half to even after the zero point
+    "gelu": ("GELU", {"approximate": False}, I8, (0.05, 3), (0.04, -5)),
+    "gelu-approximate": ("GELU", {"approximate": True}, I8, (0.03, -10), (0.02, -40)),
+    "gelu-uint8": ("GELU", {"approximate": False}, U8, (0.05, 131), (0.04, 123)),
+}
+
+
+@pytest.mark.parametrize("case", list(FLOAT_TABLE_CASES))
+def test_float_table_ops_all_values(case: str, backend: str) -> None:
+    op, options, dt, qi, qo = FLOAT_TABLE_CASES[case]
+    x = all_values(dt, 2)
+    check_op(model(op, [(x.shape, dt, qi)], (x.shape, dt, qo), **options), [x], backend)

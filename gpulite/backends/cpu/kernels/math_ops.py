@@ -6,7 +6,9 @@ FLOOR, CEIL, ROUND (half to even, as TFLite's ``RoundToNearest``), LOG, SIN, COS
 axis). Binary, broadcasting numpy-style: FLOOR_DIV (``floor(a / b)``, integer division by
 zero fails the invoke as in LiteRT), FLOOR_MOD (C's ``fmod``/``%`` moved to the divisor's
 sign) and POW (int32 refuses negative exponents at invoke, as LiteRT does). Each op takes the
-dtypes LiteRT's builtin kernel takes, quantized tensors excepted (refused at allocate).
+dtypes LiteRT's builtin kernel takes; quantized 8-bit EXP, LOG, SQRT, RSQRT, ELU and GELU run
+as tables (:func:`.quantized_activations.quantized_float_lut`), other quantized tensors are
+refused at allocate.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.cpu.kernels import quantized_activations as qa
 from gpulite.backends.cpu.kernels.elementwise import check_broadcast
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -102,6 +105,8 @@ def _names(dtypes) -> str:
 
 
 def _unary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    if node.op in qa.FLOAT_LUT_FUNCTIONS and is_quantized(ctx.in_info(0)):
+        return qa.quantized_float_lut(node, ctx)
     if node.op == Op.GELU:
         dtypes, fn = (F32,), _gelu(bool(getattr(node.options, "approximate", False)))
     else:

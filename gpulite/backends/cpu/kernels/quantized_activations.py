@@ -23,7 +23,7 @@ from gpulite.backends.cpu.quant import (
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
 from gpulite.graph.shapes import broadcast
-from gpulite.model.opdefs import FusedActivation
+from gpulite.model.opdefs import FusedActivation, Op
 
 Run = Callable[[], None]
 
@@ -40,9 +40,12 @@ def _unary_params(node: Node, ctx) -> tuple[float, int, float, int, np.dtype]:
 
 
 def _float_lut(node: Node, ctx, fn: Callable[[np.ndarray], np.ndarray],
-               out_scale: float | None) -> Run:
+               out_scale: float | None, rounding: str = "away") -> Run:
     """LiteRT's ``PopulateLookupTable``: every input value dequantized, transformed in float32,
-    requantized with round-half-away, clamped."""
+    multiplied by ``1 / s_out`` in float32 and requantized, clamped. ``rounding``: ``"away"``
+    (``TfLiteRound`` then the zero point, LUTPopulate), ``"trunc"`` (a C cast, then the zero
+    point) or ``"even"`` (the zero point added in float32, then ``lrintf``: XNNPACK's tables).
+    A NaN (e.g. SQRT of a negative, which LiteRT rejects at invoke) becomes the zero point."""
     si, zpi, so, zpo, dt = _unary_params(node, ctx)
     if out_scale is not None and so != out_scale:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"{dt} output must have scale "
@@ -50,8 +53,15 @@ def _float_lut(node: Node, ctx, fn: Callable[[np.ndarray], np.ndarray],
     qmin, qmax = QRANGE[dt]
     vals = np.arange(qmin, qmax + 1, dtype=np.int32)
     deq = np.float32(si) * (vals - zpi).astype(np.float32)
-    scaled = fn(deq) * (np.float32(1) / np.float32(so))
-    rounded = np.sign(scaled) * np.floor(np.abs(scaled).astype(np.float64) + 0.5)
+    with np.errstate(all="ignore"):
+        scaled = fn(deq) * (np.float32(1) / np.float32(so))
+        if rounding == "even":
+            rounded = np.rint(scaled + np.float32(zpo)) - zpo
+        elif rounding == "trunc":
+            rounded = np.trunc(scaled)
+        else:
+            rounded = np.sign(scaled) * np.floor(np.abs(scaled).astype(np.float64) + 0.5)
+        rounded = np.clip(np.nan_to_num(rounded.astype(np.float64), nan=0.0), qmin - zpo - 1, qmax - zpo + 1)
     return int_lut(np.clip(rounded + zpo, qmin, qmax), ctx)
 
 
@@ -203,3 +213,48 @@ def quantized_prelu(node: Node, ctx) -> Run:
                    multiply_by_quantized_multiplier(xv * av, m2, s2)) + zpo
     table = roll_signed(np.clip(res, qmin, qmax).astype(io.dtype), io.dtype, (0, 1))
     return pair_lookup(np.ascontiguousarray(table.reshape(-1)), x.view(np.uint8), a.view(np.uint8), out, None)
+
+
+def _exact_gelu(approximate: bool) -> Callable[[np.ndarray], np.ndarray]:
+    from gpulite.backends.cpu.kernels.math_ops import erfc
+
+    def gelu(x: np.ndarray) -> np.ndarray:
+        v = x.astype(np.float64)
+        if approximate:
+            r = 0.5 * v * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (v + 0.044715 * v ** 3)))
+        else:
+            r = 0.5 * v * erfc(-v * np.sqrt(0.5))
+        return r.astype(np.float32)
+    return gelu
+
+
+def _f64(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """A float32 function evaluated in float64 and rounded once (as glibc's expf, logf, ...)."""
+    def wrapped(x: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return fn(x.astype(np.float64)).astype(np.float32)
+    return wrapped
+
+
+_I8, _U8 = np.dtype(np.int8), np.dtype(np.uint8)
+# 8-bit ops LiteRT computes by a table over a float function: (function of the node, rounding
+# of _float_lut, dtypes LiteRT takes), each measured against LiteRT 2.3 on every input code
+# (SQRT's kernel truncates, ELU runs in XNNPACK)
+FLOAT_LUT_FUNCTIONS: dict[str, tuple[Callable[[Node], Callable[[np.ndarray], np.ndarray]], str,
+                                     tuple[np.dtype, ...]]] = {
+    Op.EXP: (lambda node: _f64(np.exp), "away", (_I8,)),
+    Op.LOG: (lambda node: _f64(np.log), "away", (_I8,)),
+    Op.SQRT: (lambda node: _f64(np.sqrt), "trunc", (_I8,)),
+    Op.RSQRT: (lambda node: _f64(lambda v: 1.0 / np.sqrt(v)), "away", (_I8,)),
+    Op.ELU: (lambda node: _f64(lambda v: np.where(v < 0, np.expm1(np.minimum(v, 0)), v)), "even", (_I8,)),
+    Op.GELU: (lambda node: _exact_gelu(bool(getattr(node.options, "approximate", False))), "away", (_I8, _U8)),
+}
+
+
+def quantized_float_lut(node: Node, ctx) -> Run:
+    """int8 EXP, LOG, SQRT, RSQRT, ELU; int8/uint8 GELU: a table over the float function."""
+    make, rounding, dtypes = FLOAT_LUT_FUNCTIONS[node.op]
+    if ctx.in_info(0).dtype not in dtypes:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {ctx.in_info(0).dtype}; LiteRT's kernel "
+                                 f"takes {', '.join(map(str, dtypes))}")
+    return _float_lut(node, ctx, make(node), None, rounding)
