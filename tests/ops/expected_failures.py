@@ -109,6 +109,8 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_resize.py::test_resize_bilinear_quantized[*]", f"int8/uint8 RESIZE_BILINEAR: {_INT8}"),
     ("test_quantized_elementwise.py::test_float_table_ops_all_values[*]",
      f"int8/uint8 EXP / LOG / SQRT / RSQRT / ELU / GELU tables: {_INT8}"),
+    ("test_quantized_elementwise.py::test_squared_difference_int8_all_pairs[*]",
+     f"int8 SQUARED_DIFFERENCE: {_INT8}"),
 ]
 
 

@@ -397,3 +397,13 @@ def test_float_table_ops_all_values(case: str, backend: str) -> None:
     op, options, dt, qi, qo = FLOAT_TABLE_CASES[case]
     x = all_values(dt, 2)
     check_op(model(op, [(x.shape, dt, qi)], (x.shape, dt, qo), **options), [x], backend)
+
+
+@pytest.mark.parametrize("params", ["xnn-typical", "xnn-ties", "xnn-wide", "small-output-scale"])
+def test_squared_difference_int8_all_pairs(params: str, backend: str) -> None:
+    """int8 SQUARED_DIFFERENCE (layer norms of full-int8 transformers), every pair of codes."""
+    p = {**BINARY_PARAMS, "small-output-scale": (0.05, 3, 0.05, 3, 0.002, -128)}[params]
+    s1, z1, s2, z2, so, zo = p
+    a, b = all_pairs(I8)
+    m = model("SQUARED_DIFFERENCE", [(a.shape, I8, (s1, z1)), (b.shape, I8, (s2, z2))], (a.shape, I8, (so, zo)))
+    check_op(m, [a, b], backend)
