@@ -125,3 +125,29 @@ def test_reduce_follows_resized_input(backend):
     mb.op("SUM", [m, mb.const("b", _axes([-1, 1]))], [s], keep_dims=False)
     mb.output(s)
     check_op(mb.build(), [RNG.standard_normal((3, 6, 5, 3)).astype(np.float32)], backend)
+
+
+EIGHT_BIT_SUMS = {  # dtype, axes, keep_dims, input quant, output quant (uint8 zero points shifted by 128)
+    "int8-spatial-keep": (np.int8, [1, 2], True, (0.02, -3), (0.15, 20)),
+    "int8-batch-same-q": (np.int8, [0], False, (0.05, 3), (0.05, 3)),
+    "int8-ties-half": (np.int8, [0], True, (0.25, 1), (0.5, 0)),  # odd sums land on k + 0.5: half to even
+    "int8-batch-and-width": (np.int8, [0, 2], False, (0.1, 0), (1.7, 0)),
+    "uint8-spatial-keep": (np.uint8, [1, 2], True, (0.05, 128), (0.5, 128)),
+    "uint8-channels": (np.uint8, [3], True, (0.25, 129), (1.5, 128)),
+}
+
+
+@pytest.mark.parametrize("case", EIGHT_BIT_SUMS)
+def test_sum_8bit(case, backend):
+    dt, axes, keep, qi, qo = EIGHT_BIT_SUMS[case]
+    info = np.iinfo(dt)
+    x = np.random.default_rng(list(EIGHT_BIT_SUMS).index(case)).integers(info.min, info.max + 1, (2, 5, 7, 16))
+    check_op(*single_op("SUM", [In(x.astype(dt), qi), C(_axes(axes))], keep_dims=keep, out_quant=qo), backend)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: 8-bit SUM whose exact result is k + 0.5 with s_in / s_out = 0.1 "
+                   "(0.05 / 0.5) rounds one code off LiteRT in a few elements; its tie-breaking there is not "
+                   "reproduced (see reduce._eight_bit_sum)")
+def test_sum_8bit_ratio_tenth_ties():
+    x = np.random.default_rng(0).integers(-128, 128, (1, 4, 4, 64)).astype(np.int8)
+    check_op(*single_op("SUM", [In(x, (0.05, 3)), C(_axes([1, 2]))], keep_dims=True, out_quant=(0.5, -5)), "cpu")
