@@ -112,6 +112,8 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_quantized_elementwise.py::test_squared_difference_int8_all_pairs[*]",
      f"int8 SQUARED_DIFFERENCE: {_INT8}"),
     ("test_reduce.py::test_sum_8bit[*]", f"int8/uint8 SUM (requantizing): {_INT8}"),
+    ("test_conv.py::test_transpose_conv_int8[*]", f"int8 TRANSPOSE_CONV: {_INT8}"),
+    ("test_conv.py::test_transpose_conv_hybrid[*]", "hybrid TRANSPOSE_CONV (int8 filter): runs on the CPU fallback"),
 ]
 
 

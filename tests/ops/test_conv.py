@@ -213,6 +213,48 @@ def test_transpose_conv(case: str, backend: str) -> None:
     check_op(mb.build(), [rng.standard_normal(shape).astype(np.float32)], backend)
 
 
+def _tconv_quant_model(case: str, kind: str, per_channel: bool, rng) -> tuple[bytes, np.ndarray]:
+    """TRANSPOSE_CONV of TCONV_CASES[case] with int8 weights: ``kind`` "int8" (int8 tensors, int32
+    bias) or "hybrid" (float input, output and bias, as the dynamic-range converter writes it)."""
+    shape, (kh, kw), co, (sh, sw), pad, (oh, ow), has_bias, act = TCONV_CASES[case]
+    s_w = rng.uniform(0.002, 0.01, co if per_channel else 1).astype(np.float32)
+    w = rng.integers(-127, 128, (co, kh, kw, shape[3])).astype(np.int8)
+    mb = ModelBuilder()
+    oshape = mb.const("output_shape", np.array([shape[0], oh, ow, co], np.int32))
+    wi = mb.const("w", w, quant=Quant(s_w, 0, axis=0))
+    if kind == "int8":
+        x = mb.input("x", shape, np.int8, quant=(0.05, 3))
+        b_scale = (np.float32(0.05) * s_w).astype(np.float32)
+        b = mb.const("b", rng.integers(-500, 500, co).astype(np.int32), quant=Quant(b_scale, 0)) if has_bias else -1
+        y = mb.tensor("y", (shape[0], oh, ow, co), np.int8, quant=(0.08, -2))
+        xv = rng.integers(-128, 128, shape).astype(np.int8)
+    else:
+        x = mb.input("x", shape, np.float32)
+        b = mb.const("b", rng.standard_normal(co).astype(np.float32)) if has_bias else -1
+        y = mb.tensor("y", (shape[0], oh, ow, co), np.float32)
+        xv = rng.normal(0.3, 1.0, shape).astype(np.float32)
+    mb.op("TRANSPOSE_CONV", [oshape, wi, x, b], [y], padding=pad, stride_h=sh, stride_w=sw,
+          fused_activation_function=act, op_version=4)
+    mb.output(y)
+    return mb.build(), xv
+
+
+@pytest.mark.parametrize("case", TCONV_CASES)
+def test_transpose_conv_int8(case: str, backend: str) -> None:
+    """Per-channel int8 weights: exact against LiteRT's reference kernel, within one code of its
+    default path (XNNPACK's fp32 rescale)."""
+    model, x = _tconv_quant_model(case, "int8", True, np.random.default_rng(16))
+    check_quantized(model, [x], backend, int_tol=1)
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
+@pytest.mark.parametrize("case", TCONV_CASES)
+def test_transpose_conv_hybrid(case: str, per_channel: bool, backend: str) -> None:
+    """Dynamic-range TRANSPOSE_CONV (float input, int8 weights; the U-Net decoders of dynrange models)."""
+    model, x = _tconv_quant_model(case, "hybrid", per_channel, np.random.default_rng(17))
+    check_op(model, [x], backend)
+
+
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
 def test_resized_input_follows_shape_rule(op: str, backend: str) -> None:
     """A bigger input after resize_tensor_input: shape rule and kernel agree with LiteRT."""

@@ -32,7 +32,7 @@ _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
 
 def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
-                float_product: bool | None = None, single_rounding: bool = False,
+                float_product: bool | None = None, single_rounding: bool = False, inputs: tuple[int, int] = (0, 1),
                 ) -> tuple[Requantizer, np.ndarray, int]:
     """The output rescale of a quantized conv-like node, its filter zero points and the input's.
 
@@ -42,6 +42,7 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
     ``double(float(s_in * s_w)) / double(s_out)``, the float32 product first.
     ``float_product`` picks the legacy formula (default: for uint8 input); ``single_rounding``
     selects the rescale LiteRT's FULLY_CONNECTED uses (see :mod:`gpulite.backends.cpu.quant`).
+    ``inputs`` are the input and filter indices (TRANSPOSE_CONV's are 2 and 1).
 
     Returns
     -------
@@ -49,7 +50,7 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
         The rescaler for accumulators of ``shape``, the filter zero points broadcastable
         along ``axis`` of the filter (length 1 or ``channels``), and the input zero point.
     """
-    x, w, out = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
+    x, w, out = ctx.in_info(inputs[0]), ctx.in_info(inputs[1]), ctx.out_info(0)
     if x.dtype not in _QTYPES or w.dtype not in _QTYPES or out.dtype != x.dtype:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized path expects int8/uint8 input, filter "
                                  f"and output, got {x.dtype}, {w.dtype} -> {out.dtype}")
@@ -73,10 +74,10 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
     return Requantizer(shape, mult, shift, zp_out, lo, hi, single_rounding), q.zero_point.astype(np.int64), zp_in
 
 
-def epilogue(ctx, acc64: np.ndarray, corr: np.ndarray, rq: Requantizer, out: np.ndarray):
+def epilogue(ctx, acc64: np.ndarray, corr: np.ndarray, rq: Requantizer, out: np.ndarray, bias_index: int = 2):
     """Cast the exact float64 sums to int64, add the zero-point correction and bias, rescale."""
     acc = np.empty(acc64.shape, np.int64)
-    bias = ctx.input(2) if ctx.has_input(2) else None
+    bias = ctx.input(bias_index) if ctx.has_input(bias_index) else None
     if bias is not None and bias.dtype not in (np.int32, np.int64):
         raise UnsupportedOpError(ctx.node.op, ctx.node.index, "cpu", f"quantized bias must be int32, got {bias.dtype}")
 
