@@ -7,7 +7,9 @@ converted by TensorFlow's ``TFLiteConverter`` the ways tutorials do it:
 - ``dynamic``: ``optimizations=[DEFAULT]`` without a representative dataset (hybrid ops);
 - ``float16``: ``DEFAULT`` with ``supported_types=[float16]`` (fp16 weights + DEQUANTIZE);
 - ``int8``: full integer quantization with a representative dataset, float I/O;
-- ``int8io``: the same with ``inference_input_type/inference_output_type = int8``.
+- ``int8io``: the same with ``inference_input_type/inference_output_type = int8``;
+- ``int16x8``: int16 activations and int8 weights
+  (``EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8``), float I/O.
 
 Needs TensorFlow (not a gpulite dependency); run with a TensorFlow environment from the
 repository root: ``python tools/make_quant_models.py``. ``tests/test_quant_models.py``
@@ -90,7 +92,7 @@ def convert(model: tf.keras.Model, mode: str) -> bytes:
     conv.optimizations = [tf.lite.Optimize.DEFAULT]
     if mode == "float16":
         conv.target_spec.supported_types = [tf.float16]
-    elif mode in ("int8", "int8io"):
+    elif mode in ("int8", "int8io", "int16x8"):
         shape = [int(d) for d in model.inputs[0].shape]
         rng = np.random.default_rng(1)
 
@@ -98,7 +100,9 @@ def convert(model: tf.keras.Model, mode: str) -> bytes:
             for _ in range(32):
                 yield [rng.normal(0, 1, shape).astype(np.float32)]
         conv.representative_dataset = representative
-        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.target_spec.supported_ops = [
+            tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8 if mode == "int16x8"
+            else tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
         if mode == "int8io":
             conv.inference_input_type = tf.int8
             conv.inference_output_type = tf.int8
@@ -111,7 +115,7 @@ def main() -> None:
     for seed, (name, build) in enumerate(MODELS.items()):
         model = build()
         randomize(model, seed)
-        for mode in ("dynamic", "float16", "int8", "int8io"):
+        for mode in ("dynamic", "float16", "int8", "int8io", "int16x8"):
             path = OUT / f"{name}_{mode}.tflite"
             path.write_bytes(convert(model, mode))
             print(path.relative_to(OUT.parents[2]), path.stat().st_size, "bytes")

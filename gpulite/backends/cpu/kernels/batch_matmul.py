@@ -71,10 +71,8 @@ def _quantized(node, ctx, av: np.ndarray, bv: np.ndarray):
         raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 needs zero points 0, got {(zl, zr, zo)}")
     mult, shift = quantize_multiplier(float(np.float32(sl) * np.float32(sr)) / float(np.float32(so)))
     lo, hi = QRANGE[out.dtype]
-    if out.dtype == np.int16:
-        rescale = _rescale_int64(mult, shift, lo, hi, out)
-    else:
-        rescale = Requantizer(out.shape, np.array([mult]), np.array([shift]), zo, lo, hi, single_rounding=zr == 0)
+    rescale = Requantizer(out.shape, np.array([mult]), np.array([shift]), zo, lo, hi, single_rounding=zr == 0,
+                          int64=out.dtype == np.int16)
     lhs = np.empty(av.shape, np.float64)
     rhs = np.empty(bv.shape, np.float64)
     acc64 = np.empty(out.shape, np.float64)
@@ -92,18 +90,3 @@ def _quantized(node, ctx, av: np.ndarray, bv: np.ndarray):
         rescale(acc, out)
     return run
 
-
-def _rescale_int64(mult: int, shift: int, lo: int, hi: int, out: np.ndarray):
-    """TFLite's ``MultiplyByQuantizedMultiplier(int64_t x, ...)``: the Q31 multiplier rounded to
-    Q15, one rounding right shift, clamped to int32 and then to ``[lo, hi]``."""
-    reduced = (mult + (1 << 15)) >> 16 if mult < 0x7FFF0000 else 0x7FFF
-    total = 15 - shift
-    half = 1 << (total - 1)
-
-    def rescale(acc: np.ndarray, dst: np.ndarray) -> None:
-        np.multiply(acc, reduced, out=acc)
-        np.add(acc, half, out=acc)
-        np.right_shift(acc, total, out=acc)
-        np.clip(acc, lo, hi, out=acc)
-        np.copyto(dst, acc, casting="unsafe")
-    return rescale

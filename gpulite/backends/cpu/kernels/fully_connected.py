@@ -72,7 +72,7 @@ def _quantized(node, ctx, rows: int, depth: int, units: int):
     # fully_connected.cc: per-tensor weights go through GetQuantizedConvolutionMultipler; the
     # rescale rounds once (unlike conv), matching LiteRT's reference FC bit for bit.
     rq, zp_w, zp_in = requantizer(node, ctx, units, 0, (rows, units), float_product=not per_channel,
-                                  single_rounding=True)
+                                  single_rounding=True, int64=False)
     wq = w.astype(np.int64) - zp_w.reshape(-1, 1)
     wt = np.ascontiguousarray(wq.T, dtype=np.float64)
     corr = -zp_in * wq.sum(axis=1)

@@ -33,7 +33,7 @@ _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
 def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
                 float_product: bool | None = None, single_rounding: bool = False, inputs: tuple[int, int] = (0, 1),
-                ) -> tuple[Requantizer, np.ndarray, int]:
+                int64: bool | None = None) -> tuple[Requantizer, np.ndarray, int]:
     """The output rescale of a quantized conv-like node, its filter zero points and the input's.
 
     Follows TFLite's ``PopulateConvolutionQuantizationParams``: per-channel multipliers are
@@ -42,7 +42,9 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
     ``double(float(s_in * s_w)) / double(s_out)``, the float32 product first.
     ``float_product`` picks the legacy formula (default: for uint8 input); ``single_rounding``
     selects the rescale LiteRT's FULLY_CONNECTED uses (see :mod:`gpulite.backends.cpu.quant`).
-    ``inputs`` are the input and filter indices (TRANSPOSE_CONV's are 2 and 1).
+    ``inputs`` are the input and filter indices (TRANSPOSE_CONV's are 2 and 1). ``int64`` selects
+    the int64 ``MultiplyByQuantizedMultiplier`` (default: for int16 input, as the 16x8 convs use;
+    LiteRT's 16x8 FULLY_CONNECTED rounds once with the full multiplier instead).
 
     Returns
     -------
@@ -51,9 +53,10 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
         along ``axis`` of the filter (length 1 or ``channels``), and the input zero point.
     """
     x, w, out = ctx.in_info(inputs[0]), ctx.in_info(inputs[1]), ctx.out_info(0)
-    if x.dtype not in _QTYPES or w.dtype not in _QTYPES or out.dtype != x.dtype:
+    sixteen = x.dtype == np.int16 and w.dtype == np.int8  # the 16x8 mode: int64 accumulators
+    if (x.dtype not in _QTYPES and not sixteen) or w.dtype not in _QTYPES or out.dtype != x.dtype:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized path expects int8/uint8 input, filter "
-                                 f"and output, got {x.dtype}, {w.dtype} -> {out.dtype}")
+                                 f"and output (or int16 with int8 filter), got {x.dtype}, {w.dtype} -> {out.dtype}")
     s_in, zp_in = per_tensor(node, x, "input")
     s_out, zp_out = per_tensor(node, out, "output")
     q = w.quant
@@ -71,7 +74,8 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
         real = float(np.float32(s_in)) * q.scale.astype(np.float64) / float(np.float32(s_out))
     mult, shift = quantize_multipliers(real)
     lo, hi = output_bounds(node, out)
-    return Requantizer(shape, mult, shift, zp_out, lo, hi, single_rounding), q.zero_point.astype(np.int64), zp_in
+    rq = Requantizer(shape, mult, shift, zp_out, lo, hi, single_rounding, int64=sixteen if int64 is None else int64)
+    return rq, q.zero_point.astype(np.int64), zp_in
 
 
 def epilogue(ctx, acc64: np.ndarray, corr: np.ndarray, rq: Requantizer, out: np.ndarray, bias_index: int = 2):
