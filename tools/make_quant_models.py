@@ -69,6 +69,9 @@ def mobilenet_v3_block() -> tf.keras.Model:
 
 
 MODELS = {"conv_net": conv_net, "mlp": mlp, "mnv3_block": mobilenet_v3_block}
+MODES = ("dynamic", "float16", "int8", "int8io", "int16x8")
+# the converter has no 16x8 HARD_SWISH ("Quantization to 16x8-bit not yet supported")
+SKIP = {("mnv3_block", "int16x8")}
 
 
 def randomize(model: tf.keras.Model, seed: int) -> None:
@@ -115,7 +118,9 @@ def main() -> None:
     for seed, (name, build) in enumerate(MODELS.items()):
         model = build()
         randomize(model, seed)
-        for mode in ("dynamic", "float16", "int8", "int8io", "int16x8"):
+        for mode in MODES:
+            if (name, mode) in SKIP:
+                continue
             path = OUT / f"{name}_{mode}.tflite"
             path.write_bytes(convert(model, mode))
             print(path.relative_to(OUT.parents[2]), path.stat().st_size, "bytes")

@@ -3,7 +3,8 @@ against LiteRT with default options, end to end on the cpu backend.
 
 Each of three small Keras models (a conv net, an MLP, a MobileNetV3-like block with
 hard-swish and squeeze-excite) as TensorFlow's converter writes it dynamic-range (hybrid),
-float16-weight, full-int8 with float I/O and full-int8 with int8 I/O. Tolerances are the
+float16-weight, full-int8 with float I/O and full-int8 with int8 I/O (and the conv net and MLP in
+the 16x8 mode: int16 activations, int8 weights). Tolerances are the
 issue's: float outputs within ``1e-4 * max(1, max|ref|)`` or twice the disagreement between
 LiteRT's default and reference kernels measured in the same run; quantized outputs within
 one quantization step (gpulite's int8 conv rescales as TFLite's reference kernels do, one
@@ -18,11 +19,15 @@ import numpy as np
 import pytest
 
 from gpulite import Interpreter
+from gpulite.errors import UnsupportedOpError
 from tests.ops.harness import run_litert
 from tests.ops.quant_ref import run_litert_reference
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "quant"
-MODELS = sorted(p.name for p in DATA.glob("*.tflite"))
+# Models gpulite refuses at allocate_tensors, and the op it names: the 16x8 activations LiteRT
+# computes with its own fixed-point tables (int16 MEAN, SOFTMAX, TANH) are not reproduced yet.
+KNOWN_REFUSALS = {"conv_net_int16x8.tflite": "MEAN", "mlp_int16x8.tflite": "TANH"}
+MODELS = sorted(p.name for p in DATA.glob("*.tflite") if p.name not in KNOWN_REFUSALS)
 
 
 def _inputs(model: bytes) -> list[np.ndarray]:
@@ -79,3 +84,14 @@ def test_quantized_model_matches_litert(name: str) -> None:
         else:
             bound = 1.0 if e.dtype != np.float32 else step * (1 + 1e-6)
         assert diff <= bound, f"{name} output {i}: max |diff| {diff} > {bound}"
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_REFUSALS))
+def test_known_refusal_names_the_op(name: str) -> None:
+    """A model gpulite cannot run yet is refused at allocate_tensors, naming the op and backend
+    (never a ModelError or a wrong answer); when the op lands, this fails and the model joins MODELS."""
+    model = (DATA / name).read_bytes()
+    run_litert(model, _inputs(model))  # LiteRT runs it: the file is valid
+    it = Interpreter(model_content=model, backend="cpu")
+    with pytest.raises(UnsupportedOpError, match=f"op {KNOWN_REFUSALS[name]} .*backend 'cpu'"):
+        it.allocate_tensors()
