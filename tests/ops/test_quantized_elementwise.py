@@ -407,3 +407,41 @@ def test_squared_difference_int8_all_pairs(params: str, backend: str) -> None:
     a, b = all_pairs(I8)
     m = model("SQUARED_DIFFERENCE", [(a.shape, I8, (s1, z1)), (b.shape, I8, (s2, z2))], (a.shape, I8, (so, zo)))
     check_op(m, [a, b], backend)
+
+
+# ---- int16 ADD / SUB / MUL (16x8 mode) ------------------------------------------------------------
+INT16_SHAPES = {"same-64k": ((1, 256, 256), (1, 256, 256)), "same-odd": ((1, 1001), (1, 1001)),
+                "broadcast-row": ((2, 9, 11), (11,)), "broadcast-both": ((3, 1, 5), (1, 4, 5))}
+
+
+@pytest.mark.parametrize("act", ["NONE", "RELU"])
+@pytest.mark.parametrize("shapes", list(INT16_SHAPES))
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+def test_int16_binary(op: str, shapes: str, act: str, backend: str) -> None:
+    """int16 (zero points 0) with an output scale below the inputs': many exact ties, which the
+    optimized ADD loop and the reference formula round differently."""
+    rng = np.random.default_rng(23)
+    sa, sb = INT16_SHAPES[shapes]
+    s1, s2 = 0.0003, 0.0004
+    so = s1 * s2 * 3000 if op == "MUL" else 0.0002
+    a, b = (rng.integers(-20000, 20000, s).astype(np.int16) for s in (sa, sb))
+    options = {} if op == "MUL" else {"pot_scale_int16": False}
+    m = model(op, [(sa, np.int16, (s1, 0)), (sb, np.int16, (s2, 0))], (np.broadcast_shapes(sa, sb), np.int16, (so, 0)),
+              fused_activation_function=act, **options)
+    check_op(m, [a, b], backend)
+
+
+def test_int16_add_tail_takes_the_reference_rounding(backend: str) -> None:
+    """Every element an exact tie: LiteRT's optimized ADD rounds the first 16k elements one way
+    and the last ``size % 16`` (its scalar loop) the other."""
+    from gpulite.backends.cpu.kernels import quantized_int16 as q16
+
+    rng = np.random.default_rng(24)
+    a, b = rng.integers(-20000, 20000, (2, 65536)).astype(np.int64)
+    params = q16.add_params(*(float(np.float32(s)) for s in (0.0003, 0.0004, 0.0002)), sub=False)
+    ties = np.nonzero(q16.add_reference(a, b, params) != q16.add_optimized(a, b, params))[0]
+    assert ties.size > 16, "test premise: the two roundings differ on ties"
+    x, y = (np.resize(v[ties], (1, 29)).astype(np.int16) for v in (a, b))
+    m = model("ADD", [(x.shape, np.int16, (0.0003, 0)), (y.shape, np.int16, (0.0004, 0))],
+              (x.shape, np.int16, (0.0002, 0)), pot_scale_int16=False)
+    check_op(m, [x, y], backend)
