@@ -151,3 +151,20 @@ def test_sum_8bit(case, backend):
 def test_sum_8bit_ratio_tenth_ties():
     x = np.random.default_rng(0).integers(-128, 128, (1, 4, 4, 64)).astype(np.int8)
     check_op(*single_op("SUM", [In(x, (0.05, 3)), C(_axes([1, 2]))], keep_dims=True, out_quant=(0.5, -5)), "cpu")
+
+
+INT16_MEANS = {  # input shape, axes, keep_dims, input scale, output scale (zero points 0: the 16x8 mode)
+    "spatial-keep": ((1, 6, 6, 32), [1, 2], True, 0.002, 0.0003),
+    "spatial-drop": ((2, 5, 7, 8), [1, 2], False, 0.001, 0.0005),
+    "rows": ((3, 50), [1], True, 0.0004, 0.0004),
+    "last-axis": ((2, 4, 6), [2], False, 0.0007, 0.001),
+}
+
+
+@pytest.mark.parametrize("case", INT16_MEANS)
+def test_mean_int16(case, backend):
+    """int16 MEAN: TFLite's integer Mean (the count folded into the multiplier); the naive
+    float or divide-after-rescale forms each miss a few of these outputs by one."""
+    shape, axes, keep, si, so = INT16_MEANS[case]
+    x = np.random.default_rng(list(INT16_MEANS).index(case)).integers(-20000, 20000, shape).astype(np.int16)
+    check_op(*single_op("MEAN", [In(x, (si, 0)), C(_axes(axes))], keep_dims=keep, out_quant=(so, 0)), backend)

@@ -3,7 +3,7 @@
 LiteRT runs these in TFLite's builtin kernels (XNNPACK has no int16), measured against LiteRT 2.3:
 
 - ADD (``pot_scale_int16=false``, what the converter writes): the general rescale with a
-  15-bit left shift (``_add_multipliers``'s scheme). Equal shapes run the optimized loop,
+  15-bit left shift (:func:`add_params`). Equal shapes run the optimized loop,
   which folds the shift into the multiply (one rounding, :func:`.quantized_binary.tflite_add_neon`'s
   form) for all but the last ``size % 16`` elements; those, and every broadcast, take the
   reference formula (:func:`.quantized_binary.tflite_add_scalar`'s, double rounding).

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.cpu.quant import multiply_by_quantized_multiplier, quantize_multiplier
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import layout
@@ -65,6 +66,24 @@ def _int8_mean(src, axes, outk, q_in, q_out) -> Callable[[], None]:
     return run
 
 
+def _int16_mean(src, axes, outk, q_in, q_out) -> Callable[[], None]:
+    """int16 MEAN (16x8 mode) as TFLite's ``reference_integer_ops::Mean``: the multiplier of
+    ``s_in / s_out`` is divided by the element count N after shifting it left by
+    ``min(floor(log2 N), 32, 31 + shift)`` bits, then ``MultiplyByQuantizedMultiplier`` of
+    ``sum(q - zp_in)`` plus the output zero point, clamped (LiteRT's only int16 path)."""
+    count = int(np.prod([src.shape[a] for a in axes], dtype=np.int64))
+    mult, shift = quantize_multiplier(float(np.float64(np.float32(q_in[0])) / np.float64(np.float32(q_out[0]))))
+    extra = min(count.bit_length() - 1, 32, 31 + shift)
+    mult, shift = (mult << extra) // count, shift - extra
+    acc = np.empty(outk.shape, np.int64)
+
+    def run() -> None:
+        np.add.reduce(src, axis=axes, dtype=np.int64, out=acc, keepdims=True)
+        res = multiply_by_quantized_multiplier(acc - count * q_in[1], mult, shift) + q_out[1]
+        np.copyto(outk, np.clip(res, -32768, 32767), casting="unsafe")
+    return run
+
+
 def _eight_bit_sum(src, axes, outk, q_in, q_out) -> Callable[[], None]:
     """8-bit SUM as LiteRT's default path runs it:
     ``rint(float32(sum(q - zp_in)) * (s_in / s_out) + zp_out)``, half to even, clamped.
@@ -96,6 +115,8 @@ def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
     count = int(np.prod([src.shape[a] for a in axes], dtype=np.int64))
     if src.dtype == np.int8 and _qparams(ctx.in_info(0)) is not None:
         return _int8_mean(src, axes, outk, _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0)) or (1.0, 0))
+    if src.dtype == np.int16 and _qparams(ctx.in_info(0)) is not None and _qparams(ctx.out_info(0)) is not None:
+        return _int16_mean(src, axes, outk, _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0)))
     if src.dtype.kind == "f":
         def run() -> None:
             np.add.reduce(src, axis=axes, out=outk, keepdims=True)
@@ -111,7 +132,7 @@ def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
             np.trunc(f64, out=f64)  # C++ integer division truncates toward zero
             np.copyto(outk, f64, casting="unsafe")
         return run_int
-    raise _unsupported(node, f"{src.dtype} input; LiteRT's uint8/int16 MEAN rounding is not reproduced")
+    raise _unsupported(node, f"{src.dtype} input; LiteRT's uint8 MEAN rounding is not reproduced")
 
 
 @register_kernel(Op.SUM, "cpu")
