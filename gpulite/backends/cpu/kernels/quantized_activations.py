@@ -23,7 +23,7 @@ from gpulite.backends.cpu.quant import (
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
 from gpulite.graph.shapes import broadcast
-from gpulite.model.opdefs import FusedActivation, Op
+from gpulite.model.opdefs import FusedActivation
 
 Run = Callable[[], None]
 
@@ -39,7 +39,7 @@ def _unary_params(node: Node, ctx) -> tuple[float, int, float, int, np.dtype]:
     return si, zpi, so, zpo, io.dtype
 
 
-def _float_lut(node: Node, ctx, fn: Callable[[np.ndarray], np.ndarray],
+def float_lut(node: Node, ctx, fn: Callable[[np.ndarray], np.ndarray],
                out_scale: float | None, rounding: str = "away") -> Run:
     """LiteRT's ``PopulateLookupTable``: every input value dequantized, transformed in float32,
     multiplied by ``1 / s_out`` in float32 and requantized, clamped. ``rounding``: ``"away"``
@@ -77,12 +77,12 @@ def _tanh(x: np.ndarray) -> np.ndarray:
 
 def quantized_logistic(node: Node, ctx) -> Run:
     """int8/uint8 LOGISTIC; LiteRT requires output scale 1/256 (zero point -128 / 0 by convention)."""
-    return _float_lut(node, ctx, _logistic, 1 / 256)
+    return float_lut(node, ctx, _logistic, 1 / 256)
 
 
 def quantized_tanh(node: Node, ctx) -> Run:
     """int8/uint8 TANH (conventionally output scale 1/128, zero point 0 / 128; LiteRT checks neither)."""
-    return _float_lut(node, ctx, _tanh, None)
+    return float_lut(node, ctx, _tanh, None)
 
 
 def quantized_relu(node: Node, ctx) -> Run:
@@ -214,47 +214,3 @@ def quantized_prelu(node: Node, ctx) -> Run:
     table = roll_signed(np.clip(res, qmin, qmax).astype(io.dtype), io.dtype, (0, 1))
     return pair_lookup(np.ascontiguousarray(table.reshape(-1)), x.view(np.uint8), a.view(np.uint8), out, None)
 
-
-def _exact_gelu(approximate: bool) -> Callable[[np.ndarray], np.ndarray]:
-    from gpulite.backends.cpu.kernels.math_ops import erfc
-
-    def gelu(x: np.ndarray) -> np.ndarray:
-        v = x.astype(np.float64)
-        if approximate:
-            r = 0.5 * v * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (v + 0.044715 * v ** 3)))
-        else:
-            r = 0.5 * v * erfc(-v * np.sqrt(0.5))
-        return r.astype(np.float32)
-    return gelu
-
-
-def _f64(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
-    """A float32 function evaluated in float64 and rounded once (as glibc's expf, logf, ...)."""
-    def wrapped(x: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return fn(x.astype(np.float64)).astype(np.float32)
-    return wrapped
-
-
-_I8, _U8 = np.dtype(np.int8), np.dtype(np.uint8)
-# 8-bit ops LiteRT computes by a table over a float function: (function of the node, rounding
-# of _float_lut, dtypes LiteRT takes), each measured against LiteRT 2.3 on every input code
-# (SQRT's kernel truncates, ELU runs in XNNPACK)
-FLOAT_LUT_FUNCTIONS: dict[str, tuple[Callable[[Node], Callable[[np.ndarray], np.ndarray]], str,
-                                     tuple[np.dtype, ...]]] = {
-    Op.EXP: (lambda node: _f64(np.exp), "away", (_I8,)),
-    Op.LOG: (lambda node: _f64(np.log), "away", (_I8,)),
-    Op.SQRT: (lambda node: _f64(np.sqrt), "trunc", (_I8,)),
-    Op.RSQRT: (lambda node: _f64(lambda v: 1.0 / np.sqrt(v)), "away", (_I8,)),
-    Op.ELU: (lambda node: _f64(lambda v: np.where(v < 0, np.expm1(np.minimum(v, 0)), v)), "even", (_I8,)),
-    Op.GELU: (lambda node: _exact_gelu(bool(getattr(node.options, "approximate", False))), "away", (_I8, _U8)),
-}
-
-
-def quantized_float_lut(node: Node, ctx) -> Run:
-    """int8 EXP, LOG, SQRT, RSQRT, ELU; int8/uint8 GELU: a table over the float function."""
-    make, rounding, dtypes = FLOAT_LUT_FUNCTIONS[node.op]
-    if ctx.in_info(0).dtype not in dtypes:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {ctx.in_info(0).dtype}; LiteRT's kernel "
-                                 f"takes {', '.join(map(str, dtypes))}")
-    return _float_lut(node, ctx, make(node), None, rounding)
