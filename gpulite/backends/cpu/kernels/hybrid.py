@@ -6,10 +6,11 @@ point 0), float32 bias. LiteRT quantizes the float input at run time, multiplies
 and scales the sums back to float. Which quantization runs depends on the kernel that takes
 the op in LiteRT's default configuration (measured against LiteRT 2.3):
 
-- CONV_2D, FULLY_CONNECTED and BATCH_MATMUL go to the XNNPACK delegate, which quantizes
-  asymmetrically ("qd8") whatever ``asymmetric_quantize_inputs`` says: per image for a conv,
-  per row of ``depth`` values otherwise, with ``xnn_f32_qd8_asymmetric_quantization_params``
-  (:func:`quantize_xnnpack`).
+- CONV_2D, FULLY_CONNECTED, BATCH_MATMUL and TRANSPOSE_CONV (:mod:`.transpose_conv`) go to
+  the XNNPACK delegate, which quantizes asymmetrically ("qd8") whatever
+  ``asymmetric_quantize_inputs`` says: per image for a conv (per pixel for a pointwise conv,
+  which it runs as a fully connected op), per row of ``depth`` values otherwise, with
+  ``xnn_f32_qd8_asymmetric_quantization_params`` (:func:`quantize_xnnpack`).
 - DEPTHWISE_CONV_2D runs TFLite's builtin ``EvalHybridPerChannel``: per image, with
   ``AsymmetricQuantizeFloats`` (:func:`quantize_tflite`); it needs per-channel filter scales.
 
