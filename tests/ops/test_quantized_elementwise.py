@@ -445,3 +445,13 @@ def test_int16_add_tail_takes_the_reference_rounding(backend: str) -> None:
     m = model("ADD", [(x.shape, np.int16, (0.0003, 0)), (y.shape, np.int16, (0.0004, 0))],
               (x.shape, np.int16, (0.0002, 0)), pot_scale_int16=False)
     check_op(m, [x, y], backend)
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.5])
+@pytest.mark.parametrize("in_scale", [0.0001, 0.0005, 0.002])
+@pytest.mark.parametrize("shape", [(4, 10), (2, 3, 300), (5, 1)], ids=lambda s: "x".join(map(str, s)))
+def test_softmax_int16(shape, in_scale: float, beta: float, backend: str) -> None:
+    """int16 SOFTMAX (16x8 mode): TFLite's exp and 1/(1+x) tables with interpolation, exact."""
+    x = np.random.default_rng(25).integers(-20000, 20000, shape).astype(np.int16)
+    m = model("SOFTMAX", [(shape, np.int16, (in_scale, 0))], (shape, np.int16, (1 / 32768, 0)), beta=beta)
+    check_op(m, [x], backend)

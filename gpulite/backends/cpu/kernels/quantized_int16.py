@@ -1,4 +1,4 @@
-"""int16 ADD, SUB and MUL of the 16x8 quantization mode (zero points 0), as LiteRT computes them.
+"""int16 ADD, SUB, MUL and SOFTMAX of the 16x8 quantization mode (zero points 0), as LiteRT computes them.
 
 LiteRT runs these in TFLite's builtin kernels (XNNPACK has no int16), measured against LiteRT 2.3:
 
@@ -93,4 +93,60 @@ def int16_binary(node: Node, ctx) -> Callable[[], None]:
     def run() -> None:
         x, y = np.broadcast_arrays(a.astype(np.int64), b.astype(np.int64))
         np.copyto(out, np.clip(compute(x, y), lo, hi), casting="unsafe")
+    return run
+
+
+def gen_lut(func: Callable[[float], float], in_min: float, in_max: float, out_min: float, out_max: float) -> np.ndarray:
+    """TFLite's ``gen_lut`` for int16: 513 Q15 samples of ``func`` over [in_min, in_max] (double),
+    each biased by half the rounding error of linear interpolation at its interval's midpoint."""
+    steps = 512
+    step = (in_max - in_min) / steps
+    scale = 65536.0 / (out_max - out_min)
+
+    def rnd(v: float) -> float:  # TfLiteRound: half away from zero
+        return float(np.copysign(np.floor(abs(v) + 0.5), v))
+    lut = np.empty(steps + 1, np.int64)
+    for i in range(steps):
+        val, mid, nxt = (func(in_min + i * step + d) for d in (0.0, step / 2, step))
+        interp = rnd((nxt * scale + rnd(val * scale)) / 2)
+        bias = rnd((interp - rnd(mid * scale)) / 2)
+        lut[i] = min(max(rnd(val * scale) - bias, -32768), 32767)
+    lut[steps] = min(max(rnd(func(in_max) * scale), -32768), 32767)
+    return lut
+
+
+def lut_lookup(x: np.ndarray, lut: np.ndarray) -> np.ndarray:
+    """TFLite's int16 ``lut_lookup``: the 9-bit index ``256 + (x >> 7)`` and a 7-bit interpolation."""
+    idx = 256 + (x >> 7)
+    base = lut[idx]
+    return base + (((lut[idx + 1] - base) * (x & 0x7F) + 64) >> 7)
+
+
+_EXP_LUT = gen_lut(np.exp, -10.0, 0.0, -1.0, 1.0)
+_RECIPROCAL_LUT = gen_lut(lambda v: 1.0 / (1.0 + v), 0.0, 1.0, -1.0, 1.0)
+
+
+def softmax_int16(node: Node, ctx, beta: float) -> Callable[[], None]:
+    """int16 SOFTMAX (16x8 mode) as TFLite's ``SoftmaxInt16``: ``x - max`` rescaled so that
+    [-65535, 0] spans [-10, 0], exp by table, the Q15 sum's reciprocal by a 1/(1+x) table after
+    normalising by its leading zeros, the product shifted back to Q15 (output scale 1/32768)."""
+    ii, io = ctx.in_info(0), ctx.out_info(0)
+    (si, zi), (so, zo) = scale_zp(node, ii), scale_zp(node, io)
+    if io.dtype != np.int16 or zi != 0 or zo != 0 or abs(so - 1.0 / 32768) > 1e-9:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 SOFTMAX needs zero points 0 and output scale "
+                                 f"1/32768 (as LiteRT), got input zp {zi}, output {io.dtype} scale {so} zp {zo}")
+    mult, shift = quantize_multiplier(si * float(_F32(beta)) / (10.0 / 65535.0))
+    x, out = ctx.input(0), ctx.output(0)
+
+    def run() -> None:
+        v = x.astype(np.int64)
+        diff = multiply_by_quantized_multiplier(v - v.max(axis=-1, keepdims=True), mult, shift) + 32767
+        e = lut_lookup(np.clip(diff, -32768, 32767), _EXP_LUT)
+        total = e.sum(axis=-1, keepdims=True)
+        headroom = 64 - np.frexp(total.astype(np.float64))[1] - 32  # count of leading zeros in 32 bits
+        shifted = ((total << (headroom - 1)) + (1 << 13)) >> 14
+        recip = lut_lookup(np.clip(shifted - ((1 << 15) + (1 << 16)), -32768, 32767), _RECIPROCAL_LUT)
+        right = 31 - headroom
+        res = (e * recip + (np.int64(1) << (right - 1))) >> right
+        np.copyto(out, np.clip(res, 0, 32767), casting="unsafe")
     return run
