@@ -8,6 +8,7 @@ converted by TensorFlow's ``TFLiteConverter`` the ways tutorials do it:
 - ``float16``: ``DEFAULT`` with ``supported_types=[float16]`` (fp16 weights + DEQUANTIZE);
 - ``int8``: full integer quantization with a representative dataset, float I/O;
 - ``int8io``: the same with ``inference_input_type/inference_output_type = int8``;
+- ``uint8io``: the same with uint8 I/O (QUANTIZE between uint8 and int8 at the boundaries);
 - ``int16x8``: int16 activations and int8 weights
   (``EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8``), float I/O.
 
@@ -69,7 +70,7 @@ def mobilenet_v3_block() -> tf.keras.Model:
 
 
 MODELS = {"conv_net": conv_net, "mlp": mlp, "mnv3_block": mobilenet_v3_block}
-MODES = ("dynamic", "float16", "int8", "int8io", "int16x8")
+MODES = ("dynamic", "float16", "int8", "int8io", "uint8io", "int16x8")
 # the converter has no 16x8 HARD_SWISH ("Quantization to 16x8-bit not yet supported")
 SKIP = {("mnv3_block", "int16x8")}
 
@@ -95,7 +96,7 @@ def convert(model: tf.keras.Model, mode: str) -> bytes:
     conv.optimizations = [tf.lite.Optimize.DEFAULT]
     if mode == "float16":
         conv.target_spec.supported_types = [tf.float16]
-    elif mode in ("int8", "int8io", "int16x8"):
+    elif mode in ("int8", "int8io", "uint8io", "int16x8"):
         shape = [int(d) for d in model.inputs[0].shape]
         rng = np.random.default_rng(1)
 
@@ -106,9 +107,8 @@ def convert(model: tf.keras.Model, mode: str) -> bytes:
         conv.target_spec.supported_ops = [
             tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8 if mode == "int16x8"
             else tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        if mode == "int8io":
-            conv.inference_input_type = tf.int8
-            conv.inference_output_type = tf.int8
+        if mode in ("int8io", "uint8io"):
+            conv.inference_input_type = conv.inference_output_type = tf.int8 if mode == "int8io" else tf.uint8
     return conv.convert()
 
 

@@ -3,7 +3,7 @@ against LiteRT with default options, end to end on the cpu backend.
 
 Each of three small Keras models (a conv net, an MLP, a MobileNetV3-like block with
 hard-swish and squeeze-excite) as TensorFlow's converter writes it dynamic-range (hybrid),
-float16-weight, full-int8 with float I/O and full-int8 with int8 I/O (and the conv net and MLP in
+float16-weight, full-int8 with float, int8 and uint8 I/O (and the conv net and MLP in
 the 16x8 mode: int16 activations, int8 weights). Tolerances are the
 issue's: float outputs within ``1e-4 * max(1, max|ref|)`` or twice the disagreement between
 LiteRT's default and reference kernels measured in the same run; quantized outputs within
