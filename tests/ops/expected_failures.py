@@ -116,7 +116,8 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_conv.py::test_transpose_conv_hybrid[*]", "hybrid TRANSPOSE_CONV (int8 filter): runs on the CPU fallback"),
     ("test_conv.py::test_conv_int16x8[*]", f"int16x8 CONV_2D / DEPTHWISE_CONV_2D: {_INT8}"),
     ("test_fc.py::test_fully_connected_int16x8[*]", f"int16x8 FULLY_CONNECTED: {_INT8}"),
-    ("test_quantized_elementwise.py::test_int16_*", f"int16 ADD / SUB / MUL (16x8 mode): {_INT8}"),
+    ("test_quantized_elementwise.py::test_int16_*",
+     f"int16 ADD / SUB / MUL / RELU / RELU6 / LEAKY_RELU (16x8 mode): {_INT8}"),
     ("test_reduce.py::test_mean_int16[*]", f"int16 MEAN (16x8 mode): {_INT8}"),
     ("test_pool.py::test_pool_int16[*]", f"int16 MAX_POOL_2D / AVERAGE_POOL_2D (16x8 mode): {_INT8}"),
 ]

@@ -455,3 +455,14 @@ def test_softmax_int16(shape, in_scale: float, beta: float, backend: str) -> Non
     x = np.random.default_rng(25).integers(-20000, 20000, shape).astype(np.int16)
     m = model("SOFTMAX", [(shape, np.int16, (in_scale, 0))], (shape, np.int16, (1 / 32768, 0)), beta=beta)
     check_op(m, [x], backend)
+
+
+@pytest.mark.parametrize("ratio", ["1.25", "0.3", "1"])
+@pytest.mark.parametrize("op", ["RELU", "RELU6", "LEAKY_RELU"])
+def test_int16_activations_all_values(op: str, ratio: str, backend: str) -> None:
+    """int16 RELU, RELU6 and LEAKY_RELU (16x8 mode) on every code: TFLite's fixed-point rescale by
+    ratios computed in float32 (1.25 = 0.0002 / 0.00016 puts odd codes on ties)."""
+    si, so = {"1.25": (0.0002, 0.00016), "0.3": (0.0003, 0.001), "1": (0.0005, 0.0005)}[ratio]
+    x = np.arange(-32768, 32768).astype(np.int16).reshape(1, -1)
+    options = {"alpha": 0.2} if op == "LEAKY_RELU" else {}
+    check_op(model(op, [(x.shape, np.int16, (si, 0))], (x.shape, np.int16, (so, 0)), **options), [x], backend)

@@ -55,6 +55,11 @@ _QUANTIZED: dict[str, Callable[[Node, object], Run]] = {
 }
 
 
+def _int16_quantized(info) -> bool:
+    """An int16 tensor with a scale (the 16x8 mode), which the table kernels also take."""
+    return info.dtype == np.int16 and info.quant is not None and info.quant.scale.size > 0
+
+
 def _float_io(node: Node, ctx) -> tuple[np.ndarray, np.ndarray]:
     x, out = ctx.input(0), ctx.output(0)
     if ctx.in_info(0).dtype != _FLOAT or ctx.out_info(0).dtype != _FLOAT:
@@ -67,8 +72,9 @@ def _float_io(node: Node, ctx) -> tuple[np.ndarray, np.ndarray]:
 
 
 def unary_activation(node: Node, ctx) -> Run:
-    """Factory for RELU, RELU6, RELU_N1_TO_1, TANH and LOGISTIC (float32 or int8/uint8)."""
-    if is_quantized(ctx.in_info(0)):
+    """Factory for RELU, RELU6, RELU_N1_TO_1, TANH and LOGISTIC (float32 or int8/uint8; RELU and
+    RELU6 also int16, as LiteRT)."""
+    if is_quantized(ctx.in_info(0)) or (node.op in (Op.RELU, Op.RELU6) and _int16_quantized(ctx.in_info(0))):
         return _QUANTIZED[node.op](node, ctx)
     x, out = _float_io(node, ctx)
     fn = FLOAT_UNARY[node.op]
@@ -88,7 +94,7 @@ def _slope_side(alpha: np.ndarray | float) -> Callable[..., np.ndarray] | None:
 @register_kernel(Op.LEAKY_RELU, "cpu")
 def leaky_relu(node: Node, ctx) -> Run:
     """Float32 LEAKY_RELU: ``x > 0 ? x : alpha * x`` with ``alpha`` from LeakyReluOptions."""
-    if is_quantized(ctx.in_info(0)):
+    if is_quantized(ctx.in_info(0)) or _int16_quantized(ctx.in_info(0)):
         return qa.quantized_leaky_relu(node, ctx)
     x, out = _float_io(node, ctx)
     alpha = np.float32(getattr(node.options, "alpha", 0.0))

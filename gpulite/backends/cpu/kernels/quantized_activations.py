@@ -167,9 +167,9 @@ def quantized_leaky_relu(node: Node, ctx) -> Run:
 
     Where XNNPACK takes it (scale ratios in its range), its ``qs8/qu8-vlrelu``: 8-bit fixed-point
     multipliers ``lrintf(256 * s_in / s_out)`` (times ``alpha`` for negative inputs, float32) and
-    ``((x - zp_in) * m + 128) >> 8`` plus the output zero point. Elsewhere TFLite's
-    ``QuantizeLeakyRelu``: ``MultiplyByQuantizedMultiplier`` by ``s_in / s_out`` or
-    ``s_in * alpha / s_out`` (double), plus the output zero point.
+    ``((x - zp_in) * m + 128) >> 8`` plus the output zero point. Elsewhere (and for int16)
+    TFLite's ``QuantizeLeakyRelu``: ``MultiplyByQuantizedMultiplier`` by ``s_in / s_out`` or
+    ``s_in * alpha / s_out`` (float32), plus the output zero point.
     """
     si, zpi, so, zpo, dt = _unary_params(node, ctx)
     alpha = np.float32(getattr(node.options, "alpha", 0.0))
@@ -177,12 +177,13 @@ def quantized_leaky_relu(node: Node, ctx) -> Run:
     v = np.arange(qmin, qmax + 1, dtype=np.int64) - zpi
     positive = np.float32(si) / np.float32(so)
     negative = positive * alpha
-    if _xnn_lrelu_accepts(positive, negative):
+    if dt.itemsize == 1 and _xnn_lrelu_accepts(positive, negative):  # XNNPACK has no int16
         pm, nm = (int(np.rint(np.float32(256) * s)) for s in (positive, negative))
         res = ((np.where(v >= 0, pm, nm) * v + 128) >> 8) + zpo
     else:
-        m1, s1 = quantize_multiplier(float(np.float64(si) / np.float64(so)))
-        m2, s2 = quantize_multiplier(float(np.float64(si) * np.float64(alpha) / np.float64(so)))
+        # leaky_relu.cc computes both ratios in float32 (double-ratio ties round one code off)
+        m1, s1 = quantize_multiplier(float(positive))
+        m2, s2 = quantize_multiplier(float(np.float32(np.float32(si) * alpha) / np.float32(so)))
         res = np.where(v >= 0, multiply_by_quantized_multiplier(v, m1, s1),
                        multiply_by_quantized_multiplier(v, m2, s2)) + zpo
     return int_lut(np.clip(res, qmin, qmax), ctx)
