@@ -106,7 +106,7 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_quantized_elementwise.py::test_leaky_relu_all_values[*]", f"int8/uint8 LEAKY_RELU: {_INT8}"),
     ("test_quantized_elementwise.py::test_prelu_*", f"int8/uint8 PRELU: {_INT8}"),
     ("test_fc.py::test_batch_matmul_quantized[*]", f"int8/int16 BATCH_MATMUL: {_INT8}"),
-    ("test_resize.py::test_resize_bilinear_quantized[*]", f"int8/uint8 RESIZE_BILINEAR: {_INT8}"),
+    ("test_resize.py::test_resize_bilinear_quantized[*]", f"int8/uint8/int16 RESIZE_BILINEAR: {_INT8}"),
     ("test_quantized_elementwise.py::test_float_table_ops_all_values[*]",
      f"int8/uint8 EXP / LOG / SQRT / RSQRT / ELU / GELU tables: {_INT8}"),
     ("test_quantized_elementwise.py::test_squared_difference_int8_all_pairs[*]",
