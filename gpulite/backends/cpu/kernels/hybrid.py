@@ -101,6 +101,7 @@ def filter_scales(node, ctx, channels: int, axis: int, per_tensor_ok: bool = Tru
 
 
 def float_bias(node, ctx, channels: int) -> np.ndarray | None:
+    """The constant float32 bias (input 2) as a vector of ``channels``, or None when omitted."""
     if not ctx.has_input(2):
         return None
     b = ctx.const(2)
