@@ -133,25 +133,28 @@ def _quant_model(op: str, case, kind: str, seed: int, zero_bias: bool = False) -
     rng = np.random.default_rng(seed)
     shape, (kh, kw), m, (sh, sw), (dh, dw), pad, act, has_bias = case
     oh, ow = _out_hw(case)
-    dt = np.uint8 if kind.startswith("uint8") else np.int8
+    sixteen = kind.startswith("int16x8")  # int16 activations (zero point 0), int8 weights, int64 bias
+    dt = np.int16 if sixteen else np.uint8 if kind.startswith("uint8") else np.int8
     per_channel = kind.endswith("per-channel")
     co = m if op == "CONV_2D" else shape[3] * m
     wshape, axis = ((co, kh, kw, shape[3]), 0) if op == "CONV_2D" else ((1, kh, kw, co), 3)
-    s_in, zp_in = 0.03, (7 if dt == np.int8 else 131)
+    s_in, zp_in = (0.0005, 0) if sixteen else (0.03, 7 if dt == np.int8 else 131)
+    x_max = 3000 if sixteen else 128  # inputs drawn from [-x_max, x_max) (8-bit: the whole range)
     w_scale = rng.uniform(0.004, 0.02, co).astype(np.float32) if per_channel else np.float32(0.011)
-    if dt == np.int8:
+    if dt != np.uint8:
         wq, w_zp = rng.integers(-127, 128, wshape).astype(np.int8), 0
     else:
         wq, w_zp = rng.integers(0, 256, wshape).astype(np.uint8), 121
     taps = kh * kw * (shape[3] if op == "CONV_2D" else 1)
-    spread = np.sqrt(taps) * 74 * 74 * s_in * float(np.max(w_scale))  # ~std of the real accumulator
-    s_out, zp_out = float(spread * 3 / 127), (-4 if dt == np.int8 else 125)
+    spread = np.sqrt(taps) * 74 * (x_max * 74 // 128) * s_in * float(np.max(w_scale))  # ~std of the accumulator
+    s_out = float(spread * 3 / (32767 if sixteen else 127))
+    zp_out = 0 if sixteen else (-4 if dt == np.int8 else 125)
     mb = ModelBuilder()
     x = mb.input("x", shape, dt, quant=(s_in, zp_in))
     zps = np.full(np.size(w_scale), w_zp, np.int64)
     w = mb.const("w", wq, quant=Quant(scale=w_scale, zero_point=zps, axis=axis))
     b = -1
-    bq = rng.integers(-3000, 3000, co).astype(np.int32)
+    bq = rng.integers(-3000, 3000, co).astype(np.int64 if sixteen else np.int32)
     if has_bias or zero_bias:
         b_scale = (np.float32(s_in) * np.atleast_1d(w_scale)).astype(np.float32)
         bq = bq if has_bias else np.zeros_like(bq)
@@ -163,8 +166,8 @@ def _quant_model(op: str, case, kind: str, seed: int, zero_bias: bool = False) -
         opts["depth_multiplier"] = m
     mb.op(op, [x, w, b], [y], **opts)
     mb.output(y)
-    info = np.iinfo(dt)
-    return mb.build(), rng.integers(info.min, info.max + 1, shape).astype(dt)
+    lo, hi = (-x_max, x_max) if sixteen else (np.iinfo(dt).min, np.iinfo(dt).max + 1)
+    return mb.build(), rng.integers(lo, hi, shape).astype(dt)
 
 
 @pytest.mark.parametrize("kind", QUANT_KINDS)
@@ -183,6 +186,18 @@ def test_depthwise_quantized(case: str, kind: str, backend: str) -> None:
     ref_model = _quant_model("DEPTHWISE_CONV_2D", DW_CASES[case], kind, 13, zero_bias=True)[0]
     tol = int(("DEPTHWISE_CONV_2D", case, kind) in OPTIMIZED_ROUNDING_CASES)
     check_quantized(model, [x], backend, int_tol=tol, ref_model=ref_model)
+
+
+@pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
+@pytest.mark.parametrize("case", QUANT_CASES)
+def test_conv_int16x8(op: str, case: str, backend: str) -> None:
+    """The 16x8 mode (int16 activations, int8 per-channel weights, int64 bias): TFLite's kernels
+    accumulate in int64 and rescale with the int64 MultiplyByQuantizedMultiplier (a Q15 multiplier,
+    one rounding); LiteRT has no other path for it, so the match is exact."""
+    cases = CASES if op == "CONV_2D" else DW_CASES
+    model, x = _quant_model(op, cases[case], "int16x8-per-channel", 18)
+    ref_model = _quant_model(op, cases[case], "int16x8-per-channel", 18, zero_bias=True)[0]
+    check_quantized(model, [x], backend, ref_model=ref_model)
 
 
 # id: (input NHWC, kernel, out channels, stride, padding, output HW, bias, activation)
@@ -211,6 +226,48 @@ def test_transpose_conv(case: str, backend: str) -> None:
           fused_activation_function=act, op_version=4)
     mb.output(y)
     check_op(mb.build(), [rng.standard_normal(shape).astype(np.float32)], backend)
+
+
+def _tconv_quant_model(case: str, kind: str, per_channel: bool, rng) -> tuple[bytes, np.ndarray]:
+    """TRANSPOSE_CONV of TCONV_CASES[case] with int8 weights: ``kind`` "int8" (int8 tensors, int32
+    bias) or "hybrid" (float input, output and bias, as the dynamic-range converter writes it)."""
+    shape, (kh, kw), co, (sh, sw), pad, (oh, ow), has_bias, act = TCONV_CASES[case]
+    s_w = rng.uniform(0.002, 0.01, co if per_channel else 1).astype(np.float32)
+    w = rng.integers(-127, 128, (co, kh, kw, shape[3])).astype(np.int8)
+    mb = ModelBuilder()
+    oshape = mb.const("output_shape", np.array([shape[0], oh, ow, co], np.int32))
+    wi = mb.const("w", w, quant=Quant(s_w, 0, axis=0))
+    if kind == "int8":
+        x = mb.input("x", shape, np.int8, quant=(0.05, 3))
+        b_scale = (np.float32(0.05) * s_w).astype(np.float32)
+        b = mb.const("b", rng.integers(-500, 500, co).astype(np.int32), quant=Quant(b_scale, 0)) if has_bias else -1
+        y = mb.tensor("y", (shape[0], oh, ow, co), np.int8, quant=(0.08, -2))
+        xv = rng.integers(-128, 128, shape).astype(np.int8)
+    else:
+        x = mb.input("x", shape, np.float32)
+        b = mb.const("b", rng.standard_normal(co).astype(np.float32)) if has_bias else -1
+        y = mb.tensor("y", (shape[0], oh, ow, co), np.float32)
+        xv = rng.normal(0.3, 1.0, shape).astype(np.float32)
+    mb.op("TRANSPOSE_CONV", [oshape, wi, x, b], [y], padding=pad, stride_h=sh, stride_w=sw,
+          fused_activation_function=act, op_version=4)
+    mb.output(y)
+    return mb.build(), xv
+
+
+@pytest.mark.parametrize("case", TCONV_CASES)
+def test_transpose_conv_int8(case: str, backend: str) -> None:
+    """Per-channel int8 weights: exact against LiteRT's reference kernel, within one code of its
+    default path (XNNPACK's fp32 rescale)."""
+    model, x = _tconv_quant_model(case, "int8", True, np.random.default_rng(16))
+    check_quantized(model, [x], backend, int_tol=1)
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
+@pytest.mark.parametrize("case", TCONV_CASES)
+def test_transpose_conv_hybrid(case: str, per_channel: bool, backend: str) -> None:
+    """Dynamic-range TRANSPOSE_CONV (float input, int8 weights; the U-Net decoders of dynrange models)."""
+    model, x = _tconv_quant_model(case, "hybrid", per_channel, np.random.default_rng(17))
+    check_op(model, [x], backend)
 
 
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])

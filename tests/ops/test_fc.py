@@ -67,30 +67,33 @@ def _fc_quant_model(case, kind: str, seed: int) -> tuple[bytes, np.ndarray]:
     shape, units, keep, has_bias, act = FC_CASES[case]
     depth = _fc_depth(case)
     rng = np.random.default_rng(seed)
-    dt = np.uint8 if kind.startswith("uint8") else np.int8
-    s_in, zp_in = 0.04, (-9 if dt == np.int8 else 117)
+    sixteen = kind.startswith("int16x8")  # int16 activations (zero point 0), int8 weights, int64 bias
+    dt = np.int16 if sixteen else np.uint8 if kind.startswith("uint8") else np.int8
+    s_in, zp_in = (0.001, 0) if sixteen else (0.04, -9 if dt == np.int8 else 117)
+    x_max = 3000 if sixteen else 128
     if kind.endswith("per-channel"):
         w_scale = rng.uniform(0.004, 0.02, units).astype(np.float32)
     else:
         w_scale = np.float32(0.013)
-    if dt == np.int8:
+    if dt != np.uint8:
         wq, w_zp = rng.integers(-127, 128, (units, depth)).astype(np.int8), 0
     else:
         wq, w_zp = rng.integers(0, 256, (units, depth)).astype(np.uint8), 130
-    s_out = float(np.sqrt(depth) * 74 * 74 * s_in * np.max(w_scale) * 3 / 127)
+    s_out = float(np.sqrt(depth) * 74 * (x_max * 74 // 128) * s_in * np.max(w_scale) * 3 / (32767 if sixteen else 127))
     mb = ModelBuilder()
     x = mb.input("x", shape, dt, quant=(s_in, zp_in))
     w = mb.const("w", wq, quant=Quant(scale=w_scale, zero_point=np.full(np.size(w_scale), w_zp, np.int64)))
     b = -1
     if has_bias:
         b_scale = (np.float32(s_in) * np.atleast_1d(w_scale)).astype(np.float32)
-        b = mb.const("b", rng.integers(-4000, 4000, units).astype(np.int32),
+        b = mb.const("b", rng.integers(-4000, 4000, units).astype(np.int64 if sixteen else np.int32),
                      quant=Quant(scale=b_scale, zero_point=np.zeros(b_scale.size, np.int64)))
-    y = mb.tensor("y", _fc_out_shape(shape, depth, units, keep), dt, quant=(s_out, 3 if dt == np.int8 else 128))
+    zp_out = 0 if sixteen else (3 if dt == np.int8 else 128)
+    y = mb.tensor("y", _fc_out_shape(shape, depth, units, keep), dt, quant=(s_out, zp_out))
     mb.op("FULLY_CONNECTED", [x, w, b], [y], keep_num_dims=keep, fused_activation_function=act)
     mb.output(y)
-    info = np.iinfo(dt)
-    return mb.build(), rng.integers(info.min, info.max + 1, shape).astype(dt)
+    lo, hi = (-x_max, x_max) if sixteen else (np.iinfo(dt).min, np.iinfo(dt).max + 1)
+    return mb.build(), rng.integers(lo, hi, shape).astype(dt)
 
 
 # Default LiteRT (XNNPACK fp32 requantization) puts a few outputs of these one code away from
@@ -104,6 +107,14 @@ FC_OPTIMIZED_ROUNDING = set()
 def test_fully_connected_quantized(case: str, kind: str, backend: str) -> None:
     model, x = _fc_quant_model(case, kind, 32)
     check_quantized(model, [x], backend, int_tol=int((case, kind) in FC_OPTIMIZED_ROUNDING))
+
+
+@pytest.mark.parametrize("kind", ["int16x8-per-tensor", "int16x8-per-channel"])
+@pytest.mark.parametrize("case", ["2d-relu", "4d-flatten", "3d-keep-dims", "nobias", "hand-landmark"])
+def test_fully_connected_int16x8(case: str, kind: str, backend: str) -> None:
+    """16x8 FC: int64 accumulators rescaled by the int64 MultiplyByQuantizedMultiplier, exact."""
+    model, x = _fc_quant_model(case, kind, 38)
+    check_quantized(model, [x], backend)
 
 
 def test_fully_connected_fused_tanh_is_rejected() -> None:
@@ -195,3 +206,31 @@ def test_batch_matmul_resized_input(backend: str) -> None:
     mb.op("BATCH_MATMUL", [a, b], [y])
     mb.output(y)
     check_op(mb.build(), [rng.standard_normal((5, 7, 4)).astype(np.float32)], backend)
+
+
+# (dtype, (s_lhs, zp_lhs, s_rhs, zp_rhs, s_out, zp_out)): LiteRT rescales int8 once where the RHS
+# zero point is 0 (optimized kernel) and twice (reference kernel) otherwise; int16 with the
+# int64 overload's 16-bit multiplier. 64K outputs each, so a wrong rounding shows (measured:
+# dozens of codes differ between the two int8 forms).
+QBMM_CASES = {
+    "int8-rhs-zp0": (np.int8, (0.02, -10, 0.03, 0, 0.4, 7)),
+    "int8-rhs-zp0-lhs-zp0": (np.int8, (0.013, 0, 0.021, 0, 0.9, 0)),
+    "int8-rhs-zp5": (np.int8, (0.02, -10, 0.03, 5, 0.4, 7)),
+    "int16": (np.int16, (0.02, 0, 0.03, 0, 20.0, 0)),
+}
+
+
+@pytest.mark.parametrize("const_rhs", [False, True], ids=["rhs-input", "rhs-const"])
+@pytest.mark.parametrize("case", list(QBMM_CASES))
+def test_batch_matmul_quantized(case: str, const_rhs: bool, backend: str) -> None:
+    dt, (sl, zl, sr, zr, so, zo) = QBMM_CASES[case]
+    rng = np.random.default_rng(37)
+    lo, hi = (-128, 128) if dt == np.int8 else (-3000, 3000)
+    lhs, rhs = rng.integers(lo, hi, (4, 128, 96)).astype(dt), rng.integers(lo, hi, (4, 96, 128)).astype(dt)
+    mb = ModelBuilder()
+    a = mb.input("a", lhs.shape, dt, quant=(sl, zl))
+    b = mb.const("b", rhs, quant=(sr, zr)) if const_rhs else mb.input("b", rhs.shape, dt, quant=(sr, zr))
+    y = mb.tensor("y", (4, 128, 128), dt, quant=(so, zo))
+    mb.op("BATCH_MATMUL", [a, b], [y])
+    mb.output(y)
+    check_op(mb.build(), [lhs] if const_rhs else [lhs, rhs], backend)

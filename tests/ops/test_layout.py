@@ -145,27 +145,27 @@ def test_concat_with_constant_input(backend):
     check_op(*single_op("CONCATENATION", [In(f32(1, 4)), C(f32(1, 3)), In(f32(1, 2))], axis=1), backend)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.uint8])
-def test_concat_declared_activation_rejected(dtype):
-    """TFLite's CONCATENATION kernel refuses a declared fused activation in Prepare (only the
-    XNNPACK delegate takes it, and drops it); gpulite refuses it at allocate_tensors."""
+@pytest.mark.parametrize("act", ["RELU", "RELU6", "RELU_N1_TO_1", "TANH"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint8], ids=["float32", "int8", "uint8"])
+def test_concat_declared_activation_runs_as_xnnpack(dtype, act, backend):
+    """TFLite's CONCATENATION kernel refuses a declared fused activation in Prepare, but LiteRT's
+    default path hands the node to XNNPACK, which drops the activation: gpulite runs it the same
+    way (negative and large values in the inputs, so an applied clamp would show)."""
     from ai_edge_litert.interpreter import Interpreter as LiteRT
     from ai_edge_litert.interpreter import OpResolverType
 
-    x = f32(1, 4) if dtype == np.float32 else q8(np.uint8, 1, 4)
-    quant = None if dtype == np.float32 else (0.1, 3)
+    xs = [f32(1, 4) * 5, f32(1, 4) * 5] if dtype == np.float32 else [q8(dtype, 1, 4), q8(dtype, 1, 4)]
+    quant = None if dtype == np.float32 else (0.1, 3 if dtype == np.int8 else 130)
     mb = ModelBuilder()
     a, b = mb.input("a", (1, 4), dtype, quant=quant), mb.input("b", (1, 4), dtype, quant=quant)
     y = mb.tensor("y", (2, 4), dtype, quant=quant)
-    mb.op("CONCATENATION", [a, b], [y], axis=0, fused_activation_function="RELU")
+    mb.op("CONCATENATION", [a, b], [y], axis=0, fused_activation_function=act)
     mb.output(y)
     model = mb.build()
     ref = LiteRT(model_content=model, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
     with pytest.raises(RuntimeError, match="activation"):
         ref.allocate_tensors()
-    with pytest.raises(UnsupportedOpError, match="RELU"):
-        Interpreter(model_content=model).allocate_tensors()
-    assert x.dtype == dtype
+    check_op(model, xs, backend)
 
 
 def test_concat_then_relu_fused(backend):

@@ -83,3 +83,27 @@ def test_pool_resized_input(op: str, backend: str) -> None:
     case = ((1, 8, 8, 3), (3, 3), (2, 2), "SAME", "NONE")
     x = np.random.default_rng(22).standard_normal((2, 11, 13, 3)).astype(np.float32)
     check_op(_model(op, case, np.float32), [x], backend)
+
+
+# (input, kernel, stride, padding, activation): the 16x8 mode's int16 pooling (zero point 0)
+INT16_POOLS = {
+    "k2-s2-valid": ((1, 8, 8, 16), 2, 2, "VALID", "NONE"),
+    "k3-s2-same-relu": ((2, 7, 7, 5), 3, 2, "SAME", "RELU"),
+    "k3-s1-same-relu6": ((1, 9, 9, 3), 3, 1, "SAME", "RELU6"),
+    "global": ((1, 6, 6, 8), 6, 1, "VALID", "NONE"),
+}
+
+
+@pytest.mark.parametrize("case", INT16_POOLS)
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+def test_pool_int16(op: str, case: str, backend: str) -> None:
+    shape, k, s, pad, act = INT16_POOLS[case]
+    x = np.random.default_rng(26).integers(-20000, 20000, shape).astype(np.int16)
+    oh = (shape[1] - k) // s + 1 if pad == "VALID" else -(-shape[1] // s)
+    mb = ModelBuilder()
+    xi = mb.input("x", shape, np.int16, quant=(0.001, 0))
+    y = mb.tensor("y", (shape[0], oh, oh, shape[3]), np.int16, quant=(0.001, 0))
+    mb.op(op, [xi], [y], padding=pad, stride_w=s, stride_h=s, filter_width=k, filter_height=k,
+          fused_activation_function=act)
+    mb.output(y)
+    check_op(mb.build(), [x], backend)

@@ -183,7 +183,7 @@ def test_maximum_minimum_raw(dtype, backend: str) -> None:
         check_op(model(op, [(a.shape, dtype, q), (b.shape, dtype, q)], (a.shape, dtype, q)), [a, b], backend)
 
 
-# ---- table ops: LOGISTIC, TANH, RELU family -------------------------------------------------
+# ---- table ops: LOGISTIC, TANH, RELU family, HARD_SWISH -------------------------------------------------
 LUT_CASES = {
     "logistic-int8": ("LOGISTIC", I8, (0.07, 3), (1 / 256, -128)),
     "logistic-int8-fine": ("LOGISTIC", I8, (0.01, -20), (1 / 256, -128)),
@@ -195,6 +195,14 @@ LUT_CASES = {
     "relu6-int8": ("RELU6", I8, (0.07, 3), (0.03, -128)),
     "relu6-uint8-tie": ("RELU6", U8, (0.07, 3), (4.0, 0)),
     "relu_n1_to_1-uint8": ("RELU_N1_TO_1", U8, (0.01, 100), (0.01, 120)),
+    # s_in / s_out is 1.25 divided in float32 (1.2500000512 in double): negative ties
+    "relu_n1_to_1-int8-float-ratio": ("RELU_N1_TO_1", I8, (0.05, 3), (0.04, -5)),
+    "relu_n1_to_1-int8-float-ratio-2": ("RELU_N1_TO_1", I8, (0.05, 0), (0.02, 0)),
+    # HARD_SWISH: the relu-ish multiplier shifts left (input scale >= ~0.0117) or right
+    "hard_swish-int8": ("HARD_SWISH", I8, (0.05, 3), (0.04, -5)),
+    "hard_swish-int8-fine-input": ("HARD_SWISH", I8, (0.005, -10), (0.004, -60)),
+    "hard_swish-int8-wide-output": ("HARD_SWISH", I8, (0.2, 5), (0.01, 0)),
+    "hard_swish-uint8": ("HARD_SWISH", U8, (0.1, 108), (0.05, 28)),
 }
 
 
@@ -328,3 +336,133 @@ def test_per_channel_quantize_output_is_rejected() -> None:
     q = Quant(scale=[0.1, 0.2], zero_point=[0, 0], axis=1)
     with pytest.raises(UnsupportedOpError, match="per-tensor"):
         _allocate(model("QUANTIZE", [((3, 2), np.float32, None)], ((3, 2), I8, q)))
+
+
+# ---- LEAKY_RELU, PRELU ---------------------------------------------------------------------------
+# (s_in, zp_in, s_out, zp_out, alpha) for int8 (uint8 shifts zero points by 128): inside XNNPACK's
+# ranges (8-bit multipliers) and outside them (TFLite's fixed-point kernel runs).
+LEAKY_CASES = {
+    "xnn": (0.05, 3, 0.04, -5, 0.2),
+    "xnn-small-alpha": (0.1, -20, 0.05, -100, 0.01),
+    "xnn-shrink": (0.02, 0, 0.3, 10, 0.3),
+    "xnn-negative-alpha": (0.05, 3, 0.04, -5, -0.5),
+    "xnn-alpha-above-1": (0.05, 3, 0.04, -5, 1.5),
+    "builtin-ratio-500": (1.0, 0, 0.002, 0, 0.1),
+    "builtin-ratio-0.001": (0.001, 0, 1.0, 0, 0.2),
+}
+
+
+@pytest.mark.parametrize("case", list(LEAKY_CASES))
+@pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
+def test_leaky_relu_all_values(dtype, case: str, backend: str) -> None:
+    s_in, z_in, s_out, z_out, alpha = LEAKY_CASES[case]
+    si, zi, _, _, so, zo = _shift((s_in, z_in, 1.0, 0, s_out, z_out), dtype)
+    x = all_values(dtype, 3)
+    check_op(model("LEAKY_RELU", [(x.shape, dtype, (si, zi))], (x.shape, dtype, (so, zo)), alpha=alpha), [x], backend)
+
+
+@pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
+def test_prelu_all_pairs(dtype, backend: str) -> None:
+    """Every (input, alpha) pair of codes, alpha a graph input (TFLite's int8 PRELU kernel)."""
+    s1, z1, s2, z2, so, zo = _shift((0.05, 3, 0.004, -7, 0.04, -5), dtype)
+    a, b = all_pairs(dtype)
+    check_op(model("PRELU", [(a.shape, dtype, (s1, z1)), (b.shape, dtype, (s2, z2))], (a.shape, dtype, (so, zo))),
+             [a, b], backend)
+
+
+def test_prelu_per_channel_const_alpha(backend: str) -> None:
+    """The converter's form: a constant alpha per channel, broadcast over (1, H, W, C)."""
+    rng = np.random.default_rng(8)
+    x = rng.integers(-128, 128, (1, 5, 6, 8)).astype(I8)
+    alpha = rng.integers(-128, 128, (1, 1, 8)).astype(I8)
+    m = model("PRELU", [(x.shape, I8, (0.06, -4)), ("const", alpha, (0.003, 10))], (x.shape, I8, (0.05, 7)))
+    check_op(m, [x], backend)
+
+
+# ---- 8-bit tables over a float function: EXP, LOG, SQRT, RSQRT, ELU, GELU ----------------------
+FLOAT_TABLE_CASES = {
+    "exp": ("EXP", {}, I8, (0.05, 3), (0.5, -100)),
+    "log": ("LOG", {}, I8, (0.05, -128), (0.04, -5)),
+    "sqrt": ("SQRT", {}, I8, (0.05, -128), (0.04, -5)),  # LiteRT truncates here
+    "rsqrt": ("RSQRT", {}, I8, (0.02, -128), (0.05, -128)),
+    "elu": ("ELU", {}, I8, (0.05, 3), (0.04, -5)),  # XNNPACK: half to even after the zero point
+    "gelu": ("GELU", {"approximate": False}, I8, (0.05, 3), (0.04, -5)),
+    "gelu-approximate": ("GELU", {"approximate": True}, I8, (0.03, -10), (0.02, -40)),
+    "gelu-uint8": ("GELU", {"approximate": False}, U8, (0.05, 131), (0.04, 123)),
+}
+
+
+@pytest.mark.parametrize("case", list(FLOAT_TABLE_CASES))
+def test_float_table_ops_all_values(case: str, backend: str) -> None:
+    op, options, dt, qi, qo = FLOAT_TABLE_CASES[case]
+    x = all_values(dt, 2)
+    check_op(model(op, [(x.shape, dt, qi)], (x.shape, dt, qo), **options), [x], backend)
+
+
+@pytest.mark.parametrize("params", ["xnn-typical", "xnn-ties", "xnn-wide", "small-output-scale"])
+def test_squared_difference_int8_all_pairs(params: str, backend: str) -> None:
+    """int8 SQUARED_DIFFERENCE (layer norms of full-int8 transformers), every pair of codes."""
+    p = {**BINARY_PARAMS, "small-output-scale": (0.05, 3, 0.05, 3, 0.002, -128)}[params]
+    s1, z1, s2, z2, so, zo = p
+    a, b = all_pairs(I8)
+    m = model("SQUARED_DIFFERENCE", [(a.shape, I8, (s1, z1)), (b.shape, I8, (s2, z2))], (a.shape, I8, (so, zo)))
+    check_op(m, [a, b], backend)
+
+
+# ---- int16 ADD / SUB / MUL (16x8 mode) ------------------------------------------------------------
+INT16_SHAPES = {"same-64k": ((1, 256, 256), (1, 256, 256)), "same-odd": ((1, 1001), (1, 1001)),
+                "broadcast-row": ((2, 9, 11), (11,)), "broadcast-both": ((3, 1, 5), (1, 4, 5))}
+
+
+@pytest.mark.parametrize("act", ["NONE", "RELU"])
+@pytest.mark.parametrize("shapes", list(INT16_SHAPES))
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+def test_int16_binary(op: str, shapes: str, act: str, backend: str) -> None:
+    """int16 (zero points 0) with an output scale below the inputs': many exact ties, which the
+    optimized ADD loop and the reference formula round differently."""
+    rng = np.random.default_rng(23)
+    sa, sb = INT16_SHAPES[shapes]
+    s1, s2 = 0.0003, 0.0004
+    so = s1 * s2 * 3000 if op == "MUL" else 0.0002
+    a, b = (rng.integers(-20000, 20000, s).astype(np.int16) for s in (sa, sb))
+    options = {} if op == "MUL" else {"pot_scale_int16": False}
+    m = model(op, [(sa, np.int16, (s1, 0)), (sb, np.int16, (s2, 0))], (np.broadcast_shapes(sa, sb), np.int16, (so, 0)),
+              fused_activation_function=act, **options)
+    check_op(m, [a, b], backend)
+
+
+def test_int16_add_tail_takes_the_reference_rounding(backend: str) -> None:
+    """Every element an exact tie: LiteRT's optimized ADD rounds the first 16k elements one way
+    and the last ``size % 16`` (its scalar loop) the other."""
+    from gpulite.backends.cpu.kernels import quantized_int16 as q16
+
+    rng = np.random.default_rng(24)
+    a, b = rng.integers(-20000, 20000, (2, 65536)).astype(np.int64)
+    params = q16.add_params(*(float(np.float32(s)) for s in (0.0003, 0.0004, 0.0002)), sub=False)
+    ties = np.nonzero(q16.add_reference(a, b, params) != q16.add_optimized(a, b, params))[0]
+    assert ties.size > 16, "test premise: the two roundings differ on ties"
+    x, y = (np.resize(v[ties], (1, 29)).astype(np.int16) for v in (a, b))
+    m = model("ADD", [(x.shape, np.int16, (0.0003, 0)), (y.shape, np.int16, (0.0004, 0))],
+              (x.shape, np.int16, (0.0002, 0)), pot_scale_int16=False)
+    check_op(m, [x, y], backend)
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.5])
+@pytest.mark.parametrize("in_scale", [0.0001, 0.0005, 0.002])
+@pytest.mark.parametrize("shape", [(4, 10), (2, 3, 300), (5, 1)], ids=lambda s: "x".join(map(str, s)))
+def test_softmax_int16(shape, in_scale: float, beta: float, backend: str) -> None:
+    """int16 SOFTMAX (16x8 mode): TFLite's exp and 1/(1+x) tables with interpolation, exact."""
+    x = np.random.default_rng(25).integers(-20000, 20000, shape).astype(np.int16)
+    m = model("SOFTMAX", [(shape, np.int16, (in_scale, 0))], (shape, np.int16, (1 / 32768, 0)), beta=beta)
+    check_op(m, [x], backend)
+
+
+@pytest.mark.parametrize("ratio", ["1.25", "0.3", "1"])
+@pytest.mark.parametrize("op", ["RELU", "RELU6", "LEAKY_RELU"])
+def test_int16_activations_all_values(op: str, ratio: str, backend: str) -> None:
+    """int16 RELU, RELU6 and LEAKY_RELU (16x8 mode) on every code: TFLite's fixed-point rescale by
+    ratios computed in float32 (1.25 = 0.0002 / 0.00016 puts odd codes on ties)."""
+    si, so = {"1.25": (0.0002, 0.00016), "0.3": (0.0003, 0.001), "1": (0.0005, 0.0005)}[ratio]
+    x = np.arange(-32768, 32768).astype(np.int16).reshape(1, -1)
+    options = {"alpha": 0.2} if op == "LEAKY_RELU" else {}
+    check_op(model(op, [(x.shape, np.int16, (si, 0))], (x.shape, np.int16, (so, 0)), **options), [x], backend)

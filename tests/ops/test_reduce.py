@@ -125,3 +125,46 @@ def test_reduce_follows_resized_input(backend):
     mb.op("SUM", [m, mb.const("b", _axes([-1, 1]))], [s], keep_dims=False)
     mb.output(s)
     check_op(mb.build(), [RNG.standard_normal((3, 6, 5, 3)).astype(np.float32)], backend)
+
+
+EIGHT_BIT_SUMS = {  # dtype, axes, keep_dims, input quant, output quant (uint8 zero points shifted by 128)
+    "int8-spatial-keep": (np.int8, [1, 2], True, (0.02, -3), (0.15, 20)),
+    "int8-batch-same-q": (np.int8, [0], False, (0.05, 3), (0.05, 3)),
+    "int8-ties-half": (np.int8, [0], True, (0.25, 1), (0.5, 0)),  # odd sums land on k + 0.5: half to even
+    "int8-batch-and-width": (np.int8, [0, 2], False, (0.1, 0), (1.7, 0)),
+    "uint8-spatial-keep": (np.uint8, [1, 2], True, (0.05, 128), (0.5, 128)),
+    "uint8-channels": (np.uint8, [3], True, (0.25, 129), (1.5, 128)),
+}
+
+
+@pytest.mark.parametrize("case", EIGHT_BIT_SUMS)
+def test_sum_8bit(case, backend):
+    dt, axes, keep, qi, qo = EIGHT_BIT_SUMS[case]
+    info = np.iinfo(dt)
+    x = np.random.default_rng(list(EIGHT_BIT_SUMS).index(case)).integers(info.min, info.max + 1, (2, 5, 7, 16))
+    check_op(*single_op("SUM", [In(x.astype(dt), qi), C(_axes(axes))], keep_dims=keep, out_quant=qo), backend)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap: 8-bit SUM whose exact result is k + 0.5 with s_in / s_out = 0.1 "
+                   "(0.05 / 0.5) rounds one code off LiteRT in a few elements; its tie-breaking there is not "
+                   "reproduced (see reduce._eight_bit_sum)")
+def test_sum_8bit_ratio_tenth_ties():
+    x = np.random.default_rng(0).integers(-128, 128, (1, 4, 4, 64)).astype(np.int8)
+    check_op(*single_op("SUM", [In(x, (0.05, 3)), C(_axes([1, 2]))], keep_dims=True, out_quant=(0.5, -5)), "cpu")
+
+
+INT16_MEANS = {  # input shape, axes, keep_dims, input scale, output scale (zero points 0: the 16x8 mode)
+    "spatial-keep": ((1, 6, 6, 32), [1, 2], True, 0.002, 0.0003),
+    "spatial-drop": ((2, 5, 7, 8), [1, 2], False, 0.001, 0.0005),
+    "rows": ((3, 50), [1], True, 0.0004, 0.0004),
+    "last-axis": ((2, 4, 6), [2], False, 0.0007, 0.001),
+}
+
+
+@pytest.mark.parametrize("case", INT16_MEANS)
+def test_mean_int16(case, backend):
+    """int16 MEAN: TFLite's integer Mean (the count folded into the multiplier); the naive
+    float or divide-after-rescale forms each miss a few of these outputs by one."""
+    shape, axes, keep, si, so = INT16_MEANS[case]
+    x = np.random.default_rng(list(INT16_MEANS).index(case)).integers(-20000, 20000, shape).astype(np.int16)
+    check_op(*single_op("MEAN", [In(x, (si, 0)), C(_axes(axes))], keep_dims=keep, out_quant=(so, 0)), backend)

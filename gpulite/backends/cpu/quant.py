@@ -126,13 +126,19 @@ class Requantizer:
         Output zero point and the (activation-clamped) quantized range.
     single_rounding : bool
         Use :func:`multiply_by_quantized_multiplier_single` instead (LiteRT's FC).
+    int64 : bool
+        TFLite's ``MultiplyByQuantizedMultiplier(int64_t x, ...)`` overload instead (16x8 ops, whose
+        accumulators are int64): the multiplier rounded to Q15 first, then one rounding shift.
     """
 
     def __init__(self, shape: tuple[int, ...], multiplier: np.ndarray, shift: np.ndarray,
-                 zero_point: int, lo: int, hi: int, single_rounding: bool = False) -> None:
+                 zero_point: int, lo: int, hi: int, single_rounding: bool = False, int64: bool = False) -> None:
         m = np.asarray(multiplier, np.int64).reshape(-1)
         s = np.asarray(shift, np.int64).reshape(-1)
-        self.single = single_rounding
+        self.single = single_rounding or int64
+        if int64:
+            m = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
+            s = s + 16  # x * reduced >> (15 - shift): the single-rounding form, 16 bits fewer
         self.total_shift = 31 - s
         self.round = np.int64(1) << (self.total_shift - 1)
         self.left = np.maximum(s, 0)

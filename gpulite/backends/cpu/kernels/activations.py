@@ -1,7 +1,7 @@
 """Activation ops: RELU family, LOGISTIC, TANH, LEAKY_RELU, PRELU, HARD_SWISH.
 
 Float32 is computed in place into the output with no temporaries; the 8-bit quantized
-forms LiteRT computes by table (LOGISTIC, TANH, RELU family) come from
+forms (LOGISTIC, TANH, RELU family, HARD_SWISH, LEAKY_RELU, PRELU) come from
 :mod:`.quantized_activations`.
 """
 
@@ -55,6 +55,11 @@ _QUANTIZED: dict[str, Callable[[Node, object], Run]] = {
 }
 
 
+def _int16_quantized(info) -> bool:
+    """An int16 tensor with a scale (the 16x8 mode), which the table kernels also take."""
+    return info.dtype == np.int16 and info.quant is not None and info.quant.scale.size > 0
+
+
 def _float_io(node: Node, ctx) -> tuple[np.ndarray, np.ndarray]:
     x, out = ctx.input(0), ctx.output(0)
     if ctx.in_info(0).dtype != _FLOAT or ctx.out_info(0).dtype != _FLOAT:
@@ -67,8 +72,9 @@ def _float_io(node: Node, ctx) -> tuple[np.ndarray, np.ndarray]:
 
 
 def unary_activation(node: Node, ctx) -> Run:
-    """Factory for RELU, RELU6, RELU_N1_TO_1, TANH and LOGISTIC (float32 or int8/uint8)."""
-    if is_quantized(ctx.in_info(0)):
+    """Factory for RELU, RELU6, RELU_N1_TO_1, TANH and LOGISTIC (float32 or int8/uint8; RELU and
+    RELU6 also int16, as LiteRT)."""
+    if is_quantized(ctx.in_info(0)) or (node.op in (Op.RELU, Op.RELU6) and _int16_quantized(ctx.in_info(0))):
         return _QUANTIZED[node.op](node, ctx)
     x, out = _float_io(node, ctx)
     fn = FLOAT_UNARY[node.op]
@@ -88,6 +94,8 @@ def _slope_side(alpha: np.ndarray | float) -> Callable[..., np.ndarray] | None:
 @register_kernel(Op.LEAKY_RELU, "cpu")
 def leaky_relu(node: Node, ctx) -> Run:
     """Float32 LEAKY_RELU: ``x > 0 ? x : alpha * x`` with ``alpha`` from LeakyReluOptions."""
+    if is_quantized(ctx.in_info(0)) or _int16_quantized(ctx.in_info(0)):
+        return qa.quantized_leaky_relu(node, ctx)
     x, out = _float_io(node, ctx)
     alpha = np.float32(getattr(node.options, "alpha", 0.0))
     pick = _slope_side(alpha)
@@ -101,6 +109,8 @@ def leaky_relu(node: Node, ctx) -> Run:
 @register_kernel(Op.PRELU, "cpu")
 def prelu(node: Node, ctx) -> Run:
     """Float32 PRELU: ``x >= 0 ? x : alpha * x``, alpha broadcast against x (e.g. (1, 1, C))."""
+    if is_quantized(ctx.in_info(0)):
+        return qa.quantized_prelu(node, ctx)
     x, alpha, out = ctx.input(0), ctx.input(1), ctx.output(0)
     dts = {ctx.in_info(0).dtype, ctx.in_info(1).dtype, ctx.out_info(0).dtype}
     if dts != {_FLOAT}:
@@ -132,7 +142,9 @@ def prelu(node: Node, ctx) -> Run:
 
 @register_kernel(Op.HARD_SWISH, "cpu")
 def hard_swish(node: Node, ctx) -> Run:
-    """Float32 HARD_SWISH: ``x * relu6(x + 3) / 6``."""
+    """Float32 HARD_SWISH: ``x * relu6(x + 3) / 6``; int8/uint8 in :mod:`.quantized_activations`."""
+    if is_quantized(ctx.in_info(0)):
+        return qa.quantized_hard_swish(node, ctx)
     x, out = _float_io(node, ctx)
     # relu6(x + 3) is built in the output itself; only if the output aliases x is a scratch needed.
     tmp = np.empty_like(out) if np.shares_memory(x, out) else out

@@ -17,6 +17,7 @@ from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.cpu.kernels.broadcast_tile import tile_operand
 from gpulite.backends.cpu.kernels.lookup import is_quantized
 from gpulite.backends.cpu.kernels.quantized_elementwise import QUANTIZED_BINARY
+from gpulite.backends.cpu.kernels.quantized_int16 import int16_binary
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
@@ -84,6 +85,8 @@ def binary_kernel(node: Node, ctx) -> Callable[[], None]:
     dt = ctx.in_info(0).dtype
     if is_quantized(ctx.in_info(0)) and node.op in QUANTIZED_BINARY:
         return QUANTIZED_BINARY[node.op](node, ctx)
+    if dt == np.int16 and node.op in (Op.ADD, Op.SUB, Op.MUL) and ctx.in_info(0).quant is not None:
+        return int16_binary(node, ctx)
     raw_ok = node.op in _RAW_QUANT_BINARY and dt in (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
     _check_dtypes(node, ctx, dt == _FLOAT or (dt in _INT_DTYPES and node.op in _INT_BINARY) or raw_ok)
     check_broadcast(node, a.shape, b.shape, out.shape)

@@ -1,4 +1,5 @@
-"""FULLY_CONNECTED: float, and int8/uint8 with per-tensor or per-channel int8 weights.
+"""FULLY_CONNECTED: float, hybrid (float input, int8 weights: :mod:`.hybrid`), and int8/uint8
+with per-tensor or per-channel int8 weights.
 
 TFLite flattens every leading input dimension into rows of ``in`` features (weights are
 ``[out, in]``); ``keep_num_dims`` only changes the output's stored shape, which the
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.backends.cpu.activation import clamp_fn
+from gpulite.backends.cpu.kernels.hybrid import hybrid_fully_connected
 from gpulite.backends.cpu.kernels.quantized_conv import epilogue, requantizer
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -41,9 +43,11 @@ def fully_connected(node, ctx):
                                  f"or RELU_N1_TO_1, got {node.activation}")
     if x.dtype != np.float32:
         return _quantized(node, ctx, rows, depth, units)
+    if w.dtype == np.int8 and out.dtype == np.float32:
+        return hybrid_fully_connected(node, ctx, rows, depth, units)
     if w.dtype != np.float32 or out.dtype != np.float32:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"float input needs float32 weights and output, "
-                                 f"got {w.dtype} -> {out.dtype} (hybrid FC is not supported)")
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"float input needs float32 or int8 weights and "
+                                 f"a float32 output, got {w.dtype} -> {out.dtype}")
     x2, out2 = x.reshape(rows, depth), out.reshape(rows, units)
     wconst = ctx.const(1)
     # A contiguous (in, out) copy made once; a weight computed at run time is read transposed.
@@ -68,7 +72,7 @@ def _quantized(node, ctx, rows: int, depth: int, units: int):
     # fully_connected.cc: per-tensor weights go through GetQuantizedConvolutionMultipler; the
     # rescale rounds once (unlike conv), matching LiteRT's reference FC bit for bit.
     rq, zp_w, zp_in = requantizer(node, ctx, units, 0, (rows, units), float_product=not per_channel,
-                                  single_rounding=True)
+                                  single_rounding=True, int64=False)
     wq = w.astype(np.int64) - zp_w.reshape(-1, 1)
     wt = np.ascontiguousarray(wq.T, dtype=np.float64)
     corr = -zp_in * wq.sum(axis=1)

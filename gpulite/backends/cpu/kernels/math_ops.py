@@ -6,7 +6,9 @@ FLOOR, CEIL, ROUND (half to even, as TFLite's ``RoundToNearest``), LOG, SIN, COS
 axis). Binary, broadcasting numpy-style: FLOOR_DIV (``floor(a / b)``, integer division by
 zero fails the invoke as in LiteRT), FLOOR_MOD (C's ``fmod``/``%`` moved to the divisor's
 sign) and POW (int32 refuses negative exponents at invoke, as LiteRT does). Each op takes the
-dtypes LiteRT's builtin kernel takes, quantized tensors excepted (refused at allocate).
+dtypes LiteRT's builtin kernel takes; quantized 8-bit EXP, LOG, SQRT, RSQRT, ELU and GELU run
+as tables (:func:`quantized_float_lut`), other quantized tensors are
+refused at allocate.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.cpu.kernels import quantized_activations as qa
 from gpulite.backends.cpu.kernels.elementwise import check_broadcast
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -26,6 +29,7 @@ from gpulite.model.opdefs import Op
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 I8, I16, I32, I64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+U8 = np.dtype(np.uint8)
 
 # Coefficients of erfc(z) = t exp(-z² + P(t)), t = 1 / (1 + z/2), z >= 0 (Numerical Recipes'
 # erfcc, relative error below 1.2e-7 everywhere), highest power first for np.polyval.
@@ -72,6 +76,47 @@ def _log_softmax(x: np.ndarray, out: np.ndarray) -> None:
     out -= np.log(np.exp(out).sum(axis=-1, keepdims=True))
 
 
+def _f64(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """A float32 function evaluated in float64 and rounded once (as glibc's expf, logf, ...)."""
+    def wrapped(x: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return fn(x.astype(np.float64)).astype(np.float32)
+    return wrapped
+
+
+def _gelu_table_fn(node: Node) -> Callable[[np.ndarray], np.ndarray]:
+    gelu = _gelu(bool(getattr(node.options, "approximate", False)))
+
+    def fn(x: np.ndarray) -> np.ndarray:
+        out = np.empty(x.shape, np.float32)
+        gelu(x, out)
+        return out
+    return fn
+
+
+# 8-bit ops LiteRT computes by a table over a float function: (function of the node, rounding
+# of quantized_activations.float_lut, dtypes LiteRT takes), each measured against LiteRT 2.3 on
+# every input code (SQRT's kernel truncates, ELU runs in XNNPACK)
+FLOAT_LUT_FUNCTIONS: dict[str, tuple[Callable[[Node], Callable[[np.ndarray], np.ndarray]], str,
+                                     tuple[np.dtype, ...]]] = {
+    Op.EXP: (lambda node: _f64(np.exp), "away", (I8,)),
+    Op.LOG: (lambda node: _f64(np.log), "away", (I8,)),
+    Op.SQRT: (lambda node: _f64(np.sqrt), "trunc", (I8,)),
+    Op.RSQRT: (lambda node: _f64(lambda v: 1.0 / np.sqrt(v)), "away", (I8,)),
+    Op.ELU: (lambda node: _f64(lambda v: np.where(v < 0, np.expm1(np.minimum(v, 0)), v)), "even", (I8,)),
+    Op.GELU: (_gelu_table_fn, "away", (I8, U8)),
+}
+
+
+def quantized_float_lut(node: Node, ctx) -> Callable[[], None]:
+    """int8 EXP, LOG, SQRT, RSQRT, ELU; int8/uint8 GELU: a table over the float function."""
+    make, rounding, dtypes = FLOAT_LUT_FUNCTIONS[node.op]
+    if ctx.in_info(0).dtype not in dtypes:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {ctx.in_info(0).dtype}; LiteRT's kernel "
+                                 f"takes {', '.join(map(str, dtypes))}")
+    return qa.float_lut(node, ctx, make(node), None, rounding)
+
+
 # op -> (dtypes LiteRT's builtin kernel takes, in-place function)
 UNARY: dict[str, tuple[tuple[np.dtype, ...], Callable[[np.ndarray, np.ndarray], None]]] = {
     Op.EXP: ((F32,), lambda x, out: np.exp(x, out=out)),
@@ -102,6 +147,8 @@ def _names(dtypes) -> str:
 
 
 def _unary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    if node.op in FLOAT_LUT_FUNCTIONS and is_quantized(ctx.in_info(0)):
+        return quantized_float_lut(node, ctx)
     if node.op == Op.GELU:
         dtypes, fn = (F32,), _gelu(bool(getattr(node.options, "approximate", False)))
     else:

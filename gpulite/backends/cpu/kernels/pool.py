@@ -1,4 +1,4 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D, float and int8/uint8.
+"""AVERAGE_POOL_2D and MAX_POOL_2D, float and int8/uint8/int16 (the 16x8 mode).
 
 Both reduce windows of a padded input (:func:`window_reducer`). TFLite ignores padded
 pixels: max pooling pads with the lowest value (TFLite starts its max at ``lowest()``),
@@ -21,7 +21,8 @@ from gpulite.errors import UnsupportedOpError
 from gpulite.model.opdefs import Op
 
 SMALL_WINDOW = 16  # up to this many taps, fold tap views; beyond, reduce (separably)
-_LOWEST = {np.dtype(np.float32): np.finfo(np.float32).min, np.dtype(np.int8): -128, np.dtype(np.uint8): 0}
+_LOWEST = {np.dtype(np.float32): np.finfo(np.float32).min, np.dtype(np.int8): -128, np.dtype(np.uint8): 0,
+           np.dtype(np.int16): -32768}
 
 
 def _setup(node, ctx) -> tuple[np.ndarray, np.ndarray, Window]:
@@ -29,7 +30,8 @@ def _setup(node, ctx) -> tuple[np.ndarray, np.ndarray, Window]:
     o = node.options
     if x.dtype not in _LOWEST or out.dtype != x.dtype:
         raise UnsupportedOpError(node.op, node.index, "cpu",
-                                 f"expected float32, int8 or uint8 in and out alike, got {x.dtype} -> {out.dtype}")
+                                 f"expected float32, int8, uint8 or int16 in and out alike, got {x.dtype} -> "
+                                 f"{out.dtype}")
     win = window(x.shape, int(o.filter_height), int(o.filter_width), o, out.shape)
     if x.dtype != np.float32:
         # TFLite requires equal input and output quantization for pooling; rescaling is not done.

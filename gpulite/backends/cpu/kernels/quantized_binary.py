@@ -169,3 +169,16 @@ def builtin_scalar_positions(op: str, a_shape: tuple[int, ...], b_shape: tuple[i
         block = elementwise_block if elementwise else single_block
     offset = np.arange(size) % max(run, 1)
     return offset >= run - run % block
+
+
+def tflite_squared_difference(x1, x2, s1, z1, s2, z2, so, zo, sub: bool = False) -> np.ndarray:
+    """TFLite's 8-bit SQUARED_DIFFERENCE: both inputs shifted left by 7 and rescaled by
+    ``s_i / (2 max(s1, s2))``, the difference squared, rescaled by
+    ``(2 max)**2 / (2**14 * s_out)`` (``2**14 * s_out`` a float32 product), plus the zero point."""
+    twice_max = 2.0 * float(max(_F32(s1), _F32(s2)))
+    m1, sh1 = quantize_multiplier(float(_F32(s1)) / twice_max)
+    m2, sh2 = quantize_multiplier(float(_F32(s2)) / twice_max)
+    mo, sho = quantize_multiplier(twice_max * twice_max / float(_F32(1 << 14) * _F32(so)))
+    a = multiply_by_quantized_multiplier((x1 - z1) << 7, m1, sh1)
+    b = multiply_by_quantized_multiplier((x2 - z2) << 7, m2, sh2)
+    return multiply_by_quantized_multiplier((a - b) * (a - b), mo, sho) + zo

@@ -7,7 +7,8 @@ by ``w - zp_w``, and ``-zp_in * sum(w - zp_w)`` per output channel is added afte
 padded pixels contribute nothing, as in TFLite. The float64 result is then cast to int64
 and rescaled with TFLite's fixed-point ``MultiplyByQuantizedMultiplier``
 (:class:`gpulite.backends.cpu.quant.Requantizer`). Both ops are registered here, choosing
-the float32 kernel of :mod:`.conv` / :mod:`.depthwise` or the integer one by input dtype.
+the float32 kernel of :mod:`.conv` / :mod:`.depthwise`, the hybrid one of :mod:`.hybrid`
+(float input, int8 filter) or the integer one by dtypes.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from gpulite.backends.cpu.kernels.depthwise import (
     float_depthwise_conv_2d,
     plan_runner,
 )
+from gpulite.backends.cpu.kernels.hybrid import hybrid_conv_2d, hybrid_depthwise_conv_2d
 from gpulite.backends.cpu.quant import Requantizer, output_bounds, per_tensor, quantize_multipliers
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import UnsupportedOpError
@@ -30,8 +32,8 @@ _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
 
 def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
-                float_product: bool | None = None, single_rounding: bool = False,
-                ) -> tuple[Requantizer, np.ndarray, int]:
+                float_product: bool | None = None, single_rounding: bool = False, inputs: tuple[int, int] = (0, 1),
+                int64: bool | None = None) -> tuple[Requantizer, np.ndarray, int]:
     """The output rescale of a quantized conv-like node, its filter zero points and the input's.
 
     Follows TFLite's ``PopulateConvolutionQuantizationParams``: per-channel multipliers are
@@ -40,6 +42,9 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
     ``double(float(s_in * s_w)) / double(s_out)``, the float32 product first.
     ``float_product`` picks the legacy formula (default: for uint8 input); ``single_rounding``
     selects the rescale LiteRT's FULLY_CONNECTED uses (see :mod:`gpulite.backends.cpu.quant`).
+    ``inputs`` are the input and filter indices (TRANSPOSE_CONV's are 2 and 1). ``int64`` selects
+    the int64 ``MultiplyByQuantizedMultiplier`` (default: for int16 input, as the 16x8 convs use;
+    LiteRT's 16x8 FULLY_CONNECTED rounds once with the full multiplier instead).
 
     Returns
     -------
@@ -47,10 +52,11 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
         The rescaler for accumulators of ``shape``, the filter zero points broadcastable
         along ``axis`` of the filter (length 1 or ``channels``), and the input zero point.
     """
-    x, w, out = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
-    if x.dtype not in _QTYPES or w.dtype not in _QTYPES or out.dtype != x.dtype:
+    x, w, out = ctx.in_info(inputs[0]), ctx.in_info(inputs[1]), ctx.out_info(0)
+    sixteen = x.dtype == np.int16 and w.dtype == np.int8  # the 16x8 mode: int64 accumulators
+    if (x.dtype not in _QTYPES and not sixteen) or w.dtype not in _QTYPES or out.dtype != x.dtype:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized path expects int8/uint8 input, filter "
-                                 f"and output, got {x.dtype}, {w.dtype} -> {out.dtype}")
+                                 f"and output (or int16 with int8 filter), got {x.dtype}, {w.dtype} -> {out.dtype}")
     s_in, zp_in = per_tensor(node, x, "input")
     s_out, zp_out = per_tensor(node, out, "output")
     q = w.quant
@@ -68,13 +74,14 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
         real = float(np.float32(s_in)) * q.scale.astype(np.float64) / float(np.float32(s_out))
     mult, shift = quantize_multipliers(real)
     lo, hi = output_bounds(node, out)
-    return Requantizer(shape, mult, shift, zp_out, lo, hi, single_rounding), q.zero_point.astype(np.int64), zp_in
+    rq = Requantizer(shape, mult, shift, zp_out, lo, hi, single_rounding, int64=sixteen if int64 is None else int64)
+    return rq, q.zero_point.astype(np.int64), zp_in
 
 
-def epilogue(ctx, acc64: np.ndarray, corr: np.ndarray, rq: Requantizer, out: np.ndarray):
+def epilogue(ctx, acc64: np.ndarray, corr: np.ndarray, rq: Requantizer, out: np.ndarray, bias_index: int = 2):
     """Cast the exact float64 sums to int64, add the zero-point correction and bias, rescale."""
     acc = np.empty(acc64.shape, np.int64)
-    bias = ctx.input(2) if ctx.has_input(2) else None
+    bias = ctx.input(bias_index) if ctx.has_input(bias_index) else None
     if bias is not None and bias.dtype not in (np.int32, np.int64):
         raise UnsupportedOpError(ctx.node.op, ctx.node.index, "cpu", f"quantized bias must be int32, got {bias.dtype}")
 
@@ -129,9 +136,20 @@ def quantized_depthwise_conv_2d(node, ctx):
     return run
 
 
+def _hybrid(ctx) -> bool:
+    """Float input with an int8 filter: dynamic-range quantization (:mod:`.hybrid`)."""
+    return ctx.input(0).dtype == np.float32 and ctx.in_info(1).dtype == np.int8
+
+
 @register_kernel(Op.CONV_2D, "cpu")
 def conv_2d(node, ctx):
-    """CONV_2D: the float32 kernel (:mod:`.conv`) or the integer one, by input dtype."""
+    """CONV_2D: the float32 kernel (:mod:`.conv`), the hybrid one or the integer one, by dtypes."""
+    if _hybrid(ctx):
+        x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
+        win, groups = conv_geometry(node, x.shape, w.shape, out.shape)
+        if groups != 1:
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"hybrid grouped conv ({groups} groups)")
+        return hybrid_conv_2d(node, ctx, win)
     if ctx.input(0).dtype == np.float32:
         return float_conv_2d(node, ctx)
     return quantized_conv_2d(node, ctx)
@@ -139,7 +157,11 @@ def conv_2d(node, ctx):
 
 @register_kernel(Op.DEPTHWISE_CONV_2D, "cpu")
 def depthwise_conv_2d(node, ctx):
-    """DEPTHWISE_CONV_2D: the float32 kernel (:mod:`.depthwise`) or the integer one, by input dtype."""
+    """DEPTHWISE_CONV_2D: the float32 kernel (:mod:`.depthwise`), the hybrid one or the integer one."""
+    if _hybrid(ctx):
+        x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
+        win, mult = depthwise_geometry(node, x.shape, w.shape, out.shape)
+        return hybrid_depthwise_conv_2d(node, ctx, win, mult)
     if ctx.input(0).dtype == np.float32:
         return float_depthwise_conv_2d(node, ctx)
     return quantized_depthwise_conv_2d(node, ctx)

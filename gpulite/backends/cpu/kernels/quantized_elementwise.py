@@ -1,4 +1,4 @@
-"""int8/uint8 ADD, SUB and MUL, bit-exact with LiteRT, as table lookups.
+"""int8/uint8 ADD, SUB, MUL and SQUARED_DIFFERENCE, bit-exact with LiteRT, as table lookups.
 
 The factory evaluates the integer formula LiteRT would use (see :mod:`.quantized_binary`
 for which one runs when) over all 256 x 256 input pairs, and ``run()`` is a lookup at
@@ -30,7 +30,10 @@ def _binary_tables(node: Node, s1, z1, s2, z2, so, zo, dtype: np.dtype) -> tuple
     try:
         if act and act.clamp is None:  # CalculateActivationRangeQuantized refuses TANH and SIGN_BIT
             raise ValueError(act)
-        if qb.xnn_accepts(op, s1, s2, so):
+        if op == Op.SQUARED_DIFFERENCE:  # no fused activation: the dtype's range
+            lo, hi = qmin, qmax
+            body = qb.tflite_squared_difference(x1, x2, *args)
+        elif qb.xnn_accepts(op, s1, s2, so):
             lo, hi = qb.xnn_activation_range(act, so, zo, dtype)
             body = (qb.xnn_mul if op == Op.MUL else qb.xnn_add)(x1, x2, *args, sub=op == Op.SUB)
         else:
@@ -55,6 +58,8 @@ def _binary_factory(node: Node, ctx) -> Callable[[], None]:
         raise UnsupportedOpError(node.op, node.index, "cpu",
                                  f"quantized inputs and output must share a dtype, got "
                                  f"{ia.dtype}, {ib.dtype} -> {io.dtype}")
+    if node.op == Op.SQUARED_DIFFERENCE and io.dtype != np.int8:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {io.dtype}; LiteRT's kernel takes int8")
     a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
     if broadcast(a.shape, b.shape, node) != out.shape:
         raise ShapeError(f"node {node.index} ({node.op}): inputs {list(a.shape)} and {list(b.shape)} "
@@ -82,5 +87,5 @@ def _binary_factory(node: Node, ctx) -> Callable[[], None]:
 
 
 QUANTIZED_BINARY: dict[str, Callable[[Node, object], Callable[[], None]]] = {
-    op: _binary_factory for op in (Op.ADD, Op.SUB, Op.MUL)
+    op: _binary_factory for op in (Op.ADD, Op.SUB, Op.MUL, Op.SQUARED_DIFFERENCE)
 }

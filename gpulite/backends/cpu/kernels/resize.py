@@ -5,7 +5,9 @@ TFLite's reference kernels do (``ComputeInterpolationValues`` and ``GetNearestNe
 8-bit nearest-neighbour without align_corners/half_pixel_centers uses the 16.16
 fixed-point scale of TFLite's optimized uint8 kernel, which is what LiteRT runs. Bilinear
 is separable: gather two source rows, blend them with per-row weights, then gather two
-columns and blend with per-column weights, all into buffers made in the factory.
+columns and blend with per-column weights, all into buffers made in the factory. 8-bit
+bilinear follows XNNPACK's Q11 fixed point (LiteRT's default path), on the codes; int16
+TFLite's Q10 ``ResizeBilinearInteger``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,88 @@ def bilinear_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
     return lo, hi, w
 
 
+def q11_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
+    """XNNPACK's ``xnn_indirection_init_resize_bilinear2d_hwc_q11`` for one axis: per output
+    index the two source indices and the upper one's weight in Q11 (``lrintf(alpha * 2048)``),
+    the source coordinate clamped to the input for half-pixel centres."""
+    adjust = int(align_corners and n_out != 1)
+    scale = F32(n_in - adjust) / F32(n_out - adjust)
+    src = np.arange(n_out, dtype=F32) * scale
+    if half_pixel:
+        src = np.clip(src + (F32(0.5) * scale - F32(0.5)), F32(0), F32(n_in - 1))
+    lo = src.astype(np.int32)
+    hi = np.minimum(lo + 1, n_in - 1)
+    return lo.astype(np.intp), hi.astype(np.intp), np.rint((src - lo.astype(F32)) * F32(2048)).astype(np.int32)
+
+
+def _bilinear_q11(src: np.ndarray, out: np.ndarray, align: bool, half: bool) -> Callable[[], None]:
+    """8-bit bilinear resize as LiteRT's default path (XNNPACK's ``s8/u8-ibilinear``) computes it,
+    on the codes (no rescale): ``t = (tl << 11) + (tr - tl) * ax``, likewise ``b``, then
+    ``((t << 11) + (b - t) * ay + 2**21) >> 22``, exactly in int32."""
+    n, h, w, c = src.shape
+    _, oh, ow, _ = out.shape
+    y0, y1, ay = q11_axis(h, oh, align, half)
+    x0, x1, ax = q11_axis(w, ow, align, half)
+    ax, ay = ax.reshape(1, 1, ow, 1), ay.reshape(1, oh, 1, 1)
+    wide = np.empty(src.shape, np.int32)
+    top, bottom = np.empty((n, oh, w, c), np.int32), np.empty((n, oh, w, c), np.int32)
+    t, b, tmp = (np.empty(out.shape, np.int32) for _ in range(3))
+
+    def blend_columns(rows: np.ndarray, dst: np.ndarray) -> None:  # (l << 11) + (r - l) * ax
+        np.take(rows, x0, axis=2, out=dst, mode="clip")
+        np.take(rows, x1, axis=2, out=tmp, mode="clip")
+        np.subtract(tmp, dst, out=tmp)
+        np.multiply(tmp, ax, out=tmp)
+        np.left_shift(dst, 11, out=dst)
+        np.add(dst, tmp, out=dst)
+
+    def run() -> None:
+        np.copyto(wide, src)
+        np.take(wide, y0, axis=1, out=top, mode="clip")
+        np.take(wide, y1, axis=1, out=bottom, mode="clip")
+        blend_columns(top, t)
+        blend_columns(bottom, b)
+        np.subtract(b, t, out=b)
+        np.multiply(b, ay, out=b)
+        np.left_shift(t, 11, out=t)
+        np.add(t, b, out=t)
+        np.add(t, 1 << 21, out=t)
+        np.right_shift(t, 22, out=t)
+        np.copyto(out, t, casting="unsafe")
+    return run
+
+
+def q10_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
+    """TFLite's ``ComputeInterpolationValuesInteger`` for one axis: per output index the Q10 source
+    coordinate (scale rounded to Q10) and the two source indices (C division, clamped)."""
+    if align_corners and n_out > 1:
+        scale = ((1 << 10) * (n_in - 1) + (n_out - 1) // 2) // (n_out - 1)
+    else:
+        scale = ((1 << 10) * n_in + n_out // 2) // n_out
+    src = np.arange(n_out, dtype=np.int64) * scale + ((scale // 2 - (1 << 9)) if half_pixel else 0)
+    lo = np.maximum(np.fix(src / 1024).astype(np.int64), 0)
+    hi = np.minimum(np.fix((src + 1023) / 1024).astype(np.int64), n_in - 1)
+    return src - 1024 * lo, lo.astype(np.intp), hi.astype(np.intp)
+
+
+def _bilinear_int16(src: np.ndarray, out: np.ndarray, align: bool, half: bool) -> Callable[[], None]:
+    """int16 bilinear resize (16x8 mode) as TFLite's ``ResizeBilinearInteger`` (LiteRT's only int16
+    path): Q10 weights, the four products summed in Q20, rounded half away from zero."""
+    _, oh, ow, _ = out.shape
+    wy, y0, y1 = q10_axis(src.shape[1], oh, align, half)
+    wx, x0, x1 = q10_axis(src.shape[2], ow, align, half)
+    wy, wx = wy.reshape(1, oh, 1, 1), wx.reshape(1, 1, ow, 1)
+
+    def run() -> None:
+        v = src.astype(np.int64)
+        top, bottom = v[:, y0], v[:, y1]
+        acc = ((top[:, :, x0] * (1024 - wx) + top[:, :, x1] * wx) * (1024 - wy)
+               + (bottom[:, :, x0] * (1024 - wx) + bottom[:, :, x1] * wx) * wy)
+        acc += np.where(acc > 0, 1 << 19, -(1 << 19))
+        np.copyto(out, np.fix(acc / (1 << 20)), casting="unsafe")
+    return run
+
+
 def nearest_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool, eight_bit: bool) -> np.ndarray:
     """Per output index: the source index TFLite picks."""
     i = np.arange(n_out)
@@ -70,12 +154,17 @@ def _setup(node: Node, ctx: CpuContext):
 
 @register_kernel(Op.RESIZE_BILINEAR, "cpu")
 def resize_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]:
-    """Bilinear resize of a float32 NHWC tensor to the output's height and width."""
+    """Bilinear resize of a float32, int8, uint8 or int16 NHWC tensor to the output's height and width."""
     src, out, align, half = _setup(node, ctx)
-    if src.dtype != np.float32:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"{src.dtype} input; the CPU kernel is float32 only")
+    if src.dtype not in (np.float32, np.int8, np.uint8, np.int16):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{src.dtype} input; float32, int8, uint8 and "
+                                 "int16 are supported")
     if align and half:  # TFLite's Prepare refuses this pair for bilinear (not for nearest)
         raise UnsupportedOpError(node.op, node.index, "cpu", "half_pixel_centers needs align_corners=False")
+    if src.dtype == np.int16:
+        return _bilinear_int16(src, out, align, half)
+    if src.dtype != np.float32:
+        return _bilinear_q11(src, out, align, half)
     n, h, w, c = src.shape
     _, oh, ow, _ = out.shape
     if (oh, ow) == (2 * h, 2 * w) and half and not align and h > 1 and w > 1:

@@ -5,7 +5,8 @@ Float: ``exp(beta * (x - max)) / sum``, the max subtracted first so exp never ov
 Quantized (``optimized_ops::Softmax`` with ``PopulateSoftmaxLookupTable``): a 256-entry
 float table ``exp(-input_scale * beta * d)`` for d = max - x, a float32 sum accumulated
 left to right, ``p = table * (1 / (sum * output_scale))``, then int8 ``round(p) + zp`` and
-uint8 ``int(p + 0.5f)`` (LiteRT's non-ARM uint8 path, which ignores the zero point).
+uint8 ``int(p + 0.5f)`` (LiteRT's non-ARM uint8 path, which ignores the zero point). int16
+(the 16x8 mode): :func:`.quantized_int16.softmax_int16`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.kernels.lookup import is_quantized
+from gpulite.backends.cpu.kernels.quantized_int16 import softmax_int16
 from gpulite.backends.cpu.quant import QRANGE
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -90,14 +92,16 @@ def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
 
 @register_kernel(Op.SOFTMAX, "cpu")
 def softmax(node: Node, ctx) -> Run:
-    """SOFTMAX along the last axis with ``beta`` from SoftmaxOptions (float32, int8, uint8)."""
+    """SOFTMAX along the last axis with ``beta`` from SoftmaxOptions (float32, int8, uint8, int16)."""
     x, out = ctx.input(0), ctx.output(0)
     if x.shape != out.shape or x.ndim < 1:
         raise ShapeError(f"node {node.index} (SOFTMAX): input {list(x.shape)} but output {list(out.shape)}")
     beta = float(getattr(node.options, "beta", 0.0))
     if is_quantized(ctx.in_info(0)):
         return _quantized_softmax(node, ctx, beta)
+    if ctx.in_info(0).dtype == np.int16 and ctx.in_info(0).quant is not None:
+        return softmax_int16(node, ctx, beta)
     if ctx.in_info(0).dtype != np.float32 or ctx.out_info(0).dtype != np.float32:
         got = f"{ctx.in_info(0).dtype} -> {ctx.out_info(0).dtype}"
-        raise UnsupportedOpError(Op.SOFTMAX, node.index, "cpu", f"float32 or 8-bit quantized only, got {got}")
+        raise UnsupportedOpError(Op.SOFTMAX, node.index, "cpu", f"float32, 8- or 16-bit quantized only, got {got}")
     return _float_softmax(x, out, beta)
