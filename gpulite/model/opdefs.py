@@ -263,6 +263,8 @@ class Op(StrEnum):
     Landmarks2TransformMatrix = "Landmarks2TransformMatrix"
     TransformLandmarks = "TransformLandmarks"
     TransformTensorBilinear = "TransformTensorBilinear"
+    # TFLite's SSD post-processing custom op (lite/kernels/detection_postprocess.cc).
+    TFLite_Detection_PostProcess = "TFLite_Detection_PostProcess"
 
     @property
     def spec(self) -> OpSpec:
@@ -436,6 +438,15 @@ _OPERANDS: dict[str, Operands] = {
     "REVERSE_V2": Operands((2, 2)),
     "CUMSUM": Operands((2, 2)),
     "ADD_N": Operands((2, None), same_dtype=("i*", "o0")),
+    # signal, detection, matrix and the remaining builtins (lite/kernels/*.cc Prepare)
+    "ONES_LIKE": _UNARY,
+    "MATRIX_DIAG": Operands((1, 1), same_dtype=("i0", "o0")),
+    "MATRIX_SET_DIAG": Operands((2, 2), same_dtype=("i0", "i1", "o0")),
+    "RFFT2D": Operands((2, 2), index_inputs=(1,)),
+    **dict.fromkeys(("COMPLEX_ABS", "REAL", "IMAG"), Operands((1, 1))),
+    "NON_MAX_SUPPRESSION_V4": Operands((5, 5), (2, 2), same_dtype=("i0", "i1"), index_inputs=(2,)),
+    "NON_MAX_SUPPRESSION_V5": Operands((6, 6), (3, 3), same_dtype=("i0", "i1", "o1"), index_inputs=(2,)),
+    "TFLite_Detection_PostProcess": Operands((3, 3), (4, 4)),
     # MediaPipe custom ops (mediapipe/util/tflite/operations/*.cc)
     "Convolution2DTransposeBias": Operands((3, 3), bias=2),
     "Landmarks2TransformMatrix": Operands((1, 1)),
@@ -458,6 +469,8 @@ _CUSTOM_SPECS = {
     # MediaPipe's pooling-with-indices pair: known names, no kernel and no decoder yet.
     Op.MaxPoolingWithArgmax2D: OpSpec(_CUSTOM),
     Op.MaxUnpooling2D: OpSpec(_CUSTOM),
+    Op.TFLite_Detection_PostProcess: OpSpec(_CUSTOM, co.DetectionPostProcessOptions,
+                                            co.decode_detection_postprocess),
 }
 _SPECS: dict[Op, OpSpec] = {
     **{Op(name): OpSpec(int(code), _builtin_options(name), operands=_OPERANDS.get(name))
