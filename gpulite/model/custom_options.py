@@ -352,7 +352,7 @@ def decode_detection_postprocess(data: bytes | None) -> DetectionPostProcessOpti
     ------
     ModelError
         Not a FlexBuffer map, a key missing or of the wrong type, or a value LiteRT's ``Eval``
-        rejects: ``max_detections`` < 0, ``num_classes`` < 1, an IoU threshold outside (0, 1],
+        rejects: ``max_detections`` < 0 (< 1 for regular NMS), ``num_classes`` < 1, an IoU threshold outside (0, 1],
         ``max_classes_per_detection`` < 1 for fast NMS, ``detections_per_class`` < 1 for
         regular NMS, or a box-coder scale that is not positive.
     """
@@ -366,7 +366,7 @@ def decode_detection_postprocess(data: bytes | None) -> DetectionPostProcessOpti
     if not 0.0 < iou <= 1.0:
         raise _op_error(op, f"expected 'nms_iou_threshold' in (0, 1], got {iou}")
     return DetectionPostProcessOptions(
-        max_detections=_int(m, "max_detections", op, minimum=0),
+        max_detections=_int(m, "max_detections", op, minimum=1 if regular else 0),
         max_classes_per_detection=_int(m, "max_classes_per_detection", op, minimum=0 if regular else 1),
         detections_per_class=_int(m, "detections_per_class", op, minimum=1 if regular else None)
         if "detections_per_class" in m else 100,

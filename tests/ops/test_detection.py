@@ -13,9 +13,13 @@ import numpy as np
 import pytest
 
 from gpulite import Interpreter
-from gpulite.errors import UnsupportedOpError
+from gpulite.errors import ModelError, UnsupportedOpError
+from gpulite.model.custom_options import DetectionPostProcessOptions
+from gpulite.model.opdefs import Op
+from gpulite.model.reader import load
 from gpulite.testing.tflite_writer import ModelBuilder
-from tests.ops.harness import check_op
+from tests.compare import assert_same
+from tests.ops.harness import check_op, run_gpulite, run_litert
 
 
 def _rng(*key) -> np.random.Generator:
@@ -99,3 +103,107 @@ def test_nms_runtime_max_output_size_is_refused() -> None:
     with pytest.raises(UnsupportedOpError, match="max_output_size is computed at run time") as e:
         Interpreter(model_content=mb.build(), backend="cpu").allocate_tensors()
     assert e.value.op == "NON_MAX_SUPPRESSION_V4" and e.value.node_index == 0
+
+
+# -- TFLite_Detection_PostProcess ---------------------------------------------------------------
+def _postprocess_model(n: int, classes_in: int, options: dict, *, quant: bool, anchors: np.ndarray) -> bytes:
+    from flatbuffers import flexbuffers
+
+    mb = ModelBuilder()
+    q = {"quant": (0.05, 128)} if quant else {}
+    dt = np.uint8 if quant else np.float32
+    enc = mb.input("box_encodings", (1, n, 4), dt, **q)
+    cls = mb.input("class_predictions", (1, n, classes_in), dt, **({"quant": (1 / 255, 0)} if quant else {}))
+    anc = mb.const("anchors", anchors, **({"quant": (1 / 255, 0)} if quant else {}))
+    m = options["max_detections"] * options["max_classes_per_detection"]
+    outs = [mb.tensor("boxes", (1, m, 4), np.float32), mb.tensor("classes", (1, m), np.float32),
+            mb.tensor("scores", (1, m), np.float32), mb.tensor("count", (1,), np.float32)]
+    mb.custom_op("TFLite_Detection_PostProcess", [enc, cls, anc], outs,
+                 custom_options=flexbuffers.Dumps(options))
+    mb.output(*outs)
+    return mb.build()
+
+
+def _options(**over) -> dict:
+    base = {"max_detections": 10, "max_classes_per_detection": 1, "detections_per_class": 100,
+            "use_regular_nms": False, "nms_score_threshold": 0.3, "nms_iou_threshold": 0.5, "num_classes": 4,
+            "y_scale": 10.0, "x_scale": 10.0, "h_scale": 5.0, "w_scale": 5.0}
+    return {**base, **over}
+
+
+# name: (options, background class, quantized)
+POSTPROCESS_CASES = {
+    "fast": (_options(), True, False),
+    "fast-3-classes-per-box": (_options(max_classes_per_detection=3, max_detections=6), True, False),
+    "fast-more-classes-than-exist": (_options(max_classes_per_detection=5, num_classes=3, max_detections=4), False,
+                                     False),
+    "regular": (_options(use_regular_nms=True, detections_per_class=4), True, False),
+    "regular-no-background": (_options(use_regular_nms=True, detections_per_class=3, max_detections=7), False, False),
+    "regular-one-detection": (_options(use_regular_nms=True, max_detections=1), True, False),
+    "regular-high-threshold": (_options(use_regular_nms=True, nms_score_threshold=0.9), True, False),
+    "fast-uint8": (_options(max_classes_per_detection=2, nms_score_threshold=0.2), True, True),
+    "fast-uint8-tied-classes": (_options(max_classes_per_detection=4, num_classes=7, nms_score_threshold=0.1), True,
+                                True),
+    "regular-uint8": (_options(use_regular_nms=True, detections_per_class=5, nms_iou_threshold=0.3), True, True),
+}
+
+
+@pytest.mark.parametrize("case", list(POSTPROCESS_CASES))
+def test_detection_postprocess(case: str, backend: str) -> None:
+    options, background, quant = POSTPROCESS_CASES[case]
+    rng = _rng("postprocess", case)
+    n, classes_in = 48, options["num_classes"] + background
+    centres = rng.uniform(0.2, 0.8, (6, 2))[rng.integers(0, 6, n)]
+    anchors = np.concatenate([centres, rng.uniform(0.1, 0.4, (n, 2))], axis=1).astype(np.float32)  # y, x, h, w
+    enc = rng.normal(0, 2, (1, n, 4)).astype(np.float32)
+    scores = rng.random((1, n, classes_in)).astype(np.float32)
+    if quant:
+        anchors = np.round(anchors * 255).astype(np.uint8)
+        enc = np.clip(np.round(enc / 0.05) + 128, 0, 255).astype(np.uint8)
+        levels = 64 if "tied" in case else 16
+        scores = np.round(scores * 255).astype(np.uint8) // levels * levels  # few levels: many tied scores
+    model = _postprocess_model(n, classes_in, options, quant=quant, anchors=anchors)
+    expected = _written(run_litert(model, [enc, scores]), options)
+    actual = run_gpulite(model, [enc, scores], backend)
+    assert_same(actual[3], expected[3], rtol=0, what="num_detections")
+    for i in range(3):  # gpulite zeroes the slots past the detections
+        assert_same(actual[i], expected[i], rtol=1e-6, what=f"output {i} ({backend})")
+
+
+def _written(outputs: list[np.ndarray], options: dict) -> list[np.ndarray]:
+    """LiteRT's outputs with the slots its fast NMS leaves unwritten (past the detections, and past
+    ``num_classes`` classes per box) set to 0; regular NMS zeroes them itself."""
+    if options["use_regular_nms"]:
+        return outputs
+    per_box, step = min(options["max_classes_per_detection"], options["num_classes"]), \
+        options["max_classes_per_detection"]
+    written = np.zeros(outputs[1].shape[1], bool)
+    for k in range(int(outputs[3][0])):
+        written[k * step:k * step + per_box] = True
+    for out in outputs[:3]:
+        out[0, ~written] = 0
+    return outputs
+
+
+def test_detection_postprocess_options_decoded_at_load() -> None:
+    options = _options(use_regular_nms=True)
+    del options["detections_per_class"]  # LiteRT's Init defaults it to 100
+    model = _postprocess_model(4, 5, options, quant=False, anchors=np.full((4, 4), 0.5, np.float32))
+    node = load(model).subgraphs[0].operators[0]
+    assert node.op == Op.TFLite_Detection_PostProcess
+    assert node.options == DetectionPostProcessOptions(10, 1, 100, True, 0.3, 0.5, 4, 10.0, 10.0, 5.0, 5.0)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"num_classes": None}, "expected key 'num_classes'"),
+    ({"nms_iou_threshold": 0.0}, r"expected 'nms_iou_threshold' in \(0, 1\]"),
+    ({"max_classes_per_detection": 0}, "expected 'max_classes_per_detection' >= 1"),
+    ({"use_regular_nms": True, "max_detections": 0}, "expected 'max_detections' >= 1"),
+    ({"y_scale": -1.0}, "expected 'y_scale' > 0"),
+])
+def test_detection_postprocess_bad_options_are_model_errors(change: dict, message: str) -> None:
+    """Options LiteRT's Eval would fail on are refused when the model loads, naming the op."""
+    options = {k: v for k, v in {**_options(), **change}.items() if v is not None}
+    model = _postprocess_model(4, 5, options, quant=False, anchors=np.full((4, 4), 0.5, np.float32))
+    with pytest.raises(ModelError, match=f"TFLite_Detection_PostProcess custom options: {message}"):
+        Interpreter(model_content=model, backend="cpu")

@@ -1,7 +1,7 @@
 """The order in which libstdc++'s heap algorithms leave equal keys.
 
 LiteRT's NMS kernels pick boxes with ``std::priority_queue`` (NON_MAX_SUPPRESSION_V4/V5) and
-``std::partial_sort`` (TFLite_Detection_PostProcess's regular NMS). Neither is stable, so
+``std::partial_sort`` (TFLite_Detection_PostProcess's fast NMS). Neither is stable, so
 which of two equal scores comes first is whatever the heap leaves there; with quantized
 (uint8) scores ties are common and change which boxes are output. These functions run the
 same sift steps as libstdc++'s ``bits/stl_heap.h`` and ``bits/stl_algo.h`` on Python lists,
