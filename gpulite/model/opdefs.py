@@ -439,7 +439,6 @@ _OPERANDS: dict[str, Operands] = {
     "CUMSUM": Operands((2, 2)),
     "ADD_N": Operands((2, None), same_dtype=("i*", "o0")),
     # signal, detection, matrix and the remaining builtins (lite/kernels/*.cc Prepare)
-    "ONES_LIKE": _UNARY,
     "MATRIX_DIAG": Operands((1, 1), same_dtype=("i0", "o0")),
     "MATRIX_SET_DIAG": Operands((2, 2), same_dtype=("i0", "i1", "o0")),
     "RFFT2D": Operands((2, 2), index_inputs=(1,)),

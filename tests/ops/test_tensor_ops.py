@@ -1,0 +1,101 @@
+"""TOPK_V2, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, SCATTER_ND, MATRIX_DIAG and
+MATRIX_SET_DIAG against LiteRT."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from gpulite.testing.tflite_writer import ModelBuilder
+from tests.ops.harness import check_op
+from tests.ops.single_op import C, In, single_op
+
+
+def _rng(*key) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32("-".join(map(str, key)).encode()))
+
+
+def _topk_model(shape, dtype, k: int, index_dtype=np.int32) -> bytes:
+    mb = ModelBuilder()
+    x = mb.input("x", shape, dtype)
+    out_shape = (*shape[:-1], k)
+    values, indices = mb.tensor("values", out_shape, dtype), mb.tensor("indices", out_shape, index_dtype)
+    mb.op("TOPK_V2", [x, mb.const("k", np.array(k, np.int32))], [values, indices])
+    mb.output(values, indices)
+    return mb.build()
+
+
+# (input shape, dtype, k, values drawn from few levels so ties are common)
+TOPK_CASES = {"float": ((3, 17), np.float32, 5, False), "float-ties": ((4, 20), np.float32, 7, True),
+              "k1": ((2, 3, 9), np.float32, 1, True), "all": ((6,), np.float32, 6, True),
+              "int8": ((5, 12), np.int8, 4, True), "uint8": ((5, 12), np.uint8, 3, True),
+              "int32": ((2, 30), np.int32, 10, True), "int64": ((3, 8), np.int64, 8, True)}
+
+
+@pytest.mark.parametrize("case", list(TOPK_CASES))
+def test_topk_v2(case: str, backend: str) -> None:
+    shape, dtype, k, tied = TOPK_CASES[case]
+    rng = _rng("topk", case)
+    if np.dtype(dtype).kind == "f":
+        x = (rng.integers(-3, 4, shape) if tied else rng.standard_normal(shape)).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        x = rng.choice(np.array([info.min, -1, 0, 1, info.max], np.int64)[int(info.min == 0):], shape).astype(dtype)
+    check_op(_topk_model(shape, dtype, k), [x], backend)
+
+
+@pytest.mark.parametrize("shape", [(4, 8), (1, 3, 5, 16), (7,)])
+def test_l2_normalization(shape, backend: str) -> None:
+    x = _rng("l2", shape).standard_normal(shape).astype(np.float32)
+    if len(shape) > 1:
+        x[..., 0, :] = 0  # a zero row and a tiny one: the norm's 1e-6 floor
+        x[..., 1, :] *= 1e-9
+    check_op(*single_op("L2_NORMALIZATION", [In(x)]), backend)
+
+
+@pytest.mark.parametrize(("radius", "bias", "alpha", "beta"), [
+    (0, 1.0, 1.0, 0.5), (2, 1.0, 0.5, 0.75), (5, 2.0, 1e-4, 0.75), (3, 0.5, 2.0, 1.0), (1, 1.0, 0.1, 0.3)])
+def test_local_response_normalization(radius: int, bias: float, alpha: float, beta: float, backend: str) -> None:
+    x = (_rng("lrn", radius, beta).standard_normal((1, 4, 5, 12)) * 2).astype(np.float32)
+    check_op(*single_op("LOCAL_RESPONSE_NORMALIZATION", [In(x)], radius=radius, bias=bias, alpha=alpha,
+                        beta=beta), backend)
+
+
+# (indices, updates shape suffix, output shape, dtype)
+SCATTER_CASES = {
+    "elements": ([[0, 1], [2, 3], [0, 1], [1, 0]], (), (3, 4), np.float32),  # a duplicate: accumulates
+    "rows": ([[1], [3], [1]], (5,), (4, 5), np.int32),
+    "slices-3d": ([[0, 2], [1, 0]], (6,), (2, 3, 6), np.float32),
+    "int64-updates": ([[4], [0]], (), (6,), np.int64),
+    "bool": ([[0, 0], [1, 1], [0, 0]], (), (2, 2), np.bool_),
+    "int8": ([[1, 2, 0], [0, 0, 1]], (), (2, 3, 2), np.int8),
+}
+
+
+@pytest.mark.parametrize("case", list(SCATTER_CASES))
+def test_scatter_nd(case: str, backend: str) -> None:
+    indices, suffix, shape, dtype = SCATTER_CASES[case]
+    idx = np.array(indices, np.int32)  # LiteRT's scatter_nd takes int32 indices only
+    rng = _rng("scatter", case)
+    upd_shape = (*idx.shape[:-1], *suffix)
+    upd = (rng.random(upd_shape) > 0.4) if dtype == np.bool_ else rng.integers(-9, 10, upd_shape).astype(dtype)
+    if dtype == np.float32:
+        upd = rng.standard_normal(upd_shape).astype(dtype)
+    check_op(*single_op("SCATTER_ND", [In(idx), In(upd), C(np.array(shape, np.int32))], out_dtype=dtype),
+             backend)
+
+
+@pytest.mark.parametrize(("shape", "dtype"), [((5,), np.float32), ((2, 3, 4), np.int32), ((3, 2), np.uint8)])
+def test_matrix_diag(shape, dtype, backend: str) -> None:
+    d = _rng("diag", shape).integers(1, 9, shape).astype(dtype)
+    check_op(*single_op("MATRIX_DIAG", [In(d)]), backend)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 5), (2, 6, 3)])
+def test_matrix_set_diag(shape, backend: str) -> None:
+    rng = _rng("set-diag", shape)
+    x = rng.standard_normal(shape).astype(np.float32)
+    d = rng.standard_normal((*shape[:-2], min(shape[-2:]))).astype(np.float32)
+    check_op(*single_op("MATRIX_SET_DIAG", [In(x), In(d)]), backend)
