@@ -446,6 +446,7 @@ _OPERANDS: dict[str, Operands] = {
     "NON_MAX_SUPPRESSION_V4": Operands((5, 5), (2, 2), same_dtype=("i0", "i1"), index_inputs=(2,)),
     "NON_MAX_SUPPRESSION_V5": Operands((6, 6), (3, 3), same_dtype=("i0", "i1", "o1"), index_inputs=(2,)),
     "TFLite_Detection_PostProcess": Operands((3, 3), (4, 4)),
+    **dict.fromkeys(("ATAN2", "RIGHT_SHIFT", "BITWISE_XOR"), _BINARY),
     # MediaPipe custom ops (mediapipe/util/tflite/operations/*.cc)
     "Convolution2DTransposeBias": Operands((3, 3), bias=2),
     "Landmarks2TransformMatrix": Operands((1, 1)),

@@ -99,3 +99,38 @@ def test_matrix_set_diag(shape, backend: str) -> None:
     x = rng.standard_normal(shape).astype(np.float32)
     d = rng.standard_normal((*shape[:-2], min(shape[-2:]))).astype(np.float32)
     check_op(*single_op("MATRIX_SET_DIAG", [In(x), In(d)]), backend)
+
+
+def test_atan2(backend: str) -> None:
+    rng = _rng("atan2")
+    a, b = rng.standard_normal((2, 3, 5)).astype(np.float32)  # LiteRT's atan2.cc takes equal shapes only
+    a[0, :2], b[0, :3] = 0, 0  # atan2(0, 0) and the axes
+    check_op(*single_op("ATAN2", [In(a), In(b)]), backend)
+
+
+_BIT_TYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32"]
+
+
+@pytest.mark.parametrize("dtype", _BIT_TYPES)
+def test_right_shift(dtype: str, backend: str) -> None:
+    """Shifts below 0 and at or past the width are clamped to [0, bits - 1]."""
+    info = np.iinfo(dtype)
+    x = np.array([[info.min, -1 if info.min else 1, 0, 7, info.max, 100, 3, 1]], dtype)
+    bits = info.bits
+    s = np.array([[1, 3, 0, bits - 1, bits + 4 if bits < 255 else 9, 2, 1 if info.min == 0 else -2, 5],
+                  [0, 1, 2, 3, 4, 5, 6, 7]], np.int64).astype(dtype)
+    check_op(*single_op("RIGHT_SHIFT", [In(x), In(s)]), backend)
+
+
+@pytest.mark.parametrize("dtype", _BIT_TYPES)
+def test_bitwise_xor(dtype: str, backend: str) -> None:
+    info = np.iinfo(dtype)
+    rng = _rng("xor", dtype)
+    a = rng.integers(info.min, info.max, (2, 6), endpoint=True, dtype=np.int64).astype(dtype)
+    b = rng.integers(info.min, info.max, (6,), endpoint=True, dtype=np.int64).astype(dtype)
+    check_op(*single_op("BITWISE_XOR", [In(a), In(b)]), backend)
+
+
+def test_relu_0_to_1(backend: str) -> None:
+    x = np.array([[-2, -0.0, 0.25, 0.999, 1, 1.5, np.inf, -np.inf]], np.float32)
+    check_op(*single_op("RELU_0_TO_1", [In(x)]), backend)

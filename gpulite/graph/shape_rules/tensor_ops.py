@@ -1,4 +1,5 @@
-"""Shapes of L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, SCATTER_ND, MATRIX_DIAG and MATRIX_SET_DIAG."""
+"""Shapes of L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, SCATTER_ND, MATRIX_DIAG, MATRIX_SET_DIAG,
+and the broadcasting ATAN2, RIGHT_SHIFT and BITWISE_XOR."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 
 from gpulite.errors import ShapeError
 from gpulite.graph.layout import where
-from gpulite.graph.shapes import shape_rule
+from gpulite.graph.shapes import broadcast, shape_rule
 from gpulite.model.opdefs import Op
 
 
@@ -40,3 +41,8 @@ def scatter_nd_shape(node, indices: tuple[int, ...], updates: tuple[int, ...], s
 @shape_rule(Op.SCATTER_ND)
 def _scatter_nd(node, ins, consts):
     return [scatter_nd_shape(node, tuple(ins[0]), tuple(ins[1]), consts[2])]
+
+
+@shape_rule(Op.ATAN2, Op.RIGHT_SHIFT, Op.BITWISE_XOR)
+def _broadcasting(node, ins, consts):
+    return [broadcast(ins[0], ins[1], node)]
