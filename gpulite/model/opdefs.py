@@ -447,6 +447,11 @@ _OPERANDS: dict[str, Operands] = {
     "NON_MAX_SUPPRESSION_V5": Operands((6, 6), (3, 3), same_dtype=("i0", "i1", "o1"), index_inputs=(2,)),
     "TFLite_Detection_PostProcess": Operands((3, 3), (4, 4)),
     **dict.fromkeys(("ATAN2", "RIGHT_SHIFT", "BITWISE_XOR"), _BINARY),
+    "SEGMENT_SUM": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
+    **dict.fromkeys(("UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX",
+                     "UNSORTED_SEGMENT_MIN"), Operands((3, 3), same_dtype=("i0", "o0"), index_inputs=(1, 2))),
+    "REVERSE_SEQUENCE": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
+    "DYNAMIC_UPDATE_SLICE": Operands((3, 3), same_dtype=("i0", "i1", "o0"), index_inputs=(2,)),
     # MediaPipe custom ops (mediapipe/util/tflite/operations/*.cc)
     "Convolution2DTransposeBias": Operands((3, 3), bias=2),
     "Landmarks2TransformMatrix": Operands((1, 1)),

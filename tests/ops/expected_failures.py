@@ -100,7 +100,8 @@ GPU_GAPS: list[tuple[str, str]] = [
      f"TFLite_Detection_PostProcess (a sequential selection): {_CPU_ONLY}"),
     *((f"test_tensor_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
         "topk_v2", "l2_normalization", "local_response_normalization", "scatter_nd", "matrix_diag",
-        "matrix_set_diag", "right_shift", "bitwise_xor")),
+        "matrix_set_diag", "right_shift", "bitwise_xor", "unsorted_segment", "segment_sum", "dynamic_update_slice",
+        "reverse_sequence", "embedding_lookup")),
     ("test_tensor_ops.py::test_atan2", f"ATAN2: {_CPU_ONLY}"),
 ]
 

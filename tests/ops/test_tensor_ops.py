@@ -134,3 +134,48 @@ def test_bitwise_xor(dtype: str, backend: str) -> None:
 def test_relu_0_to_1(backend: str) -> None:
     x = np.array([[-2, -0.0, 0.25, 0.999, 1, 1.5, np.inf, -np.inf]], np.float32)
     check_op(*single_op("RELU_0_TO_1", [In(x)]), backend)
+
+
+SEGMENT_OPS = ["UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("op", SEGMENT_OPS)
+def test_unsorted_segment(op: str, dtype, backend: str) -> None:
+    """Ids in any order, a skipped negative id, an empty segment (the identity), 2-D ids."""
+    rng = _rng("unsorted", op, dtype)
+    data = (rng.standard_normal((4, 3, 5)) * 3).astype(dtype)
+    ids = np.array([[2, 0, -1], [2, 4, 0], [1, 0, 2], [4, 4, 1]], np.int32)
+    check_op(*single_op(op, [In(data), In(ids), C(np.array(6, np.int32))]), backend)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_segment_sum(dtype, backend: str) -> None:
+    data = (_rng("segment", dtype).standard_normal((7, 2, 3)) * 4).astype(dtype)
+    ids = np.array([0, 0, 1, 2, 2, 2, 3], np.int32)  # LiteRT takes ids rising by 0 or 1 only
+    check_op(*single_op("SEGMENT_SUM", [In(data), C(ids)]), backend)
+
+
+@pytest.mark.parametrize(("shape", "update", "start"), [
+    ((4, 6), (2, 3), [1, 2]), ((4, 6), (2, 3), [3, -5]), ((2, 3, 4), (1, 3, 2), [1, 0, 9]), ((5,), (5,), [2])])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_])
+def test_dynamic_update_slice(shape, update, start, dtype, backend: str) -> None:
+    """Start indices past the edge (or negative) are clamped so the update fits."""
+    rng = _rng("dus", shape, update, dtype)
+    x, u = (rng.integers(-5, 6, s).astype(dtype) for s in (shape, update))
+    check_op(*single_op("DYNAMIC_UPDATE_SLICE", [In(x), In(u), In(np.array(start, np.int32))]), backend)
+
+
+@pytest.mark.parametrize(("seq_dim", "batch_dim"), [(1, 0), (0, 1), (2, 0), (1, 2)])
+def test_reverse_sequence(seq_dim: int, batch_dim: int, backend: str) -> None:
+    x = _rng("revseq", seq_dim, batch_dim).standard_normal((3, 4, 5)).astype(np.float32)
+    lengths = np.array([0, 1, 3, 4, 5][:x.shape[batch_dim]], np.int32)
+    lengths = np.minimum(lengths, x.shape[seq_dim])
+    check_op(*single_op("REVERSE_SEQUENCE", [In(x), In(lengths)], seq_dim=seq_dim, batch_dim=batch_dim), backend)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8])
+def test_embedding_lookup(dtype, backend: str) -> None:
+    table = _rng("embed", dtype).integers(-50, 50, (10, 3, 4)).astype(dtype)
+    ids = np.array([3, 0, 9, 3, 7], np.int32)
+    check_op(*single_op("EMBEDDING_LOOKUP", [In(ids), C(table)], out_dtype=dtype), backend)

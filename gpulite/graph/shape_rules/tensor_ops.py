@@ -1,5 +1,6 @@
 """Shapes of L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, SCATTER_ND, MATRIX_DIAG, MATRIX_SET_DIAG,
-and the broadcasting ATAN2, RIGHT_SHIFT and BITWISE_XOR."""
+the broadcasting ATAN2, RIGHT_SHIFT and BITWISE_XOR, the segment reductions, REVERSE_SEQUENCE,
+DYNAMIC_UPDATE_SLICE and EMBEDDING_LOOKUP."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from gpulite.graph.shapes import broadcast, shape_rule
 from gpulite.model.opdefs import Op
 
 
-@shape_rule(Op.L2_NORMALIZATION, Op.LOCAL_RESPONSE_NORMALIZATION, Op.MATRIX_SET_DIAG)
+@shape_rule(Op.L2_NORMALIZATION, Op.LOCAL_RESPONSE_NORMALIZATION, Op.MATRIX_SET_DIAG, Op.REVERSE_SEQUENCE,
+            Op.DYNAMIC_UPDATE_SLICE)
 def _same(node, ins, consts):
     return [tuple(ins[0])]
 
@@ -46,3 +48,47 @@ def _scatter_nd(node, ins, consts):
 @shape_rule(Op.ATAN2, Op.RIGHT_SHIFT, Op.BITWISE_XOR)
 def _broadcasting(node, ins, consts):
     return [broadcast(ins[0], ins[1], node)]
+
+
+UNSORTED_SEGMENT = (Op.UNSORTED_SEGMENT_SUM, Op.UNSORTED_SEGMENT_PROD, Op.UNSORTED_SEGMENT_MAX,
+                    Op.UNSORTED_SEGMENT_MIN)
+
+
+def segment_count(node, data: tuple[int, ...], ids: tuple[int, ...], ids_value: np.ndarray | None,
+                  num_segments: np.ndarray | None) -> int:
+    """Output rows of a segment reduction: the constant ``num_segments`` (UNSORTED_SEGMENT_*), or
+    the last of the constant ``segment_ids`` plus one (SEGMENT_SUM); ``ids`` must be a
+    prefix of ``data``'s shape."""
+    if len(ids) > len(data) or tuple(data[:len(ids)]) != tuple(ids) or (node.op == Op.SEGMENT_SUM and len(ids) != 1):
+        raise ShapeError(f"{where(node)}segment_ids {list(ids)} must be a prefix of the data's shape {list(data)}"
+                         + (" of rank 1" if node.op == Op.SEGMENT_SUM else ""))
+    if node.op != Op.SEGMENT_SUM:
+        if num_segments is None:
+            raise ShapeError(f"{where(node)}num_segments is computed at run time, so the output's shape depends "
+                             "on the data")
+        n = np.asarray(num_segments).reshape(-1)
+        if n.size != 1 or int(n[0]) < 0:
+            raise ShapeError(f"{where(node)}num_segments must be one value >= 0, got {n.tolist()}")
+        return int(n[0])
+    if ids_value is None:
+        raise ShapeError(f"{where(node)}segment_ids are computed at run time, so the output's shape depends on "
+                         "the data")
+    v = np.asarray(ids_value).reshape(-1)
+    if v.size and (v[0] < 0 or np.any((np.diff(v) != 0) & (np.diff(v) != 1))):
+        raise ShapeError(f"{where(node)}segment_ids must be >= 0 and each 0 or 1 more than the one before "
+                         f"(segment_sum.cc), got {v.tolist()[:10]}")
+    return int(v[-1]) + 1 if v.size else 0
+
+
+@shape_rule(Op.SEGMENT_SUM, *UNSORTED_SEGMENT)
+def _segment(node, ins, consts):
+    rows = segment_count(node, tuple(ins[0]), tuple(ins[1]), consts[1], consts[2] if len(consts) > 2 else None)
+    return [(rows, *ins[0][len(ins[1]):])]
+
+
+@shape_rule(Op.EMBEDDING_LOOKUP)
+def _embedding_lookup(node, ins, consts):
+    if len(ins[0]) != 1 or len(ins[1]) < 1:
+        raise ShapeError(f"{where(node)}expected 1-D ids and a value of rank >= 1, got {list(ins[0])} and "
+                         f"{list(ins[1])}")
+    return [(ins[0][0], *ins[1][1:])]

@@ -1,0 +1,102 @@
+"""DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE and EMBEDDING_LOOKUP, as LiteRT's kernels.
+
+DYNAMIC_UPDATE_SLICE copies the operand and writes ``update`` at the run-time start indices,
+each clamped to ``[0, operand_dim - update_dim]``. REVERSE_SEQUENCE reverses, for each batch
+entry ``b`` (along ``batch_dim``), the first ``seq_lengths[b]`` elements along ``seq_dim``.
+EMBEDDING_LOOKUP gathers rows of ``value`` by int32 ids (an id outside the table fails the
+invoke); the dynamic-range form (int8/uint8 table, float32 output) is not supported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.cpu.kernels.shape_ops import arity, check_out, unsupported
+from gpulite.backends.kernels import register_kernel
+from gpulite.errors import ShapeError
+from gpulite.graph.ir import Node
+from gpulite.graph.layout import normalize_axis, where
+from gpulite.model.opdefs import Op
+
+_INDEX = (np.dtype(np.int32), np.dtype(np.int64))
+_DUS = tuple(np.dtype(t) for t in (np.float16, np.float32, np.bool_, np.int8, np.int16, np.int32, np.int64))
+_REVERSE = tuple(np.dtype(t) for t in (np.float32, np.uint8, np.int8, np.int16, np.int32, np.int64))
+
+
+@register_kernel(Op.DYNAMIC_UPDATE_SLICE, "cpu")
+def dynamic_update_slice(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """The operand with ``update`` written at the clamped start indices."""
+    arity(node, 3)
+    x, upd, start, out = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output(0)
+    if x.dtype not in _DUS or upd.dtype != x.dtype or out.dtype != x.dtype or start.dtype not in _INDEX:
+        raise unsupported(node, f"expected operand, update and output of one type among {', '.join(map(str, _DUS))} "
+                          f"and int32/int64 start indices, got {x.dtype}, {upd.dtype}, {start.dtype} -> {out.dtype}")
+    if start.shape != (x.ndim,) or upd.ndim != x.ndim or any(u > d for u, d in zip(upd.shape, x.shape, strict=True)):
+        raise ShapeError(f"{where(node)}expected an update no larger than the operand {list(x.shape)} in each dim and "
+                         f"{x.ndim} start indices, got update {list(upd.shape)}, start {list(start.shape)}")
+    check_out(node, out, x.shape)
+    room = np.array(x.shape, np.int64) - np.array(upd.shape, np.int64)
+
+    def run() -> None:
+        at = np.clip(start.astype(np.int64), 0, room)
+        if out is not x:
+            np.copyto(out, x)
+        out[tuple(slice(int(a), int(a) + n) for a, n in zip(at, upd.shape, strict=True))] = upd
+    return run
+
+
+@register_kernel(Op.REVERSE_SEQUENCE, "cpu")
+def reverse_sequence(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """Reverse the leading ``seq_lengths[b]`` elements along ``seq_dim`` of each batch entry ``b``."""
+    arity(node, 2)
+    x, lengths, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    if x.dtype not in _REVERSE or out.dtype != x.dtype or lengths.dtype not in _INDEX:
+        raise unsupported(node, f"expected input and output of one type among {', '.join(map(str, _REVERSE))} and "
+                          f"int32/int64 seq_lengths, got {x.dtype}, {lengths.dtype} -> {out.dtype}")
+    seq = normalize_axis(int(node.options.seq_dim), x.ndim, node)
+    batch = normalize_axis(int(node.options.batch_dim), x.ndim, node)
+    if seq == batch or lengths.shape != (x.shape[batch],):
+        raise ShapeError(f"{where(node)}expected seq_dim != batch_dim and one length per batch entry "
+                         f"({x.shape[batch]}), got seq_dim {seq}, batch_dim {batch}, lengths {list(lengths.shape)}")
+    check_out(node, out, x.shape)
+    steps = np.arange(x.shape[seq])
+    view = [1] * x.ndim
+
+    def run() -> None:
+        n = lengths.astype(np.int64)
+        if np.any((n < 0) | (n > x.shape[seq])):
+            raise ShapeError(f"{where(node)}seq_lengths {n.tolist()} must lie in [0, {x.shape[seq]}]")
+        src = np.where(steps[None, :] < n[:, None], n[:, None] - 1 - steps[None, :], steps[None, :])  # [batch, seq]
+        if batch > seq:
+            src = src.T
+        shape = list(view)
+        shape[batch], shape[seq] = x.shape[batch], x.shape[seq]
+        np.copyto(out, np.take_along_axis(x, np.broadcast_to(src.reshape(shape), x.shape), axis=seq))
+    return run
+
+
+@register_kernel(Op.EMBEDDING_LOOKUP, "cpu")
+def embedding_lookup(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """``out[i] = value[ids[i]]``."""
+    arity(node, 2)
+    ids, value, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    if ids.dtype != np.int32 or out.dtype != value.dtype or value.dtype.kind not in "fiub":
+        hybrid = value.dtype.kind in "iu" and out.dtype.kind == "f"
+        raise unsupported(node, "a dynamic-range (int8/uint8 table, float output) lookup is not supported" if hybrid
+                          else f"expected int32 ids and a value table of the output's type, got {ids.dtype} ids, "
+                          f"{value.dtype} -> {out.dtype}")
+    if ids.ndim != 1 or value.ndim < 1:
+        raise ShapeError(f"{where(node)}expected 1-D ids and a table of rank >= 1, got {list(ids.shape)} and "
+                         f"{list(value.shape)}")
+    check_out(node, out, (ids.shape[0], *value.shape[1:]))
+
+    def run() -> None:
+        bad = (ids < 0) | (ids >= value.shape[0])
+        if bad.any():
+            raise IndexError(f"{where(node)}embedding id {int(ids[np.argmax(bad)])} is outside the table of "
+                             f"{value.shape[0]} rows")
+        np.take(value, ids, axis=0, out=out)
+    return run
