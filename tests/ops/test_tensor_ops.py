@@ -179,3 +179,17 @@ def test_embedding_lookup(dtype, backend: str) -> None:
     table = _rng("embed", dtype).integers(-50, 50, (10, 3, 4)).astype(dtype)
     ids = np.array([3, 0, 9, 3, 7], np.int32)
     check_op(*single_op("EMBEDDING_LOOKUP", [In(ids), C(table)], out_dtype=dtype), backend)
+
+
+def test_resized_input_follows(backend: str) -> None:
+    """The shape rules carry a resized input through L2_NORMALIZATION, TOPK_V2 and MATRIX_DIAG."""
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 2, 8), np.float32)
+    n = mb.tensor("n", (1, 2, 8), np.float32)
+    v, i = mb.tensor("v", (1, 2, 3), np.float32), mb.tensor("i", (1, 2, 3), np.int32)
+    d = mb.tensor("d", (1, 2, 3, 3), np.float32)
+    mb.op("L2_NORMALIZATION", [x], [n])
+    mb.op("TOPK_V2", [n, mb.const("k", np.array(3, np.int32))], [v, i])
+    mb.op("MATRIX_DIAG", [v], [d])
+    mb.output(d, i)
+    check_op(mb.build(), [_rng("resize").standard_normal((3, 4, 8)).astype(np.float32)], backend)
