@@ -96,6 +96,8 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_signal.py::test_rfft2d[*]", f"RFFT2D, COMPLEX_ABS, REAL, IMAG (complex64 tensors): {_CPU_ONLY}"),
     ("test_signal.py::test_stft_model", f"RFFT2D, COMPLEX_ABS (complex64 tensors): {_CPU_ONLY}"),
     ("test_detection.py::test_nms_*", f"NON_MAX_SUPPRESSION_V4 / V5 (a sequential selection): {_CPU_ONLY}"),
+    ("test_detection.py::test_converter_nms_model[*]",
+     f"NON_MAX_SUPPRESSION_V4 / V5 (a sequential selection): {_CPU_ONLY}"),
     ("test_detection.py::test_detection_postprocess[*]",
      f"TFLite_Detection_PostProcess (a sequential selection): {_CPU_ONLY}"),
     *((f"test_tensor_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (

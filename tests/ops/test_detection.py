@@ -7,6 +7,7 @@ which boxes come out.
 
 from __future__ import annotations
 
+import pathlib
 import zlib
 
 import numpy as np
@@ -90,6 +91,15 @@ def test_nms_zero_area_boxes(backend: str) -> None:
     b = _boxes(rng, 16)
     b[::3, 2] = b[::3, 0]
     check_op(_nms_model(16, 12, 0.3, 0.0, 0.5), [b, _scores(rng, 16, False)], backend)
+
+
+@pytest.mark.parametrize("name", ["nms_v4", "nms_v5"])
+def test_converter_nms_model(name: str, backend: str) -> None:
+    """``tf.image.non_max_suppression`` as the converter writes it: outputs stored with a placeholder
+    shape [1] (signature [-1]) that the op's constant max_output_size resizes, as LiteRT's Prepare does."""
+    rng = _rng("converted", name)
+    model = (pathlib.Path(__file__).resolve().parents[1] / "data" / "ops" / f"{name}.tflite").read_bytes()
+    check_op(model, [_boxes(rng, 50), _scores(rng, 50, False)], backend)
 
 
 def test_nms_runtime_max_output_size_is_refused() -> None:

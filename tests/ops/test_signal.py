@@ -1,6 +1,6 @@
 """RFFT2D, COMPLEX_ABS, REAL, IMAG and converter-written STFT models against LiteRT.
 
-The STFT models (``tests/data/ops/``, written by ``tools/make_stft_models.py``) are what
+The STFT models (``tests/data/ops/``, written by ``tools/make_op_models.py``) are what
 ``tf.signal.stft`` converts to; the dynamic-batch one holds an empty int32 constant as a
 RESHAPE's target shape, which gpulite once refused as a tensor without producer.
 """
