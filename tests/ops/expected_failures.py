@@ -103,7 +103,7 @@ GPU_GAPS: list[tuple[str, str]] = [
     *((f"test_tensor_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
         "topk_v2", "l2_normalization", "local_response_normalization", "scatter_nd", "matrix_diag",
         "matrix_set_diag", "right_shift", "bitwise_xor", "unsorted_segment", "segment_sum", "dynamic_update_slice",
-        "reverse_sequence", "embedding_lookup")),
+        "reverse_sequence", "embedding_lookup", "add_n", "bucketize")),
     ("test_tensor_ops.py::test_atan2", f"ATAN2: {_CPU_ONLY}"),
     ("test_tensor_ops.py::test_resized_input_follows", f"L2_NORMALIZATION, TOPK_V2, MATRIX_DIAG: {_CPU_ONLY}"),
 ]

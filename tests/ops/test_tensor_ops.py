@@ -193,3 +193,18 @@ def test_resized_input_follows(backend: str) -> None:
     mb.op("MATRIX_DIAG", [v], [d])
     mb.output(d, i)
     check_op(mb.build(), [_rng("resize").standard_normal((3, 4, 8)).astype(np.float32)], backend)
+
+
+@pytest.mark.parametrize(("n", "dtype"), [(2, np.float32), (5, np.float32), (3, np.int32)])
+def test_add_n(n: int, dtype, backend: str) -> None:
+    rng = _rng("add_n", n, dtype)
+    xs = [In((rng.standard_normal((2, 3, 4)) * 100).astype(dtype)) for _ in range(n)]
+    check_op(*single_op("ADD_N", xs), backend)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_bucketize(dtype, backend: str) -> None:
+    """Values on a boundary go to the bucket above it (upper_bound)."""
+    bounds = [-5.0, -1.0, 0.0, 0.5, 3.0, 3.0, 10.0]
+    x = np.array([[-7, -5, -1, 0, 0.25, 0.5, 3, 4, 10, 11, 2.9999, -0.0]]).astype(dtype)
+    check_op(*single_op("BUCKETIZE", [In(x)], out_dtype=np.int32, boundaries=bounds), backend)

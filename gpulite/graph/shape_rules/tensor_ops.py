@@ -1,6 +1,6 @@
 """Shapes of L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, SCATTER_ND, MATRIX_DIAG, MATRIX_SET_DIAG,
 the broadcasting ATAN2, RIGHT_SHIFT and BITWISE_XOR, the segment reductions, REVERSE_SEQUENCE,
-DYNAMIC_UPDATE_SLICE and EMBEDDING_LOOKUP."""
+DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP, BUCKETIZE and ADD_N."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from gpulite.model.opdefs import Op
 
 
 @shape_rule(Op.L2_NORMALIZATION, Op.LOCAL_RESPONSE_NORMALIZATION, Op.MATRIX_SET_DIAG, Op.REVERSE_SEQUENCE,
-            Op.DYNAMIC_UPDATE_SLICE)
+            Op.DYNAMIC_UPDATE_SLICE, Op.BUCKETIZE)
 def _same(node, ins, consts):
     return [tuple(ins[0])]
 
@@ -92,3 +92,10 @@ def _embedding_lookup(node, ins, consts):
         raise ShapeError(f"{where(node)}expected 1-D ids and a value of rank >= 1, got {list(ins[0])} and "
                          f"{list(ins[1])}")
     return [(ins[0][0], *ins[1][1:])]
+
+
+@shape_rule(Op.ADD_N)
+def _add_n(node, ins, consts):
+    if any(tuple(s) != tuple(ins[0]) for s in ins):
+        raise ShapeError(f"{where(node)}inputs must share one shape, got {[list(s) for s in ins]}")
+    return [tuple(ins[0])]
