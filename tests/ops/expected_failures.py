@@ -105,6 +105,7 @@ GPU_GAPS: list[tuple[str, str]] = [
         "matrix_set_diag", "right_shift", "bitwise_xor", "unsorted_segment", "segment_sum", "dynamic_update_slice",
         "reverse_sequence", "embedding_lookup", "add_n", "bucketize")),
     ("test_tensor_ops.py::test_atan2", f"ATAN2: {_CPU_ONLY}"),
+    ("test_conv3d.py::test_conv3d[*]", f"CONV_3D: {_CPU_ONLY}"),
     ("test_tensor_ops.py::test_resized_input_follows", f"L2_NORMALIZATION, TOPK_V2, MATRIX_DIAG: {_CPU_ONLY}"),
 ]
 

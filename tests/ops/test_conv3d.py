@@ -1,0 +1,38 @@
+"""CONV_3D against LiteRT: padding, strides, dilations, bias and fused activations."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from tests.ops.harness import check_op
+from tests.ops.single_op import C, In, single_op
+
+
+def _rng(*key) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32("-".join(map(str, key)).encode()))
+
+
+# name: (input shape, filter shape, padding, strides (d, h, w), dilations (d, h, w), bias, activation)
+CASES = {
+    "same": ((1, 4, 5, 6, 3), (3, 3, 3, 3, 4), "SAME", (1, 1, 1), (1, 1, 1), True, "NONE"),
+    "valid-strided": ((2, 6, 7, 5, 2), (2, 3, 2, 2, 3), "VALID", (2, 2, 1), (1, 1, 1), True, "RELU"),
+    "same-strided-odd": ((1, 5, 6, 7, 2), (3, 2, 3, 2, 5), "SAME", (2, 3, 2), (1, 1, 1), False, "RELU6"),
+    "dilated": ((1, 7, 8, 6, 2), (2, 3, 2, 2, 2), "SAME", (1, 1, 1), (2, 2, 3), True, "RELU_N1_TO_1"),
+    "pointwise": ((1, 3, 4, 4, 8), (1, 1, 1, 8, 6), "VALID", (1, 1, 1), (1, 1, 1), True, "NONE"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_conv3d(case: str, backend: str) -> None:
+    x_shape, f_shape, padding, strides, dilations, bias, act = CASES[case]
+    rng = _rng("conv3d", case)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    ins = [In(x), C(rng.standard_normal(f_shape).astype(np.float32) * 0.3)]
+    if bias:
+        ins.append(C(rng.standard_normal(f_shape[-1]).astype(np.float32)))
+    check_op(*single_op("CONV_3D", ins, padding=padding, stride_d=strides[0], stride_h=strides[1],
+                        stride_w=strides[2], dilation_d_factor=dilations[0], dilation_h_factor=dilations[1],
+                        dilation_w_factor=dilations[2], fused_activation_function=act), backend)
