@@ -208,3 +208,17 @@ def test_bucketize(dtype, backend: str) -> None:
     bounds = [-5.0, -1.0, 0.0, 0.5, 3.0, 3.0, 10.0]
     x = np.array([[-7, -5, -1, 0, 0.25, 0.5, 3, 4, 10, 11, 2.9999, -0.0]]).astype(dtype)
     check_op(*single_op("BUCKETIZE", [In(x)], out_dtype=np.int32, boundaries=bounds), backend)
+
+
+# (input 1 (scale, zero point), input 2, output)
+SQDIFF_QUANT = {"same-scales": ((0.05, 3), (0.05, 3), (0.02, -128)), "mixed": ((0.1, -7), (0.03, 20), (0.5, -100)),
+                "tiny-out": ((0.01, 0), (0.012, -5), (0.0005, -128))}
+
+
+@pytest.mark.parametrize("case", list(SQDIFF_QUANT))
+def test_squared_difference_int8_all_pairs(case: str, backend: str) -> None:
+    """Every pair of int8 codes (a column against a row, broadcast), LiteRT's integer formula."""
+    q1, q2, qo = SQDIFF_QUANT[case]
+    a = np.arange(-128, 128, dtype=np.int8).reshape(256, 1)
+    b = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
+    check_op(*single_op("SQUARED_DIFFERENCE", [In(a, q1), In(b, q2)], out_quant=qo), backend)
