@@ -36,3 +36,27 @@ def test_conv3d(case: str, backend: str) -> None:
     check_op(*single_op("CONV_3D", ins, padding=padding, stride_d=strides[0], stride_h=strides[1],
                         stride_w=strides[2], dilation_d_factor=dilations[0], dilation_h_factor=dilations[1],
                         dilation_w_factor=dilations[2], fused_activation_function=act), backend)
+
+
+# name: (input shape, filter [kd, kh, kw, out, in], output shape, padding, strides, dilations, bias, activation)
+TRANSPOSE_CASES = {
+    "same-s2": ((1, 3, 4, 5, 3), (3, 3, 3, 4, 3), (1, 6, 8, 10, 4), "SAME", (2, 2, 2), (1, 1, 1), True, "NONE"),
+    "same-odd": ((2, 2, 3, 3, 2), (2, 3, 2, 3, 2), (2, 3, 5, 6, 3), "SAME", (2, 2, 2), (1, 1, 1), False, "RELU6"),
+    "valid-mixed": ((1, 6, 8, 10, 4), (2, 3, 1, 2, 4), (1, 7, 17, 30, 2), "VALID", (1, 2, 3), (1, 1, 1), True,
+                    "RELU"),
+    "dilated": ((1, 4, 4, 3, 2), (2, 2, 3, 2, 2), (1, 5, 6, 7, 2), "VALID", (1, 1, 1), (1, 2, 2), True, "NONE"),
+}
+
+
+@pytest.mark.parametrize("case", list(TRANSPOSE_CASES))
+def test_conv3d_transpose(case: str, backend: str) -> None:
+    x_shape, f_shape, out_shape, padding, strides, dilations, bias, act = TRANSPOSE_CASES[case]
+    rng = _rng("conv3d-transpose", case)
+    ins = [C(np.array(out_shape, np.int32)), C(rng.standard_normal(f_shape).astype(np.float32) * 0.3),
+           In(rng.standard_normal(x_shape).astype(np.float32))]
+    if bias:
+        ins.append(C(rng.standard_normal(f_shape[3]).astype(np.float32)))
+    check_op(*single_op("CONV_3D_TRANSPOSE", ins, out_dtype=np.float32, padding=padding, stride_d=strides[0],
+                        stride_h=strides[1], stride_w=strides[2], dilation_d_factor=dilations[0],
+                        dilation_h_factor=dilations[1], dilation_w_factor=dilations[2],
+                        fused_activation_function=act), backend)

@@ -1,4 +1,6 @@
-"""CONV_3D (float32), as LiteRT's conv3d.cc: im2col over the (depth, height, width) taps, one GEMM.
+"""CONV_3D and CONV_3D_TRANSPOSE (float32), as LiteRT's conv3d.cc and conv3d_transpose.cc.
+
+CONV_3D: im2col over the (depth, height, width) taps, one GEMM.
 
 The input is copied into a zero-bordered buffer (SAME padding puts the odd extra row after,
 as TFLite's ``ComputePaddingWithOffset``), each dilated, strided tap fills its columns of the
@@ -21,7 +23,7 @@ from gpulite.errors import ShapeError
 from gpulite.graph.ir import Node
 from gpulite.graph.layout import where
 from gpulite.graph.shape_rules.conv import pad_before_after
-from gpulite.graph.shape_rules.conv3d import conv3d_geometry
+from gpulite.graph.shape_rules.conv3d import conv3d_geometry, conv3d_transpose_shape
 from gpulite.model.opdefs import Op
 
 _F32 = np.dtype(np.float32)
@@ -62,6 +64,51 @@ def conv3d(node: Node, ctx: CpuContext) -> Callable[[], None]:
         for dst, src in fills:
             np.copyto(dst, src)
         np.matmul(flat_cols, weights, out=flat_out)
+        if bias is not None:
+            np.add(out, bias, out=out)
+        if act:
+            act(out)
+    return run
+
+
+@register_kernel(Op.CONV_3D_TRANSPOSE, "cpu")
+def conv3d_transpose(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """Transposed 3-D convolution: each input voxel's ``x @ filter[tap]`` added at its strided,
+    dilated output position (conv3d_transpose.cc's reference order of taps), then the crop by
+    the SAME padding, the bias and the fused activation. ``output_shape`` must be constant."""
+    if len(node.inputs) not in (3, 4) or len(node.outputs) != 1:
+        raise ShapeError(f"{where(node)}expected 3 or 4 inputs and 1 output, got {list(node.inputs)} and "
+                         f"{list(node.outputs)}")
+    f, x, out = ctx.input(1), ctx.input(2), ctx.output(0)
+    has_bias = len(node.inputs) == 4 and ctx.has_input(3)
+    if x.dtype != _F32 or f.dtype != _F32 or out.dtype != _F32 or (has_bias and ctx.in_info(3).dtype != _F32):
+        raise unsupported(node, f"float32 only (LiteRT's conv3d_transpose.cc), got {x.dtype} input, {f.dtype} filter "
+                          f"-> {out.dtype}")
+    if ctx.const(0) is None:
+        raise unsupported(node, "output_shape is computed at run time; gpulite needs it constant")
+    shape = conv3d_transpose_shape(node, ctx.const(0), x.shape, f.shape)
+    check_out(node, out, shape)
+    strides, dilations, _ = conv3d_geometry(node, shape, f.shape)
+    pads = [pad_before_after(shape[1 + i], f.shape[i], strides[i], dilations[i], x.shape[1 + i])[0] for i in range(3)]
+    full = [max((x.shape[1 + i] - 1) * strides[i] + (f.shape[i] - 1) * dilations[i] + 1, pads[i] + shape[1 + i])
+            for i in range(3)]
+    acc = np.zeros((x.shape[0], *full, shape[4]), _F32)
+    crop = acc[:, pads[0]:pads[0] + shape[1], pads[1]:pads[1] + shape[2], pads[2]:pads[2] + shape[3]]
+    taps = []
+    for tap in np.ndindex(*f.shape[:3]):
+        window = tuple(slice(t * d, t * d + (n - 1) * s + 1, s)
+                       for t, d, s, n in zip(tap, dilations, strides, x.shape[1:4], strict=True))
+        taps.append((acc[(slice(None), *window)], np.ascontiguousarray(f[tap].T)))  # [in, out]
+    bias = ctx.input(3) if has_bias else None
+    act = clamp_fn(node.activation)
+    prod = np.empty((*x.shape[:4], shape[4]), _F32)
+
+    def run() -> None:
+        acc.fill(0)
+        for dst, w in taps:
+            np.matmul(x, w, out=prod)
+            np.add(dst, prod, out=dst)
+        np.copyto(out, crop)
         if bias is not None:
             np.add(out, bias, out=out)
         if act:
