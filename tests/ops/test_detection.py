@@ -158,11 +158,19 @@ POSTPROCESS_CASES = {
 }
 
 
+# SSD-sized: more candidates than single-class NMS compares pairwise up front (each kept box is
+# then compared with the rest as it is kept)
+POSTPROCESS_CASES["fast-many-boxes"] = (_options(max_detections=50, num_classes=20, nms_score_threshold=0.05), True,
+                                        False)
+POSTPROCESS_CASES["regular-many-boxes"] = (_options(use_regular_nms=True, max_detections=40, num_classes=3,
+                                                    detections_per_class=30, nms_score_threshold=0.01), True, False)
+
+
 @pytest.mark.parametrize("case", list(POSTPROCESS_CASES))
 def test_detection_postprocess(case: str, backend: str) -> None:
     options, background, quant = POSTPROCESS_CASES[case]
     rng = _rng("postprocess", case)
-    n, classes_in = 48, options["num_classes"] + background
+    n, classes_in = 900 if "many" in case else 48, options["num_classes"] + background
     centres = rng.uniform(0.2, 0.8, (6, 2))[rng.integers(0, 6, n)]
     anchors = np.concatenate([centres, rng.uniform(0.1, 0.4, (n, 2))], axis=1).astype(np.float32)  # y, x, h, w
     enc = rng.normal(0, 2, (1, n, 4)).astype(np.float32)

@@ -21,7 +21,7 @@ import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.cpu.kernels.cxx_order import partial_sort
-from gpulite.backends.cpu.kernels.nms import iou_one_to_many
+from gpulite.backends.cpu.kernels.nms import iou
 from gpulite.backends.cpu.kernels.shape_ops import arity, check_out, unsupported
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError
@@ -32,6 +32,7 @@ from gpulite.model.custom_options import DetectionPostProcessOptions
 from gpulite.model.opdefs import Op
 
 _F32, _U8 = np.dtype(np.float32), np.dtype(np.uint8)
+_PAIRWISE = 384  # candidates up to which single-class NMS computes all pairwise IoUs up front
 
 
 def _dequantizer(ctx: CpuContext, i: int) -> Callable[[np.ndarray], np.ndarray]:
@@ -61,17 +62,20 @@ def single_class_nms(boxes: np.ndarray, scores: np.ndarray, o: DetectionPostProc
     """``NonMaxSuppressionSingleClassHelper``: kept box indices, best first, at most ``limit``."""
     keep = np.flatnonzero(scores >= np.float32(o.nms_score_threshold))
     order = keep[np.argsort(-scores[keep], kind="stable")]
+    ranked = boxes[order]
     active = np.ones(len(order), bool)
     selected: list[int] = []
     iou_thr = np.float32(o.nms_iou_threshold)
-    for i in range(len(order)):
-        if len(selected) >= min(len(order), limit) or not active[i:].any():
-            break
+    # Few candidates: every pair's IoU at once; many: each kept box against the rest.
+    overlaps = iou(ranked[:, None], ranked[None, :]) > iou_thr if len(order) <= _PAIRWISE else None
+    for i in range(len(order) if limit > 0 else 0):
         if not active[i]:
             continue
         selected.append(int(order[i]))
-        if i + 1 < len(order):
-            active[i + 1:] &= ~(iou_one_to_many(boxes, int(order[i]), order[i + 1:]) > iou_thr)
+        if len(selected) >= limit:
+            break
+        row = overlaps[i, i + 1:] if overlaps is not None else iou(ranked[i], ranked[i + 1:]) > iou_thr
+        active[i + 1:] &= ~row
     return selected
 
 

@@ -29,22 +29,20 @@ from gpulite.model.opdefs import Op
 _F32 = np.float32
 
 
-def iou_one_to_many(boxes: np.ndarray, i: int, others: np.ndarray) -> np.ndarray:
-    """IoU of box ``i`` with boxes ``others`` of ``boxes`` ([n, 4] float32, any two opposite
-    corners), in float32 as LiteRT's ``ComputeIntersectionAndUnion``: 0 when either area is <= 0."""
-    a, b = boxes[i], boxes[others]
-    ay0, ay1 = min(a[0], a[2]), max(a[0], a[2])
-    ax0, ax1 = min(a[1], a[3]), max(a[1], a[3])
-    by0, by1 = np.minimum(b[:, 0], b[:, 2]), np.maximum(b[:, 0], b[:, 2])
-    bx0, bx1 = np.minimum(b[:, 1], b[:, 3]), np.maximum(b[:, 1], b[:, 3])
+def iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU of boxes ``a`` and ``b`` ([..., 4] float32, any two opposite corners, broadcast against
+    each other), in float32 as LiteRT's ``ComputeIntersectionAndUnion``: 0 when an area is <= 0."""
+    ay0, ay1 = np.minimum(a[..., 0], a[..., 2]), np.maximum(a[..., 0], a[..., 2])
+    ax0, ax1 = np.minimum(a[..., 1], a[..., 3]), np.maximum(a[..., 1], a[..., 3])
+    by0, by1 = np.minimum(b[..., 0], b[..., 2]), np.maximum(b[..., 0], b[..., 2])
+    bx0, bx1 = np.minimum(b[..., 1], b[..., 3]), np.maximum(b[..., 1], b[..., 3])
     area_a = (ay1 - ay0) * (ax1 - ax0)
     area_b = (by1 - by0) * (bx1 - bx0)
     inter = (np.maximum(np.minimum(ay1, by1) - np.maximum(ay0, by0), _F32(0))
              * np.maximum(np.minimum(ax1, bx1) - np.maximum(ax0, bx0), _F32(0)))
     union = area_a + area_b - inter
     ok = (area_a > 0) & (area_b > 0) & (union != 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(ok, inter / np.where(ok, union, _F32(1)), _F32(0)).astype(_F32)
+    return np.divide(inter, union, out=np.zeros(ok.shape, _F32), where=ok)
 
 
 def _less(a: tuple, b: tuple) -> bool:  # Candidate::operator<, on the score
@@ -65,14 +63,14 @@ def soft_nms(boxes: np.ndarray, scores: np.ndarray, max_out: int, iou_threshold:
     while len(selected) < n_out and queue:
         score, i, begin = pop_heap(queue, _less)
         original, seen = score, len(selected)
-        ious = iou_one_to_many(boxes, i, np.array(selected[begin:][::-1], np.int64)) if seen > begin else ()
+        ious = iou(boxes[i], boxes[selected[begin:][::-1]]) if seen > begin else ()
         hard = False
-        for iou in ious:
-            if iou >= iou_thr:
+        for overlap in ious:
+            if overlap >= iou_thr:
                 hard = True
                 break
             if sigma > 0:
-                score = _F32(score * _F32(math.exp(float(scale * iou * iou))))
+                score = _F32(score * _F32(math.exp(float(scale * overlap * overlap))))
             if score <= thr:
                 break
         if not hard:
