@@ -1,4 +1,4 @@
-"""CONV_3D against LiteRT: padding, strides, dilations, bias and fused activations."""
+"""CONV_3D, CONV_3D_TRANSPOSE and L2_POOL_2D against LiteRT: padding, strides, dilations, bias, activations."""
 
 from __future__ import annotations
 
@@ -60,3 +60,17 @@ def test_conv3d_transpose(case: str, backend: str) -> None:
                         stride_h=strides[1], stride_w=strides[2], dilation_d_factor=dilations[0],
                         dilation_h_factor=dilations[1], dilation_w_factor=dilations[2],
                         fused_activation_function=act), backend)
+
+
+# L2_POOL_2D (float32): (input shape, filter (h, w), strides (h, w), padding, activation)
+L2_POOL_CASES = {"same-3x3": ((1, 7, 9, 3), (3, 3), (2, 2), "SAME", "NONE"),
+                 "valid-2x2": ((2, 6, 6, 4), (2, 2), (2, 2), "VALID", "RELU6"),
+                 "same-big": ((1, 10, 11, 2), (5, 4), (1, 3), "SAME", "NONE")}
+
+
+@pytest.mark.parametrize("case", list(L2_POOL_CASES))
+def test_l2_pool_2d(case: str, backend: str) -> None:
+    shape, (fh, fw), (sh, sw), padding, act = L2_POOL_CASES[case]
+    x = (_rng("l2pool", case).standard_normal(shape) * 2).astype(np.float32)
+    check_op(*single_op("L2_POOL_2D", [In(x)], padding=padding, filter_height=fh, filter_width=fw, stride_h=sh,
+                        stride_w=sw, fused_activation_function=act), backend)
