@@ -8,6 +8,8 @@ import zlib
 import numpy as np
 import pytest
 
+from gpulite import Interpreter
+from gpulite.errors import UnsupportedOpError
 from gpulite.testing.tflite_writer import ModelBuilder
 from tests.ops.harness import check_op
 from tests.ops.single_op import C, In, single_op
@@ -222,3 +224,20 @@ def test_squared_difference_int8_all_pairs(case: str, backend: str) -> None:
     a = np.arange(-128, 128, dtype=np.int8).reshape(256, 1)
     b = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
     check_op(*single_op("SQUARED_DIFFERENCE", [In(a, q1), In(b, q2)], out_quant=qo), backend)
+
+
+@pytest.mark.parametrize(("lo", "hi", "bits"), [
+    (-1.0, 1.0, 8), (-0.3, 2.7, 8), (0.0, 6.0, 4), (-5.0, 0.0, 16), (-0.02, 3.1, 3)])
+def test_fake_quant(lo: float, hi: float, bits: int, backend: str) -> None:
+    """Values across and beyond the range, including grid points and midpoints."""
+    rng = _rng("fake-quant", lo, hi, bits)
+    grid = lo + (hi - lo) / ((1 << bits) - 1) * np.arange(-3, 12) / 2  # half steps from below the range
+    x = np.concatenate([rng.uniform(lo - 1, hi + 1, 200), grid]).astype(np.float32)
+    check_op(*single_op("FAKE_QUANT", [In(x)], min=lo, max=hi, num_bits=bits), backend)
+
+
+def test_fake_quant_narrow_range_is_refused() -> None:
+    model, _ = single_op("FAKE_QUANT", [In(np.zeros(4, np.float32))], out_shape=(4,), min=-1.0, max=1.0, num_bits=8,
+                         narrow_range=True)
+    with pytest.raises(UnsupportedOpError, match="narrow_range"):
+        Interpreter(model_content=model, backend="cpu").allocate_tensors()

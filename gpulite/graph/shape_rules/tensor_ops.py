@@ -1,6 +1,6 @@
 """Shapes of L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, SCATTER_ND, MATRIX_DIAG, MATRIX_SET_DIAG,
 the broadcasting ATAN2, RIGHT_SHIFT and BITWISE_XOR, the segment reductions, REVERSE_SEQUENCE,
-DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP, BUCKETIZE and ADD_N."""
+DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP, BUCKETIZE, FAKE_QUANT and ADD_N."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from gpulite.model.opdefs import Op
 
 
 @shape_rule(Op.L2_NORMALIZATION, Op.LOCAL_RESPONSE_NORMALIZATION, Op.MATRIX_SET_DIAG, Op.REVERSE_SEQUENCE,
-            Op.DYNAMIC_UPDATE_SLICE, Op.BUCKETIZE)
+            Op.DYNAMIC_UPDATE_SLICE, Op.BUCKETIZE, Op.FAKE_QUANT)
 def _same(node, ins, consts):
     return [tuple(ins[0])]
 
