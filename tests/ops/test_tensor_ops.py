@@ -241,3 +241,20 @@ def test_fake_quant_narrow_range_is_refused() -> None:
                          narrow_range=True)
     with pytest.raises(UnsupportedOpError, match="narrow_range"):
         Interpreter(model_content=model, backend="cpu").allocate_tensors()
+
+
+# (indices, output shape, values (None: one scalar for all), dtype)
+SPARSE_CASES = {"1d": ([1, 4, 6], [8], [5, -3, 2], np.int32), "2d-scalar": ([[0, 1], [2, 0], [1, 1]], [3, 2], None,
+                                                                           np.float32),
+                "3d": ([[0, 1, 2], [1, 0, 0]], [2, 3, 4], [1.5, -2.0], np.float32),
+                "4d-uint8": ([[0, 0, 1, 1], [0, 1, 0, 2]], [1, 2, 2, 3], [200, 7], np.uint8),
+                "int64-values": ([[3], [0]], [5], [1 << 40, -(1 << 35)], np.int64)}
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("case", list(SPARSE_CASES))
+def test_sparse_to_dense(case: str, index_dtype, backend: str) -> None:
+    indices, shape, values, dtype = SPARSE_CASES[case]
+    vals = np.array(9 if values is None else values, dtype)
+    ins = [In(np.array(indices, index_dtype)), C(np.array(shape, index_dtype)), In(vals), In(np.array(4, dtype))]
+    check_op(*single_op("SPARSE_TO_DENSE", ins, out_dtype=dtype), backend)

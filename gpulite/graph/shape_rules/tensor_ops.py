@@ -99,3 +99,24 @@ def _add_n(node, ins, consts):
     if any(tuple(s) != tuple(ins[0]) for s in ins):
         raise ShapeError(f"{where(node)}inputs must share one shape, got {[list(s) for s in ins]}")
     return [tuple(ins[0])]
+
+
+def sparse_to_dense_shape(node, indices: tuple[int, ...], shape: np.ndarray | None, values: tuple[int, ...],
+                          default_size: int) -> tuple[int, ...]:
+    """The constant ``output_shape`` of SPARSE_TO_DENSE, checked as sparse_to_dense.cc's Prepare does
+    (indices of rank <= 2, at most 4 output dims, one default value, one value or one per index)."""
+    if shape is None:
+        raise ShapeError(f"{where(node)}output_shape is computed at run time; the output's shape is not known")
+    out = tuple(int(d) for d in np.asarray(shape).reshape(-1))
+    n = 1 if len(indices) == 0 else indices[0]
+    rank = indices[1] if len(indices) == 2 else 1
+    if np.ndim(shape) != 1 or len(indices) > 2 or rank != len(out) or len(out) > 4 or any(d < 0 for d in out) \
+            or len(values) > 1 or (values and values[0] != n) or default_size != 1:
+        raise ShapeError(f"{where(node)}indices {list(indices)}, output_shape {list(out)}, values {list(values)} and "
+                         f"{default_size} default values do not fit")
+    return out
+
+
+@shape_rule(Op.SPARSE_TO_DENSE)
+def _sparse_to_dense(node, ins, consts):
+    return [sparse_to_dense_shape(node, tuple(ins[0]), consts[1], tuple(ins[2]), int(np.prod(ins[3])))]

@@ -1,4 +1,4 @@
-"""SCATTER_ND, MATRIX_DIAG and MATRIX_SET_DIAG.
+"""SCATTER_ND, SPARSE_TO_DENSE, MATRIX_DIAG and MATRIX_SET_DIAG.
 
 SCATTER_ND starts from zeros of the constant ``shape`` and adds each update slice at its
 index (duplicates accumulate; for bool, OR). As in LiteRT's reference kernel only the flat
@@ -18,7 +18,7 @@ from gpulite.backends.cpu.kernels.shape_ops import arity, check_out, unsupported
 from gpulite.backends.kernels import register_kernel
 from gpulite.graph.ir import Node
 from gpulite.graph.layout import where
-from gpulite.graph.shape_rules.tensor_ops import scatter_nd_shape
+from gpulite.graph.shape_rules.tensor_ops import scatter_nd_shape, sparse_to_dense_shape
 from gpulite.model.opdefs import Op
 
 _SCATTER_UPDATES = tuple(np.dtype(t) for t in (np.float32, np.uint8, np.int8, np.int32, np.int64, np.bool_))
@@ -90,4 +90,36 @@ def matrix_set_diag(node: Node, ctx: CpuContext) -> Callable[[], None]:
     def run() -> None:
         np.copyto(out, x)
         np.copyto(diagonal, d)
+    return run
+
+
+_SPARSE_VALUES = tuple(np.dtype(t) for t in (np.float32, np.int32, np.int64, np.int8, np.uint8))
+
+
+@register_kernel(Op.SPARSE_TO_DENSE, "cpu")
+def sparse_to_dense(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """``default_value`` everywhere but at ``indices``, which get ``values`` (one each, or one
+    scalar for all; a repeated index keeps the last). ``output_shape`` must be constant."""
+    arity(node, 4)
+    idx, values, default, out = ctx.input(0), ctx.input(2), ctx.input(3), ctx.output(0)
+    if idx.dtype not in (np.int32, np.int64) or ctx.in_info(1).dtype not in (np.int32, np.int64) or \
+            values.dtype not in _SPARSE_VALUES or default.dtype != values.dtype or out.dtype != values.dtype:
+        raise unsupported(node, f"expected int32/int64 indices and shape and values, default and output of one type "
+                          f"among {', '.join(map(str, _SPARSE_VALUES))}; got {idx.dtype}, {ctx.in_info(1).dtype}, "
+                          f"{values.dtype}, {default.dtype} -> {out.dtype}")
+    if ctx.const(1) is None:
+        raise unsupported(node, "output_shape is computed at run time; gpulite needs it constant (the output's shape)")
+    shape = sparse_to_dense_shape(node, idx.shape, ctx.const(1), values.shape, default.size)
+    check_out(node, out, shape)
+    rank = len(shape)
+    n = 1 if idx.ndim == 0 else idx.shape[0]
+
+    def run() -> None:
+        at = idx.reshape(n, rank if idx.ndim == 2 else 1).astype(np.int64)
+        bad = (at < 0) | (at >= np.array(shape, np.int64))
+        if bad.any():
+            i = int(np.argmax(bad.any(axis=1)))
+            raise IndexError(f"{where(node)}sparse index {at[i].tolist()} is outside the output of shape {list(shape)}")
+        out.fill(default.reshape(()))
+        out[tuple(at.T)] = values  # in index order: the last of repeated indices wins, as in LiteRT
     return run
