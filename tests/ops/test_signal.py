@@ -66,14 +66,15 @@ def test_stft_model(backend: str) -> None:
 
 def test_stft_dynamic_batch_model_is_not_malformed() -> None:
     """Its empty RESHAPE-shape constant is a constant: the model loads, and either runs like
-    LiteRT or is refused as unsupported (its run-time STRIDED_SLICE bounds), never a ModelError."""
+    LiteRT or is refused as unsupported (run-time STRIDED_SLICE bounds, until the shape chain
+    folds at allocate), never a ModelError."""
     model = (DATA / "stft_dynamic_batch.tflite").read_bytes()
     x = _rng("stft-dyn").standard_normal((1, 256)).astype(np.float32)
     it = Interpreter(model_content=model, backend="cpu")
     try:
         it.allocate_tensors()
-    except UnsupportedOpError as e:
-        assert e.op == "STRIDED_SLICE", e
+    except UnsupportedOpError as e:  # a kernel that needs a run-time shape constant: a refusal, not a bad file
+        assert "computed at run time" in str(e), e
         return
     it.set_tensor(it.get_input_details()[0]["index"], x)
     it.invoke()
