@@ -258,3 +258,20 @@ def test_sparse_to_dense(case: str, index_dtype, backend: str) -> None:
     vals = np.array(9 if values is None else values, dtype)
     ins = [In(np.array(indices, index_dtype)), C(np.array(shape, index_dtype)), In(vals), In(np.array(4, dtype))]
     check_op(*single_op("SPARSE_TO_DENSE", ins, out_dtype=dtype), backend)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("shape", [(6, 16), (2, 3, 40), (3, 40000)])
+def test_l2_normalization_quantized(shape, dtype, backend: str) -> None:
+    """Rows at the zero point (the kernel's acc <= 1 case), near it, ordinary and, with 40000
+    extreme codes, huge (acc >= 2**29: the inverse square root's pre-scaling loop)."""
+    info = np.iinfo(dtype)
+    zp = 5 if dtype == np.int8 else 131
+    rng = _rng("l2q", shape, dtype)
+    x = (rng.choice(np.array([info.min, info.max]), shape) if shape[-1] > 10000
+         else rng.integers(info.min, info.max, shape, endpoint=True)).astype(dtype)
+    x.reshape(-1, shape[-1])[0] = zp
+    x.reshape(-1, shape[-1])[1, :] = zp
+    x.reshape(-1, shape[-1])[1, 0] = zp + 1
+    out_q = (1 / 128, 0 if dtype == np.int8 else 128)
+    check_op(*single_op("L2_NORMALIZATION", [In(x, (0.05, zp))], out_quant=out_q), backend)

@@ -2,7 +2,7 @@
 
 L2: ``x / max(sqrt(sum(x**2)), 1e-6)`` (l2norm.cc's epsilon). LRN, as LiteRT's optimized
 kernel: ``x * (bias + alpha * sum(window of x**2)) ** -beta`` with the window ``[c - radius,
-c + radius]`` clipped to the channels. Quantized L2 normalization is not supported here.
+c + radius]`` clipped to the channels. int8/uint8 L2 normalization: :mod:`.quantized_l2norm`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.cpu.kernels.lookup import is_quantized
+from gpulite.backends.cpu.kernels.quantized_l2norm import quantized_l2_normalization
 from gpulite.backends.cpu.kernels.shape_ops import arity, check_out, unsupported
 from gpulite.backends.kernels import register_kernel
 from gpulite.graph.ir import Node
@@ -25,8 +27,8 @@ def _float_io(node: Node, ctx: CpuContext) -> tuple[np.ndarray, np.ndarray]:
     arity(node, 1)
     x, out = ctx.input(0), ctx.output(0)
     if x.dtype != _F32 or out.dtype != _F32:
-        raise unsupported(node, f"expected float32 input and output, got {x.dtype} -> {out.dtype} (quantized "
-                          f"{node.op} is not supported)")
+        raise unsupported(node, f"expected float32 (or, for L2_NORMALIZATION, int8/uint8) input and output, got "
+                          f"{x.dtype} -> {out.dtype}")
     if x.ndim < 1:
         raise unsupported(node, "expected an input of rank >= 1, got a scalar")
     check_out(node, out, x.shape)
@@ -35,7 +37,10 @@ def _float_io(node: Node, ctx: CpuContext) -> tuple[np.ndarray, np.ndarray]:
 
 @register_kernel(Op.L2_NORMALIZATION, "cpu")
 def l2_normalization(node: Node, ctx: CpuContext) -> Callable[[], None]:
-    """Each row of the last axis divided by its L2 norm (at least 1e-6)."""
+    """Each row of the last axis divided by its L2 norm (at least 1e-6); int8/uint8 as LiteRT's
+    integer kernels (:mod:`.quantized_l2norm`)."""
+    if is_quantized(ctx.in_info(0)) and ctx.in_info(0).shape:
+        return quantized_l2_normalization(node, ctx)
     x, out = _float_io(node, ctx)
     if node.activation:
         raise unsupported(node, f"fused activation {node.activation} (LiteRT's l2norm.cc takes none either)")
