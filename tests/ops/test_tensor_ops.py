@@ -10,7 +10,7 @@ import pytest
 
 from gpulite import Interpreter
 from gpulite.errors import UnsupportedOpError
-from gpulite.testing.tflite_writer import ModelBuilder
+from gpulite.testing.tflite_writer import ModelBuilder, Quant
 from tests.ops.harness import check_op
 from tests.ops.single_op import C, In, single_op
 
@@ -275,3 +275,15 @@ def test_l2_normalization_quantized(shape, dtype, backend: str) -> None:
     x.reshape(-1, shape[-1])[1, 0] = zp + 1
     out_q = (1 / 128, 0 if dtype == np.int8 else 128)
     check_op(*single_op("L2_NORMALIZATION", [In(x, (0.05, zp))], out_quant=out_q), backend)
+
+
+@pytest.mark.parametrize(("dtype", "per_row"), [(np.int8, False), (np.int8, True), (np.uint8, False)])
+def test_embedding_lookup_hybrid(dtype, per_row: bool, backend: str) -> None:
+    """An int8/uint8 table with a float32 output: codes times the scale (uint8 bytes read as int8, as LiteRT)."""
+    rng = _rng("embed-hybrid", dtype, per_row)
+    info = np.iinfo(dtype)
+    table = rng.integers(info.min, info.max, (6, 2, 5), endpoint=True).astype(dtype)
+    scale = rng.uniform(0.01, 0.2, 6).astype(np.float32) if per_row else np.float32(0.05)
+    quant = Quant(scale=scale, zero_point=np.zeros(np.size(scale), np.int64), axis=0)
+    ids = np.array([5, 0, 2, 2, 4], np.int32)
+    check_op(*single_op("EMBEDDING_LOOKUP", [In(ids), C(table, quant)], out_dtype=np.float32), backend)

@@ -4,7 +4,7 @@ DYNAMIC_UPDATE_SLICE copies the operand and writes ``update`` at the run-time st
 each clamped to ``[0, operand_dim - update_dim]``. REVERSE_SEQUENCE reverses, for each batch
 entry ``b`` (along ``batch_dim``), the first ``seq_lengths[b]`` elements along ``seq_dim``.
 EMBEDDING_LOOKUP gathers rows of ``value`` by int32 ids (an id outside the table fails the
-invoke); the dynamic-range form (int8/uint8 table, float32 output) is not supported here.
+invoke), dequantizing a dynamic-range (int8/uint8) table for a float32 output.
 """
 
 from __future__ import annotations
@@ -80,23 +80,40 @@ def reverse_sequence(node: Node, ctx: CpuContext) -> Callable[[], None]:
 
 @register_kernel(Op.EMBEDDING_LOOKUP, "cpu")
 def embedding_lookup(node: Node, ctx: CpuContext) -> Callable[[], None]:
-    """``out[i] = value[ids[i]]``."""
+    """``out[i] = value[ids[i]]``; an int8/uint8 table with a float32 output is dequantized as
+    LiteRT's ``EvalHybrid`` does: the stored bytes read as int8 (uint8 too) times the table's
+    scale, or the row's scale for per-row (axis 0) quantization; the zero point must be 0."""
     arity(node, 2)
     ids, value, out = ctx.input(0), ctx.input(1), ctx.output(0)
-    if ids.dtype != np.int32 or out.dtype != value.dtype or value.dtype.kind not in "fiub":
-        hybrid = value.dtype.kind in "iu" and out.dtype.kind == "f"
-        raise unsupported(node, "a dynamic-range (int8/uint8 table, float output) lookup is not supported" if hybrid
-                          else f"expected int32 ids and a value table of the output's type, got {ids.dtype} ids, "
-                          f"{value.dtype} -> {out.dtype}")
-    if ids.ndim != 1 or value.ndim < 1:
-        raise ShapeError(f"{where(node)}expected 1-D ids and a table of rank >= 1, got {list(ids.shape)} and "
+    hybrid = value.dtype in (np.int8, np.uint8) and out.dtype == np.float32
+    if ids.dtype != np.int32 or value.dtype.kind not in "fiub" or (out.dtype != value.dtype and not hybrid):
+        raise unsupported(node, f"expected int32 ids and a table of the output's type (or an int8/uint8 table for a "
+                          f"float32 output), got {ids.dtype} ids, {value.dtype} -> {out.dtype}")
+    if ids.ndim != 1 or value.ndim < 2:
+        raise ShapeError(f"{where(node)}expected 1-D ids and a table of rank >= 2, got {list(ids.shape)} and "
                          f"{list(value.shape)}")
     check_out(node, out, (ids.shape[0], *value.shape[1:]))
+    rows = value.view(np.int8) if hybrid else value
+    scale = _row_scales(node, ctx) if hybrid else None
 
     def run() -> None:
         bad = (ids < 0) | (ids >= value.shape[0])
         if bad.any():
             raise IndexError(f"{where(node)}embedding id {int(ids[np.argmax(bad)])} is outside the table of "
                              f"{value.shape[0]} rows")
-        np.take(value, ids, axis=0, out=out)
+        if scale is None:
+            np.take(value, ids, axis=0, out=out)
+            return
+        picked = np.take(rows, ids, axis=0).astype(np.float32)
+        np.multiply(picked, scale[ids if scale.size > 1 else 0].reshape((-1,) + (1,) * (out.ndim - 1)), out=out)
     return run
+
+
+def _row_scales(node: Node, ctx: CpuContext) -> np.ndarray:
+    """The hybrid table's float32 scales: one, or one per row (quantized along axis 0)."""
+    q = ctx.in_info(1).quant
+    rows = ctx.in_info(1).shape[0]
+    if q is None or q.scale.size not in (1, rows) or (q.scale.size > 1 and q.axis != 0) or np.any(q.zero_point != 0):
+        raise unsupported(node, f"a dynamic-range table needs one scale or one per row (axis 0) and zero points 0 "
+                          f"(LiteRT's EvalHybrid), got {q}")
+    return q.scale.astype(np.float32)
