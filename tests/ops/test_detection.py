@@ -85,12 +85,14 @@ def test_nms_v5_soft(case: str, sigma: float, backend: str) -> None:
     check_op(_nms_model(n, max_out, iou, thr, sigma), [_boxes(rng, n), _scores(rng, n, tied)], backend)
 
 
-def test_nms_zero_area_boxes(backend: str) -> None:
-    """Degenerate boxes have IoU 0 with everything (LiteRT's area <= 0 rule)."""
+@pytest.mark.parametrize("sigma", [None, 0.5])
+def test_nms_zero_area_boxes(sigma: float | None, backend: str) -> None:
+    """Degenerate boxes have IoU 0 with everything, themselves included (LiteRT's area <= 0 rule):
+    a selected one goes back into LiteRT's queue and is selected again, filling the output."""
     rng = _rng("zero-area")
     b = _boxes(rng, 16)
     b[::3, 2] = b[::3, 0]
-    check_op(_nms_model(16, 12, 0.3, 0.0, 0.5), [b, _scores(rng, 16, False)], backend)
+    check_op(_nms_model(16, 12, 0.3, 0.0, sigma), [b, _scores(rng, 16, False)], backend)
 
 
 @pytest.mark.parametrize("name", ["nms_v4", "nms_v5"])
