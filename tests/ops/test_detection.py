@@ -227,3 +227,22 @@ def test_detection_postprocess_bad_options_are_model_errors(change: dict, messag
     model = _postprocess_model(4, 5, options, quant=False, anchors=np.full((4, 4), 0.5, np.float32))
     with pytest.raises(ModelError, match=f"TFLite_Detection_PostProcess custom options: {message}"):
         Interpreter(model_content=model, backend="cpu")
+
+
+def test_detection_postprocess_garbage_options_are_model_errors() -> None:
+    """Truncated, empty or random option bytes: a ModelError naming the op, never another exception."""
+    from flatbuffers import flexbuffers
+
+    from gpulite.model.custom_options import decode_detection_postprocess
+
+    good = flexbuffers.Dumps(_options())
+    rng = _rng("garbage")
+    blobs = [b"", None, good[:len(good) // 2], good[1:], bytes(rng.integers(0, 256, 64, dtype=np.uint8)),
+             flexbuffers.Dumps([1, 2, 3]), flexbuffers.Dumps({**_options(), "max_detections": "ten"})]
+    blobs += [bytes(b ^ (1 << int(rng.integers(8))) if i == k else b for i, b in enumerate(good))
+              for k in rng.integers(0, len(good), 40)]
+    for blob in blobs:
+        try:
+            decode_detection_postprocess(blob)
+        except ModelError as e:
+            assert str(e).startswith("TFLite_Detection_PostProcess custom options: "), e
