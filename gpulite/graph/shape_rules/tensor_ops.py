@@ -1,12 +1,13 @@
 """Shapes of L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, SCATTER_ND, MATRIX_DIAG, MATRIX_SET_DIAG,
 the broadcasting ATAN2, RIGHT_SHIFT and BITWISE_XOR, the segment reductions, REVERSE_SEQUENCE,
-DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP, BUCKETIZE, FAKE_QUANT and ADD_N."""
+DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP, BUCKETIZE, FAKE_QUANT, ADD_N and the random ops."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from gpulite.errors import ShapeError
+from gpulite.graph import data_layout as dl
 from gpulite.graph.layout import where
 from gpulite.graph.shapes import broadcast, shape_rule
 from gpulite.model.opdefs import Op
@@ -120,3 +121,15 @@ def sparse_to_dense_shape(node, indices: tuple[int, ...], shape: np.ndarray | No
 @shape_rule(Op.SPARSE_TO_DENSE)
 def _sparse_to_dense(node, ins, consts):
     return [sparse_to_dense_shape(node, tuple(ins[0]), consts[1], tuple(ins[2]), int(np.prod(ins[3])))]
+
+
+@shape_rule(Op.RANDOM_UNIFORM, Op.RANDOM_STANDARD_NORMAL)
+def _random(node, ins, consts):
+    return [dl.dims_shape(node, consts[0])]
+
+
+@shape_rule(Op.MULTINOMIAL)
+def _multinomial(node, ins, consts):
+    if len(ins[0]) != 2 or consts[1] is None:
+        raise ShapeError(f"{where(node)}expected logits [batch, classes] and a constant num_samples")
+    return [(ins[0][0], int(np.asarray(consts[1]).reshape(-1)[0]))]
