@@ -287,3 +287,13 @@ def test_embedding_lookup_hybrid(dtype, per_row: bool, backend: str) -> None:
     quant = Quant(scale=scale, zero_point=np.zeros(np.size(scale), np.int64), axis=0)
     ids = np.array([5, 0, 2, 2, 4], np.int32)
     check_op(*single_op("EMBEDDING_LOOKUP", [In(ids), C(table, quant)], out_dtype=np.float32), backend)
+
+
+@pytest.mark.parametrize(("src", "dst", "shape", "out_shape"), [
+    (np.float32, np.int32, (2, 3), (2, 3)), (np.int32, np.uint8, (2, 3), (2, 3, 4)),
+    (np.int8, np.int16, (3, 2), (3,)), (np.uint8, np.float32, (2, 4), (2,))])
+def test_bitcast(src, dst, shape, out_shape, backend: str) -> None:
+    x = _rng("bitcast", src, dst).integers(0, 120, shape).astype(src)
+    if np.dtype(src).kind == "f":
+        x = x * np.float32(-1.37)
+    check_op(*single_op("BITCAST", [In(x)], out_dtype=dst, out_shape=out_shape), backend)
