@@ -297,3 +297,11 @@ def test_bitcast(src, dst, shape, out_shape, backend: str) -> None:
     if np.dtype(src).kind == "f":
         x = x * np.float32(-1.37)
     check_op(*single_op("BITCAST", [In(x)], out_dtype=dst, out_shape=out_shape), backend)
+
+
+@pytest.mark.parametrize(("shape", "dilations", "dtype"), [
+    ((3, 3), (2, 3), np.float32), ((2, 3, 4), (1, 2, 1), np.int32), ((5,), (4,), np.int8),
+    ((2, 2, 2), (1, 1, 1), np.float32)])
+def test_dilate(shape, dilations, dtype, backend: str) -> None:
+    x = _rng("dilate", shape).integers(-9, 10, shape).astype(dtype)
+    check_op(*single_op("DILATE", [In(x), C(np.array(dilations, np.int32)), In(np.array(7, dtype))]), backend)

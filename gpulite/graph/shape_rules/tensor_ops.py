@@ -133,3 +133,19 @@ def _multinomial(node, ins, consts):
     if len(ins[0]) != 2 or consts[1] is None:
         raise ShapeError(f"{where(node)}expected logits [batch, classes] and a constant num_samples")
     return [(ins[0][0], int(np.asarray(consts[1]).reshape(-1)[0]))]
+
+
+def dilated_shape(node, shape: tuple[int, ...],
+                  dilations: np.ndarray | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """DILATE's ``(output shape, dilations)``: dims ``(d - 1) * dilation + 1`` for constant dilations >= 1."""
+    if dilations is None:
+        raise ShapeError(f"{where(node)}dilations are computed at run time; the output's shape is not known")
+    steps = tuple(int(v) for v in np.asarray(dilations).reshape(-1))
+    if np.ndim(dilations) != 1 or len(steps) != len(shape) or not shape or any(v < 1 for v in steps):
+        raise ShapeError(f"{where(node)}expected one dilation >= 1 per dim of {list(shape)}, got {list(steps)}")
+    return tuple((d - 1) * s + 1 for d, s in zip(shape, steps, strict=True)), steps
+
+
+@shape_rule(Op.DILATE)
+def _dilate(node, ins, consts):
+    return [dilated_shape(node, tuple(ins[0]), consts[1])[0]]

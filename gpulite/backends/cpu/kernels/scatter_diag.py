@@ -1,4 +1,4 @@
-"""SCATTER_ND, SPARSE_TO_DENSE, MATRIX_DIAG and MATRIX_SET_DIAG.
+"""SCATTER_ND, SPARSE_TO_DENSE, MATRIX_DIAG, MATRIX_SET_DIAG and DILATE.
 
 SCATTER_ND starts from zeros of the constant ``shape`` and adds each update slice at its
 index (duplicates accumulate; for bool, OR). As in LiteRT's reference kernel only the flat
@@ -18,7 +18,7 @@ from gpulite.backends.cpu.kernels.shape_ops import arity, check_out, unsupported
 from gpulite.backends.kernels import register_kernel
 from gpulite.graph.ir import Node
 from gpulite.graph.layout import where
-from gpulite.graph.shape_rules.tensor_ops import scatter_nd_shape, sparse_to_dense_shape
+from gpulite.graph.shape_rules.tensor_ops import dilated_shape, scatter_nd_shape, sparse_to_dense_shape
 from gpulite.model.opdefs import Op
 
 _SCATTER_UPDATES = tuple(np.dtype(t) for t in (np.float32, np.uint8, np.int8, np.int32, np.int64, np.bool_))
@@ -122,4 +122,25 @@ def sparse_to_dense(node: Node, ctx: CpuContext) -> Callable[[], None]:
             raise IndexError(f"{where(node)}sparse index {at[i].tolist()} is outside the output of shape {list(shape)}")
         out.fill(default.reshape(()))
         out[tuple(at.T)] = values  # in index order: the last of repeated indices wins, as in LiteRT
+    return run
+
+
+@register_kernel(Op.DILATE, "cpu")
+def dilate(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """The input spread ``dilations[i]`` apart along each dim, ``padding_value`` in between
+    (LiteRT's dilate.cc): output dims ``(d - 1) * dilation + 1``. ``dilations`` must be constant."""
+    arity(node, 3)
+    x, pad, out = ctx.input(0), ctx.input(2), ctx.output(0)
+    if pad.dtype != x.dtype or out.dtype != x.dtype or ctx.in_info(1).dtype != np.int32 or pad.size != 1:
+        raise unsupported(node, f"expected input, scalar padding value and output of one type and int32 dilations, "
+                          f"got {x.dtype}, {pad.dtype} {list(pad.shape)}, {ctx.in_info(1).dtype} -> {out.dtype}")
+    if ctx.const(1) is None:
+        raise unsupported(node, "dilations are computed at run time; gpulite needs them constant (the output's shape)")
+    shape, steps = dilated_shape(node, x.shape, ctx.const(1))
+    check_out(node, out, shape)
+    spread = out[tuple(slice(None, None, s) for s in steps)]
+
+    def run() -> None:
+        out.fill(pad.reshape(()))
+        np.copyto(spread, x)
     return run
