@@ -100,6 +100,8 @@ GPU_GAPS: list[tuple[str, str]] = [
      f"NON_MAX_SUPPRESSION_V4 / V5 (a sequential selection): {_CPU_ONLY}"),
     ("test_detection.py::test_detection_postprocess[*]",
      f"TFLite_Detection_PostProcess (a sequential selection): {_CPU_ONLY}"),
+    ("test_detection.py::test_ssd_head_with_postprocess",
+     f"TFLite_Detection_PostProcess (a sequential selection): {_CPU_ONLY}"),
     *((f"test_tensor_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
         "topk_v2", "l2_normalization", "local_response_normalization", "scatter_nd", "matrix_diag",
         "matrix_set_diag", "right_shift", "bitwise_xor", "unsorted_segment", "segment_sum", "dynamic_update_slice",

@@ -246,3 +246,38 @@ def test_detection_postprocess_garbage_options_are_model_errors() -> None:
             decode_detection_postprocess(blob)
         except ModelError as e:
             assert str(e).startswith("TFLite_Detection_PostProcess custom options: "), e
+
+
+def test_ssd_head_with_postprocess(backend: str) -> None:
+    """An SSD-style head: 1x1 convs give box encodings and class logits per anchor, LOGISTIC
+    scores them and TFLite_Detection_PostProcess decodes and selects (on webgpu the convs run
+    on the GPU and the post-processing on the CPU fallback, across a crossing)."""
+    rng = _rng("ssd-head")
+    h = w = 6
+    anchors_per_cell, classes = 2, 3
+    n = h * w * anchors_per_cell
+    mb = ModelBuilder()
+    x = mb.input("features", (1, h, w, 8), np.float32)
+    outs = []
+    for name, k in (("boxes", 4), ("logits", classes + 1)):
+        conv = mb.tensor(f"{name}_conv", (1, h, w, anchors_per_cell * k), np.float32)
+        mb.op("CONV_2D", [x, mb.const(f"{name}_w", rng.normal(0, 0.3, (anchors_per_cell * k, 1, 1, 8)).astype(
+            np.float32)), mb.const(f"{name}_b", np.zeros(anchors_per_cell * k, np.float32))], [conv], padding="SAME",
+            stride_h=1, stride_w=1)
+        flat = mb.tensor(name, (1, n, k), np.float32)
+        mb.op("RESHAPE", [conv, mb.const(f"{name}_shape", np.array([1, n, k], np.int32))], [flat])
+        outs.append(flat)
+    scores = mb.tensor("scores", (1, n, classes + 1), np.float32)
+    mb.op("LOGISTIC", [outs[1]], [scores])
+    ys, xs = np.meshgrid((np.arange(h) + 0.5) / h, (np.arange(w) + 0.5) / w, indexing="ij")
+    centres = np.repeat(np.stack([ys.ravel(), xs.ravel()], 1), anchors_per_cell, axis=0)
+    anchors = np.concatenate([centres, np.tile([[0.2, 0.2], [0.35, 0.15]], (h * w, 1))], 1).astype(np.float32)
+    options = _options(max_detections=6, num_classes=classes, use_regular_nms=True, nms_score_threshold=0.4)
+    det = [mb.tensor("det_boxes", (1, 6, 4), np.float32), mb.tensor("det_classes", (1, 6), np.float32),
+           mb.tensor("det_scores", (1, 6), np.float32), mb.tensor("num", (1,), np.float32)]
+    from flatbuffers import flexbuffers
+
+    mb.custom_op("TFLite_Detection_PostProcess", [outs[0], scores, mb.const("anchors", anchors)], det,
+                 custom_options=flexbuffers.Dumps(options))
+    mb.output(*det)
+    check_op(mb.build(), [rng.standard_normal((1, h, w, 8)).astype(np.float32)], backend, rtol=1e-5)
