@@ -92,9 +92,8 @@ def decreasing_top(values: np.ndarray, k: int) -> list[int]:
 
 def _fast(boxes, scores, o, outs) -> int:
     out_boxes, out_classes, out_scores = outs
-    per_box = min(o.max_classes_per_detection, o.num_classes)
-    best = scores.max(axis=1) if per_box else np.zeros(len(scores), np.float32)
-    selected = single_class_nms(boxes, best, o, o.max_detections)
+    per_box = min(o.max_classes_per_detection, o.num_classes)  # >= 1: the options decoder checks both
+    selected = single_class_nms(boxes, scores.max(axis=1), o, o.max_detections)
     for k, b in enumerate(selected):
         top = decreasing_top(scores[b], per_box)
         at = slice(o.max_classes_per_detection * k, o.max_classes_per_detection * k + per_box)
