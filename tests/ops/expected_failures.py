@@ -111,6 +111,8 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_conv3d.py::test_conv3d[*]", f"CONV_3D: {_CPU_ONLY}"),
     ("test_conv3d.py::test_conv3d_transpose[*]", f"CONV_3D_TRANSPOSE: {_CPU_ONLY}"),
     ("test_conv3d.py::test_l2_pool_2d[*]", f"L2_POOL_2D: {_CPU_ONLY}"),
+    ("test_converted_ops.py::test_converted_model[*]",
+     f"TOPK_V2, L2_NORMALIZATION, LRN, UNSORTED_SEGMENT_MAX, CONV_3D(_TRANSPOSE): {_CPU_ONLY}"),
     ("test_random.py::test_*", f"RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL / MULTINOMIAL (a stateful generator): "
                                f"{_CPU_ONLY}"),
     ("test_tensor_ops.py::test_squared_difference_int8_all_pairs[*]", f"int8 SQUARED_DIFFERENCE: {_INT8}"),
