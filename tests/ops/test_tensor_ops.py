@@ -305,3 +305,42 @@ def test_bitcast(src, dst, shape, out_shape, backend: str) -> None:
 def test_dilate(shape, dilations, dtype, backend: str) -> None:
     x = _rng("dilate", shape).integers(-9, 10, shape).astype(dtype)
     check_op(*single_op("DILATE", [In(x), C(np.array(dilations, np.int32)), In(np.array(7, dtype))]), backend)
+
+
+def _runtime_input_model(op: str, ins: list, outs: list) -> bytes:
+    """``op`` with the inputs ``ins`` ((name, array, True for a graph input / False for a constant))
+    and outputs ``outs`` ((shape, dtype))."""
+    mb = ModelBuilder()
+    idx = [mb.input(n, v.shape, v.dtype) if live else mb.const(n, v) for n, v, live in ins]
+    ys = [mb.tensor(f"y{k}", shape, dtype) for k, (shape, dtype) in enumerate(outs)]
+    mb.op(op, idx, ys)
+    mb.output(*ys)
+    return mb.build()
+
+
+f32 = np.zeros((2, 8), np.float32)
+RUNTIME_SHAPE_INPUTS = {
+    "TOPK_V2": ([("x", f32, True), ("k", np.array(3, np.int32), True)], [((2, 3), np.float32), ((2, 3), np.int32)],
+                "k"),
+    "RFFT2D": ([("x", f32, True), ("n", np.array([2, 8], np.int32), True)], [((2, 5), np.complex64)], "fft_length"),
+    "SCATTER_ND": ([("i", np.zeros((1, 1), np.int32), True), ("u", np.zeros(1, np.float32), True),
+                    ("s", np.array([4], np.int32), True)], [((4,), np.float32)], "shape"),
+    "SEGMENT_SUM": ([("x", f32, True), ("ids", np.zeros(2, np.int32), True)], [((1, 8), np.float32)], "segment_ids"),
+    "UNSORTED_SEGMENT_SUM": ([("x", f32, True), ("ids", np.zeros(2, np.int32), False),
+                              ("n", np.array(3, np.int32), True)], [((3, 8), np.float32)], "num_segments"),
+    "SPARSE_TO_DENSE": ([("i", np.zeros(1, np.int32), True), ("s", np.array([4], np.int32), True),
+                         ("v", np.zeros(1, np.float32), True), ("d", np.zeros((), np.float32), True)],
+                        [((4,), np.float32)], "output_shape"),
+    "DILATE": ([("x", f32, True), ("d", np.array([1, 2], np.int32), True), ("p", np.zeros((), np.float32), True)],
+               [((2, 15), np.float32)], "dilations"),
+}
+
+
+@pytest.mark.parametrize("op", list(RUNTIME_SHAPE_INPUTS))
+def test_runtime_shape_inputs_are_refused(op: str) -> None:
+    """A run-time input that sizes the output: refused at allocate, naming op, node, backend and input."""
+    ins, outs, what = RUNTIME_SHAPE_INPUTS[op]
+    it = Interpreter(model_content=_runtime_input_model(op, ins, outs), backend="cpu")
+    with pytest.raises(UnsupportedOpError, match=f"{what}.*run time") as e:
+        it.allocate_tensors()
+    assert (e.value.op, e.value.node_index, e.value.backend) == (op, 0, "cpu")
