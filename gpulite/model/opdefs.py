@@ -457,6 +457,7 @@ _OPERANDS: dict[str, Operands] = {
     **dict.fromkeys(("RANDOM_UNIFORM", "RANDOM_STANDARD_NORMAL"), Operands((1, 1), index_inputs=(0,))),
     "MULTINOMIAL": Operands((2, 2), index_inputs=(1,)),
     "DILATE": Operands((3, 3), same_dtype=("i0", "i2", "o0"), index_inputs=(1,)),
+    "HASHTABLE_LOOKUP": Operands((3, 3), (2, 2), same_dtype=("i2", "o0")),
     "CONV_3D": Operands((2, 3), optional=(2,), same_dtype=("i0", "o0"), bias=2),
     "CONV_3D_TRANSPOSE": Operands((3, 4), optional=(3,), same_dtype=("i2", "o0"), index_inputs=(0,), bias=3),
     # MediaPipe custom ops (mediapipe/util/tflite/operations/*.cc)

@@ -344,3 +344,16 @@ def test_runtime_shape_inputs_are_refused(op: str) -> None:
     with pytest.raises(UnsupportedOpError, match=f"{what}.*run time") as e:
         it.allocate_tensors()
     assert (e.value.op, e.value.node_index, e.value.backend) == (op, 0, "cpu")
+
+
+@pytest.mark.parametrize(("keys", "dtype"), [([-7, 0, 3, 8, 20, 21], np.float32), ([9, 2, 5, 5, 1, 7], np.int32)])
+def test_hashtable_lookup(keys, dtype, backend: str) -> None:
+    """Sorted keys, and unsorted ones with a repeat (LiteRT's binary search decides what is found)."""
+    table = _rng("hashtable", dtype).integers(-50, 50, (len(keys), 3)).astype(dtype)
+    ids = np.array([3, 4, 21, -7, 5, 9, 1, 100, 7], np.int32)
+    mb = ModelBuilder()
+    x = mb.input("ids", ids.shape, np.int32)
+    out, hits = mb.tensor("out", (len(ids), 3), dtype), mb.tensor("hits", (len(ids),), np.uint8)
+    mb.op("HASHTABLE_LOOKUP", [x, mb.const("keys", np.array(keys, np.int32)), mb.const("values", table)], [out, hits])
+    mb.output(out, hits)
+    check_op(mb.build(), [ids], backend)

@@ -149,3 +149,11 @@ def dilated_shape(node, shape: tuple[int, ...],
 @shape_rule(Op.DILATE)
 def _dilate(node, ins, consts):
     return [dilated_shape(node, tuple(ins[0]), consts[1])[0]]
+
+
+@shape_rule(Op.HASHTABLE_LOOKUP)
+def _hashtable_lookup(node, ins, consts):
+    if len(ins[0]) != 1 or len(ins[2]) < 1:
+        raise ShapeError(f"{where(node)}expected 1-D lookups and a value table of rank >= 1, got {list(ins[0])} and "
+                         f"{list(ins[2])}")
+    return [(ins[0][0], *ins[2][1:]), (ins[0][0],)]

@@ -1,4 +1,4 @@
-"""DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE and EMBEDDING_LOOKUP, as LiteRT's kernels.
+"""DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, EMBEDDING_LOOKUP and HASHTABLE_LOOKUP, as LiteRT's kernels.
 
 DYNAMIC_UPDATE_SLICE copies the operand and writes ``update`` at the run-time start indices,
 each clamped to ``[0, operand_dim - update_dim]``. REVERSE_SEQUENCE reverses, for each batch
@@ -117,3 +117,45 @@ def _row_scales(node: Node, ctx: CpuContext) -> np.ndarray:
         raise unsupported(node, f"a dynamic-range table needs one scale or one per row (axis 0) and zero points 0 "
                           f"(LiteRT's EvalHybrid), got {q}")
     return q.scale.astype(np.float32)
+
+
+def _bsearch(keys: list[int], wanted: int) -> int:
+    """glibc's ``bsearch`` with hashtable_lookup.cc's comparator ``a - b`` (int32, wrapping): the
+    index it lands on, or -1. Matches LiteRT's pick even for unsorted or repeated keys."""
+    lo, hi = 0, len(keys)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        diff = (wanted - keys[mid] + (1 << 31)) % (1 << 32) - (1 << 31)
+        if diff < 0:
+            hi = mid
+        elif diff > 0:
+            lo = mid + 1
+        else:
+            return mid
+    return -1
+
+
+@register_kernel(Op.HASHTABLE_LOOKUP, "cpu")
+def hashtable_lookup(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """Row ``value[k]`` for each lookup id found among the int32 ``keys`` (binary search, as LiteRT),
+    zeros otherwise; ``hits`` (uint8) says which were found."""
+    arity(node, 3, 2)
+    ids, keys, value, out, hits = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output(0), ctx.output(1)
+    if ids.dtype != np.int32 or keys.dtype != np.int32 or out.dtype != value.dtype or hits.dtype != np.uint8 \
+            or value.dtype.kind not in "fiub":
+        raise unsupported(node, f"expected int32 lookups and keys, a numeric value table of the output's type and "
+                          f"uint8 hits, got {ids.dtype}, {keys.dtype}, {value.dtype} -> {out.dtype}, {hits.dtype}")
+    if ids.ndim != 1 or keys.ndim != 1 or value.ndim < 1 or value.shape[0] != keys.shape[0] or not keys.size:
+        raise ShapeError(f"{where(node)}expected 1-D lookups and keys and a table with one row per key, got "
+                         f"{list(ids.shape)}, {list(keys.shape)}, {list(value.shape)}")
+    check_out(node, out, (ids.shape[0], *value.shape[1:]))
+    check_out(node, hits, ids.shape)
+
+    def run() -> None:
+        table = keys.tolist()
+        rows = np.array([_bsearch(table, k) for k in ids.tolist()], np.int64).reshape(-1)
+        found = rows >= 0
+        out.fill(0)
+        out[found] = value[rows[found]]
+        np.copyto(hits, found, casting="unsafe")
+    return run
