@@ -357,3 +357,25 @@ def test_hashtable_lookup(keys, dtype, backend: str) -> None:
     mb.op("HASHTABLE_LOOKUP", [x, mb.const("keys", np.array(keys, np.int32)), mb.const("values", table)], [out, hits])
     mb.output(out, hits)
     check_op(mb.build(), [ids], backend)
+
+
+# (input shape, window, strides, dilations, function, dtype, init)
+REDUCE_WINDOW_CASES = {
+    "add-2d": ((5, 7), (2, 3), (1, 2), (1, 1), "ADD", np.float32, 0.5),
+    "max-4d": ((1, 6, 6, 3), (1, 3, 3, 1), (1, 2, 2, 1), (1, 1, 1, 1), "MAXIMUM", np.float32, -np.inf),
+    "min-dilated": ((2, 9, 8), (1, 2, 3), (1, 1, 2), (1, 3, 2), "MINIMUM", np.int32, 1000),
+    "mul-int8": ((4, 5), (2, 2), (2, 1), (1, 1), "MUL", np.int8, 1),
+    "all-bool": ((4, 6), (2, 2), (1, 1), (1, 2), "ALL", np.bool_, True),
+    "any-bool": ((3, 5), (3, 2), (1, 2), (1, 1), "ANY", np.bool_, False),
+}
+
+
+@pytest.mark.parametrize("case", list(REDUCE_WINDOW_CASES))
+def test_reduce_window(case: str, backend: str) -> None:
+    shape, window, strides, dilations, fn, dtype, init = REDUCE_WINDOW_CASES[case]
+    rng = _rng("reduce-window", case)
+    x = (rng.random(shape) > 0.3) if dtype == np.bool_ else rng.integers(-3, 4, shape).astype(dtype)
+    if dtype == np.float32:
+        x = rng.standard_normal(shape).astype(dtype)
+    ins = [In(x), In(np.array(init, dtype)), *(C(np.array(v, np.int64)) for v in (window, strides, dilations))]
+    check_op(*single_op("REDUCE_WINDOW", ins, reduce_function=fn), backend)

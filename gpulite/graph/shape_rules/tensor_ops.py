@@ -157,3 +157,22 @@ def _hashtable_lookup(node, ins, consts):
         raise ShapeError(f"{where(node)}expected 1-D lookups and a value table of rank >= 1, got {list(ins[0])} and "
                          f"{list(ins[2])}")
     return [(ins[0][0], *ins[2][1:]), (ins[0][0],)]
+
+
+def reduce_window_geometry(node, shape: tuple[int, ...], window, strides, dilations):
+    """REDUCE_WINDOW's ``(output shape, window, strides, dilations)`` from its constant int64 inputs:
+    ``(d - (w - 1) * dilation - 1) // stride + 1`` per dim, 0 where the window does not fit."""
+    if window is None or strides is None or dilations is None:
+        raise ShapeError(f"{where(node)}window shape, strides and dilations must be constants")
+    w, s, d = (tuple(int(v) for v in np.asarray(a).reshape(-1)) for a in (window, strides, dilations))
+    if not shape or len(shape) > 6 or not len(w) == len(s) == len(d) == len(shape) or min((*w, *s, *d)) < 1:
+        raise ShapeError(f"{where(node)}expected one window size, stride and dilation >= 1 per dim of {list(shape)} "
+                         f"(rank 1 to 6), got {list(w)}, {list(s)}, {list(d)}")
+    out = tuple(0 if n < (k - 1) * di + 1 else (n - (k - 1) * di - 1) // st + 1
+                for n, k, st, di in zip(shape, w, s, d, strict=True))
+    return out, w, s, d
+
+
+@shape_rule(Op.REDUCE_WINDOW)
+def _reduce_window(node, ins, consts):
+    return [reduce_window_geometry(node, tuple(ins[0]), consts[2], consts[3], consts[4])[0]]
