@@ -459,6 +459,7 @@ _OPERANDS: dict[str, Operands] = {
     "DILATE": Operands((3, 3), same_dtype=("i0", "i2", "o0"), index_inputs=(1,)),
     "HASHTABLE_LOOKUP": Operands((3, 3), (2, 2), same_dtype=("i2", "o0")),
     "REDUCE_WINDOW": Operands((5, 5), same_dtype=("i0", "i1", "o0"), index_inputs=(2, 3, 4)),
+    "EMBEDDING_LOOKUP_SPARSE": Operands((5, 5), same_dtype=("i3", "i4", "o0"), index_inputs=(0, 1, 2)),
     "CONV_3D": Operands((2, 3), optional=(2,), same_dtype=("i0", "o0"), bias=2),
     "CONV_3D_TRANSPOSE": Operands((3, 4), optional=(3,), same_dtype=("i2", "o0"), index_inputs=(0,), bias=3),
     # MediaPipe custom ops (mediapipe/util/tflite/operations/*.cc)

@@ -106,7 +106,7 @@ GPU_GAPS: list[tuple[str, str]] = [
         "topk_v2", "l2_normalization", "local_response_normalization", "scatter_nd", "matrix_diag",
         "matrix_set_diag", "right_shift", "bitwise_xor", "unsorted_segment", "segment_sum", "dynamic_update_slice",
         "reverse_sequence", "embedding_lookup", "embedding_lookup_hybrid", "add_n", "bucketize", "fake_quant",
-        "sparse_to_dense", "bitcast", "dilate", "hashtable_lookup", "reduce_window")),
+        "sparse_to_dense", "bitcast", "dilate", "hashtable_lookup", "reduce_window", "embedding_lookup_sparse")),
     ("test_tensor_ops.py::test_atan2", f"ATAN2: {_CPU_ONLY}"),
     ("test_conv3d.py::test_conv3d[*]", f"CONV_3D: {_CPU_ONLY}"),
     ("test_conv3d.py::test_conv3d_transpose[*]", f"CONV_3D_TRANSPOSE: {_CPU_ONLY}"),

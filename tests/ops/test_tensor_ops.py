@@ -379,3 +379,21 @@ def test_reduce_window(case: str, backend: str) -> None:
         x = rng.standard_normal(shape).astype(dtype)
     ins = [In(x), In(np.array(init, dtype)), *(C(np.array(v, np.int64)) for v in (window, strides, dilations))]
     check_op(*single_op("REDUCE_WINDOW", ins, reduce_function=fn), backend)
+
+
+# (indices, dense shape): the last coordinate is dropped; a bucket revisited after another one is
+# finished twice by LiteRT (and gpulite)
+ELS_CASES = {"2d": ([[0, 0], [0, 1], [1, 0], [2, 3], [2, 5]], [3, 6]),
+             "3d-revisit": ([[0, 1, 0], [1, 0, 0], [0, 1, 1], [1, 1, 0]], [2, 2, 4])}
+
+
+@pytest.mark.parametrize("combiner", ["SUM", "MEAN", "SQRTN"])
+@pytest.mark.parametrize("case", list(ELS_CASES))
+def test_embedding_lookup_sparse(case: str, combiner: str, backend: str) -> None:
+    indices, dense = ELS_CASES[case]
+    rng = _rng("els", case, combiner)
+    n = len(indices)
+    ins = [In(rng.integers(0, 7, n).astype(np.int32)), C(np.array(indices, np.int32)), C(np.array(dense, np.int32)),
+           In(rng.uniform(0.2, 2.0, n).astype(np.float32)), C(rng.standard_normal((7, 2, 3)).astype(np.float32))]
+    check_op(*single_op("EMBEDDING_LOOKUP_SPARSE", ins, out_dtype=np.float32,
+                        out_shape=(*dense[:-1], 2, 3), combiner=combiner), backend)

@@ -176,3 +176,10 @@ def reduce_window_geometry(node, shape: tuple[int, ...], window, strides, dilati
 @shape_rule(Op.REDUCE_WINDOW)
 def _reduce_window(node, ins, consts):
     return [reduce_window_geometry(node, tuple(ins[0]), consts[2], consts[3], consts[4])[0]]
+
+
+@shape_rule(Op.EMBEDDING_LOOKUP_SPARSE)
+def _embedding_lookup_sparse(node, ins, consts):
+    if consts[2] is None or len(ins[4]) < 2:
+        raise ShapeError(f"{where(node)}needs a constant dense_shape and a table of rank >= 2")
+    return [(*(int(d) for d in np.asarray(consts[2]).reshape(-1)[:-1]), *ins[4][1:])]

@@ -1,4 +1,4 @@
-"""DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, EMBEDDING_LOOKUP and HASHTABLE_LOOKUP, as LiteRT's kernels.
+"""DYNAMIC_UPDATE_SLICE, REVERSE_SEQUENCE, EMBEDDING_LOOKUP(_SPARSE) and HASHTABLE_LOOKUP, as LiteRT's kernels.
 
 DYNAMIC_UPDATE_SLICE copies the operand and writes ``update`` at the run-time start indices,
 each clamped to ``[0, operand_dim - update_dim]``. REVERSE_SEQUENCE reverses, for each batch
@@ -158,4 +158,59 @@ def hashtable_lookup(node: Node, ctx: CpuContext) -> Callable[[], None]:
         out.fill(0)
         out[found] = value[rows[found]]
         np.copyto(hits, found, casting="unsafe")
+    return run
+
+
+@register_kernel(Op.EMBEDDING_LOOKUP_SPARSE, "cpu")
+def embedding_lookup_sparse(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """Weighted rows ``value[ids[i]] * weights[i]`` summed into the output row each sparse index
+    (all but its last coordinate) names, then divided by the bucket's weight sum (MEAN) or the
+    root of its squared weights (SQRTN). As LiteRT, a bucket is finished whenever the next
+    lookup goes to another one, so lookups must come grouped by bucket (sorted indices);
+    ``dense_shape`` must be constant (it sizes the output)."""
+    arity(node, 5)
+    ids, idx, weights, value = (ctx.input(i) for i in (0, 1, 3, 4))
+    out = ctx.output(0)
+    if ids.dtype != np.int32 or idx.dtype != np.int32 or ctx.in_info(2).dtype != np.int32 or \
+            weights.dtype != np.float32 or value.dtype != np.float32 or out.dtype != np.float32:
+        raise unsupported(node, f"expected int32 ids, indices and dense shape and float32 weights, table and output; "
+                          f"got {ids.dtype}, {idx.dtype}, {ctx.in_info(2).dtype}, {weights.dtype}, {value.dtype} -> "
+                          f"{out.dtype}")
+    if ctx.const(2) is None:
+        raise unsupported(node, "dense_shape is computed at run time; gpulite needs it constant (the output's shape)")
+    dense = [int(d) for d in np.asarray(ctx.const(2)).reshape(-1)]
+    if ids.ndim != 1 or idx.ndim != 2 or weights.shape != ids.shape or idx.shape[0] != ids.shape[0] \
+            or value.ndim < 2 or len(dense) != idx.shape[1]:
+        raise ShapeError(f"{where(node)}expected ids [n], indices [n, k], dense_shape [k], weights [n] and a table of "
+                         f"rank >= 2, got {list(ids.shape)}, {list(idx.shape)}, {dense}, {list(weights.shape)}, "
+                         f"{list(value.shape)}")
+    check_out(node, out, (*dense[:-1], *value.shape[1:]))
+    combiner = int(node.options.combiner)
+    rows, flat = value.reshape(value.shape[0], -1), out.reshape(-1, int(np.prod(value.shape[1:])))
+    strides = np.array([int(np.prod(dense[k + 1:-1])) for k in range(len(dense) - 1)], np.int64)
+
+    def finish(bucket: int, total: np.float32, squares: np.float32) -> None:
+        if combiner != 0:  # LiteRT divides even a bucket it finishes twice
+            flat[bucket] /= total if combiner == 1 else np.sqrt(squares)
+
+    def run() -> None:
+        where_ = idx[:, :-1].astype(np.int64)
+        if np.any((ids < 0) | (ids >= value.shape[0])) or np.any((where_ < 0) | (where_ >= np.array(dense[:-1]))):
+            raise IndexError(f"{where(node)}an id or sparse index is outside the table of {value.shape[0]} rows or "
+                             f"the dense shape {dense}")
+        buckets = where_ @ strides
+        out.fill(0)
+        current, total, squares, count = 0, np.float32(0), np.float32(0), 0
+        for i, b in enumerate(buckets.tolist()):
+            if b != current:
+                if count:
+                    finish(current, total, squares)
+                current, total, squares, count = b, np.float32(0), np.float32(0), 0
+            w = weights[i]
+            count += 1
+            squares += w * w
+            total += w
+            flat[b] += rows[ids[i]] * w
+        if count:
+            finish(current, total, squares)
     return run
