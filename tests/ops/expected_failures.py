@@ -108,6 +108,7 @@ GPU_GAPS: list[tuple[str, str]] = [
         "reverse_sequence", "embedding_lookup", "embedding_lookup_hybrid", "add_n", "bucketize", "fake_quant",
         "sparse_to_dense", "bitcast", "dilate", "hashtable_lookup", "reduce_window", "embedding_lookup_sparse")),
     ("test_tensor_ops.py::test_atan2", f"ATAN2: {_CPU_ONLY}"),
+    ("test_tensor_ops.py::test_local_response_normalization_huge_radius", f"LOCAL_RESPONSE_NORMALIZATION: {_CPU_ONLY}"),
     ("test_conv3d.py::test_conv3d[*]", f"CONV_3D: {_CPU_ONLY}"),
     ("test_conv3d.py::test_conv3d_transpose[*]", f"CONV_3D_TRANSPOSE: {_CPU_ONLY}"),
     ("test_conv3d.py::test_l2_pool_2d[*]", f"L2_POOL_2D: {_CPU_ONLY}"),

@@ -397,3 +397,10 @@ def test_embedding_lookup_sparse(case: str, combiner: str, backend: str) -> None
            In(rng.uniform(0.2, 2.0, n).astype(np.float32)), C(rng.standard_normal((7, 2, 3)).astype(np.float32))]
     check_op(*single_op("EMBEDDING_LOOKUP_SPARSE", ins, out_dtype=np.float32,
                         out_shape=(*dense[:-1], 2, 3), combiner=combiner), backend)
+
+
+def test_local_response_normalization_huge_radius(backend: str) -> None:
+    """A radius far past the channels sums every channel (and allocates no huge window)."""
+    x = _rng("lrn-huge").standard_normal((1, 2, 3, 6)).astype(np.float32)
+    check_op(*single_op("LOCAL_RESPONSE_NORMALIZATION", [In(x)], radius=1 << 20, bias=1.0, alpha=0.5, beta=0.75),
+             backend)

@@ -9,6 +9,7 @@ import numpy as np
 from gpulite.errors import ShapeError
 from gpulite.graph import data_layout as dl
 from gpulite.graph.layout import where
+from gpulite.graph.shape_rules.detection import scalar_count
 from gpulite.graph.shapes import broadcast, shape_rule
 from gpulite.model.opdefs import Op
 
@@ -130,9 +131,9 @@ def _random(node, ins, consts):
 
 @shape_rule(Op.MULTINOMIAL)
 def _multinomial(node, ins, consts):
-    if len(ins[0]) != 2 or consts[1] is None:
-        raise ShapeError(f"{where(node)}expected logits [batch, classes] and a constant num_samples")
-    return [(ins[0][0], int(np.asarray(consts[1]).reshape(-1)[0]))]
+    if len(ins[0]) != 2:
+        raise ShapeError(f"{where(node)}expected logits [batch, classes], got {list(ins[0])}")
+    return [(ins[0][0], scalar_count(node, consts[1], "num_samples"))]
 
 
 def dilated_shape(node, shape: tuple[int, ...],

@@ -62,6 +62,7 @@ def local_response_normalization(node: Node, ctx: CpuContext) -> Callable[[], No
     if radius < 0:
         raise unsupported(node, f"radius must be >= 0, got {radius}")
     depth = x.shape[-1]
+    radius = min(radius, depth)  # a window past every channel adds only zeros: the same sums, bounded memory
     padded = np.zeros((*x.shape[:-1], depth + 2 * radius), np.float32)
     acc = np.empty(x.shape, np.float32)
 

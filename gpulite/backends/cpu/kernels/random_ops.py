@@ -25,6 +25,7 @@ from gpulite.errors import ShapeError
 from gpulite.graph import data_layout as dl
 from gpulite.graph.ir import Node
 from gpulite.graph.layout import where
+from gpulite.graph.shape_rules.detection import scalar_count
 from gpulite.model.opdefs import Op
 
 _U32 = np.uint64(0xFFFFFFFF)
@@ -121,10 +122,9 @@ def multinomial(node: Node, ctx: CpuContext) -> Callable[[], None]:
                           f"{logits.dtype}, {ctx.in_info(1).dtype} -> {out.dtype}")
     if ctx.const(1) is None:
         raise unsupported(node, "num_samples is computed at run time; gpulite needs it constant (the output's shape)")
-    samples = int(np.asarray(ctx.const(1)).reshape(-1)[0])
-    if logits.ndim != 2 or logits.shape[1] < 1 or samples < 0:
-        raise ShapeError(f"{where(node)}expected logits [batch, classes >= 1] and num_samples >= 0, got "
-                         f"{list(logits.shape)} and {samples}")
+    samples = scalar_count(node, ctx.const(1), "num_samples")
+    if logits.ndim != 2 or logits.shape[1] < 1:
+        raise ShapeError(f"{where(node)}expected logits [batch, classes >= 1], got {list(logits.shape)}")
     check_out(node, out, (logits.shape[0], samples))
     rng, batch = _generator(node), logits.shape[0]
     per_draw = 2  # Uint64ToDouble takes two of a draw's four words
