@@ -19,8 +19,9 @@ def scalar_count(node, value: np.ndarray | None, what: str) -> int:
     """A constant non-negative scalar count (``max_output_size``, ``k``)."""
     if value is None:
         raise ShapeError(f"{where(node)}{what} is computed at run time, so the output's shape depends on the data")
-    if np.size(value) != 1:
-        raise ShapeError(f"{where(node)}{what} must be a single value, got shape {list(np.shape(value))}")
+    if np.size(value) != 1 or np.asarray(value).dtype.kind not in "iu":
+        raise ShapeError(f"{where(node)}{what} must be a single integer, got {np.asarray(value).dtype} of shape "
+                         f"{list(np.shape(value))}")
     n = int(np.asarray(value).reshape(()))
     if n < 0:
         raise ShapeError(f"{where(node)}{what} must be >= 0, got {n}")

@@ -32,6 +32,8 @@ def scatter_nd_shape(node, indices: tuple[int, ...], updates: tuple[int, ...], s
     scatter_nd.cc's Prepare does: ``updates = indices[:-1] + shape[indices[-1]:]``."""
     if shape is None:
         raise ShapeError(f"{where(node)}shape is computed at run time; the output's shape is not known")
+    if np.asarray(shape).dtype.kind not in "iu":
+        raise ShapeError(f"{where(node)}shape must hold integers, got {np.asarray(shape).dtype}")
     out = tuple(int(d) for d in np.asarray(shape).reshape(-1))
     if np.ndim(shape) != 1 or any(d < 0 for d in out):
         raise ShapeError(f"{where(node)}shape must be a 1-D tensor of sizes >= 0, got {np.asarray(shape).tolist()}")
