@@ -1,8 +1,9 @@
 """Op facts defined once: the :class:`Op` enum, its per-op table, and :class:`FusedActivation`.
 
 :class:`Op` names every TFLite builtin operator (the schema's ``BuiltinOperator``), the
-MediaPipe custom ops gpulite knows and TFLite's ``TFLite_Detection_PostProcess``. It is a ``str`` enum whose values are the names models and
-kernels use (``"CONV_2D"``, ``"TransformLandmarks"``), so ``node.op == "CONV_2D"`` and dicts
+MediaPipe custom ops gpulite knows and TFLite's ``TFLite_Detection_PostProcess``. It is a
+``str`` enum whose values are the names models and kernels use (``"CONV_2D"``,
+``"TransformLandmarks"``), so ``node.op == "CONV_2D"`` and dicts
 keyed by either spelling keep working, and f-strings print the bare name. The reader gives
 ``Node.op`` an :class:`Op`, or a :class:`CustomOp` for a custom code gpulite does not know
 (such a model loads, and ``allocate_tensors`` then reports the op as unsupported unless a
