@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from gpulite.model.opdefs import FusedActivation, OpName, op_of
-from gpulite.model.reader import Model, Quantization, Sparsity, SubgraphDef
+from gpulite.model.reader import Model, Quantization, Sparsity, SubgraphDef, TensorDef
 
 
 @dataclass
@@ -101,6 +101,15 @@ class Node:
         self.activation = FusedActivation(self.activation or "NONE")
 
 
+def _empty_const(t: TensorDef) -> np.ndarray | None:
+    """The value of a tensor no node writes that holds no elements (a constant of shape ``(0,)``
+    such as the converter's empty RESHAPE shape, stored with an empty buffer): an empty array,
+    so it is a constant like any other. Any other unwritten tensor stays without a value."""
+    if 0 in t.shape and t.dtype != np.object_:
+        return np.zeros(t.shape, t.dtype)
+    return None
+
+
 @dataclass
 class Graph:
     tensors: list[TensorInfo]
@@ -115,11 +124,13 @@ class Graph:
 
     @classmethod
     def from_subgraph(cls, sgd: SubgraphDef) -> Graph:
+        written = {*sgd.inputs, *(o for op in sgd.operators for o in op.outputs)}
         tensors = [
             TensorInfo(
                 index=t.index, name=t.name, shape=tuple(t.shape), dtype=t.dtype, quant=t.quantization,
-                const=t.data, sparsity=t.sparsity, shape_signature=tuple(t.shape_signature),
-                type_code=t.type_code, is_variable=t.is_variable,
+                const=_empty_const(t) if t.data is None and t.index not in written else t.data,
+                sparsity=t.sparsity, shape_signature=tuple(t.shape_signature), type_code=t.type_code,
+                is_variable=t.is_variable,
             )
             for t in sgd.tensors
         ]

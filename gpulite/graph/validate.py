@@ -9,7 +9,8 @@ constness the table promises. What it checks, for every node:
 - tensors that must share a dtype do, and index inputs (shapes, axes, ...) are int32/int64;
 - a bias holds one value per output channel, of the type the input's calls for;
 - inputs gpulite's kernels need constant are constant;
-- every stored output shape is the one the op's shape rule gives (LiteRT recomputes them).
+- every stored output shape is the one the op's shape rule gives (LiteRT recomputes them); an
+  output whose ``shape_signature`` has a -1 takes the rule's shape instead (a converter's placeholder).
 
 A malformed node raises :class:`~gpulite.errors.ModelError` (:class:`~gpulite.errors.ShapeError`
 for a stored shape that its inputs do not give); a valid node gpulite cannot run
@@ -55,6 +56,10 @@ def _check_shapes(g: Graph, n: Node) -> None:
     except ShapeError:
         return
     for o, s in zip(n.outputs, outs or [g.tensors[o].shape for o in n.outputs], strict=True):
+        if g.tensors[o].shape != s and -1 in g.tensors[o].shape_signature:
+            # The converter did not know this size (NMS, TOPK_V2 outputs): the stored shape is a
+            # placeholder, and LiteRT's Prepare resizes the tensor to what its inputs give.
+            g.tensors[o].shape = s
         if g.tensors[o].shape != s:
             raise ShapeError(f"node {n.index} ({n.op}): output {_where(g, o)} is stored with shape "
                              f"{list(g.tensors[o].shape)}, but its inputs give {list(s)}")

@@ -11,6 +11,9 @@ operator's ``custom_options`` bytes in two encodings:
 * ``TransformLandmarks`` (version 2) has no options: its dimensionality comes from the
   landmark tensor's last dimension.
 
+TFLite's own SSD custom op ``TFLite_Detection_PostProcess`` (``lite/kernels/detection_postprocess.cc``)
+keeps its options in a FlexBuffer map too, read by its ``Init``.
+
 Only the version-2 encodings are decoded: MediaPipe's CPU op resolver
 (``mediapipe/util/tflite/cpu_op_resolver.cc``) registers only version 2 of the three
 FlexBuffer ops, so version-1 options never reach a CPU kernel there either.
@@ -34,10 +37,12 @@ from flatbuffers import flexbuffers
 from gpulite.errors import ModelError, brief
 
 __all__ = [
+    "DetectionPostProcessOptions",
     "Landmarks2TransformMatrixOptions",
     "TransformLandmarksOptions",
     "TransformTensorBilinearOptions",
     "TransposeConvBiasOptions",
+    "decode_detection_postprocess",
     "decode_landmarks_to_transform_matrix",
     "decode_transform_landmarks",
     "decode_transform_tensor_bilinear",
@@ -299,3 +304,75 @@ def decode_transform_landmarks(data: bytes | None) -> TransformLandmarksOptions:
     MediaPipe's version-2 parser ignores the bytes entirely, so anything given is accepted.
     """
     return TransformLandmarksOptions()
+
+
+@dataclass(frozen=True)
+class DetectionPostProcessOptions:
+    """Options of ``TFLite_Detection_PostProcess`` (the keys its ``Init`` reads).
+
+    Attributes
+    ----------
+    max_detections : int
+        Boxes kept after non-max suppression (>= 0).
+    max_classes_per_detection : int
+        Fast NMS: classes reported per kept box.
+    detections_per_class : int
+        Regular NMS: boxes kept per class before the merge (100 when absent, as in LiteRT).
+    use_regular_nms : bool
+        Per-class NMS (True) or one NMS over each box's best class (False, the default).
+    nms_score_threshold, nms_iou_threshold : float
+        Scores below the first are dropped; a box overlapping a kept one by more than the
+        second (in (0, 1]) is suppressed.
+    num_classes : int
+        Classes without the background class (the score tensor may hold one more, first).
+    y_scale, x_scale, h_scale, w_scale : float
+        Box-coder scales dividing the encoded centre and log-size.
+    """
+
+    max_detections: int
+    max_classes_per_detection: int
+    detections_per_class: int
+    use_regular_nms: bool
+    nms_score_threshold: float
+    nms_iou_threshold: float
+    num_classes: int
+    y_scale: float
+    x_scale: float
+    h_scale: float
+    w_scale: float
+
+
+def decode_detection_postprocess(data: bytes | None) -> DetectionPostProcessOptions:
+    """Decode ``TFLite_Detection_PostProcess`` options (a FlexBuffer map).
+
+    ``detections_per_class`` (100) and ``use_regular_nms`` (False) may be absent, as LiteRT's
+    ``Init`` defaults them; every other key the converter writes is required.
+
+    Raises
+    ------
+    ModelError
+        Not a FlexBuffer map, a key missing or of the wrong type, or a value LiteRT's ``Eval``
+        rejects: ``max_detections`` < 0 (< 1 for regular NMS), ``num_classes`` < 1, an IoU threshold outside (0, 1],
+        ``max_classes_per_detection`` < 1 for fast NMS, ``detections_per_class`` < 1 for
+        regular NMS, or a box-coder scale that is not positive.
+    """
+    op = "TFLite_Detection_PostProcess"
+    m = _flex_map(data, op)
+    regular = m.get("use_regular_nms", False)
+    if not isinstance(regular, (bool, int)):
+        raise _op_error(op, f"expected 'use_regular_nms' to be a bool, got {type(regular).__name__} {brief(regular)}")
+    regular = bool(regular)
+    iou = _float(m, "nms_iou_threshold", op)
+    if not 0.0 < iou <= 1.0:
+        raise _op_error(op, f"expected 'nms_iou_threshold' in (0, 1], got {iou}")
+    return DetectionPostProcessOptions(
+        max_detections=_int(m, "max_detections", op, minimum=1 if regular else 0),
+        max_classes_per_detection=_int(m, "max_classes_per_detection", op, minimum=0 if regular else 1),
+        detections_per_class=_int(m, "detections_per_class", op, minimum=1 if regular else None)
+        if "detections_per_class" in m else 100,
+        use_regular_nms=regular,
+        nms_score_threshold=_float(m, "nms_score_threshold", op),
+        nms_iou_threshold=iou,
+        num_classes=_int(m, "num_classes", op, minimum=1),
+        **{k: _float(m, k, op, positive=True) for k in ("y_scale", "x_scale", "h_scale", "w_scale")},
+    )

@@ -1,8 +1,9 @@
 """Op facts defined once: the :class:`Op` enum, its per-op table, and :class:`FusedActivation`.
 
-:class:`Op` names every TFLite builtin operator (the schema's ``BuiltinOperator``) and the
-MediaPipe custom ops gpulite knows. It is a ``str`` enum whose values are the names models and
-kernels use (``"CONV_2D"``, ``"TransformLandmarks"``), so ``node.op == "CONV_2D"`` and dicts
+:class:`Op` names every TFLite builtin operator (the schema's ``BuiltinOperator``), the
+MediaPipe custom ops gpulite knows and TFLite's ``TFLite_Detection_PostProcess``. It is a
+``str`` enum whose values are the names models and kernels use (``"CONV_2D"``,
+``"TransformLandmarks"``), so ``node.op == "CONV_2D"`` and dicts
 keyed by either spelling keep working, and f-strings print the bare name. The reader gives
 ``Node.op`` an :class:`Op`, or a :class:`CustomOp` for a custom code gpulite does not know
 (such a model loads, and ``allocate_tensors`` then reports the op as unsupported unless a
@@ -263,6 +264,8 @@ class Op(StrEnum):
     Landmarks2TransformMatrix = "Landmarks2TransformMatrix"
     TransformLandmarks = "TransformLandmarks"
     TransformTensorBilinear = "TransformTensorBilinear"
+    # TFLite's SSD post-processing custom op (lite/kernels/detection_postprocess.cc).
+    TFLite_Detection_PostProcess = "TFLite_Detection_PostProcess"
 
     @property
     def spec(self) -> OpSpec:
@@ -436,6 +439,30 @@ _OPERANDS: dict[str, Operands] = {
     "REVERSE_V2": Operands((2, 2)),
     "CUMSUM": Operands((2, 2)),
     "ADD_N": Operands((2, None), same_dtype=("i*", "o0")),
+    # signal, detection, matrix and the remaining builtins (lite/kernels/*.cc Prepare)
+    "MATRIX_DIAG": Operands((1, 1), same_dtype=("i0", "o0")),
+    "MATRIX_SET_DIAG": Operands((2, 2), same_dtype=("i0", "i1", "o0")),
+    "RFFT2D": Operands((2, 2), index_inputs=(1,)),
+    **dict.fromkeys(("COMPLEX_ABS", "REAL", "IMAG"), Operands((1, 1))),
+    "NON_MAX_SUPPRESSION_V4": Operands((5, 5), (2, 2), same_dtype=("i0", "i1"), index_inputs=(2,)),
+    "NON_MAX_SUPPRESSION_V5": Operands((6, 6), (3, 3), same_dtype=("i0", "i1", "o1"), index_inputs=(2,)),
+    "TFLite_Detection_PostProcess": Operands((3, 3), (4, 4)),
+    **dict.fromkeys(("ATAN2", "RIGHT_SHIFT", "BITWISE_XOR"), _BINARY),
+    "SEGMENT_SUM": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
+    **dict.fromkeys(("UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX",
+                     "UNSORTED_SEGMENT_MIN"), Operands((3, 3), same_dtype=("i0", "o0"), index_inputs=(1, 2))),
+    "REVERSE_SEQUENCE": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
+    "DYNAMIC_UPDATE_SLICE": Operands((3, 3), same_dtype=("i0", "i1", "o0"), index_inputs=(2,)),
+    "BUCKETIZE": Operands((1, 1)),
+    "SPARSE_TO_DENSE": Operands((4, 4), same_dtype=("i2", "i3", "o0"), index_inputs=(0, 1)),
+    **dict.fromkeys(("RANDOM_UNIFORM", "RANDOM_STANDARD_NORMAL"), Operands((1, 1), index_inputs=(0,))),
+    "MULTINOMIAL": Operands((2, 2), index_inputs=(1,)),
+    "DILATE": Operands((3, 3), same_dtype=("i0", "i2", "o0"), index_inputs=(1,)),
+    "HASHTABLE_LOOKUP": Operands((3, 3), (2, 2), same_dtype=("i2", "o0")),
+    "REDUCE_WINDOW": Operands((5, 5), same_dtype=("i0", "i1", "o0"), index_inputs=(2, 3, 4)),
+    "EMBEDDING_LOOKUP_SPARSE": Operands((5, 5), same_dtype=("i3", "i4", "o0"), index_inputs=(0, 1, 2)),
+    "CONV_3D": Operands((2, 3), optional=(2,), same_dtype=("i0", "o0"), bias=2),
+    "CONV_3D_TRANSPOSE": Operands((3, 4), optional=(3,), same_dtype=("i2", "o0"), index_inputs=(0,), bias=3),
     # MediaPipe custom ops (mediapipe/util/tflite/operations/*.cc)
     "Convolution2DTransposeBias": Operands((3, 3), bias=2),
     "Landmarks2TransformMatrix": Operands((1, 1)),
@@ -458,6 +485,8 @@ _CUSTOM_SPECS = {
     # MediaPipe's pooling-with-indices pair: known names, no kernel and no decoder yet.
     Op.MaxPoolingWithArgmax2D: OpSpec(_CUSTOM),
     Op.MaxUnpooling2D: OpSpec(_CUSTOM),
+    Op.TFLite_Detection_PostProcess: OpSpec(_CUSTOM, co.DetectionPostProcessOptions,
+                                            co.decode_detection_postprocess),
 }
 _SPECS: dict[Op, OpSpec] = {
     **{Op(name): OpSpec(int(code), _builtin_options(name), operands=_OPERANDS.get(name))

@@ -127,7 +127,7 @@ def _batch_matmul(node, ins, consts):
     return [(*broadcast(a[:-2], b[:-2], node), m, nn)]
 
 
-@shape_rule(Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D)
+@shape_rule(Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D, Op.L2_POOL_2D)
 def _pool(node, ins, consts):
     n, h, w, c = _rank4(node, ins[0], "input")
     o = node.options

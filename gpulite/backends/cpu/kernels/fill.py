@@ -1,4 +1,4 @@
-"""ZEROS_LIKE: zeros of the input's shape and dtype (float32, int32 or int64, as LiteRT's kernel)."""
+"""ZEROS_LIKE: zeros of the input's shape and dtype (float32, int32 or int64, as LiteRT's kernel); BITCAST."""
 
 from __future__ import annotations
 
@@ -31,4 +31,26 @@ def zeros_like(node: Node, ctx: CpuContext) -> Callable[[], None]:
 
     def run() -> None:
         y.fill(0)
+    return run
+
+
+@register_kernel(Op.BITCAST, "cpu")
+def bitcast(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """The input's bytes as the output's type (LiteRT's bitcast.cc): same shape for equal sizes, a
+    new last dim of ``in / out`` elements for a wider input, the last dim (``out / in``) dropped for
+    a narrower one. Output shape and dtype come from the model (there is no shape rule: a resized
+    input is refused)."""
+    x, out = ctx.input(0), ctx.output(0)
+    a, b = x.dtype.itemsize, out.dtype.itemsize
+    want = x.shape if a == b else (*x.shape, a // b) if a > b else x.shape[:-1]
+    if len(node.inputs) != 1 or x.dtype.kind not in "biuf" or out.dtype.kind not in "biuf" or \
+            (a < b and (not x.shape or x.shape[-1] != b // a)):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"cannot bitcast {x.dtype} {list(x.shape)} to "
+                                 f"{out.dtype}")
+    if out.shape != want:
+        raise ShapeError(f"node {node.index} ({node.op}): {x.dtype} {list(x.shape)} as {out.dtype} is "
+                         f"{list(want)}, but the output is {list(out.shape)}")
+
+    def run() -> None:
+        np.copyto(out, np.ascontiguousarray(x).view(out.dtype).reshape(out.shape))
     return run

@@ -3,9 +3,10 @@
 Unary: EXP, SQRT, RSQRT (``1 / sqrt(x)``, as TFLite computes it), ABS, NEG, SQUARE, SIGN,
 FLOOR, CEIL, ROUND (half to even, as TFLite's ``RoundToNearest``), LOG, SIN, COS, ELU, GELU
 (``approximate``: the tanh form; otherwise ``0.5 x erfc(-x / sqrt 2)``), LOG_SOFTMAX (last
-axis). Binary, broadcasting numpy-style: FLOOR_DIV (``floor(a / b)``, integer division by
+axis), RELU_0_TO_1. Binary, broadcasting numpy-style: FLOOR_DIV (``floor(a / b)``, integer division by
 zero fails the invoke as in LiteRT), FLOOR_MOD (C's ``fmod``/``%`` moved to the divisor's
-sign) and POW (int32 refuses negative exponents at invoke, as LiteRT does). Each op takes the
+sign), POW (int32 refuses negative exponents at invoke, as LiteRT does), ATAN2, RIGHT_SHIFT
+(arithmetic, the shift clamped to the type's width) and BITWISE_XOR. Each op takes the
 dtypes LiteRT's builtin kernel takes; quantized 8-bit EXP, LOG, SQRT, RSQRT, ELU and GELU run
 as tables (:func:`quantized_float_lut`), other quantized tensors are
 refused at allocate.
@@ -29,7 +30,7 @@ from gpulite.model.opdefs import Op
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 I8, I16, I32, I64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
-U8 = np.dtype(np.uint8)
+U8, U16, U32 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32))
 
 # Coefficients of erfc(z) = t exp(-z² + P(t)), t = 1 / (1 + z/2), z >= 0 (Numerical Recipes'
 # erfcc, relative error below 1.2e-7 everywhere), highest power first for np.polyval.
@@ -134,6 +135,7 @@ UNARY: dict[str, tuple[tuple[np.dtype, ...], Callable[[np.ndarray, np.ndarray], 
     Op.COS: ((F32,), lambda x, out: np.cos(x, out=out)),
     Op.ELU: ((F32,), _elu),
     Op.LOG_SOFTMAX: ((F32,), _log_softmax),
+    Op.RELU_0_TO_1: ((F32,), lambda x, out: np.clip(x, F32.type(0), F32.type(1), out=out)),
 }
 
 
@@ -209,10 +211,21 @@ def _pow(where: str):
     return fn
 
 
+def _right_shift(where: str):
+    def fn(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+        # the shift clamped to [0, bits - 1] (right_shift.cc avoids C++'s undefined shifts so)
+        np.right_shift(a, np.clip(b, 0, a.dtype.itemsize * 8 - 1).astype(a.dtype), out=out)
+    return fn
+
+
+_BITS = (I8, U8, I16, U16, I32, U32)
 BINARY = {
     Op.FLOOR_DIV: ((F32, I8, I16, I32), _floor_div),
     Op.FLOOR_MOD: ((F32, I8, I16, I32, I64), _floor_mod),
     Op.POW: ((F32, I32), _pow),
+    Op.ATAN2: ((F32, F64), lambda where: lambda a, b, out: np.arctan2(a, b, out=out)),
+    Op.RIGHT_SHIFT: (_BITS, _right_shift),
+    Op.BITWISE_XOR: (_BITS, lambda where: lambda a, b, out: np.bitwise_xor(a, b, out=out)),
 }
 
 

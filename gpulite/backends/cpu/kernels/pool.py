@@ -1,4 +1,4 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D, float and int8/uint8/int16 (the 16x8 mode).
+"""AVERAGE_POOL_2D and MAX_POOL_2D, float and int8/uint8/int16 (the 16x8 mode), and float L2_POOL_2D.
 
 Both reduce windows of a padded input (:func:`window_reducer`). TFLite ignores padded
 pixels: max pooling pads with the lowest value (TFLite starts its max at ``lowest()``),
@@ -142,4 +142,29 @@ def average_pool_2d(node, ctx):
         np.multiply(acc, sign, out=acc)
         np.clip(acc, lo, hi, out=acc)
         np.copyto(out, acc, casting="unsafe")
+    return run
+
+
+@register_kernel(Op.L2_POOL_2D, "cpu")
+def l2_pool_2d(node, ctx):
+    """Float32 ``sqrt(mean of x**2)`` over the valid pixels of each window (LiteRT's L2Pool)."""
+    x, out, win = _setup(node, ctx)
+    if x.dtype != np.float32:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"float32 only (LiteRT's kernel), got {x.dtype}")
+    counts = _valid_counts(win).astype(np.float32)
+    if (counts <= 0).any():
+        raise UnsupportedOpError(node.op, node.index, "cpu", "a window covers only padding")
+    pad = PaddedInput(x, win, 0.0)  # may be x itself: the squares go to their own buffer
+    squares = np.empty_like(pad.buf)
+    reduce = window_reducer(np.add, squares, win, out)
+    act = clamp_fn(node.activation)
+
+    def run() -> None:
+        pad.refresh()
+        np.square(pad.buf, out=squares)
+        reduce()
+        np.divide(out, counts, out=out)
+        np.sqrt(out, out=out)
+        if act:
+            act(out)
     return run
