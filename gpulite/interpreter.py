@@ -161,11 +161,16 @@ class Interpreter:
 
     # -- construction -------------------------------------------------------------------
     def _build_graph(self) -> Graph:
-        """The model's graph, constants folded, nodes in run order (what backends prepare: fusion is theirs)."""
-        g = Graph.from_model(self._model, 0)
-        passes.fold_constants(g)
-        g.nodes = topological_order(g)
-        return g
+        """The model's graph, constants folded, nodes in run order (what backends prepare: fusion is theirs).
+
+        Every other subgraph of the model is built the same way into ``graph.subgraphs``, for the
+        control-flow nodes that run them."""
+        graphs = [Graph.from_model(self._model, i) for i in range(len(self._model.subgraphs))]
+        for g in graphs:
+            passes.fold_constants(g)
+            g.nodes = topological_order(g)
+            g.subgraphs = graphs
+        return graphs[0]
 
     @property
     def backend(self) -> str:

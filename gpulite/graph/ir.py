@@ -8,7 +8,7 @@ model's tensor index. Shapes live on :class:`TensorInfo` and change only through
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -28,6 +28,7 @@ class TensorInfo:
     sparsity: Sparsity | None = None
     shape_signature: tuple[int, ...] = ()
     type_code: int = 0
+    is_variable: bool = False  # state a kernel keeps across invokes (LSTM states): zero at allocate, then its own
 
     @property
     def nbytes(self) -> int:
@@ -107,6 +108,9 @@ class Graph:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     name: str = ""
+    # Every subgraph of the model by its index (this graph among them), shared by all of them: what
+    # control-flow nodes (WHILE, IF, CALL_ONCE) name. Empty for a graph not read from a model.
+    subgraphs: list[Graph] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def from_model(cls, model: Model, subgraph: int = 0) -> Graph:
@@ -118,7 +122,7 @@ class Graph:
             TensorInfo(
                 index=t.index, name=t.name, shape=tuple(t.shape), dtype=t.dtype, quant=t.quantization,
                 const=t.data, sparsity=t.sparsity, shape_signature=tuple(t.shape_signature),
-                type_code=t.type_code,
+                type_code=t.type_code, is_variable=t.is_variable,
             )
             for t in sgd.tensors
         ]

@@ -205,3 +205,61 @@ def per_tensor(node, info, what: str) -> tuple[float, int]:
         got = "no quantization" if q is None else f"{q.scale.size} scales"
         raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} must be quantized per tensor, got {got}")
     return float(q.scale[0]), int(q.zero_point[0])
+
+
+# -- dynamic-range ("hybrid") kernels: float activations quantized per row at run time --------
+
+def _round_away(x: np.ndarray) -> np.ndarray:
+    """C's ``round`` (halves away from zero), which TFLite's ``TfLiteRound`` is; numpy rounds halves to even."""
+    return np.copysign(np.floor(np.abs(x) + x.dtype.type(0.5)), x)
+
+
+def quantize_rows(x: np.ndarray, asymmetric: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row of the 2-D float32 ``x`` quantized to int8 on its own: TFLite's
+    ``BatchQuantizeFloats``, how hybrid kernels quantize their float input per batch.
+
+    Returns ``(q, scale, zero_point)``: int8 rows, one float32 scale and one int32 zero point
+    per row, with ``x ~ scale * (q - zero_point)``. Symmetric (``SymmetricQuantizeFloats``):
+    scale ``max|row| / 127``, values in [-127, 127], zero point 0. Asymmetric
+    (``AsymmetricQuantizeFloats``, the ops' ``asymmetric_quantize_inputs``): the row's range
+    widened to hold 0, over [-128, 127], scale and nudged zero point computed in double as
+    TFLite does. An all-zero row gets scale 1 and zeros.
+    """
+    x = np.asarray(x, np.float32)
+    if asymmetric:
+        rmin = np.minimum(x.min(axis=1), 0).astype(np.float64)
+        rmax = np.maximum(x.max(axis=1), 0).astype(np.float64)
+        flat = rmin == rmax
+        scale = np.where(flat, 1.0, (rmax - rmin) / 255.0)
+        from_min, from_max = -128.0 - rmin / scale, 127.0 - rmax / scale
+        zp_real = np.where(128.0 + np.abs(rmin / scale) < 127.0 + np.abs(rmax / scale), from_min, from_max)
+        zp = np.where(zp_real <= -128, -128, np.where(zp_real >= 127, 127, _round_away(zp_real)))
+        zp = np.where(flat, 0, zp).astype(np.int32)
+        sf = scale.astype(np.float32)
+        inv = np.float32(1) / sf
+        q = _round_away(zp.astype(np.float32)[:, None] + x * inv[:, None])
+        q = np.clip(q, -128, 127)
+    else:
+        rng = np.maximum(np.abs(x.min(axis=1)), np.abs(x.max(axis=1)))
+        flat = rng == 0
+        safe = np.where(flat, np.float32(1), rng)
+        sf = np.where(flat, np.float32(1), safe / np.float32(127)).astype(np.float32)
+        q = np.clip(_round_away(x * (np.float32(127) / safe)[:, None]), -127, 127)
+        zp = np.zeros(x.shape[0], np.int32)
+    q[flat] = 0
+    return q.astype(np.int8), sf, zp
+
+
+def hybrid_matmul(q: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, w: np.ndarray, w_scale: np.ndarray,
+                  row_sums: np.ndarray | None) -> np.ndarray:
+    """``x @ w.T`` for rows ``x`` given as :func:`quantize_rows` made them and int8 weights ``w``
+    ``[out, in]`` with scale ``w_scale`` (a scalar or one per output): TFLite's hybrid
+    ``MatrixBatchVectorMultiplyAccumulate``. The int32 dot product (less ``zero_point`` times
+    the weight row's sum, ``row_sums``, when the input was quantized asymmetrically) is
+    converted to float and multiplied by the float32 product of the row's and the weight's
+    scales. Returns float32 ``[rows, out]``."""
+    acc = q.astype(np.int32) @ w.astype(np.int32).T
+    if row_sums is not None:
+        acc -= zero_point[:, None] * row_sums[None, :]
+    both = scale[:, None] * np.asarray(w_scale, np.float32).reshape(1, -1)
+    return acc.astype(np.float32) * both

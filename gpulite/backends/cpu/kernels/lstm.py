@@ -1,0 +1,296 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_LSTM: float, and hybrid (int8 weights,
+float activations), as LiteRT's ``lstm_eval.cc`` steps them.
+
+Each time step computes the four gates (input, forget, cell, output; no input gate with CIFG,
+where it is ``1 - forget``) as bias + ``W_x x`` (+ ``W_aux aux``) + ``W_h h``, adds the
+peephole terms (the old cell state for input and forget, the new one for output), applies
+layer norm when the coefficients are given (the gate normalized over its cells, times the
+coefficients, plus the bias, which then is not added first), then sigmoid (the cell gate:
+the op's activation). ``c = clip(f * c + i * g)``, ``h = o * act(c)``, projected
+(``clip(P h + b)``) when there are projection weights. ``h`` and ``c`` are the op's state
+tensors (variables in converter-written models), updated in place, so a second invoke starts
+where the first ended, as in LiteRT.
+
+Hybrid: each input, aux input and state row is quantized on its own before every product
+(:func:`~gpulite.backends.cpu.quant.quantize_rows`, asymmetric when the op's
+``asymmetric_quantize_inputs`` says so) and multiplied with the int8 weights in int32
+(:func:`~gpulite.backends.cpu.quant.hybrid_matmul`); peephole weights are dequantized.
+Full-integer LSTMs (int8/int16 activations) are refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.backends.cpu.quant import hybrid_matmul, quantize_rows
+from gpulite.backends.kernels import register_kernel
+from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.model.opdefs import FusedActivation, Op
+
+_F32 = np.dtype(np.float32)
+_CLAMPS = {FusedActivation.NONE: None, FusedActivation.RELU: (0.0, np.inf),
+           FusedActivation.RELU_N1_TO_1: (-1.0, 1.0), FusedActivation.RELU6: (0.0, 6.0)}
+
+
+_PEEPHOLE = {0: 0, 1: 1, 3: 2}  # gate -> its peephole weights (the cell gate has none)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):  # exp(-x) overflows to inf for x < -88: the sigmoid is then 0
+        return np.float32(1) / (np.float32(1) + np.exp(-x))
+
+
+def _activation(node) -> object:
+    act = node.activation
+    if act == FusedActivation.TANH:
+        return np.tanh
+    if act not in _CLAMPS:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"cell activation {act} is not supported "
+                                 "(NONE, RELU, RELU_N1_TO_1, RELU6 or TANH)")
+    bounds = _CLAMPS[act]
+    if bounds is None:
+        return lambda x: x
+    return lambda x: np.clip(x, np.float32(bounds[0]), np.float32(bounds[1]))
+
+
+def _layer_norm(x: np.ndarray) -> np.ndarray:
+    """TFLite's ``MeanStddevNormalization`` of each row."""
+    mean = x.mean(axis=1, keepdims=True, dtype=np.float32)
+    var = np.square(x - mean).mean(axis=1, keepdims=True, dtype=np.float32)
+    return (x - mean) * (np.float32(1) / np.sqrt(var + np.float32(1e-8)))
+
+
+class _Weights:
+    """One weight matrix (or None) of a direction: float, or int8 with its scale and row sums."""
+
+    def __init__(self, ctx, slot: int, what: str, hybrid: bool, asymmetric: bool) -> None:
+        self.w = None
+        if not ctx.has_input(slot):
+            return
+        node, info = ctx.node, ctx.in_info(slot)
+        w = ctx.const(slot)
+        if w is None:
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} (input {slot}) must be a constant")
+        if hybrid:
+            q = info.quant
+            if w.dtype != np.int8 or q is None or q.scale.size != 1:
+                raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} (input {slot}) of a hybrid LSTM must be "
+                                         f"int8 quantized per tensor, got {w.dtype} with "
+                                         f"{'no' if q is None else q.scale.size} scale(s)")
+            self.scale = np.float32(q.scale[0])
+            self.w = np.ascontiguousarray(w)
+            self.row_sums = w.astype(np.int32).sum(axis=-1) if asymmetric and w.ndim == 2 else None
+        else:
+            if w.dtype != _F32:
+                raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} (input {slot}) is {w.dtype}; a float "
+                                         "LSTM needs float32 weights")
+            self.w = np.ascontiguousarray(w.T if w.ndim == 2 else w)
+
+    def vector(self) -> np.ndarray | None:
+        """A 1-D weight (peephole) as float32: dequantized when int8."""
+        if self.w is None:
+            return None
+        return self.w.astype(np.float32) * self.scale if self.w.dtype == np.int8 else self.w
+
+
+class _Quantized:
+    """Rows quantized once per step, shared by the gates' products (LiteRT quantizes each input once)."""
+
+    def __init__(self, x: np.ndarray, asymmetric: bool) -> None:
+        self.q, self.scale, self.zp = quantize_rows(x, asymmetric)
+
+    def times(self, w: _Weights) -> np.ndarray:
+        return hybrid_matmul(self.q, self.scale, self.zp, w.w, w.scale, w.row_sums)
+
+
+class Direction:
+    """The weights of one LSTM direction and its step (LiteRT's ``LstmStepFloat``/``LstmStepHybrid``).
+
+    ``slots`` names the node's input positions: ``x``, ``aux``, ``h`` (4 each: input, forget,
+    cell, output gates), ``peephole`` (3: input, forget, output), ``bias`` (4), ``norm`` (4
+    or None), ``proj_w``, ``proj_b``.
+    """
+
+    def __init__(self, node, ctx, slots: dict, hybrid: bool, asymmetric: bool, diagonal: bool = False) -> None:
+        self.hybrid, self.asymmetric, self.diagonal = hybrid, asymmetric, diagonal
+
+        def weights(key: str, what: str) -> list[_Weights]:
+            return [_Weights(ctx, s, f"{what} {k}", hybrid, asymmetric) for k, s in enumerate(slots[key])]
+
+        self.wx, self.wh = weights("x", "input weights"), weights("h", "recurrent weights")
+        self.waux = weights("aux", "aux input weights") if slots.get("aux") else None
+        self.cifg = self.wx[0].w is None
+        gates = (1, 2, 3) if self.cifg else (0, 1, 2, 3)
+        for g in gates:
+            if self.wx[g].w is None or self.wh[g].w is None:
+                raise UnsupportedOpError(node.op, node.index, "cpu", f"gate {g}'s input or recurrent weights are "
+                                         "missing")
+        self.gates = gates
+        self.peep = [w.vector() for w in weights("peephole", "peephole weights")]
+        self.norm = [ctx.const(s) if ctx.has_input(s) else None for s in slots.get("norm") or (-1,) * 4]
+        self.layer_norm = self.norm[1] is not None
+        self.bias = [ctx.const(s) if ctx.has_input(s) else None for s in slots["bias"]]
+        for g in gates:
+            if self.bias[g] is None:
+                raise UnsupportedOpError(node.op, node.index, "cpu", f"gate {g}'s bias (input {slots['bias'][g]}) "
+                                         "must be a constant")
+        self.proj = _Weights(ctx, slots["proj_w"], "projection weights", hybrid, asymmetric)
+        pb = slots["proj_b"]
+        self.proj_b = ctx.const(pb) if ctx.has_input(pb) else None
+        opts = node.options
+        self.cell_clip, self.proj_clip = float(opts.cell_clip), float(opts.proj_clip)
+        self.act = _activation(node)
+
+    def _products(self, ws: list[_Weights] | None, x: np.ndarray | None, gates: list) -> None:
+        if x is None or ws is None:
+            return
+        if self.hybrid:
+            qx = _Quantized(x, self.asymmetric)
+            for g in self.gates:
+                gates[g] += qx.times(ws[g])
+        else:
+            for g in self.gates:
+                gates[g] += x @ ws[g].w
+
+    def _recurrent(self, h: np.ndarray, gates: list) -> None:
+        if self.diagonal:
+            for g in self.gates:
+                gates[g] += self.wh[g].w * h
+        else:
+            self._products(self.wh, h, gates)
+
+    def _finish(self, g: int, pre: np.ndarray, c: np.ndarray) -> np.ndarray:
+        peep = self.peep[_PEEPHOLE[g]] if g in _PEEPHOLE else None
+        if peep is not None:
+            pre += peep * c
+        if self.layer_norm:
+            pre = _layer_norm(pre) * self.norm[g] + self.bias[g]
+        return pre
+
+    def step(self, x: np.ndarray, aux: np.ndarray | None, h: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """One time step for every batch row: updates ``h`` and ``c`` in place, returns the output rows."""
+        rows = x.shape[0]
+        gates = [None if g not in self.gates else
+                 np.zeros((rows, c.shape[1]), _F32) if self.layer_norm else np.repeat(self.bias[g][None], rows, 0)
+                 for g in range(4)]
+        self._products(self.wx, x, gates)
+        self._products(self.waux, aux, gates)
+        self._recurrent(h, gates)
+        f = _sigmoid(self._finish(1, gates[1], c))
+        i = np.float32(1) - f if self.cifg else _sigmoid(self._finish(0, gates[0], c))
+        g = self.act(self._finish(2, gates[2], c))
+        c *= f
+        c += g * i
+        if self.cell_clip > 0:
+            np.clip(c, -np.float32(self.cell_clip), np.float32(self.cell_clip), out=c)
+        o = _sigmoid(self._finish(3, gates[3], c))
+        out = o * self.act(c)
+        if self.proj.w is not None:
+            base = np.zeros((rows, h.shape[1]), _F32) if self.proj_b is None else np.repeat(self.proj_b[None], rows, 0)
+            if self.hybrid:
+                base += _Quantized(out, self.asymmetric).times(self.proj)
+            else:
+                base += out @ self.proj.w
+            out = base
+            if self.proj_clip > 0:
+                np.clip(out, -np.float32(self.proj_clip), np.float32(self.proj_clip), out=out)
+        h[...] = out
+        return out
+
+    def run(self, x: np.ndarray, aux: np.ndarray | None, out: np.ndarray, h: np.ndarray, c: np.ndarray,
+            forward: bool = True) -> None:
+        """The whole sequence: ``x``/``aux``/``out`` time-major views ``[time, batch, ...]``."""
+        steps = range(x.shape[0]) if forward else range(x.shape[0] - 1, -1, -1)
+        for t in steps:
+            out[t] = self.step(x[t], None if aux is None else aux[t], h, c)
+
+
+def _mode(node, ctx, x_info, weight_slot: int) -> tuple[bool, bool]:
+    """(hybrid, asymmetric) from the input's and the weights' dtypes; full-integer LSTMs are refused."""
+    if x_info.dtype != _F32:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"input is {x_info.dtype}; only float32 LSTMs (with "
+                                 "float32 or int8 weights) are supported")
+    hybrid = ctx.in_info(weight_slot).dtype == np.int8
+    return hybrid, hybrid and bool(getattr(node.options, "asymmetric_quantize_inputs", False))
+
+
+def _time_major(a: np.ndarray, time_major: bool) -> np.ndarray:
+    if a.ndim != 3:
+        raise ShapeError(f"LSTM sequences are 3-D, got shape {list(a.shape)}")
+    return a if time_major else a.transpose(1, 0, 2)
+
+
+def _state(node, ctx, slot: int, rows: int, width: int, what: str) -> np.ndarray:
+    if not ctx.has_input(slot) or ctx.const(slot) is not None:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} (input {slot}) must be a variable or "
+                                 "computed tensor (the kernel updates it)")
+    s = ctx.input(slot)
+    if s.dtype != _F32 or s.size != rows * width:
+        raise ShapeError(f"node {node.index} ({node.op}): {what} (input {slot}) is {s.dtype} {list(s.shape)}; "
+                         f"expected float32 with {rows}x{width} values")
+    return s.reshape(rows, width)
+
+
+def _slots(base: int, peep: int, bias: int, proj: int) -> dict:
+    return {"x": tuple(range(base, base + 4)), "h": tuple(range(base + 4, base + 8)),
+            "peephole": tuple(range(peep, peep + 3)), "bias": tuple(range(bias, bias + 4)),
+            "proj_w": proj, "proj_b": proj + 1}
+
+
+@register_kernel(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, "cpu")
+def unidirectional_sequence_lstm(node, ctx):
+    if ctx.num_inputs not in (20, 24):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"expected 20 or 24 inputs, got {ctx.num_inputs}")
+    hybrid, asym = _mode(node, ctx, ctx.in_info(0), 4)
+    slots = {**_slots(1, 9, 12, 16), "norm": tuple(range(20, 24)) if ctx.num_inputs == 24 else None}
+    cell = Direction(node, ctx, slots, hybrid, asym, bool(getattr(node.options, "diagonal_recurrent_tensors", False)))
+    if cell.diagonal and hybrid:
+        raise UnsupportedOpError(node.op, node.index, "cpu", "diagonal recurrent weights are supported on float "
+                                 "LSTMs only")
+    tm = bool(node.options.time_major)
+    x, out = _time_major(ctx.input(0), tm), _time_major(ctx.output(0), tm)
+    rows = x.shape[1]
+    h = _state(node, ctx, 18, rows, out.shape[2], "output state")
+    c = _state(node, ctx, 19, rows, cell.bias[1].size, "cell state")
+
+    def run():
+        cell.run(x, None, out, h, c)
+    return run
+
+
+@register_kernel(Op.BIDIRECTIONAL_SEQUENCE_LSTM, "cpu")
+def bidirectional_sequence_lstm(node, ctx):
+    if ctx.num_inputs != 48:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"expected 48 inputs, got {ctx.num_inputs}")
+    opts = node.options
+    merge, tm = bool(opts.merge_outputs), bool(opts.time_major)
+    if len(node.outputs) != (1 if merge else 2):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{len(node.outputs)} outputs with merge_outputs="
+                                 f"{merge}; expected {1 if merge else 2}")
+    hybrid, asym = _mode(node, ctx, ctx.in_info(0), 4)
+    has_aux, aux_weights = ctx.has_input(39), ctx.has_input(41)
+    fw_slots = {**_slots(1, 9, 12, 16), "aux": tuple(range(40, 44)) if aux_weights else None}
+    bw_slots = {**_slots(18, 26, 29, 33), "aux": tuple(range(44, 48)) if aux_weights else None}
+    fw = Direction(node, ctx, fw_slots, hybrid, asym)
+    bw = Direction(node, ctx, bw_slots, hybrid, asym)
+    x = _time_major(ctx.input(0), tm)
+    aux = _time_major(ctx.input(39), tm) if has_aux else None
+    # LiteRT: aux input without aux weights is the backward direction's own input (stacked
+    # bidirectional LSTMs without cross links); with aux weights, both directions read it.
+    bw_x, real_aux = (aux, None) if has_aux and not aux_weights else (x, aux)
+    fw_out = _time_major(ctx.output(0), tm)
+    n_fw = ctx.in_info(35).shape[-1]
+    if merge:
+        fw_view, bw_view = fw_out[..., :n_fw], fw_out[..., n_fw:]
+    else:
+        fw_view, bw_view = fw_out, _time_major(ctx.output(1), tm)
+    rows = x.shape[1]
+    fw_h = _state(node, ctx, 35, rows, n_fw, "forward output state")
+    fw_c = _state(node, ctx, 36, rows, fw.bias[1].size, "forward cell state")
+    bw_h = _state(node, ctx, 37, rows, bw_view.shape[2], "backward output state")
+    bw_c = _state(node, ctx, 38, rows, bw.bias[1].size, "backward cell state")
+
+    def run():
+        fw.run(x, real_aux, fw_view, fw_h, fw_c)
+        bw.run(bw_x, real_aux, bw_view, bw_h, bw_c, forward=False)
+    return run
