@@ -191,8 +191,8 @@ def _check_called(g: Graph, n: Node, backend: str, calling: tuple[int, ...]) -> 
         if n.op == Op.WHILE and role == "cond" and sub.tensors[sub.outputs[0]].dtype != np.bool_:
             raise ModelError(f"node {n.index} (WHILE): cond subgraph {k} ({sub.name!r}) gives "
                              f"{sub.tensors[sub.outputs[0]].dtype}; expected bool")
-        outs = [g.tensors[t] for t in n.outputs] if role != "cond" else []
-        for pos, (t, s) in enumerate(zip(outs, (sub.tensors[i] for i in sub.outputs), strict=True)):
+        outs = [] if role == "cond" else zip(n.outputs, sub.outputs, strict=True)
+        for pos, (t, s) in enumerate((g.tensors[a], sub.tensors[b]) for a, b in outs):
             if t.dtype != s.dtype:
                 raise ModelError(f"node {n.index} ({n.op}): output {pos} is {t.dtype} but {role} subgraph {k} "
                                  f"gives {s.dtype} there")
