@@ -196,10 +196,11 @@ def _table_adders(s: ModuleType, table: str) -> dict[str, Any]:
 
 
 class ModelBuilder:
-    """Collects tensors, operators and buffers of a one-subgraph model; :meth:`build` writes it.
+    """Collects tensors, operators and buffers of a model; :meth:`build` writes it.
 
     Every method that makes a tensor returns its index, to be used in :meth:`op`,
     :meth:`output` and signatures. Graph inputs are in the order of :meth:`input` calls.
+    The builder is subgraph 0; :meth:`subgraph` adds more (for WHILE, IF, CALL_ONCE).
     """
 
     def __init__(self, name: str = "main") -> None:
@@ -212,6 +213,16 @@ class ModelBuilder:
         self._inputs: list[int] = []
         self._outputs: list[int] = []
         self._metadata: list[tuple[str, int]] = []
+        self._subgraphs: list[ModelBuilder] = []
+
+    def subgraph(self, name: str) -> ModelBuilder:
+        """Add a subgraph to the model and return its builder; its index in the model is 1 for the
+        first one added, 2 for the next, ... Its tensors, operators, inputs and outputs are its
+        own; buffers and operator codes are the model's. Only this (the model's) builder builds."""
+        child = ModelBuilder(name)
+        child._buffers, child._const_buffers, child._opcodes = self._buffers, self._const_buffers, self._opcodes
+        self._subgraphs.append(child)
+        return child
 
     # -- tensors ---------------------------------------------------------------------------
     def tensor(
@@ -445,19 +456,7 @@ class ModelBuilder:
             s.OperatorCodeAddVersion(fb, version)
             opcodes.append(s.OperatorCodeEnd(fb))
 
-        tensors = [self._write_tensor(fb, s, t) for t in self._tensors]
-        operators = [self._write_op(fb, s, op) for op in self._ops]
-
-        sg_name = fb.CreateString(self.name)
-        t_vec, o_vec = _table_vector(fb, tensors), _table_vector(fb, operators)
-        in_vec, out_vec = _ints(fb, self._inputs), _ints(fb, self._outputs)
-        s.SubGraphStart(fb)
-        s.SubGraphAddTensors(fb, t_vec)
-        s.SubGraphAddInputs(fb, in_vec)
-        s.SubGraphAddOutputs(fb, out_vec)
-        s.SubGraphAddOperators(fb, o_vec)
-        s.SubGraphAddName(fb, sg_name)
-        subgraph = s.SubGraphEnd(fb)
+        subgraphs = [b._write_subgraph(fb, s) for b in (self, *self._subgraphs)]
 
         metadata = []
         for name, b in self._metadata:
@@ -470,7 +469,7 @@ class ModelBuilder:
         sigs = [] if signature is None else [self._write_signature(fb, s, signature)]
 
         desc = fb.CreateString(description)
-        codes_vec, sg_vec = _table_vector(fb, opcodes), _table_vector(fb, [subgraph])
+        codes_vec, sg_vec = _table_vector(fb, opcodes), _table_vector(fb, subgraphs)
         buf_vec = _table_vector(fb, buffers)
         meta_vec = _table_vector(fb, metadata) if metadata else None
         sig_vec = _table_vector(fb, sigs) if sigs else None
@@ -486,6 +485,20 @@ class ModelBuilder:
             s.ModelAddSignatureDefs(fb, sig_vec)
         fb.Finish(s.ModelEnd(fb), file_identifier=b"TFL3")
         return bytes(fb.Output())
+
+    def _write_subgraph(self, fb: flatbuffers.Builder, s: ModuleType) -> int:
+        tensors = [self._write_tensor(fb, s, t) for t in self._tensors]
+        operators = [self._write_op(fb, s, op) for op in self._ops]
+        sg_name = fb.CreateString(self.name)
+        t_vec, o_vec = _table_vector(fb, tensors), _table_vector(fb, operators)
+        in_vec, out_vec = _ints(fb, self._inputs), _ints(fb, self._outputs)
+        s.SubGraphStart(fb)
+        s.SubGraphAddTensors(fb, t_vec)
+        s.SubGraphAddInputs(fb, in_vec)
+        s.SubGraphAddOutputs(fb, out_vec)
+        s.SubGraphAddOperators(fb, o_vec)
+        s.SubGraphAddName(fb, sg_name)
+        return s.SubGraphEnd(fb)
 
     def _write_tensor(self, fb: flatbuffers.Builder, s: ModuleType, t: _Tensor) -> int:
         shape = _ints(fb, t.shape)
