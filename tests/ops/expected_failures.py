@@ -92,6 +92,11 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_shape_ops.py::test_fill_runtime_dims_match_stored_shape", f"FILL: {_CPU_ONLY}"),
     ("test_shape_ops.py::test_reduce_more[*]", f"REDUCE_PROD / REDUCE_ANY / REDUCE_ALL: {_CPU_ONLY}"),
     ("test_shape_ops.py::test_reduce_prod_int[*]", f"REDUCE_PROD: {_CPU_ONLY}"),
+    # -- recurrent and control-flow ops: sequential by nature, they run on the CPU fallback by design --
+    ("test_lstm.py::test_unidirectional_lstm[*]", "UNIDIRECTIONAL_SEQUENCE_LSTM: a step-by-step recurrence of "
+     "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
+    ("test_lstm.py::test_bidirectional_lstm[*]", "BIDIRECTIONAL_SEQUENCE_LSTM: a step-by-step recurrence of "
+     "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
 ]
 
 

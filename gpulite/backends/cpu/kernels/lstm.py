@@ -93,6 +93,11 @@ class _Weights:
         return self.w.astype(np.float32) * self.scale if self.w.dtype == np.int8 else self.w
 
 
+def _consts(ctx, slots: tuple[int, ...]) -> list[np.ndarray | None]:
+    """The constant values at input positions ``slots`` (None where omitted); four Nones for no slots."""
+    return [ctx.const(s) if ctx.has_input(s) else None for s in slots] if slots else [None] * 4
+
+
 class _Quantized:
     """Rows quantized once per step, shared by the gates' products (LiteRT quantizes each input once)."""
 
@@ -127,9 +132,9 @@ class Direction:
                                          "missing")
         self.gates = gates
         self.peep = [w.vector() for w in weights("peephole", "peephole weights")]
-        self.norm = [ctx.const(s) if ctx.has_input(s) else None for s in slots.get("norm") or (-1,) * 4]
+        self.norm = _consts(ctx, slots.get("norm") or ())
         self.layer_norm = self.norm[1] is not None
-        self.bias = [ctx.const(s) if ctx.has_input(s) else None for s in slots["bias"]]
+        self.bias = _consts(ctx, slots["bias"])
         for g in gates:
             if self.bias[g] is None:
                 raise UnsupportedOpError(node.op, node.index, "cpu", f"gate {g}'s bias (input {slots['bias'][g]}) "
@@ -140,6 +145,7 @@ class Direction:
         opts = node.options
         self.cell_clip, self.proj_clip = float(opts.cell_clip), float(opts.proj_clip)
         self.act = _activation(node)
+        self.no_activation = node.activation == FusedActivation.NONE
 
     def _products(self, ws: list[_Weights] | None, x: np.ndarray | None, gates: list) -> None:
         if x is None or ws is None:
@@ -184,7 +190,9 @@ class Direction:
         if self.cell_clip > 0:
             np.clip(c, -np.float32(self.cell_clip), np.float32(self.cell_clip), out=c)
         o = _sigmoid(self._finish(3, gates[3], c))
-        out = o * self.act(c)
+        # LiteRT's ApplyActivationToVector writes nothing for NONE, so act(c) is then read from the
+        # scratch that still holds the cell gate g: h = o * g, not o * c (measured, float and hybrid).
+        out = o * (g if self.no_activation else self.act(c))
         if self.proj.w is not None:
             base = np.zeros((rows, h.shape[1]), _F32) if self.proj_b is None else np.repeat(self.proj_b[None], rows, 0)
             if self.hybrid:
