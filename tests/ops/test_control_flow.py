@@ -1,0 +1,107 @@
+"""WHILE and IF (models with several subgraphs, written with ``ModelBuilder.subgraph``) against
+LiteRT, and the malformed or unsupported ones refused as they should be."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpulite import Interpreter
+from gpulite.errors import ModelError, UnsupportedOpError
+from gpulite.testing.tflite_writer import ModelBuilder
+from tests.ops.harness import check_op
+
+F32, I32 = np.float32, np.int32
+
+
+def while_model(limit: int = 5, *, shape=(2, 3), cond_index: int = 1, body_shape=None) -> bytes:
+    """``i, x, w -> while i < limit: i + 1, x * w + 0.25``; ``w`` a constant of the main graph the body
+    passes through unchanged (folded into the body as a constant)."""
+    mb = ModelBuilder()
+    i = mb.input("i", (), I32)
+    x = mb.input("x", shape, F32)
+    w = mb.const("w", np.linspace(0.5, 1.5, int(np.prod(shape)), dtype=F32).reshape(shape))
+    outs = [mb.tensor("i_out", (), I32), mb.tensor("x_out", shape, F32), mb.tensor("w_out", shape, F32)]
+    cond = mb.subgraph("cond")
+    ci = cond.input("i", (), I32)
+    cond.input("x", shape, F32)
+    cond.input("w", shape, F32)
+    lim, flag = cond.const("limit", np.array(limit, I32)), cond.tensor("flag", (), np.bool_)
+    cond.op("LESS", [ci, lim], [flag])
+    cond.output(flag)
+    body = mb.subgraph("body")
+    bi, bx, bw = body.input("i", (), I32), body.input("x", shape, F32), body.input("w", shape, F32)
+    one, quarter = body.const("one", np.array(1, I32)), body.const("quarter", np.array(0.25, F32))
+    ni, xw, nx = body.tensor("i1", (), I32), body.tensor("xw", shape, F32), body.tensor("x1", shape, F32)
+    body.op("ADD", [bi, one], [ni])
+    body.op("MUL", [bx, bw], [xw])
+    body.op("ADD", [xw, quarter], [nx])
+    if body_shape is not None:  # a body whose x comes out in another shape
+        flat = body.tensor("flat", body_shape, F32)
+        body.op("RESHAPE", [nx, body.const("flat_shape", np.array(body_shape, I32))], [flat])
+        nx = flat
+    body.output(ni, nx, bw)
+    mb.op("WHILE", [i, x, w], outs, cond_subgraph_index=cond_index, body_subgraph_index=2)
+    mb.output(outs[0], outs[1])
+    return mb.build()
+
+
+@pytest.mark.parametrize("start", [0, 3, 9])
+def test_while_loop(start: int, backend: str) -> None:
+    x = np.random.default_rng(0).uniform(-1, 1, (2, 3)).astype(F32)
+    check_op(while_model(), [np.array(start, I32), x], backend)
+
+
+def if_model() -> bytes:
+    """``flag, x -> relu(x @ w) if flag else tanh(x @ w) * 2``, ``w`` a constant of the main graph."""
+    mb = ModelBuilder()
+    flag, x = mb.input("flag", (1,), np.bool_), mb.input("x", (1, 4), F32)
+    w = mb.const("w", np.random.default_rng(1).standard_normal((3, 4)).astype(F32))
+    y = mb.tensor("y", (1, 3), F32)
+    for name in ("then", "else"):
+        sub = mb.subgraph(name)
+        sw, sx = sub.input("w", (3, 4), F32), sub.input("x", (1, 4), F32)
+        h, out = sub.tensor("h", (1, 3), F32), sub.tensor("out", (1, 3), F32)
+        sub.op("FULLY_CONNECTED", [sx, sw, -1], [h])
+        if name == "then":
+            sub.op("RELU", [h], [out])
+        else:
+            t, two = sub.tensor("t", (1, 3), F32), sub.const("two", np.array(2.0, F32))
+            sub.op("TANH", [h], [t])
+            sub.op("MUL", [t, two], [out])
+        sub.output(out)
+    mb.op("IF", [flag, w, x], [y], then_subgraph_index=1, else_subgraph_index=2)
+    mb.output(y)
+    return mb.build()
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_if(flag: bool, backend: str) -> None:
+    x = np.random.default_rng(2).uniform(-1, 1, (1, 4)).astype(F32)
+    check_op(if_model(), [np.array([flag]), x], backend)
+
+
+def _allocate(model: bytes) -> None:
+    Interpreter(model_content=model).allocate_tensors()
+
+
+def test_while_naming_a_missing_subgraph_is_a_model_error() -> None:
+    with pytest.raises(ModelError, match=r"node 0 \(WHILE\): cond_subgraph_index is 7, but the model has 3"):
+        _allocate(while_model(cond_index=7))
+
+
+def test_while_calling_itself_is_a_model_error() -> None:
+    with pytest.raises(ModelError, match="calls itself"):
+        _allocate(while_model(cond_index=0))
+
+
+def test_while_with_mismatched_subgraph_is_a_model_error() -> None:
+    # the body named as cond: three outputs where one bool is expected
+    with pytest.raises(ModelError, match=r"cond subgraph 2 \('body'\) has 3 inputs and 3 outputs; expected 3 and 1"):
+        _allocate(while_model(cond_index=2))
+
+
+def test_loop_value_changing_shape_is_refused() -> None:
+    with pytest.raises(UnsupportedOpError, match=r"WHILE \(node 0\).*body subgraph 'body' has output 1 of shape "
+                                                 r"\[6\].*static shapes"):
+        _allocate(while_model(body_shape=(6,)))
