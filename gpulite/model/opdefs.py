@@ -436,6 +436,15 @@ _OPERANDS: dict[str, Operands] = {
     "REVERSE_V2": Operands((2, 2)),
     "CUMSUM": Operands((2, 2)),
     "ADD_N": Operands((2, None), same_dtype=("i*", "o0")),
+    # recurrent (lstm_eval.cc: CIFG, peephole, projection, layer norm and aux inputs are optional)
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": Operands((20, 24), optional=(1, 5, 9, 10, 11, 12, 16, 17, 20, 21, 22, 23),
+                                             same_dtype=("i0", "o0")),
+    "BIDIRECTIONAL_SEQUENCE_LSTM": Operands((48, 48), (1, 2), optional=(
+        1, 5, 9, 10, 11, 12, 16, 17, 18, 22, 26, 27, 28, 29, 33, 34, *range(39, 48)), same_dtype=("i0", "o0")),
+    # control flow: the subgraphs' arity is checked against the node's by graph/validate.py
+    "WHILE": Operands((0, None), (0, None)),
+    "IF": Operands((1, None), (0, None)),
+    "CALL_ONCE": Operands((0, 0), (0, 0)),
     # MediaPipe custom ops (mediapipe/util/tflite/operations/*.cc)
     "Convolution2DTransposeBias": Operands((3, 3), bias=2),
     "Landmarks2TransformMatrix": Operands((1, 1)),
