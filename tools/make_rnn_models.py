@@ -16,7 +16,12 @@ features). What the converter makes of each:
 - ``lstm_while``: the Keras 3 LSTM classifier (``tf.keras`` in TensorFlow 2.16+), which the
   converter does not fuse: a WHILE loop whose cond and body are further subgraphs;
 - ``gru``: a Keras 3 GRU, a WHILE loop too;
-- ``cond``: a ``tf.cond`` on the input's sum, an IF with two branch subgraphs.
+- ``cond``: a ``tf.cond`` on the input's sum, an IF with two branch subgraphs (float32 only: the
+  converter leaves the branches' weights float under ``Optimize.DEFAULT``, so a dynamic-range
+  file would be the same model);
+- ``stateful``: a ``tf.Module`` adding its input into a ``tf.Variable`` at each call, converted
+  with resource variables: CALL_ONCE (an init subgraph assigning the initial value),
+  VAR_HANDLE, READ_VARIABLE and ASSIGN_VARIABLE (float32 only: there are no weights to quantize).
 """
 
 from __future__ import annotations
@@ -72,6 +77,16 @@ class _Cond(tf.Module):
                        lambda: tf.tanh(tf.matmul(x, self.w)) * 2.0)
 
 
+class _Stateful(tf.Module):
+    def __init__(self) -> None:
+        self.total = tf.Variable(np.linspace(-1, 1, FEATURES, dtype=np.float32)[None])
+
+    @tf.function(input_signature=[tf.TensorSpec((1, FEATURES), tf.float32)])
+    def __call__(self, x):
+        self.total.assign_add(x)
+        return tf.tanh(self.total) * 2.0
+
+
 def _convert(converter: tf.lite.TFLiteConverter, dynamic: bool) -> bytes:
     if dynamic:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
@@ -87,10 +102,10 @@ def main(out: Path) -> None:
         for dynamic in (False, True):
             data = _convert(tf.lite.TFLiteConverter.from_keras_model(model), dynamic)
             (out / f"{name}{'_dynamic' if dynamic else ''}.tflite").write_bytes(data)
-    module = _Cond()
-    for dynamic in (False, True):
+    for name, module in (("cond", _Cond()), ("stateful", _Stateful())):
         conv = tf.lite.TFLiteConverter.from_concrete_functions([module.__call__.get_concrete_function()], module)
-        (out / f"cond{'_dynamic' if dynamic else ''}.tflite").write_bytes(_convert(conv, dynamic))
+        conv.experimental_enable_resource_variables = True
+        (out / f"{name}.tflite").write_bytes(conv.convert())
 
 
 if __name__ == "__main__":

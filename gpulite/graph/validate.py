@@ -27,7 +27,7 @@ import numpy as np
 from gpulite.errors import ModelError, ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Graph, Node
 from gpulite.graph.shapes import output_shapes
-from gpulite.model.opdefs import Op, Operands, op_spec
+from gpulite.model.opdefs import Op, Operands, OpName, op_spec
 
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _FOLDED = (Op.DEQUANTIZE, Op.DENSIFY)  # a folded node kept to produce a graph output writes its constant
@@ -134,7 +134,7 @@ def _check_bias(g: Graph, n: Node, pos: int) -> None:
 
 
 # Control flow: the options fields naming subgraphs, per op.
-SUBGRAPH_FIELDS = {
+SUBGRAPH_FIELDS: dict[OpName, tuple[str, ...]] = {
     Op.WHILE: ("cond_subgraph_index", "body_subgraph_index"),
     Op.IF: ("then_subgraph_index", "else_subgraph_index"),
     Op.CALL_ONCE: ("init_subgraph_index",),

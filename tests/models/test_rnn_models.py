@@ -2,9 +2,10 @@
 against LiteRT.
 
 Keras 2 LSTMs convert to UNIDIRECTIONAL_SEQUENCE_LSTM nodes whose states are variable
-tensors; Keras 3 LSTMs and GRUs to WHILE loops over further subgraphs; ``tf.cond`` to IF.
-Each model runs three invokes on seeded inputs in one interpreter, so the LSTM states
-LiteRT keeps between invokes must be kept the same way. Float outputs must be within
+tensors; Keras 3 LSTMs and GRUs to WHILE loops over further subgraphs; ``tf.cond`` to IF; a
+``tf.Variable`` updated at each call to CALL_ONCE and resource variables. Each model runs
+three invokes on seeded inputs in one interpreter, so the states LiteRT keeps between
+invokes (LSTM states, resource variables) must be kept the same way. Float outputs must be within
 ``1e-4 * max(1, max|ref|)`` of LiteRT's (default options), or, where LiteRT's own XNNPACK
 and reference kernels disagree by more than half that, within twice their disagreement
 measured in the same run (as tests/models/test_zoo_models.py). On webgpu these nodes run on
@@ -97,7 +98,7 @@ def test_rnn_model_matches_litert_on_webgpu(name):
     ours = _compare(name, "webgpu", GPU_RTOL)
     plan = ours.get_plan()
     cpu_ops = {str(op) for p in plan["partitions"] if p["backend"] != "webgpu" for op in p["ops"]}
-    assert cpu_ops & {"UNIDIRECTIONAL_SEQUENCE_LSTM", "WHILE", "IF"}, plan["partitions"]
+    assert cpu_ops & {"UNIDIRECTIONAL_SEQUENCE_LSTM", "WHILE", "IF", "CALL_ONCE"}, plan["partitions"]
     assert any(p["backend"] == "webgpu" for p in plan["partitions"]), "nothing ran on the GPU"
 
 
@@ -111,6 +112,7 @@ def test_models_use_the_ops_they_stand_for():
 
     assert "UNIDIRECTIONAL_SEQUENCE_LSTM" in ops("lstm") and "UNIDIRECTIONAL_SEQUENCE_LSTM" in ops("bilstm")
     assert "WHILE" in ops("gru") and "WHILE" in ops("lstm_while") and "IF" in ops("cond")
+    assert {"CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"} <= ops("stateful")
     sg = load(DATA / "lstm_dynamic.tflite").subgraphs[0]
     lstm = next(o for o in sg.operators if str(o.op) == "UNIDIRECTIONAL_SEQUENCE_LSTM")
     assert sg.tensors[lstm.inputs[2]].dtype == np.int8, "the dynamic-range LSTM should have int8 weights"

@@ -99,6 +99,8 @@ GPU_GAPS: list[tuple[str, str]] = [
      "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
     *((f"test_control_flow.py::test_{_t}[*]", f"{_t.upper()}: control flow runs its subgraphs with the cpu "
        "backend's kernels (no WebGPU control flow); runs on the CPU fallback") for _t in ("while_loop", "if")),
+    ("test_control_flow.py::test_call_once_and_resource_variables", "CALL_ONCE, VAR_HANDLE, READ_VARIABLE, "
+     "ASSIGN_VARIABLE: resource variables are host state kept by the cpu kernels; run on the CPU fallback"),
 ]
 
 

@@ -105,3 +105,48 @@ def test_loop_value_changing_shape_is_refused() -> None:
     with pytest.raises(UnsupportedOpError, match=r"WHILE \(node 0\).*body subgraph 'body' has output 1 of shape "
                                                  r"\[6\].*static shapes"):
         _allocate(while_model(body_shape=(6,)))
+
+
+def stateful_model(*, init: bool = True) -> bytes:
+    """``x -> v += x; return v * 2`` with ``v`` a resource variable a CALL_ONCE subgraph sets to a
+    constant (``init=False``: no CALL_ONCE, so the first read finds nothing assigned)."""
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 3), F32)
+    if init:
+        sub = mb.subgraph("init")
+        h0 = sub.tensor("h", (), "RESOURCE")
+        sub.op("VAR_HANDLE", [], [h0], shared_name="v")
+        sub.op("ASSIGN_VARIABLE", [h0, sub.const("v0", np.array([[0.5, -1.0, 2.0]], F32))], [])
+        mb.op("CALL_ONCE", [], [], init_subgraph_index=1)
+    h = mb.tensor("h", (), "RESOURCE")
+    v, s, v2, y = (mb.tensor(n, (1, 3), F32) for n in ("v", "s", "v2", "y"))
+    mb.op("VAR_HANDLE", [], [h], shared_name="v")
+    mb.op("READ_VARIABLE", [h], [v])
+    mb.op("ADD", [v, x], [s])
+    mb.op("ASSIGN_VARIABLE", [h, s], [])
+    mb.op("READ_VARIABLE", [h], [v2])
+    mb.op("MUL", [v2, mb.const("two", np.array(2.0, F32))], [y])
+    mb.output(y)
+    return mb.build()
+
+
+def test_call_once_and_resource_variables(backend: str) -> None:
+    check_op(stateful_model(), [np.array([[1.0, 2.0, -3.0]], F32)], backend)
+
+
+def test_resource_variable_keeps_its_value_across_invokes() -> None:
+    it = Interpreter(model_content=stateful_model())
+    it.allocate_tensors()
+    x, got = np.array([[1.0, 2.0, -3.0]], F32), []
+    for _ in range(3):
+        it.set_tensor(it.get_input_details()[0]["index"], x)
+        it.invoke()
+        got.append(it.get_tensor(it.get_output_details()[0]["index"]))
+    np.testing.assert_array_equal(got, [2 * (np.array([[0.5, -1.0, 2.0]]) + k * x) for k in (1, 2, 3)])
+
+
+def test_reading_an_unassigned_variable_is_a_model_error() -> None:
+    it = Interpreter(model_content=stateful_model(init=False))
+    it.allocate_tensors()
+    with pytest.raises(ModelError, match=r"READ_VARIABLE\) reads resource variable 'v' before anything assigned it"):
+        it.invoke()

@@ -1,4 +1,4 @@
-"""WHILE and IF: nodes that run other subgraphs of the model (``graph.subgraphs``).
+"""WHILE, IF and CALL_ONCE: nodes that run other subgraphs of the model (``graph.subgraphs``).
 
 The kernel factory compiles each subgraph it names once, at ``allocate_tensors``, into an
 executable of its own (the CPU backend's ``prepare``, ``plan_memory`` and ``compile``, so
@@ -16,6 +16,10 @@ outputs must have the IF's output shapes; anything else is refused at ``allocate
   the last values.
 - IF (``if.cc``): input 0 is a single bool; the then or else subgraph maps the other inputs
   to the node's outputs.
+- CALL_ONCE (``call_once.cc``): runs its init subgraph (no inputs, no outputs: it assigns resource
+  variables their first values) at the first invoke of the executable.
+
+The subgraphs share the caller's resource variables (``ctx.resources``).
 """
 
 from __future__ import annotations
@@ -24,11 +28,10 @@ import dataclasses
 
 import numpy as np
 
-from gpulite.backends.cpu.backend import CpuBackend, CpuExecutable
+from gpulite.backends.cpu.backend import CpuExecutable, compile_subgraph
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph.ir import Graph
-from gpulite.graph.plan import plan_memory
 from gpulite.graph.validate import called_subgraphs
 from gpulite.model.opdefs import Op
 
@@ -43,10 +46,8 @@ class _Call:
             tensors[t.index] = dataclasses.replace(t, const=np.asarray(value).reshape(t.shape))
         inputs = tuple(t for pos, t in enumerate(sub.inputs) if pos not in consts)
         g = Graph(tensors, list(sub.nodes), inputs, sub.outputs, sub.name, sub.subgraphs)
-        backend = CpuBackend(ctx.num_threads)
-        prepared = backend.prepare(g)
         try:
-            self.exe: CpuExecutable = backend.compile(prepared, plan_memory(prepared, prepared.nodes))
+            self.exe: CpuExecutable = compile_subgraph(g, ctx.num_threads, ctx.resources)
         except UnsupportedOpError as e:
             raise _refuse(node, f"its {role} subgraph {sub.name!r} cannot run: {e}") from e
         arrays = self.exe.arrays
@@ -129,4 +130,17 @@ def if_then_else(node, ctx):
     def run():
         for out, value in zip(outs, (then_call if flag[0] else else_call)(ins), strict=True):
             np.copyto(out, value)
+    return run
+
+
+@register_kernel(Op.CALL_ONCE, "cpu")
+def call_once(node, ctx):
+    (init_g,) = called_subgraphs(ctx.graph, node)
+    init = _Call(node, ctx, "init", init_g, {})
+    done = []
+
+    def run():
+        if not done:
+            init([])
+            done.append(True)
     return run
