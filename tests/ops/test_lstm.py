@@ -1,4 +1,5 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_LSTM against LiteRT: float and hybrid
+"""UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM and UNIDIRECTIONAL_SEQUENCE_RNN against
+LiteRT: float and hybrid
 (int8 weights, float activations; symmetric and asymmetric input quantization), with CIFG,
 peephole, layer norm, projection (with and without bias), cell and projection clips,
 time-major and batch-major sequences, other cell activations, merged and separate
@@ -189,3 +190,35 @@ def test_integer_lstm_is_refused() -> None:
     it = Interpreter(model_content=mb.build())
     with pytest.raises(UnsupportedOpError, match=r"UNIDIRECTIONAL_SEQUENCE_LSTM.*only float32 LSTMs"):
         it.allocate_tensors()
+
+
+def unidirectional_rnn(mode: str, *, time_major: bool, act: str, seed: int = 4) -> bytes:
+    rng = np.random.default_rng(seed)
+    hybrid = mode != "float"
+    mb = ModelBuilder()
+    x = mb.input("x", _seq_shape(time_major, N_IN), F32)
+    wx, wh = _weights(mb, rng, "wx", (N_CELL, N_IN), hybrid), _weights(mb, rng, "wh", (N_CELL, N_CELL), hybrid)
+    b = mb.const("b", rng.uniform(-0.5, 0.5, N_CELL).astype(F32))
+    h = mb.tensor("h", (BATCH, N_CELL), F32, is_variable=True)
+    y = mb.tensor("y", _seq_shape(time_major, N_CELL), F32)
+    mb.op("UNIDIRECTIONAL_SEQUENCE_RNN", [x, wx, wh, b, h], [y], time_major=time_major,
+          fused_activation_function=act, asymmetric_quantize_inputs=mode == "hybrid-asym")
+    mb.output(y)
+    return mb.build()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("time_major, act", [(False, "TANH"), (True, "RELU")])
+def test_unidirectional_rnn(time_major: bool, act: str, mode: str, backend: str) -> None:
+    _check_twice(unidirectional_rnn(mode, time_major=time_major, act=act), backend)
+
+
+def test_longer_sequence_after_resize() -> None:
+    """The sequence length is free: a resized input gives a longer output, as in LiteRT."""
+    model = unidirectional(CASES["projection"], "hybrid-asym")
+    x = np.random.default_rng(5).uniform(-1, 1, (BATCH, 2 * STEPS, N_IN)).astype(F32)
+    from tests.ops.harness import run_gpulite
+
+    got = run_gpulite(model, [x], "cpu")[0]
+    assert got.shape == (BATCH, 2 * STEPS, 4)
+    assert_same(got, run_litert(model, [x])[0], rtol=1e-5, what="resized sequence")

@@ -1,5 +1,6 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_LSTM: float, and hybrid (int8 weights,
-float activations), as LiteRT's ``lstm_eval.cc`` steps them.
+"""UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM and UNIDIRECTIONAL_SEQUENCE_RNN: float,
+and hybrid (int8 weights, float activations), as LiteRT's ``lstm_eval.cc`` and ``kernel_utils.cc``
+(``RnnBatchStep``) step them.
 
 Each time step computes the four gates (input, forget, cell, output; no input gate with CIFG,
 where it is ``1 - forget``) as bias + ``W_x x`` (+ ``W_aux aux``) + ``W_h h``, adds the
@@ -16,6 +17,9 @@ Hybrid: each input, aux input and state row is quantized on its own before every
 ``asymmetric_quantize_inputs`` says so) and multiplied with the int8 weights in int32
 (:func:`~gpulite.backends.cpu.quant.hybrid_matmul`); peephole weights are dequantized.
 Full-integer LSTMs (int8/int16 activations) are refused.
+
+UNIDIRECTIONAL_SEQUENCE_RNN: ``h = act(b + W_x x + W_h h)`` per step, the output being ``h``;
+hybrid as above.
 """
 
 from __future__ import annotations
@@ -301,4 +305,30 @@ def bidirectional_sequence_lstm(node, ctx):
     def run():
         fw.run(x, real_aux, fw_view, fw_h, fw_c)
         bw.run(bw_x, real_aux, bw_view, bw_h, bw_c, forward=False)
+    return run
+
+
+@register_kernel(Op.UNIDIRECTIONAL_SEQUENCE_RNN, "cpu")
+def unidirectional_sequence_rnn(node, ctx):
+    if ctx.num_inputs != 5:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"expected 5 inputs, got {ctx.num_inputs}")
+    hybrid, asym = _mode(node, ctx, ctx.in_info(0), 1)
+    wx, wh = (_Weights(ctx, s, what, hybrid, asym) for s, what in ((1, "input weights"), (2, "recurrent weights")))
+    if wx.w is None or wh.w is None or not ctx.has_input(3) or ctx.const(3) is None:
+        raise UnsupportedOpError(node.op, node.index, "cpu", "weights and bias must be constants")
+    bias, act = ctx.const(3), _activation(node)
+    tm = bool(node.options.time_major)
+    x, out = _time_major(ctx.input(0), tm), _time_major(ctx.output(0), tm)
+    h = _state(node, ctx, 4, x.shape[1], bias.size, "hidden state")
+
+    def product(w: _Weights, v: np.ndarray) -> np.ndarray:
+        return _Quantized(v, asym).times(w) if hybrid else v @ w.w
+
+    def run():
+        for t in range(x.shape[0]):
+            y = np.repeat(bias[None], h.shape[0], 0)
+            y += product(wx, x[t])
+            y += product(wh, h)
+            h[...] = act(y)
+            out[t] = h
     return run
