@@ -232,6 +232,16 @@ class Interpreter:
         self._ensure_safe()
         self._allocated("invoke()").invoke(instrument.observer(self.graph, self._backend_name))
 
+    @_exclusive
+    def reset_all_variables(self) -> None:
+        """Set every variable tensor (the LSTM states converters write) back to zeros, as at
+        ``allocate_tensors``; LiteRT's ``reset_all_variables``. Resource variables are kept."""
+        self._ensure_safe()
+        exe = self._allocated("reset_all_variables()")
+        for t in self._current.tensors:
+            if t.is_variable and exe.stores(t.index):
+                exe.write(t.index, np.zeros(t.shape, t.dtype))
+
     def _tensor_index(self, tensor_index: Any) -> int:
         try:
             i = operator.index(tensor_index)  # ints and numpy integers; never a float or str truncated

@@ -175,6 +175,10 @@ def test_lstm_state_is_kept_like_litert() -> None:
         got.append(it.get_tensor(it.get_output_details()[0]["index"]))
     assert np.abs(got[0] - got[1]).max() > 1e-3
     assert_same(got[0], run_litert(model, [x])[0], rtol=1e-5, what="first invoke")
+    it.reset_all_variables()  # back to zero states: the first invoke's output again
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"]), got[0])
 
 
 def test_integer_lstm_is_refused() -> None:
