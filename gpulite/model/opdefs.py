@@ -442,6 +442,9 @@ _OPERANDS: dict[str, Operands] = {
     "BIDIRECTIONAL_SEQUENCE_LSTM": Operands((48, 48), (1, 2), optional=(
         1, 5, 9, 10, 11, 12, 16, 17, 18, 22, 26, 27, 28, 29, 33, 34, *range(39, 48)), same_dtype=("i0", "o0")),
     "UNIDIRECTIONAL_SEQUENCE_RNN": Operands((5, 5), same_dtype=("i0", "o0")),
+    "BIDIRECTIONAL_SEQUENCE_RNN": Operands((12, 12), (1, 2), optional=(9, 10, 11), same_dtype=("i0", "o0")),
+    "LSTM": Operands((5, 24), (1, 4), optional=(1, 5, 9, 10, 11, 12, 16, 17, 20, 21, 22, 23)),
+    "RNN": Operands((5, 5), same_dtype=("i0", "o0")),
     # control flow: the subgraphs' arity is checked against the node's by graph/validate.py
     "WHILE": Operands((0, None), (0, None)),
     "IF": Operands((1, None), (0, None)),

@@ -1,9 +1,10 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM and UNIDIRECTIONAL_SEQUENCE_RNN against
-LiteRT: float and hybrid
+"""The recurrent ops against LiteRT: UNIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_LSTM,
+float and hybrid
 (int8 weights, float activations; symmetric and asymmetric input quantization), with CIFG,
 peephole, layer norm, projection (with and without bias), cell and projection clips,
 time-major and batch-major sequences, other cell activations, merged and separate
-bidirectional outputs and the auxiliary input. The states are variable tensors, as LiteRT
+bidirectional outputs and the auxiliary input; UNIDIRECTIONAL_SEQUENCE_RNN and
+BIDIRECTIONAL_SEQUENCE_RNN; the one-step LSTM and RNN. The states are variable tensors, as LiteRT
 requires; each case invokes twice, so the second invoke starts from the states the first left."""
 
 from __future__ import annotations
@@ -226,3 +227,72 @@ def test_longer_sequence_after_resize() -> None:
     got = run_gpulite(model, [x], "cpu")[0]
     assert got.shape == (BATCH, 2 * STEPS, 4)
     assert_same(got, run_litert(model, [x])[0], rtol=1e-5, what="resized sequence")
+
+
+def bidirectional_rnn(mode: str, *, merge: bool, time_major: bool, aux: str | None, seed: int = 6) -> bytes:
+    rng = np.random.default_rng(seed)
+    hybrid = mode != "float"
+    mb = ModelBuilder()
+    x = mb.input("x", _seq_shape(time_major, N_IN), F32)
+    ins = [x]
+    for d in ("fw", "bw"):
+        ins += [_weights(mb, rng, f"{d}_wx", (N_CELL, N_IN), hybrid), _weights(mb, rng, f"{d}_wh", (N_CELL, N_CELL),
+                hybrid), mb.const(f"{d}_b", rng.uniform(-0.5, 0.5, N_CELL).astype(F32)),
+                mb.tensor(f"{d}_h", (BATCH, N_CELL), F32, is_variable=True)]
+    ins.append(mb.input("aux", _seq_shape(time_major, N_IN), F32) if aux else -1)
+    ins += [_weights(mb, rng, f"{d}_aux", (N_CELL, N_IN), hybrid) for d in ("fw", "bw")] if aux == "weights" \
+        else [-1, -1]
+    outs = [mb.tensor("y", _seq_shape(time_major, 2 * N_CELL if merge else N_CELL), F32)]
+    if not merge:
+        outs.append(mb.tensor("y_bw", _seq_shape(time_major, N_CELL), F32))
+    mb.op("BIDIRECTIONAL_SEQUENCE_RNN", ins, outs, time_major=time_major, merge_outputs=merge,
+          fused_activation_function="TANH", asymmetric_quantize_inputs=mode == "hybrid-asym")
+    mb.output(*outs)
+    return mb.build()
+
+
+# LiteRT's bidirectional_sequence_rnn.cc is only right on these: its hybrid time-major path runs the
+# whole sequence max_time times over (a stray outer loop), its hybrid aux path crashes, and its
+# batch-major backward pass reads the input even when the aux input is the backward input.
+BIDI_RNN = {
+    "merged-batch-major": ({"merge": True, "time_major": False, "aux": None}, MODES),
+    "separate-batch-major": ({"merge": False, "time_major": False, "aux": None}, MODES),
+    "separate-time-major": ({"merge": False, "time_major": True, "aux": None}, ("float",)),
+    "aux-weights": ({"merge": True, "time_major": True, "aux": "weights"}, ("float",)),
+    "aux-as-backward-input": ({"merge": False, "time_major": True, "aux": "bw-input"}, ("float",)),
+}
+
+
+@pytest.mark.parametrize("case, mode", [(c, m) for c, (_, modes) in BIDI_RNN.items() for m in modes])
+def test_bidirectional_rnn(case: str, mode: str, backend: str) -> None:
+    _check_twice(bidirectional_rnn(mode, **BIDI_RNN[case][0]), backend)
+
+
+def one_step(op: str, mode: str, seed: int = 8) -> bytes:
+    """LSTM (the full kernel, with peephole and projection) or RNN: one step of a batch."""
+    rng = np.random.default_rng(seed)
+    hybrid = mode != "float"
+    mb = ModelBuilder()
+    x = mb.input("x", (BATCH, N_IN), F32)
+    if op == "LSTM":
+        n_out = 4
+        ins = _cell(mb, rng, "", N_IN, n_out, {"peephole": True, "projection": n_out, "proj_bias": True}, hybrid)
+        states = [mb.tensor("h", (BATCH, n_out), F32, is_variable=True),
+                  mb.tensor("c", (BATCH, N_CELL), F32, is_variable=True)]
+        options = {"cell_clip": 1.5, "proj_clip": 0.0}
+    else:
+        n_out = N_CELL
+        ins = [_weights(mb, rng, "wx", (N_CELL, N_IN), hybrid), _weights(mb, rng, "wh", (N_CELL, N_CELL), hybrid),
+               mb.const("b", rng.uniform(-0.5, 0.5, N_CELL).astype(F32))]
+        states, options = [mb.tensor("h", (BATCH, N_CELL), F32, is_variable=True)], {}
+    y = mb.tensor("y", (BATCH, n_out), F32)
+    mb.op(op, [x, *ins, *states], [y], fused_activation_function="TANH",
+          asymmetric_quantize_inputs=mode == "hybrid-asym", **options)
+    mb.output(y)
+    return mb.build()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("op", ["LSTM", "RNN"])
+def test_one_step(op: str, mode: str, backend: str) -> None:
+    _check_twice(one_step(op, mode), backend)

@@ -33,3 +33,21 @@ def _bidi_lstm(node, ins, consts):
 @shape_rule(Op.UNIDIRECTIONAL_SEQUENCE_RNN)
 def _rnn(node, ins, consts):
     return [_sequence(node, ins[0], ins[1][0])]
+
+
+@shape_rule(Op.BIDIRECTIONAL_SEQUENCE_RNN)
+def _bidi_rnn(node, ins, consts):
+    fw, bw = ins[1][0], ins[5][0]
+    if getattr(node.options, "merge_outputs", False):
+        return [_sequence(node, ins[0], fw + bw)]
+    return [_sequence(node, ins[0], fw), _sequence(node, ins[0], bw)]
+
+
+@shape_rule(Op.LSTM)
+def _lstm_step(node, ins, consts):
+    return [(ins[0][0], _units(node, ins[8]))] if ins[0] else [()]
+
+
+@shape_rule(Op.RNN)
+def _rnn_step(node, ins, consts):
+    return [(ins[0][0], ins[1][0])] if ins[0] else [()]

@@ -1,6 +1,5 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM and UNIDIRECTIONAL_SEQUENCE_RNN: float,
-and hybrid (int8 weights, float activations), as LiteRT's ``lstm_eval.cc`` and ``kernel_utils.cc``
-(``RnnBatchStep``) step them.
+"""The recurrent ops, float and hybrid (int8 weights, float activations), as LiteRT's
+``lstm_eval.cc`` and ``kernel_utils.cc`` (``RnnBatchStep``) step them.
 
 Each time step computes the four gates (input, forget, cell, output; no input gate with CIFG,
 where it is ``1 - forget``) as bias + ``W_x x`` (+ ``W_aux aux``) + ``W_h h``, adds the
@@ -18,8 +17,17 @@ Hybrid: each input, aux input and state row is quantized on its own before every
 (:func:`~gpulite.backends.cpu.quant.hybrid_matmul`); peephole weights are dequantized.
 Full-integer LSTMs (int8/int16 activations) are refused.
 
-UNIDIRECTIONAL_SEQUENCE_RNN: ``h = act(b + W_x x + W_h h)`` per step, the output being ``h``;
-hybrid as above.
+UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM and LSTM (one step, the full kernel)
+share :class:`Direction`; UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN and RNN (one step)
+share :class:`RnnCell`: ``h = act(b + W_x x (+ W_aux aux) + W_h h)`` per step, the output being
+``h``; hybrid as above. Bidirectional ops run the forward pass, then the backward one (from the
+last step to the first), each with its own states.
+
+Where LiteRT's kernels are wrong gpulite computes what their own comments describe, so results
+differ there: the bidirectional LSTM's batch-major merged output offsets each sequence's output
+state by the merged width (reading past the state from the second sequence on); the
+bidirectional RNN's hybrid time-major path runs the whole sequence ``max_time`` times over, and
+its batch-major backward pass reads the input even when the aux input is the backward input.
 """
 
 from __future__ import annotations
@@ -212,9 +220,47 @@ class Direction:
     def run(self, x: np.ndarray, aux: np.ndarray | None, out: np.ndarray, h: np.ndarray, c: np.ndarray,
             forward: bool = True) -> None:
         """The whole sequence: ``x``/``aux``/``out`` time-major views ``[time, batch, ...]``."""
-        steps = range(x.shape[0]) if forward else range(x.shape[0] - 1, -1, -1)
-        for t in steps:
-            out[t] = self.step(x[t], None if aux is None else aux[t], h, c)
+        _sequence(lambda xt, at: self.step(xt, at, h, c), x, aux, out, forward)
+
+
+def _sequence(step, x: np.ndarray, aux: np.ndarray | None, out: np.ndarray, forward: bool) -> None:
+    """``out[t] = step(x[t], aux[t])`` over the time-major sequence, forwards or backwards."""
+    for t in range(x.shape[0]) if forward else range(x.shape[0] - 1, -1, -1):
+        out[t] = step(x[t], None if aux is None else aux[t])
+
+
+class RnnCell:
+    """One direction of a basic RNN, LiteRT's ``RnnBatchStep``: ``h = act(b + W_x x + W_aux aux + W_h h)``.
+
+    ``slots``: the node's input positions of the input weights, recurrent weights, bias and aux
+    weights (None: no aux input)."""
+
+    def __init__(self, node, ctx, slots: tuple[int, int, int, int | None], hybrid: bool, asymmetric: bool) -> None:
+        wx, wh, b, aux = slots
+        self.hybrid, self.asymmetric = hybrid, asymmetric
+        self.wx = _Weights(ctx, wx, "input weights", hybrid, asymmetric)
+        self.wh = _Weights(ctx, wh, "recurrent weights", hybrid, asymmetric)
+        self.waux = _Weights(ctx, aux, "aux input weights", hybrid, asymmetric) if aux is not None else None
+        self.bias = ctx.const(b) if ctx.has_input(b) else None
+        if self.wx.w is None or self.wh.w is None or self.bias is None:
+            raise UnsupportedOpError(node.op, node.index, "cpu", "weights and bias must be constants")
+        self.act = _activation(node)
+
+    def _times(self, w: _Weights, v: np.ndarray) -> np.ndarray:
+        return _Quantized(v, self.asymmetric).times(w) if self.hybrid else v @ w.w
+
+    def step(self, x: np.ndarray, aux: np.ndarray | None, h: np.ndarray) -> np.ndarray:
+        y = np.repeat(self.bias[None], h.shape[0], 0)
+        y += self._times(self.wx, x)
+        if aux is not None and self.waux is not None and self.waux.w is not None:
+            y += self._times(self.waux, aux)
+        y += self._times(self.wh, h)
+        h[...] = self.act(y)
+        return h
+
+    def run(self, x: np.ndarray, aux: np.ndarray | None, out: np.ndarray, h: np.ndarray,
+            forward: bool = True) -> None:
+        _sequence(lambda xt, at: self.step(xt, at, h), x, aux, out, forward)
 
 
 def _mode(node, ctx, x_info, weight_slot: int) -> tuple[bool, bool]:
@@ -270,6 +316,15 @@ def unidirectional_sequence_lstm(node, ctx):
     return run
 
 
+def _bidirectional_outputs(ctx, time_major: bool, merge: bool, n_fw: int) -> tuple[np.ndarray, np.ndarray]:
+    """Time-major views the forward and backward passes write: the two halves of the one merged
+    output (forward first), or the two outputs."""
+    out = _time_major(ctx.output(0), time_major)
+    if merge:
+        return out[..., :n_fw], out[..., n_fw:]
+    return out, _time_major(ctx.output(1), time_major)
+
+
 @register_kernel(Op.BIDIRECTIONAL_SEQUENCE_LSTM, "cpu")
 def bidirectional_sequence_lstm(node, ctx):
     if ctx.num_inputs != 48:
@@ -290,12 +345,8 @@ def bidirectional_sequence_lstm(node, ctx):
     # LiteRT: aux input without aux weights is the backward direction's own input (stacked
     # bidirectional LSTMs without cross links); with aux weights, both directions read it.
     bw_x, real_aux = (aux, None) if has_aux and not aux_weights else (x, aux)
-    fw_out = _time_major(ctx.output(0), tm)
     n_fw = ctx.in_info(35).shape[-1]
-    if merge:
-        fw_view, bw_view = fw_out[..., :n_fw], fw_out[..., n_fw:]
-    else:
-        fw_view, bw_view = fw_out, _time_major(ctx.output(1), tm)
+    fw_view, bw_view = _bidirectional_outputs(ctx, tm, merge, n_fw)
     rows = x.shape[1]
     fw_h = _state(node, ctx, 35, rows, n_fw, "forward output state")
     fw_c = _state(node, ctx, 36, rows, fw.bias[1].size, "forward cell state")
@@ -312,23 +363,78 @@ def bidirectional_sequence_lstm(node, ctx):
 def unidirectional_sequence_rnn(node, ctx):
     if ctx.num_inputs != 5:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"expected 5 inputs, got {ctx.num_inputs}")
-    hybrid, asym = _mode(node, ctx, ctx.in_info(0), 1)
-    wx, wh = (_Weights(ctx, s, what, hybrid, asym) for s, what in ((1, "input weights"), (2, "recurrent weights")))
-    if wx.w is None or wh.w is None or not ctx.has_input(3) or ctx.const(3) is None:
-        raise UnsupportedOpError(node.op, node.index, "cpu", "weights and bias must be constants")
-    bias, act = ctx.const(3), _activation(node)
+    cell = RnnCell(node, ctx, (1, 2, 3, None), *_mode(node, ctx, ctx.in_info(0), 1))
     tm = bool(node.options.time_major)
     x, out = _time_major(ctx.input(0), tm), _time_major(ctx.output(0), tm)
-    h = _state(node, ctx, 4, x.shape[1], bias.size, "hidden state")
-
-    def product(w: _Weights, v: np.ndarray) -> np.ndarray:
-        return _Quantized(v, asym).times(w) if hybrid else v @ w.w
+    h = _state(node, ctx, 4, x.shape[1], cell.bias.size, "hidden state")
 
     def run():
-        for t in range(x.shape[0]):
-            y = np.repeat(bias[None], h.shape[0], 0)
-            y += product(wx, x[t])
-            y += product(wh, h)
-            h[...] = act(y)
-            out[t] = h
+        cell.run(x, None, out, h)
+    return run
+
+
+@register_kernel(Op.BIDIRECTIONAL_SEQUENCE_RNN, "cpu")
+def bidirectional_sequence_rnn(node, ctx):
+    if ctx.num_inputs != 12:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"expected 12 inputs, got {ctx.num_inputs}")
+    opts = node.options
+    merge, tm = bool(opts.merge_outputs), bool(opts.time_major)
+    if len(node.outputs) != (1 if merge else 2):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{len(node.outputs)} outputs with merge_outputs="
+                                 f"{merge}; expected {1 if merge else 2}")
+    hybrid, asym = _mode(node, ctx, ctx.in_info(0), 1)
+    has_aux, aux_weights = ctx.has_input(9), ctx.has_input(10)
+    fw = RnnCell(node, ctx, (1, 2, 3, 10 if aux_weights else None), hybrid, asym)
+    bw = RnnCell(node, ctx, (5, 6, 7, 11 if aux_weights else None), hybrid, asym)
+    x = _time_major(ctx.input(0), tm)
+    aux = _time_major(ctx.input(9), tm) if has_aux else None
+    bw_x, real_aux = (aux, None) if has_aux and not aux_weights else (x, aux)  # as the LSTM's
+    fw_view, bw_view = _bidirectional_outputs(ctx, tm, merge, fw.bias.size)
+    rows = x.shape[1]
+    fw_h = _state(node, ctx, 4, rows, fw.bias.size, "forward hidden state")
+    bw_h = _state(node, ctx, 8, rows, bw.bias.size, "backward hidden state")
+
+    def run():
+        fw.run(x, real_aux, fw_view, fw_h)
+        bw.run(bw_x, real_aux, bw_view, bw_h, forward=False)
+    return run
+
+
+@register_kernel(Op.LSTM, "cpu")
+def lstm(node, ctx):
+    """One LSTM step (the full kernel): ``[batch, input]`` in, ``[batch, output]`` out."""
+    if getattr(node.options, "kernel_type", 0) != 0:
+        raise UnsupportedOpError(node.op, node.index, "cpu", "the basic LSTM kernel (kernel_type BASIC) is not "
+                                 "supported, only the full one")
+    if ctx.num_inputs not in (20, 24) or len(node.outputs) != 1:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{ctx.num_inputs} inputs and {len(node.outputs)} "
+                                 "outputs; the full LSTM kernel takes 20 or 24 inputs and gives 1 output")
+    hybrid, asym = _mode(node, ctx, ctx.in_info(0), 4)
+    slots = {**_slots(1, 9, 12, 16), "norm": tuple(range(20, 24)) if ctx.num_inputs == 24 else None}
+    cell = Direction(node, ctx, slots, hybrid, asym)
+    x, out = ctx.input(0), ctx.output(0)
+    if x.ndim != 2 or out.ndim != 2:
+        raise ShapeError(f"node {node.index} (LSTM): input and output must be 2-D [batch, features], got "
+                         f"{list(x.shape)} and {list(out.shape)}")
+    h = _state(node, ctx, 18, x.shape[0], out.shape[1], "output state")
+    c = _state(node, ctx, 19, x.shape[0], cell.bias[1].size, "cell state")
+
+    def run():
+        out[...] = cell.step(x, None, h, c)
+    return run
+
+
+@register_kernel(Op.RNN, "cpu")
+def rnn(node, ctx):
+    """One basic RNN step: ``[batch, input]`` in, ``[batch, units]`` out."""
+    if ctx.num_inputs != 5:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"expected 5 inputs, got {ctx.num_inputs}")
+    cell = RnnCell(node, ctx, (1, 2, 3, None), *_mode(node, ctx, ctx.in_info(0), 1))
+    x, out = ctx.input(0), ctx.output(0)
+    if x.ndim != 2:
+        raise ShapeError(f"node {node.index} (RNN): input must be 2-D [batch, features], got {list(x.shape)}")
+    h = _state(node, ctx, 4, x.shape[0], cell.bias.size, "hidden state")
+
+    def run():
+        out[...] = cell.step(x, None, h)
     return run
