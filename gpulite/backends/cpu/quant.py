@@ -252,14 +252,18 @@ def quantize_rows(x: np.ndarray, asymmetric: bool) -> tuple[np.ndarray, np.ndarr
 
 def hybrid_matmul(q: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, w: np.ndarray, w_scale: np.ndarray,
                   row_sums: np.ndarray | None) -> np.ndarray:
-    """``x @ w.T`` for rows ``x`` given as :func:`quantize_rows` made them and int8 weights ``w``
-    ``[out, in]`` with scale ``w_scale`` (a scalar or one per output): TFLite's hybrid
-    ``MatrixBatchVectorMultiplyAccumulate``. The int32 dot product (less ``zero_point`` times
-    the weight row's sum, ``row_sums``, when the input was quantized asymmetrically) is
-    converted to float and multiplied by the float32 product of the row's and the weight's
-    scales. Returns float32 ``[rows, out]``."""
-    acc = q.astype(np.int32) @ w.astype(np.int32).T
+    """``x @ w`` for rows ``x`` given as :func:`quantize_rows` made them and int8 weight values ``w``
+    ``[in, out]`` with scale ``w_scale`` (a scalar or one per output column): TFLite's hybrid
+    ``MatrixBatchVectorMultiplyAccumulate``. The integer dot product (less ``zero_point`` times
+    the weight column's sum, ``row_sums``, when the input was quantized asymmetrically) is
+    converted to float32 and multiplied by the float32 product of the row's and the weight's
+    scales. Returns float32 ``[rows, out]``.
+
+    ``w`` (and ``row_sums``) hold the integers in a float dtype where BLAS sums them exactly:
+    float32 when ``in * 128 * 127 < 2**24`` (every partial sum is an integer float32 represents;
+    the final subtraction then rounds once, as the int32-to-float conversion does), else float64."""
+    acc = q.astype(w.dtype) @ w
     if row_sums is not None:
-        acc -= zero_point[:, None] * row_sums[None, :]
+        acc -= zero_point[:, None].astype(w.dtype) * row_sums[None, :]
     both = scale[:, None] * np.asarray(w_scale, np.float32).reshape(1, -1)
     return acc.astype(np.float32) * both
