@@ -449,6 +449,9 @@ _OPERANDS: dict[str, Operands] = {
     "WHILE": Operands((0, None), (0, None)),
     "IF": Operands((1, None), (0, None)),
     "CALL_ONCE": Operands((0, 0), (0, 0)),
+    "VAR_HANDLE": Operands((0, 0)),
+    "READ_VARIABLE": Operands((1, 1)),
+    "ASSIGN_VARIABLE": Operands((2, 2), (0, 0)),
     # MediaPipe custom ops (mediapipe/util/tflite/operations/*.cc)
     "Convolution2DTransposeBias": Operands((3, 3), bias=2),
     "Landmarks2TransformMatrix": Operands((1, 1)),

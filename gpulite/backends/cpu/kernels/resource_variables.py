@@ -16,9 +16,11 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ModelError, ShapeError, UnsupportedOpError
+from gpulite.model import schema_gen as sg
 from gpulite.model.opdefs import Op
 
 _MAX_ID = 255  # ids are stored in the one byte of a RESOURCE tensor
+_RESOURCE = int(sg.TensorType.RESOURCE)
 
 
 @register_kernel(Op.VAR_HANDLE, "cpu")
@@ -27,9 +29,11 @@ def var_handle(node, ctx):
     rid = ctx.resources.handle(getattr(opts, "container", "") or "", getattr(opts, "shared_name", "") or "")
     if rid > _MAX_ID:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"more than {_MAX_ID + 1} resource variables")
-    out = ctx.output(0).reshape(-1)
-    if out.size < 1:
-        raise ShapeError(f"node {node.index} (VAR_HANDLE): its resource tensor holds no value")
+    info = ctx.out_info(0)
+    if info.type_code != _RESOURCE or info.nbytes < 1:
+        raise ModelError(f"node {node.index} (VAR_HANDLE): output 0 (tensor {info.index}, {info.name!r}) must be a "
+                         f"resource tensor, got type code {info.type_code} {list(info.shape)}")
+    out = ctx.output(0).reshape(-1).view(np.uint8)
 
     def run():
         out[0] = rid
@@ -40,9 +44,18 @@ def _variable_id(handle: np.ndarray) -> int:
     return int(handle.reshape(-1).view(np.uint8)[0])
 
 
+def _handle(node, ctx) -> np.ndarray:
+    """The node's input 0, checked to be a resource tensor (as VAR_HANDLE writes)."""
+    info = ctx.in_info(0)
+    if info.type_code != _RESOURCE or info.nbytes < 1:
+        raise ModelError(f"node {node.index} ({node.op}): input 0 (tensor {info.index}, {info.name!r}) must be a "
+                         f"resource tensor (VAR_HANDLE's output), got type code {info.type_code} {list(info.shape)}")
+    return ctx.input(0)
+
+
 @register_kernel(Op.ASSIGN_VARIABLE, "cpu")
 def assign_variable(node, ctx):
-    handle, value, values = ctx.input(0), ctx.input(1), ctx.resources.values
+    handle, value, values = _handle(node, ctx), ctx.input(1), ctx.resources.values
 
     def run():
         rid = _variable_id(handle)
@@ -56,7 +69,7 @@ def assign_variable(node, ctx):
 
 @register_kernel(Op.READ_VARIABLE, "cpu")
 def read_variable(node, ctx):
-    handle, out, res = ctx.input(0), ctx.output(0), ctx.resources
+    handle, out, res = _handle(node, ctx), ctx.output(0), ctx.resources
 
     def run():
         rid = _variable_id(handle)
