@@ -220,6 +220,14 @@ class Interpreter:
         exe = self._backend.compile(graph, plan_memory(graph, graph.nodes))
         self._exe, self._plan = exe, exe.plan
         self._guard = np.frombuffer(memoryview(exe.arena), dtype=np.uint8)
+        self._set_variables(exe, initial=True)
+
+    def _set_variables(self, exe: Executable, initial: bool) -> None:
+        """Variable tensors to zeros, or (``initial``) to the values a model initialises them with
+        (the arena starts zeroed, so the others are zeros already)."""
+        for t in self._current.tensors:
+            if t.is_variable and exe.stores(t.index) and not (initial and t.initial is None):
+                exe.write(t.index, t.initial if initial else np.zeros(t.shape, t.dtype))
 
     def _release_exe(self) -> None:
         # The previous plan's GPU buffers go now, not whenever the garbage collector runs.
@@ -234,13 +242,11 @@ class Interpreter:
 
     @_exclusive
     def reset_all_variables(self) -> None:
-        """Set every variable tensor (the LSTM states converters write) back to zeros, as at
-        ``allocate_tensors``; LiteRT's ``reset_all_variables``. Resource variables are kept."""
+        """Set every variable tensor (the LSTM states converters write) to zeros, as LiteRT's
+        ``reset_all_variables`` does (even one the model initialised with a constant; that value
+        is restored only by ``allocate_tensors``). Resource variables are kept."""
         self._ensure_safe()
-        exe = self._allocated("reset_all_variables()")
-        for t in self._current.tensors:
-            if t.is_variable and exe.stores(t.index):
-                exe.write(t.index, np.zeros(t.shape, t.dtype))
+        self._set_variables(self._allocated("reset_all_variables()"), initial=False)
 
     def _tensor_index(self, tensor_index: Any) -> int:
         try:

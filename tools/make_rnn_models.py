@@ -4,11 +4,12 @@ Needs TensorFlow (not a test dependency); the tests read only the written .tflit
 
     /work/tfvenv/bin/python tools/make_rnn_models.py [OUT_DIR]
 
-Each Keras model has seeded random weights and a fixed batch of 1, and is written twice:
-float32 (``NAME.tflite``) and dynamic-range quantized (``NAME_dynamic.tflite``, the
+Each Keras model has seeded random weights and a fixed batch of 1, and is written three
+times: float32 (``NAME.tflite``), dynamic-range quantized (``NAME_dynamic.tflite``, the
 converter's ``Optimize.DEFAULT`` without a representative dataset: int8 weights, float
 activations; the converter quantizes only weights of 1,024 values or more, hence 32 units and
-features). What the converter makes of each:
+features) and float16 weights (``NAME_f16.tflite``: DEQUANTIZE nodes, one of which
+initialises each LSTM state variable). What the converter makes of each:
 
 - ``lstm``: a Keras 2 (``tf_keras``) LSTM classifier, one UNIDIRECTIONAL_SEQUENCE_LSTM;
 - ``bilstm``: a Keras 2 Bidirectional LSTM returning sequences, then an LSTM (two sequence LSTMs
@@ -87,9 +88,11 @@ class _Stateful(tf.Module):
         return tf.tanh(self.total) * 2.0
 
 
-def _convert(converter: tf.lite.TFLiteConverter, dynamic: bool) -> bytes:
-    if dynamic:
+def _convert(converter: tf.lite.TFLiteConverter, variant: str) -> bytes:
+    if variant:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    if variant == "_f16":
+        converter.target_spec.supported_types = [tf.float16]
     return converter.convert()
 
 
@@ -99,9 +102,9 @@ def main(out: Path) -> None:
     for seed, (name, build) in enumerate(builds):
         _seeded(seed)
         model = build()
-        for dynamic in (False, True):
-            data = _convert(tf.lite.TFLiteConverter.from_keras_model(model), dynamic)
-            (out / f"{name}{'_dynamic' if dynamic else ''}.tflite").write_bytes(data)
+        for variant in ("", "_dynamic", "_f16"):
+            data = _convert(tf.lite.TFLiteConverter.from_keras_model(model), variant)
+            (out / f"{name}{variant}.tflite").write_bytes(data)
     for name, module in (("cond", _Cond()), ("stateful", _Stateful())):
         conv = tf.lite.TFLiteConverter.from_concrete_functions([module.__call__.get_concrete_function()], module)
         conv.experimental_enable_resource_variables = True

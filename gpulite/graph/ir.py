@@ -29,6 +29,7 @@ class TensorInfo:
     shape_signature: tuple[int, ...] = ()
     type_code: int = 0
     is_variable: bool = False  # state a kernel keeps across invokes (LSTM states): zero at allocate, then its own
+    initial: np.ndarray | None = None  # a variable's value at allocate instead of zeros (a folded DEQUANTIZE's)
 
     @property
     def nbytes(self) -> int:

@@ -118,6 +118,9 @@ def test_models_use_the_ops_they_stand_for():
     assert sg.tensors[lstm.inputs[2]].dtype == np.int8, "the dynamic-range LSTM should have int8 weights"
     assert lstm.options.asymmetric_quantize_inputs
     assert any(t.is_variable for t in sg.tensors)
+    sg = load(DATA / "lstm_f16.tflite").subgraphs[0]
+    assert any(str(o.op) == "DEQUANTIZE" and sg.tensors[o.outputs[0]].is_variable for o in sg.operators), \
+        "the float16 LSTM should initialise its states with DEQUANTIZE"
 
 
 def test_lstm_state_carries_over_invokes():

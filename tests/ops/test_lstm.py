@@ -296,3 +296,35 @@ def one_step(op: str, mode: str, seed: int = 8) -> bytes:
 @pytest.mark.parametrize("op", ["LSTM", "RNN"])
 def test_one_step(op: str, mode: str, backend: str) -> None:
     _check_twice(one_step(op, mode), backend)
+
+
+def test_state_initialised_by_a_float16_constant() -> None:
+    """Converters writing float16 weights initialise each state variable with a DEQUANTIZE of a float16
+    constant: the state starts at that value and then runs on across invokes, and
+    ``reset_all_variables`` sets it to zeros, as in LiteRT."""
+    rng = np.random.default_rng(9)
+    mb = ModelBuilder()
+    x = mb.input("x", (BATCH, STEPS, N_IN), F32)
+    weights = _cell(mb, rng, "", N_IN, N_CELL, {}, False)
+    states = []
+    for name in ("h", "c"):
+        start = mb.const(f"{name}0", rng.uniform(-0.5, 0.5, (BATCH, N_CELL)).astype(np.float16))
+        states.append(mb.tensor(name, (BATCH, N_CELL), F32, is_variable=True))
+        mb.op("DEQUANTIZE", [start], [states[-1]])
+    y = mb.tensor("y", (BATCH, STEPS, N_CELL), F32)
+    mb.op("UNIDIRECTIONAL_SEQUENCE_LSTM", [x, *weights, *states], [y], fused_activation_function="TANH")
+    mb.output(y)
+    _check_twice(mb.build(), "cpu")
+    from ai_edge_litert.interpreter import Interpreter as LiteRt
+
+    xv = rng.uniform(-1, 1, (BATCH, STEPS, N_IN)).astype(F32)
+    got = []
+    for it in (Interpreter(model_content=mb.build()), LiteRt(model_content=mb.build())):
+        it.allocate_tensors()
+        for step in range(3):
+            if step == 2:
+                it.reset_all_variables()
+            it.set_tensor(it.get_input_details()[0]["index"], xv)
+            it.invoke()
+        got.append(it.get_tensor(it.get_output_details()[0]["index"]))
+    assert_same(got[0], got[1], rtol=1e-5, what="after reset_all_variables")

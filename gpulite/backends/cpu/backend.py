@@ -160,7 +160,11 @@ def compile_subgraph(graph: Graph, num_threads: int, resources: Resources) -> Cp
     sharing the caller's ``resources``."""
     backend = CpuBackend(num_threads)
     prepared = backend.prepare(graph)
-    return backend.compile(prepared, plan_memory(prepared, prepared.nodes), resources)
+    exe = backend.compile(prepared, plan_memory(prepared, prepared.nodes), resources)
+    for t in prepared.tensors:  # the arena starts zeroed: only folded initial values need writing
+        if t.is_variable and t.initial is not None and exe.stores(t.index):
+            exe.write(t.index, t.initial)
+    return exe
 
 
 __all__ = ["BLAS_THREADS", "CpuBackend", "CpuContext", "CpuExecutable", "ScratchPool", "compile_subgraph"]
