@@ -47,7 +47,7 @@ import numpy as np
 from gpulite import instrument, runtime, zoo
 from gpulite.backends.base import Executable, GpuIO
 from gpulite.errors import ConcurrentUseError, ModelError, ShapeError, brief
-from gpulite.graph import passes
+from gpulite.graph import passes, tensor_lists
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan, plan_memory, topological_order
 from gpulite.graph.shapes import propagate
@@ -168,6 +168,7 @@ class Interpreter:
         graphs = [Graph.from_model(self._model, i) for i in range(len(self._model.subgraphs))]
         for g in graphs:
             passes.fold_constants(g)
+            tensor_lists.rewrite_list_writes(g)  # loop bodies' list writes: static shapes (graph/tensor_lists.py)
             g.nodes = topological_order(g)
             g.subgraphs = graphs
         return graphs[0]

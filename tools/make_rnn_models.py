@@ -17,6 +17,9 @@ initialises each LSTM state variable). What the converter makes of each:
 - ``lstm_while``: the Keras 3 LSTM classifier (``tf.keras`` in TensorFlow 2.16+), which the
   converter does not fuse: a WHILE loop whose cond and body are further subgraphs;
 - ``gru``: a Keras 3 GRU, a WHILE loop too;
+- ``stacked``: Keras 3 layers returning sequences (GRU, Bidirectional LSTM, then SimpleRNN): WHILE
+  loops whose bodies write each step's output into a tensor list (SLICE, CONCATENATION with
+  shapes that change at every step, which gpulite rewrites into DYNAMIC_UPDATE_SLICE);
 - ``cond``: a ``tf.cond`` on the input's sum, an IF with two branch subgraphs (float32 only: the
   converter leaves the branches' weights float under ``Optimize.DEFAULT``, so a dynamic-range
   file would be the same model);
@@ -88,6 +91,14 @@ class _Stateful(tf.Module):
         return tf.tanh(self.total) * 2.0
 
 
+def stacked():
+    x = tf.keras.Input((STEPS, FEATURES), batch_size=1)
+    h = tf.keras.layers.GRU(UNITS, return_sequences=True)(x)
+    h = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(UNITS // 2, return_sequences=True))(h)
+    h = tf.keras.layers.SimpleRNN(UNITS)(h)
+    return tf.keras.Model(x, tf.keras.layers.Dense(3)(h))
+
+
 def _convert(converter: tf.lite.TFLiteConverter, variant: str) -> bytes:
     if variant:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
@@ -98,7 +109,7 @@ def _convert(converter: tf.lite.TFLiteConverter, variant: str) -> bytes:
 
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    builds = (("lstm", lstm), ("bilstm", bilstm), ("lstm_while", lstm_while), ("gru", gru))
+    builds = (("lstm", lstm), ("bilstm", bilstm), ("lstm_while", lstm_while), ("gru", gru), ("stacked", stacked))
     for seed, (name, build) in enumerate(builds):
         _seeded(seed)
         model = build()

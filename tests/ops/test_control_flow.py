@@ -150,3 +150,59 @@ def test_reading_an_unassigned_variable_is_a_model_error() -> None:
     it.allocate_tensors()
     with pytest.raises(ModelError, match=r"READ_VARIABLE\) reads resource variable 'v' before anything assigned it"):
         it.invoke()
+
+
+def list_write_model(steps: int = 4) -> bytes:
+    """A loop writing ``2 * x[i]`` into row ``i`` of a list the way TensorFlow's TensorListSetItem
+    converts (SLICE head and tail whose shapes change every step, CONCATENATION)."""
+    row_shape, shape = (1, 1, 3), (steps, 1, 3)
+    mb = ModelBuilder()
+    x = mb.input("x", shape, F32)
+    i0, empty = mb.const("i0", np.array(0, I32)), mb.const("empty", np.zeros(shape, F32))
+    outs = [mb.tensor("i_out", (), I32), mb.tensor("list_out", shape, F32), mb.tensor("x_out", shape, F32)]
+    cond = mb.subgraph("cond")
+    ci = cond.input("i", (), I32)
+    cond.input("list", shape, F32)
+    cond.input("x", shape, F32)
+    flag = cond.tensor("flag", (), np.bool_)
+    cond.op("LESS", [ci, cond.const("steps", np.array(steps, I32))], [flag])
+    cond.output(flag)
+    body = mb.subgraph("body")
+    bi, bl, bx = body.input("i", (), I32), body.input("list", shape, F32), body.input("x", shape, F32)
+    one = body.const("one", np.array([1], I32))
+    i1, i_vec, i1_vec = body.tensor("i1", (), I32), body.tensor("i_vec", (1,), I32), body.tensor("i1_vec", (1,), I32)
+    body.op("ADD", [bi, body.const("step", np.array(1, I32))], [i1])
+    body.op("RESHAPE", [bi, one], [i_vec])
+    body.op("RESHAPE", [i1, one], [i1_vec])
+    size, begin = body.tensor("head_size", (3,), I32), body.tensor("tail_begin", (3,), I32)
+    body.op("CONCATENATION", [i_vec, body.const("rest", np.array([-1, -1], I32))], [size], axis=0)
+    body.op("CONCATENATION", [i1_vec, body.const("zeros", np.array([0, 0], I32))], [begin], axis=0)
+    picked, row = body.tensor("picked", (1, 3), F32), body.tensor("row", row_shape, F32)
+    body.op("GATHER", [bx, bi], [picked], axis=0)
+    doubled = body.tensor("doubled", (1, 3), F32)
+    body.op("MUL", [picked, body.const("two", np.array(2.0, F32))], [doubled])
+    body.op("RESHAPE", [doubled, body.const("row_shape", np.array(row_shape, I32))], [row])
+    # shapes that vary at run time, stored as the converter stores them
+    head = body.tensor("head", row_shape, F32, shape_signature=(-1, -1, -1))
+    tail = body.tensor("tail", row_shape, F32, shape_signature=(-1, 1, 3))
+    body.op("SLICE", [bl, body.const("origin", np.zeros(3, I32)), size], [head])
+    body.op("SLICE", [bl, begin, body.const("to_end", np.full(3, -1, I32))], [tail])
+    new = body.tensor("new", shape, F32)
+    body.op("CONCATENATION", [head, row, tail], [new], axis=0)
+    body.output(i1, new, bx)
+    mb.op("WHILE", [i0, empty, x], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    mb.output(outs[1])
+    return mb.build()
+
+
+def test_list_write_becomes_dynamic_update_slice() -> None:
+    body = Interpreter(model_content=list_write_model()).graph.subgraphs[2]
+    ops = [str(n.op) for n in body.nodes]
+    assert "DYNAMIC_UPDATE_SLICE" in ops and "SLICE" not in ops and ops.count("CONCATENATION") == 2, ops
+
+
+@pytest.mark.xfail(strict=True, raises=UnsupportedOpError, reason="needs the DYNAMIC_UPDATE_SLICE cpu kernel of "
+                   "issue 12's operator work (branch ops), not on this branch")
+def test_list_write_loop() -> None:
+    x = np.random.default_rng(3).uniform(-1, 1, (4, 1, 3)).astype(F32)
+    check_op(list_write_model(), [x], "cpu")
