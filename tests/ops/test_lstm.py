@@ -328,3 +328,16 @@ def test_state_initialised_by_a_float16_constant() -> None:
             it.invoke()
         got.append(it.get_tensor(it.get_output_details()[0]["index"]))
     assert_same(got[0], got[1], rtol=1e-5, what="after reset_all_variables")
+
+
+def test_state_that_is_not_a_variable_is_refused() -> None:
+    """LiteRT refuses it too; updating a tensor other nodes read in place would corrupt them."""
+    mb = ModelBuilder()
+    x = mb.input("x", (BATCH, STEPS, N_IN), F32)
+    weights = _cell(mb, np.random.default_rng(0), "", N_IN, N_CELL, {}, False)
+    h, c = mb.input("h", (BATCH, N_CELL), F32), mb.tensor("c", (BATCH, N_CELL), F32, is_variable=True)
+    y = mb.tensor("y", (BATCH, STEPS, N_CELL), F32)
+    mb.op("UNIDIRECTIONAL_SEQUENCE_LSTM", [x, *weights, h, c], [y], fused_activation_function="TANH")
+    mb.output(y)
+    with pytest.raises(UnsupportedOpError, match=r"output state \(input 18\) must be a variable tensor"):
+        Interpreter(model_content=mb.build()).allocate_tensors()

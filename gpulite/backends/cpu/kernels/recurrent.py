@@ -287,9 +287,10 @@ def _time_major(a: np.ndarray, time_major: bool) -> np.ndarray:
 
 
 def _state(node, ctx, slot: int, rows: int, width: int, what: str) -> np.ndarray:
-    if not ctx.has_input(slot) or ctx.const(slot) is not None:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} (input {slot}) must be a variable or "
-                                 "computed tensor (the kernel updates it)")
+    """The state the kernel updates in place: a variable tensor, as LiteRT requires (``GetVariableInput``)."""
+    if not ctx.has_input(slot) or not ctx.in_info(slot).is_variable:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} (input {slot}) must be a variable tensor "
+                                 "(the kernel updates it in place), as LiteRT requires")
     s = ctx.input(slot)
     if s.dtype != _F32 or s.size != rows * width:
         raise ShapeError(f"node {node.index} ({node.op}): {what} (input {slot}) is {s.dtype} {list(s.shape)}; "
