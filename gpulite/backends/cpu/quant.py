@@ -226,26 +226,33 @@ def quantize_rows(x: np.ndarray, asymmetric: bool) -> tuple[np.ndarray, np.ndarr
     TFLite does. An all-zero row gets scale 1 and zeros.
     """
     x = np.asarray(x, np.float32)
+    lo, hi = x.min(axis=1), x.max(axis=1)
     if asymmetric:
-        rmin = np.minimum(x.min(axis=1), 0).astype(np.float64)
-        rmax = np.maximum(x.max(axis=1), 0).astype(np.float64)
+        rmin = np.minimum(lo, np.float32(0)).astype(np.float64)
+        rmax = np.maximum(hi, np.float32(0)).astype(np.float64)
         flat = rmin == rmax
-        scale = np.where(flat, 1.0, (rmax - rmin) / 255.0)
-        from_min, from_max = -128.0 - rmin / scale, 127.0 - rmax / scale
-        zp_real = np.where(128.0 + np.abs(rmin / scale) < 127.0 + np.abs(rmax / scale), from_min, from_max)
-        zp = np.where(zp_real <= -128, -128, np.where(zp_real >= 127, 127, _round_away(zp_real)))
-        zp = np.where(flat, 0, zp).astype(np.int32)
+        scale = (rmax - rmin) / 255.0
+        scale[flat] = 1.0
+        below, above = rmin / scale, rmax / scale
+        zp_real = np.where(128.0 + np.abs(below) < 127.0 + np.abs(above), -128.0 - below, 127.0 - above)
+        zp = np.clip(_round_away(zp_real), -128, 127).astype(np.int32)  # = TFLite's nudging to [-128, 127]
+        zp[flat] = 0
         sf = scale.astype(np.float32)
-        inv = np.float32(1) / sf
-        q = _round_away(zp.astype(np.float32)[:, None] + x * inv[:, None])
-        q = np.clip(q, -128, 127)
+        v = x * (np.float32(1) / sf)[:, None]
+        v += zp.astype(np.float32)[:, None]
+        bounds = (np.float32(-128), np.float32(127))
     else:
-        rng = np.maximum(np.abs(x.min(axis=1)), np.abs(x.max(axis=1)))
+        rng = np.maximum(np.abs(lo), np.abs(hi))
         flat = rng == 0
-        safe = np.where(flat, np.float32(1), rng)
-        sf = np.where(flat, np.float32(1), safe / np.float32(127)).astype(np.float32)
-        q = np.clip(_round_away(x * (np.float32(127) / safe)[:, None]), -127, 127)
+        rng[flat] = 1
+        sf = rng / np.float32(127)
+        sf[flat] = 1
+        v = x * (np.float32(127) / rng)[:, None]
         zp = np.zeros(x.shape[0], np.int32)
+        bounds = (np.float32(-127), np.float32(127))
+    q = _round_away(v)
+    np.maximum(q, bounds[0], out=q)
+    np.minimum(q, bounds[1], out=q)
     q[flat] = 0
     return q.astype(np.int8), sf, zp
 
