@@ -51,8 +51,11 @@ class _Call:
         except UnsupportedOpError as e:
             raise _refuse(node, f"its {role} subgraph {sub.name!r} cannot run: {e}") from e
         arrays = self.exe.arrays
-        # (position, array) of each input the subgraph stores (an unread input is not planned)
-        self.ins = [(pos, arrays[t]) for pos, t in enumerate(sub.inputs) if pos not in consts and t in arrays]
+        # (position, array) of each input the subgraph reads or passes on: a loop's cond usually
+        # reads only the counters, so the big loop values are not copied into it at every step
+        used = {i for n in g.nodes for i in n.inputs} | set(sub.outputs)
+        self.ins = [(pos, arrays[t]) for pos, t in enumerate(sub.inputs)
+                    if pos not in consts and t in arrays and t in used]
         self.outs = [arrays[t] for t in sub.outputs]
 
     def __call__(self, values: list[np.ndarray]) -> list[np.ndarray]:
