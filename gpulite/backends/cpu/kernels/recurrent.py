@@ -13,9 +13,13 @@ where the first ended, as in LiteRT.
 
 Hybrid: each input, aux input and state row is quantized on its own before every product
 (:func:`~gpulite.backends.cpu.quant.quantize_rows`, asymmetric when the op's
-``asymmetric_quantize_inputs`` says so) and multiplied with the int8 weights in int32
+``asymmetric_quantize_inputs`` says so) and multiplied with the int8 weights exactly
 (:func:`~gpulite.backends.cpu.quant.hybrid_matmul`); peephole weights are dequantized.
 Full-integer LSTMs (int8/int16 activations) are refused.
+
+The gates' weights are side by side in one matrix (one product per step for all gates), and
+the input products of a whole sequence are one product before the steps (per-row quantization
+makes that exactly what stepping gives); each step adds the recurrent product.
 
 UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM and LSTM (one step, the full kernel)
 share :class:`Direction`; UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN and RNN (one step)
