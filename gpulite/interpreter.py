@@ -47,7 +47,7 @@ import numpy as np
 from gpulite import instrument, runtime, zoo
 from gpulite.backends.base import Executable, GpuIO
 from gpulite.errors import ConcurrentUseError, ModelError, ShapeError, brief
-from gpulite.graph import passes
+from gpulite.graph import passes, tensor_lists
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan, plan_memory, topological_order
 from gpulite.graph.shapes import propagate
@@ -161,11 +161,17 @@ class Interpreter:
 
     # -- construction -------------------------------------------------------------------
     def _build_graph(self) -> Graph:
-        """The model's graph, constants folded, nodes in run order (what backends prepare: fusion is theirs)."""
-        g = Graph.from_model(self._model, 0)
-        passes.fold_constants(g)
-        g.nodes = topological_order(g)
-        return g
+        """The model's graph, constants folded, nodes in run order (what backends prepare: fusion is theirs).
+
+        Every other subgraph of the model is built the same way into ``graph.subgraphs``, for the
+        control-flow nodes that run them."""
+        graphs = [Graph.from_model(self._model, i) for i in range(len(self._model.subgraphs))]
+        for g in graphs:
+            passes.fold_constants(g)
+            tensor_lists.rewrite_list_writes(g)  # loop bodies' list writes: static shapes (graph/tensor_lists.py)
+            g.nodes = topological_order(g)
+            g.subgraphs = graphs
+        return graphs[0]
 
     @property
     def backend(self) -> str:
@@ -215,6 +221,14 @@ class Interpreter:
         exe = self._backend.compile(graph, plan_memory(graph, graph.nodes))
         self._exe, self._plan = exe, exe.plan
         self._guard = np.frombuffer(memoryview(exe.arena), dtype=np.uint8)
+        self._set_variables(exe, initial=True)
+
+    def _set_variables(self, exe: Executable, initial: bool) -> None:
+        """Variable tensors to zeros, or (``initial``) to the values a model initialises them with
+        (the arena starts zeroed, so the others are zeros already)."""
+        for t in self._current.tensors:
+            if t.is_variable and exe.stores(t.index) and not (initial and t.initial is None):
+                exe.write(t.index, t.initial if initial else np.zeros(t.shape, t.dtype))
 
     def _release_exe(self) -> None:
         # The previous plan's GPU buffers go now, not whenever the garbage collector runs.
@@ -226,6 +240,14 @@ class Interpreter:
     def invoke(self) -> None:
         self._ensure_safe()
         self._allocated("invoke()").invoke(instrument.observer(self.graph, self._backend_name))
+
+    @_exclusive
+    def reset_all_variables(self) -> None:
+        """Set every variable tensor (the LSTM states converters write) to zeros, as LiteRT's
+        ``reset_all_variables`` does (even one the model initialised with a constant; that value
+        is restored only by ``allocate_tensors``). Resource variables are kept."""
+        self._ensure_safe()
+        self._set_variables(self._allocated("reset_all_variables()"), initial=False)
 
     def _tensor_index(self, tensor_index: Any) -> int:
         try:

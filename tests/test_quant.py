@@ -7,9 +7,11 @@ import pytest
 
 from gpulite.backends.cpu.quant import (
     Requantizer,
+    hybrid_matmul,
     multiply_by_quantized_multiplier,
     multiply_by_quantized_multiplier_single,
     quantize_multiplier,
+    quantize_rows,
 )
 
 
@@ -77,3 +79,70 @@ def test_per_channel_requantizer_broadcasts_along_last_axis() -> None:
     for c in range(3):
         want = np.clip(multiply_by_quantized_multiplier(acc[..., c], ms[c], ss[c]) + 128, 0, 255)
         np.testing.assert_array_equal(out[..., c], want)
+
+
+# --- hybrid kernels' per-row input quantization (tensor_utils' Portable*QuantizeFloats) ---------
+
+def _c_round(v: float) -> int:
+    """C's round / roundf: halves away from zero."""
+    return int(np.copysign(np.floor(abs(v) + 0.5), v))
+
+
+def _c_symmetric(row: np.ndarray) -> tuple[list[int], float]:
+    rng = max(abs(float(row.min())), abs(float(row.max())))  # float32 values: exact in double
+    if rng == 0:
+        return [0] * row.size, 1.0
+    f32 = np.float32
+    inv = f32(127) / f32(rng)
+    return [max(-127, min(127, _c_round(float(f32(v) * inv)))) for v in row], float(f32(rng) / f32(127))
+
+
+def _c_asymmetric(row: np.ndarray) -> tuple[list[int], float, int]:
+    rmin, rmax = min(0.0, float(row.min())), max(0.0, float(row.max()))  # double, as the C++
+    if rmin == rmax:
+        return [0] * row.size, 1.0, 0
+    scale = (rmax - rmin) / 255.0
+    from_min, from_max = -128.0 - rmin / scale, 127.0 - rmax / scale
+    zp_real = from_min if abs(-128.0) + abs(rmin / scale) < abs(127.0) + abs(rmax / scale) else from_max
+    zp = -128 if zp_real <= -128 else 127 if zp_real >= 127 else _c_round(zp_real)
+    f32 = np.float32
+    inv = f32(1) / f32(scale)
+    q = [max(-128, min(127, _c_round(float(f32(zp) + f32(v) * inv)))) for v in row]
+    return q, float(f32(scale)), zp
+
+
+def _rows() -> np.ndarray:
+    rng = np.random.default_rng(11)
+    rows = [rng.uniform(-3, 3, 17), rng.uniform(0.5, 2, 17), -rng.uniform(0.5, 2, 17), np.zeros(17),
+            rng.normal(0, 1e-3, 17), np.linspace(-1, 1, 17)]
+    halves = np.full(17, 0.5)
+    halves[0] = 127.0  # scale 1: values landing exactly on .5 steps
+    rows.append(halves)
+    return np.array(rows, np.float32)
+
+
+@pytest.mark.parametrize("asymmetric", [False, True])
+def test_quantize_rows_matches_the_c_transcription(asymmetric):
+    x = _rows()
+    q, scale, zp = quantize_rows(x, asymmetric)
+    for r, row in enumerate(x):
+        if asymmetric:
+            want_q, want_scale, want_zp = _c_asymmetric(row)
+        else:
+            (want_q, want_scale), want_zp = _c_symmetric(row), 0
+        assert q[r].tolist() == want_q, f"row {r}"
+        assert float(scale[r]) == want_scale and int(zp[r]) == want_zp, f"row {r}"
+
+
+def test_hybrid_matmul_is_the_integer_product_rescaled():
+    rng = np.random.default_rng(12)
+    x = rng.uniform(-2, 2, (3, 40)).astype(np.float32)
+    w = rng.integers(-127, 128, (5, 40)).astype(np.int8)
+    w_scale = np.float32(0.02)
+    for asymmetric in (False, True):
+        q, sf, zp = quantize_rows(x, asymmetric)
+        acc = q.astype(np.int64) @ w.T.astype(np.int64) - zp[:, None] * w.astype(np.int64).sum(axis=1)[None, :]
+        want = acc.astype(np.float32) * (sf[:, None] * w_scale)
+        sums = w.astype(np.float32).sum(axis=1) if asymmetric else None
+        got = hybrid_matmul(q, sf, zp, np.ascontiguousarray(w.T, np.float32), w_scale, sums)
+        np.testing.assert_array_equal(got, want)

@@ -95,7 +95,7 @@ def fuse(graph: Graph, rules: FusionRules) -> Graph:
 class _Fuser:
     def __init__(self, graph: Graph, rules: FusionRules) -> None:
         nodes = [dataclasses.replace(n) for n in topological_order(graph)]
-        self.g = Graph(list(graph.tensors), nodes, graph.inputs, graph.outputs, graph.name)
+        self.g = Graph(list(graph.tensors), nodes, graph.inputs, graph.outputs, graph.name, graph.subgraphs)
         self.rules = rules
         self.dropped: set[int] = set()
         self.reindex()

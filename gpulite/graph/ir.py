@@ -8,7 +8,7 @@ model's tensor index. Shapes live on :class:`TensorInfo` and change only through
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -28,7 +28,8 @@ class TensorInfo:
     sparsity: Sparsity | None = None
     shape_signature: tuple[int, ...] = ()
     type_code: int = 0
-    is_variable: bool = False  # state kept across invokes (the file's Tensor.is_variable)
+    is_variable: bool = False  # state a kernel keeps across invokes (LSTM states): zero at allocate, then its own
+    initial: np.ndarray | None = None  # a variable's value at allocate instead of zeros (a folded DEQUANTIZE's)
 
     @property
     def nbytes(self) -> int:
@@ -117,6 +118,9 @@ class Graph:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     name: str = ""
+    # Every subgraph of the model by its index (this graph among them), shared by all of them: what
+    # control-flow nodes (WHILE, IF, CALL_ONCE) name. Empty for a graph not read from a model.
+    subgraphs: list[Graph] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def from_model(cls, model: Model, subgraph: int = 0) -> Graph:

@@ -57,6 +57,9 @@ def fold_constants(g: Graph) -> Graph:
                     f"node {n.index} ({n.op}): folding constant tensor {src.index} gives {value.size} "
                     f"{value.dtype} values, but output tensor {dst.index} is declared {list(dst.shape)} {dst.dtype}"
                 )
+            if dst.is_variable:  # a state the converter initialises this way: its value at allocate, not a constant
+                dst.initial = value.reshape(dst.shape)
+                continue
             dst.const = value.reshape(dst.shape)
             if dst.index in g.outputs:  # a graph output must still be produced by a node
                 keep.append(n)

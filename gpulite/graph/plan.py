@@ -38,7 +38,7 @@ def topological_order(g: Graph) -> list[Node]:
     for a producer that comes after it in the file. Kahn's algorithm computes the passes in
     linear time; the nodes are then sorted by (pass, file position).
     """
-    produced = set(g.inputs) | {t.index for t in g.tensors if t.is_const}
+    produced = set(g.inputs) | {t.index for t in g.tensors if t.is_const or t.is_variable}
     producers: dict[int, Node] = {}
     for n in g.nodes:
         for o in n.outputs:
@@ -77,7 +77,7 @@ def topological_order(g: Graph) -> list[Node]:
 
 
 def lifetimes(g: Graph, order: list[Node]) -> dict[int, list[int]]:
-    """First and last step of every non-constant tensor; graph inputs/outputs span the plan."""
+    """First and last step of every non-constant tensor; graph inputs/outputs and variables span the plan."""
     last = len(order)
     life: dict[int, list[int]] = {}
     for step, n in enumerate(order):
@@ -87,7 +87,7 @@ def lifetimes(g: Graph, order: list[Node]) -> dict[int, list[int]]:
         for i in n.inputs:
             if i >= 0 and i in life:
                 life[i][1] = step
-    for i in (*g.inputs, *g.outputs):
+    for i in (*g.inputs, *g.outputs, *(t.index for t in g.tensors if t.is_variable)):
         if not g.tensors[i].is_const:
             life[i] = [0, last]
     return life

@@ -11,6 +11,8 @@ constness the table promises. What it checks, for every node:
 - inputs gpulite's kernels need constant are constant;
 - every stored output shape is the one the op's shape rule gives (LiteRT recomputes them); an
   output whose ``shape_signature`` has a -1 takes the rule's shape instead (a converter's placeholder).
+- a control-flow node (WHILE, IF, CALL_ONCE) names subgraphs the model has, whose inputs and
+  outputs match the node's, and that do not call themselves; those subgraphs are validated too.
 
 A malformed node raises :class:`~gpulite.errors.ModelError` (:class:`~gpulite.errors.ShapeError`
 for a stored shape that its inputs do not give); a valid node gpulite cannot run
@@ -26,13 +28,13 @@ import numpy as np
 from gpulite.errors import ModelError, ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Graph, Node
 from gpulite.graph.shapes import output_shapes
-from gpulite.model.opdefs import Op, Operands, op_spec
+from gpulite.model.opdefs import Op, Operands, OpName, op_spec
 
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _FOLDED = (Op.DEQUANTIZE, Op.DENSIFY)  # a folded node kept to produce a graph output writes its constant
 
 
-def validate(g: Graph, backend: str) -> None:
+def validate(g: Graph, backend: str, _calling: tuple[int, ...] = ()) -> None:
     """Raise the first problem of any node of ``g`` (see the module docstring); ``backend`` names
     where it would run, for :class:`~gpulite.errors.UnsupportedOpError`."""
     for i in g.inputs:
@@ -45,6 +47,7 @@ def validate(g: Graph, backend: str) -> None:
         if spec is not None and spec.operands is not None:
             _check_operands(g, n, spec.operands, backend)
         _check_shapes(g, n)
+        _check_called(g, n, backend, _calling)
 
 
 def _check_shapes(g: Graph, n: Node) -> None:
@@ -133,3 +136,74 @@ def _check_bias(g: Graph, n: Node, pos: int) -> None:
     if allowed is not None and bias.dtype.name not in allowed:
         raise ModelError(f"node {n.index} ({n.op}): bias {_where(g, bias.index)} is {bias.dtype} for a {x.dtype} "
                          f"input; expected {' or '.join(allowed)}")
+
+
+# Control flow: the options fields naming subgraphs, per op.
+SUBGRAPH_FIELDS: dict[OpName, tuple[str, ...]] = {
+    Op.WHILE: ("cond_subgraph_index", "body_subgraph_index"),
+    Op.IF: ("then_subgraph_index", "else_subgraph_index"),
+    Op.CALL_ONCE: ("init_subgraph_index",),
+}
+
+
+def called_subgraphs(g: Graph, n: Node) -> list[Graph]:
+    """The subgraphs control-flow node ``n`` of ``g`` runs (in its options' order); [] for other ops.
+    A missing subgraph is a :class:`~gpulite.errors.ModelError`."""
+    fields = SUBGRAPH_FIELDS.get(n.op, ())
+    out = []
+    for name in fields:
+        k = getattr(n.options, name, None)
+        if k is None:
+            raise ModelError(f"node {n.index} ({n.op}) has no {type(n.options).__name__ if n.options else 'options'} "
+                             f"{name}; {n.op} needs its options to name its subgraphs")
+        if not 0 <= k < len(g.subgraphs):
+            raise ModelError(f"node {n.index} ({n.op}): {name} is {k}, but the model has {len(g.subgraphs)} "
+                             f"subgraph(s) (0 to {len(g.subgraphs) - 1})")
+        out.append(g.subgraphs[k])
+    return out
+
+
+def _check_called(g: Graph, n: Node, backend: str, calling: tuple[int, ...]) -> None:
+    subs = called_subgraphs(g, n)
+    if not subs:
+        return
+    here = _position(g, g)
+    n_in, n_out = len(n.inputs), len(n.outputs)
+    if n.op == Op.WHILE:
+        if n_in != n_out:
+            raise ModelError(f"node {n.index} (WHILE) has {n_in} inputs and {n_out} outputs; a loop carries each "
+                             "input to the output in its place, so they must be as many")
+        wants = [("cond", subs[0], n_in, 1), ("body", subs[1], n_in, n_in)]
+    elif n.op == Op.IF:
+        if n_in < 1:
+            raise ModelError(f"node {n.index} (IF) has no inputs; it needs the condition first")
+        wants = [("then", subs[0], n_in - 1, n_out), ("else", subs[1], n_in - 1, n_out)]
+    else:
+        wants = [("init", subs[0], 0, 0)]
+    fed = [g.tensors[t] for t in n.inputs[1:]] if n.op == Op.IF else [g.tensors[t] for t in n.inputs if t >= 0]
+    for role, sub, k_in, k_out in wants:
+        k = _position(g, sub)
+        if k in calling or k == here:
+            raise ModelError(f"node {n.index} ({n.op}): its {role} subgraph {k} ({sub.name!r}) calls itself "
+                             f"(call chain {[*calling, here, k]}); recursion is not allowed")
+        if len(sub.inputs) != k_in or len(sub.outputs) != k_out:
+            raise ModelError(f"node {n.index} ({n.op}): {role} subgraph {k} ({sub.name!r}) has {len(sub.inputs)} "
+                             f"inputs and {len(sub.outputs)} outputs; expected {k_in} and {k_out}")
+        for pos, (t, s) in enumerate(zip(fed, (sub.tensors[i] for i in sub.inputs), strict=True)):
+            if t.dtype != s.dtype:
+                raise ModelError(f"node {n.index} ({n.op}): input {pos} is {t.dtype} but {role} subgraph {k} "
+                                 f"takes {s.dtype} there")
+        if n.op == Op.WHILE and role == "cond" and sub.tensors[sub.outputs[0]].dtype != np.bool_:
+            raise ModelError(f"node {n.index} (WHILE): cond subgraph {k} ({sub.name!r}) gives "
+                             f"{sub.tensors[sub.outputs[0]].dtype}; expected bool")
+        outs = [] if role == "cond" else zip(n.outputs, sub.outputs, strict=True)
+        for pos, (t, s) in enumerate((g.tensors[a], sub.tensors[b]) for a, b in outs):
+            if t.dtype != s.dtype:
+                raise ModelError(f"node {n.index} ({n.op}): output {pos} is {t.dtype} but {role} subgraph {k} "
+                                 f"gives {s.dtype} there")
+        validate(sub, backend, (*calling, here))
+
+
+def _position(g: Graph, sub: Graph) -> int:
+    # By identity: graphs compare by value, and each one holds the list of all of them.
+    return next((k for k, s in enumerate(g.subgraphs) if s is sub), -1)

@@ -463,6 +463,22 @@ _OPERANDS: dict[str, Operands] = {
     "EMBEDDING_LOOKUP_SPARSE": Operands((5, 5), same_dtype=("i3", "i4", "o0"), index_inputs=(0, 1, 2)),
     "CONV_3D": Operands((2, 3), optional=(2,), same_dtype=("i0", "o0"), bias=2),
     "CONV_3D_TRANSPOSE": Operands((3, 4), optional=(3,), same_dtype=("i2", "o0"), index_inputs=(0,), bias=3),
+    # recurrent (lstm_eval.cc: CIFG, peephole, projection, layer norm and aux inputs are optional)
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": Operands((20, 24), optional=(1, 5, 9, 10, 11, 12, 16, 17, 20, 21, 22, 23),
+                                             same_dtype=("i0", "o0")),
+    "BIDIRECTIONAL_SEQUENCE_LSTM": Operands((48, 48), (1, 2), optional=(
+        1, 5, 9, 10, 11, 12, 16, 17, 18, 22, 26, 27, 28, 29, 33, 34, *range(39, 48)), same_dtype=("i0", "o0")),
+    "UNIDIRECTIONAL_SEQUENCE_RNN": Operands((5, 5), same_dtype=("i0", "o0")),
+    "BIDIRECTIONAL_SEQUENCE_RNN": Operands((12, 12), (1, 2), optional=(9, 10, 11), same_dtype=("i0", "o0")),
+    "LSTM": Operands((5, 24), (1, 4), optional=(1, 5, 9, 10, 11, 12, 16, 17, 20, 21, 22, 23)),
+    "RNN": Operands((5, 5), same_dtype=("i0", "o0")),
+    # control flow: the subgraphs' arity is checked against the node's by graph/validate.py
+    "WHILE": Operands((0, None), (0, None)),
+    "IF": Operands((1, None), (0, None)),
+    "CALL_ONCE": Operands((0, 0), (0, 0)),
+    "VAR_HANDLE": Operands((0, 0)),
+    "READ_VARIABLE": Operands((1, 1)),
+    "ASSIGN_VARIABLE": Operands((2, 2), (0, 0)),
     # MediaPipe custom ops (mediapipe/util/tflite/operations/*.cc)
     "Convolution2DTransposeBias": Operands((3, 3), bias=2),
     "Landmarks2TransformMatrix": Operands((1, 1)),

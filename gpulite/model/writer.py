@@ -228,10 +228,11 @@ def _align(n: int, a: int = _BUFFER_ALIGN) -> int:
 
 
 class ModelBuilder:
-    """Collects tensors, operators and buffers of a one-subgraph model; :meth:`build` writes it.
+    """Collects tensors, operators and buffers of a model; :meth:`build` writes it.
 
     Every method that makes a tensor returns its index, to be used in :meth:`op`,
     :meth:`output` and signatures. Graph inputs are in the order of :meth:`input` calls.
+    The builder is subgraph 0; :meth:`subgraph` adds more (for WHILE, IF, CALL_ONCE).
     """
 
     def __init__(self, name: str = "main") -> None:
@@ -244,6 +245,16 @@ class ModelBuilder:
         self._inputs: list[int] = []
         self._outputs: list[int] = []
         self._metadata: list[tuple[str, int]] = []
+        self._subgraphs: list[ModelBuilder] = []
+
+    def subgraph(self, name: str) -> ModelBuilder:
+        """Add a subgraph to the model and return its builder; its index in the model is 1 for the
+        first one added, 2 for the next, ... Its tensors, operators, inputs and outputs are its
+        own; buffers and operator codes are the model's. Only this (the model's) builder builds."""
+        child = ModelBuilder(name)
+        child._buffers, child._const_buffers, child._opcodes = self._buffers, self._const_buffers, self._opcodes
+        self._subgraphs.append(child)
+        return child
 
     # -- tensors ---------------------------------------------------------------------------
     def tensor(
@@ -468,14 +479,7 @@ class ModelBuilder:
                 deprecated_builtin_code=min(code, sg.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES),
                 builtin_code=code, custom_code=name, version=version))
 
-        tensors = [self._write_tensor(fb, t) for t in self._tensors]
-        operators = [self._write_op(fb, op) for op in self._ops]
-
-        sg_name = fb.CreateString(self.name)
-        t_vec, o_vec = _table_vector(fb, tensors), _table_vector(fb, operators)
-        in_vec, out_vec = _ints(fb, self._inputs), _ints(fb, self._outputs)
-        subgraph = _table(fb, "SubGraph", tensors=t_vec, inputs=in_vec, outputs=out_vec, operators=o_vec,
-                          name=sg_name)
+        subgraphs = [b._write_subgraph(fb) for b in (self, *self._subgraphs)]
 
         metadata = []
         for name, b in self._metadata:
@@ -484,7 +488,7 @@ class ModelBuilder:
 
         sigs = [] if signature is None else [self._write_signature(fb, signature)]
         desc = fb.CreateString(description)
-        codes_vec, sg_vec = _table_vector(fb, opcodes), _table_vector(fb, [subgraph])
+        codes_vec, sg_vec = _table_vector(fb, opcodes), _table_vector(fb, subgraphs)
         buf_vec = _table_vector(fb, buffers)
         meta_vec = _table_vector(fb, metadata) if metadata else None
         sig_vec = _table_vector(fb, sigs) if sigs else None
@@ -492,6 +496,14 @@ class ModelBuilder:
                        buffers=buf_vec, metadata=meta_vec, signature_defs=sig_vec)
         fb.Finish(model, file_identifier=b"TFL3")
         return bytes(fb.Output())
+
+    def _write_subgraph(self, fb: flatbuffers.Builder) -> int:
+        tensors = [self._write_tensor(fb, t) for t in self._tensors]
+        operators = [self._write_op(fb, op) for op in self._ops]
+        sg_name = fb.CreateString(self.name)
+        t_vec, o_vec = _table_vector(fb, tensors), _table_vector(fb, operators)
+        in_vec, out_vec = _ints(fb, self._inputs), _ints(fb, self._outputs)
+        return _table(fb, "SubGraph", tensors=t_vec, inputs=in_vec, outputs=out_vec, operators=o_vec, name=sg_name)
 
     def _write_tensor(self, fb: flatbuffers.Builder, t: _Tensor) -> int:
         shape = _ints(fb, t.shape)

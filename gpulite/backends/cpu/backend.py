@@ -26,14 +26,14 @@ import numpy as np
 
 from gpulite.backends.base import DeviceKind, GpuControl, GpuIO, Observer, copy_graph
 from gpulite.backends.cpu import blas
-from gpulite.backends.cpu.context import CpuContext, ScratchPool
+from gpulite.backends.cpu.context import CpuContext, Resources, ScratchPool
 from gpulite.backends.cpu.eager import CpuEager
 from gpulite.backends.cpu.fusion_rules import CPU_RULES
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import OutOfMemoryError, UnsupportedOpError
 from gpulite.graph import fusion
 from gpulite.graph.ir import Graph, Node
-from gpulite.graph.plan import MemoryPlan
+from gpulite.graph.plan import MemoryPlan, plan_memory
 
 
 class CpuExecutable:
@@ -109,18 +109,20 @@ class CpuBackend:
             return copy_graph(graph)
         return fusion.fuse(graph, CPU_RULES)
 
-    def compile(self, graph: Graph, plan: MemoryPlan) -> CpuExecutable:
+    def compile(self, graph: Graph, plan: MemoryPlan, resources: Resources | None = None) -> CpuExecutable:
+        """``resources``: the resource variables to share (a subgraph run by a control-flow node
+        shares its caller's); by default the executable has its own."""
         for n in graph.nodes:
             if get_kernel(n.op, self.name) is None:
                 raise UnsupportedOpError(n.op, n.index, self.name)
         prev = blas.set_local_threads(1)  # weight transforms: small BLAS calls, no thread start-up
         try:
-            return self._compile(graph, plan)
+            return self._compile(graph, plan, Resources() if resources is None else resources)
         finally:
             if prev is not None and prev != 1:
                 blas.set_local_threads(prev)
 
-    def _compile(self, graph: Graph, plan: MemoryPlan) -> CpuExecutable:
+    def _compile(self, graph: Graph, plan: MemoryPlan, resources: Resources) -> CpuExecutable:
         try:
             arena = np.zeros(max(plan.arena_bytes, 1), np.uint8)
         except MemoryError:
@@ -136,7 +138,7 @@ class CpuBackend:
         steps, names = [], []
         for n in graph.nodes:
             factory = get_kernel(n.op, self.name)
-            run = factory(n, CpuContext(graph, n, arrays, self.num_threads, scratch))
+            run = factory(n, CpuContext(graph, n, arrays, self.num_threads, scratch, resources))
             steps.append(run)
             extra = "".join(f"+{step.kind}" for step in n.epilogue)
             names.append(f"{n.op}#{n.index}{'+pad' if n.pads is not None else ''}{extra}")
@@ -153,4 +155,16 @@ class CpuBackend:
         return {}
 
 
-__all__ = ["BLAS_THREADS", "CpuBackend", "CpuContext", "CpuExecutable", "ScratchPool"]
+def compile_subgraph(graph: Graph, num_threads: int, resources: Resources) -> CpuExecutable:
+    """``graph`` (a subgraph a control-flow kernel runs) prepared, planned and compiled on its own,
+    sharing the caller's ``resources``."""
+    backend = CpuBackend(num_threads)
+    prepared = backend.prepare(graph)
+    exe = backend.compile(prepared, plan_memory(prepared, prepared.nodes), resources)
+    for t in prepared.tensors:  # the arena starts zeroed: only folded initial values need writing
+        if t.is_variable and t.initial is not None and exe.stores(t.index):
+            exe.write(t.index, t.initial)
+    return exe
+
+
+__all__ = ["BLAS_THREADS", "CpuBackend", "CpuContext", "CpuExecutable", "ScratchPool", "compile_subgraph"]

@@ -1,4 +1,5 @@
-"""What a CPU kernel factory is given: :class:`CpuContext` (its node's arrays) and the shared :class:`ScratchPool`."""
+"""What a CPU kernel factory is given: :class:`CpuContext` (its node's arrays), the shared :class:`ScratchPool`
+and the executable's :class:`Resources`."""
 
 from __future__ import annotations
 
@@ -18,11 +19,12 @@ class CpuContext(KernelContext):
     """
 
     def __init__(self, graph: Graph, node: Node, arrays: dict[int, np.ndarray], num_threads: int,
-                 scratch: ScratchPool | None = None) -> None:
+                 scratch: ScratchPool | None = None, resources: Resources | None = None) -> None:
         super().__init__(graph, node)
         self._arrays = arrays
         self.num_threads = max(1, int(num_threads or 1))
         self.scratch = scratch if scratch is not None else ScratchPool()
+        self.resources = resources if resources is not None else Resources()
 
     def input(self, i: int) -> np.ndarray:
         return self._arrays[self.node.inputs[i]]
@@ -57,3 +59,23 @@ class ScratchPool:
             self._bufs[key] = buf
         off = (-buf.ctypes.data) % 64  # cache-line aligned
         return buf[off:off + nbytes].view(dtype).reshape(shape)
+
+
+class Resources:
+    """The resource variables (VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE) of one executable and of
+    the subgraphs its control-flow nodes run, which share them as LiteRT's subgraphs share the
+    interpreter's: a variable's id by ``(container, shared_name)``, its value by id (None until
+    it is first assigned)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[str, str], int] = {}
+        self.values: dict[int, np.ndarray] = {}
+        self.names: list[str] = []
+
+    def handle(self, container: str, name: str) -> int:
+        """The id of variable ``name`` in ``container``, made on first use."""
+        key = (container, name)
+        if key not in self.ids:
+            self.ids[key] = len(self.ids)
+            self.names.append(name)
+        return self.ids[key]

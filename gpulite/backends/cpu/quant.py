@@ -211,3 +211,72 @@ def per_tensor(node, info, what: str) -> tuple[float, int]:
         got = "no quantization" if q is None else f"{q.scale.size} scales"
         raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} must be quantized per tensor, got {got}")
     return float(q.scale[0]), int(q.zero_point[0])
+
+
+# -- dynamic-range ("hybrid") kernels: float activations quantized per row at run time --------
+
+def _round_away(x: np.ndarray) -> np.ndarray:
+    """C's ``round`` (halves away from zero), which TFLite's ``TfLiteRound`` is; numpy rounds halves to even."""
+    return np.copysign(np.floor(np.abs(x) + x.dtype.type(0.5)), x)
+
+
+def quantize_rows(x: np.ndarray, asymmetric: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row of the 2-D float32 ``x`` quantized to int8 on its own: TFLite's
+    ``BatchQuantizeFloats``, how hybrid kernels quantize their float input per batch.
+
+    Returns ``(q, scale, zero_point)``: int8 rows, one float32 scale and one int32 zero point
+    per row, with ``x ~ scale * (q - zero_point)``. Symmetric (``SymmetricQuantizeFloats``):
+    scale ``max|row| / 127``, values in [-127, 127], zero point 0. Asymmetric
+    (``AsymmetricQuantizeFloats``, the ops' ``asymmetric_quantize_inputs``): the row's range
+    widened to hold 0, over [-128, 127], scale and nudged zero point computed in double as
+    TFLite does. An all-zero row gets scale 1 and zeros.
+    """
+    x = np.asarray(x, np.float32)
+    lo, hi = x.min(axis=1), x.max(axis=1)
+    if asymmetric:
+        rmin = np.minimum(lo, np.float32(0)).astype(np.float64)
+        rmax = np.maximum(hi, np.float32(0)).astype(np.float64)
+        flat = rmin == rmax
+        scale = (rmax - rmin) / 255.0
+        scale[flat] = 1.0
+        below, above = rmin / scale, rmax / scale
+        zp_real = np.where(128.0 + np.abs(below) < 127.0 + np.abs(above), -128.0 - below, 127.0 - above)
+        zp = np.clip(_round_away(zp_real), -128, 127).astype(np.int32)  # = TFLite's nudging to [-128, 127]
+        zp[flat] = 0
+        sf = scale.astype(np.float32)
+        v = x * (np.float32(1) / sf)[:, None]
+        v += zp.astype(np.float32)[:, None]
+        bounds = (np.float32(-128), np.float32(127))
+    else:
+        rng = np.maximum(np.abs(lo), np.abs(hi))
+        flat = rng == 0
+        rng[flat] = 1
+        sf = rng / np.float32(127)
+        sf[flat] = 1
+        v = x * (np.float32(127) / rng)[:, None]
+        zp = np.zeros(x.shape[0], np.int32)
+        bounds = (np.float32(-127), np.float32(127))
+    q = _round_away(v)
+    np.maximum(q, bounds[0], out=q)
+    np.minimum(q, bounds[1], out=q)
+    q[flat] = 0
+    return q.astype(np.int8), sf, zp
+
+
+def hybrid_matmul(q: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, w: np.ndarray, w_scale: np.ndarray,
+                  row_sums: np.ndarray | None) -> np.ndarray:
+    """``x @ w`` for rows ``x`` given as :func:`quantize_rows` made them and int8 weight values ``w``
+    ``[in, out]`` with scale ``w_scale`` (a scalar or one per output column): TFLite's hybrid
+    ``MatrixBatchVectorMultiplyAccumulate``. The integer dot product (less ``zero_point`` times
+    the weight column's sum, ``row_sums``, when the input was quantized asymmetrically) is
+    converted to float32 and multiplied by the float32 product of the row's and the weight's
+    scales. Returns float32 ``[rows, out]``.
+
+    ``w`` (and ``row_sums``) hold the integers in a float dtype where BLAS sums them exactly:
+    float32 when ``in * 128 * 127 < 2**24`` (every partial sum is an integer float32 represents;
+    the final subtraction then rounds once, as the int32-to-float conversion does), else float64."""
+    acc = q.astype(w.dtype) @ w
+    if row_sums is not None:
+        acc -= zero_point[:, None].astype(w.dtype) * row_sums[None, :]
+    both = scale[:, None] * np.asarray(w_scale, np.float32).reshape(1, -1)
+    return acc.astype(np.float32) * both

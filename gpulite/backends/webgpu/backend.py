@@ -18,7 +18,7 @@ import numpy as np
 import wgpu
 
 from gpulite.backends.base import DeviceKind, GpuControl
-from gpulite.backends.cpu.context import CpuContext
+from gpulite.backends.cpu.context import CpuContext, Resources
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph import fusion
@@ -197,6 +197,7 @@ class WebGpuBackend:
         garena = GpuArena(plan.arena_bytes)
         self._fp16_report = {"loads": self.f16_loads(), "nodes": 0, "kept_f32": []} if self.precision == "fp16" else {}
         steps: list[tuple[Node, str, Any]] = []
+        resources = Resources()  # the resource variables the cpu kernels share (VAR_HANDLE, ...)
         for n in graph.nodes:
             programs, why = self._gpu_work(n, graph, plan, garena)
             if programs is not None:
@@ -206,7 +207,8 @@ class WebGpuBackend:
             if cpu_factory is None:
                 raise UnsupportedOpError(n.op, n.index, self.name, f"{why}; the cpu backend has no kernel either")
             log.info("node %d (%s) runs on the cpu: %s", n.index, n.op, why)
-            steps.append((n, pt.CPU, cpu_factory(n, CpuContext(graph, n, cpu_arrays, self.num_threads))))
+            steps.append((n, pt.CPU, cpu_factory(n, CpuContext(graph, n, cpu_arrays, self.num_threads,
+                                                              resources=resources))))
         parts = pt.partition(graph, plan.offsets, steps)
         return WebGpuExecutable(self.gdev, graph, plan, host, arrays, garena, parts,
                                 outputs_on_gpu=self.outputs_on_gpu, kernels=self.name)
