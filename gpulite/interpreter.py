@@ -10,7 +10,9 @@ Existing code switches by changing the import::
     scores = it.get_tensor(it.get_output_details()[1]["index"])
 
 Lifecycle: the model is read and the graph folded at construction; ``allocate_tensors``
-hands it to the backend's ``prepare`` (its fusions, on a copy), plans the prepared graph's
+resolves every shape for the current input shapes and folds the shape computations of
+dynamic-shape models (:mod:`gpulite.graph.resolve`), hands the result to the backend's
+``prepare`` (its fusions, on a copy), plans the prepared graph's
 memory and compiles every kernel (an op without a kernel raises ``UnsupportedOpError``
 here, not at invoke); ``invoke`` runs the compiled plan; ``close`` releases what
 ``allocate_tensors`` built (GPU buffers on the webgpu backend). The Interpreter talks to
@@ -50,8 +52,7 @@ from gpulite.errors import ConcurrentUseError, ModelError, ShapeError, brief
 from gpulite.graph import passes
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan, plan_memory, topological_order
-from gpulite.graph.shapes import propagate
-from gpulite.graph.validate import validate
+from gpulite.graph.resolve import resolve
 from gpulite.model.reader import Model, load, shape_problem
 
 log = logging.getLogger(__name__)
@@ -150,9 +151,10 @@ class Interpreter:
         self._num_threads = None if num_threads in (None, -1) else num_threads
         self._backend_name, self._backend = runtime.make_backend(backend, num_threads=self._num_threads,
                                                                  options=backend_options)
-        self._source = self._build_graph()
+        self._model_graph = self._build_graph()  # as the file has it; never changed
+        self._input_shapes = {i: self._model_graph.tensors[i].shape for i in self._model_graph.inputs}
+        self._source = self._model_graph  # resolved for _input_shapes when the graph is made
         self._graph: Graph | None = None  # the backend's prepared graph, made on first need
-        self._resized = False
         self._exe: Executable | None = None
         self._plan: MemoryPlan | None = None
         self._guard: np.ndarray | None = None
@@ -175,7 +177,8 @@ class Interpreter:
     def graph(self) -> Graph:
         """The graph the backend runs (its ``prepare``'s result, made on first use); nodes in run order."""
         if self._graph is None:
-            validate(self._source, self._backend_name)  # every node against its op's table entry, before any pass
+            # Every node checked against its op's table entry, shapes set, shape computations folded.
+            self._source = resolve(self._model_graph, self._input_shapes, _evaluate, self._backend_name)
             self._graph = self._backend.prepare(self._source)
         return self._graph
 
@@ -206,10 +209,6 @@ class Interpreter:
     @_exclusive
     def allocate_tensors(self) -> None:
         self._ensure_safe()
-        if self._resized:
-            propagate(self._source, self._source.nodes)
-            self._graph = None
-            self._resized = False
         self._release_exe()
         graph = self.graph
         exe = self._backend.compile(graph, plan_memory(graph, graph.nodes))
@@ -237,6 +236,14 @@ class Interpreter:
             raise ValueError(f"tensor index {i} out of range: the model has {len(self._source.tensors)} tensors")
         return i
 
+    def _shape(self, i: int) -> tuple[int, ...]:
+        """Tensor i's current shape: as resized, as resolved, or as the last invoke made it."""
+        if i in self._input_shapes:
+            return self._input_shapes[i]
+        if self._plan is not None and i in self._plan.extents:
+            return self._plan.extents[i]
+        return self._source.tensors[i].shape
+
     def _details(self, i: int) -> dict[str, Any]:
         t = self._source.tensors[i]
         q = t.quant
@@ -250,10 +257,10 @@ class Interpreter:
         return {
             "name": t.name,
             "index": i,
-            "shape": np.array(t.shape, np.int32),
+            "shape": np.array(self._shape(i), np.int32),
             # LiteRT reports a tensor's current dims as its signature when the file stores no
             # shape_signature, so after a resize the signature follows the new shape there.
-            "shape_signature": np.array(t.shape_signature if src.has_shape_signature else t.shape, np.int32),
+            "shape_signature": np.array(t.shape_signature if src.has_shape_signature else self._shape(i), np.int32),
             "dtype": dtype,
             "quantization": quant,
             "quantization_parameters": {
@@ -308,7 +315,7 @@ class Interpreter:
         exe = self._allocated("get_tensor()")
         if not exe.stores(i):
             raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
-        return exe.read(i)
+        return _extent(exe.read(i), self._shape(i))
 
     def tensor(self, tensor_index: int):
         """A function returning a numpy view of the tensor's buffer (no copy).
@@ -330,7 +337,7 @@ class Interpreter:
             if i not in self._plan.offsets:
                 raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
             off = self._plan.offsets[i]
-            return self._guard[off : off + t.nbytes].view(t.dtype).reshape(t.shape)
+            return _extent(self._guard[off : off + t.nbytes].view(t.dtype), self._shape(i))
 
         return view
 
@@ -355,9 +362,9 @@ class Interpreter:
                     f"strict resize of tensor {i} to {list(new)}: only dimensions that are -1 in the "
                     f"shape signature {list(sig)} may change"
                 )
-        if new != t.shape:
-            t.shape = new
-            self._resized = True
+        if new != self._input_shapes[i]:
+            self._input_shapes[i] = new
+            self._graph = None
             self._release_exe()
 
     def get_signature_list(self) -> dict[str, dict[str, list[str]]]:
@@ -552,6 +559,22 @@ class Interpreter:
         return f"Interpreter(backend={self._backend_name!r}, nodes={len(self._current.nodes)})"
 
 
+def _evaluate(graph: Graph) -> list[np.ndarray]:
+    """Run a one-node graph of constants on the CPU kernels (how :func:`resolve` folds a node)."""
+    exe = runtime.eager_executor("cpu")
+    compiled = exe.compile(graph)
+    try:
+        return exe.run(compiled, [])
+    finally:
+        exe.discard(compiled)
+
+
+def _extent(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The first elements of ``value`` (a tensor's slot) in ``shape``: all of them but for a bounded
+    tensor, whose slot holds its upper bound."""
+    return value.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
+
+
 def _sparsity_details(sp) -> dict[str, Any]:
     if sp is None:
         return {}
@@ -586,7 +609,7 @@ class SignatureRunner:
             if name not in ins:
                 raise ValueError(f"Invalid Input name ({name}) for SignatureDef; expected one of {sorted(ins)}")
             shape = np.shape(value)
-            if tuple(shape) != self._it._current.tensors[ins[name]].shape:
+            if tuple(shape) != self._it._input_shapes[ins[name]]:
                 self._it.resize_tensor_input(ins[name], list(shape))
         if self._it._exe is None:
             self._it.allocate_tensors()

@@ -136,7 +136,7 @@ class CpuBackend:
         steps, names = [], []
         for n in graph.nodes:
             factory = get_kernel(n.op, self.name)
-            run = factory(n, CpuContext(graph, n, arrays, self.num_threads, scratch))
+            run = factory(n, CpuContext(graph, n, arrays, self.num_threads, scratch, plan.extents))
             steps.append(run)
             extra = "".join(f"+{step.kind}" for step in n.epilogue)
             names.append(f"{n.op}#{n.index}{'+pad' if n.pads is not None else ''}{extra}")

@@ -1,0 +1,167 @@
+"""Give every tensor its shape for the current input shapes, and fold what is then known.
+
+Models exported with a dynamic batch (``shape_signature`` -1) store 1, or anything, for the
+open dimensions, and compute shapes at run time: SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE,
+with GATHER, CONCATENATION, REDUCE_PROD, CAST, FILL, ... on the way. At ``allocate_tensors``
+the Interpreter calls :func:`resolve` on a copy of the model's graph with the inputs' current
+shapes. Walking the nodes in run order, it
+
+1. checks the node against its op's table entry (:func:`~gpulite.graph.validate.check_node`);
+2. sets its output shapes with the op's shape rule (:mod:`gpulite.graph.shapes`), and checks
+   them against the shapes the file stores, except in dimensions the shape signature leaves
+   open and downstream of a resized input (LiteRT recomputes every shape in ``Prepare``);
+3. folds it when its values are known now: a SHAPE or RANK of a tensor whose shape is known
+   here, or a node whose inputs are all constants (a folded SHAPE's, say) and whose outputs
+   are small. Folding runs the node's own CPU kernel on those constants (``evaluate``: the
+   one definition of each op), and the node leaves the graph.
+
+So a RESHAPE, FILL or BROADCAST_TO fed by such a chain gets a constant shape input, every
+tensor a static shape, and the backends a static plan (the shape chain runs nowhere).
+
+Outputs whose shape depends on the data (WHERE's, a rule registered ``bounded=True``) are
+sized for their upper bound (``TensorInfo.bounded``); their kernel records the real shape at
+each invoke in ``MemoryPlan.extents``. Such a tensor can only be a graph output: a node
+reading one is refused with :class:`~gpulite.errors.UnsupportedOpError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.graph.ir import Graph, Node, TensorInfo
+from gpulite.graph.shapes import Shape, is_bounded, output_shapes
+from gpulite.graph.validate import check_inputs, check_node
+from gpulite.model.opdefs import Op
+
+# Runs a one-node graph whose inputs are all constants on the CPU kernels; returns its outputs.
+Evaluate = Callable[[Graph], list[np.ndarray]]
+
+FOLD_MAX_ELEMENTS = 1 << 16  # a bigger result stays a node (it would be a weight upload otherwise)
+_SHAPE_ONLY = (Op.SHAPE, Op.RANK)  # their value is their input's shape
+_NEVER_FOLDED = frozenset({  # a different value at each invoke, or state
+    Op.RANDOM_STANDARD_NORMAL, Op.RANDOM_UNIFORM, Op.MULTINOMIAL, Op.VAR_HANDLE, Op.READ_VARIABLE,
+    Op.ASSIGN_VARIABLE, Op.CALL_ONCE, Op.CALL, Op.IF, Op.WHILE, Op.HASHTABLE, Op.HASHTABLE_FIND,
+    Op.HASHTABLE_IMPORT, Op.HASHTABLE_SIZE,
+})
+
+
+def resolve(model: Graph, input_shapes: Mapping[int, Shape], evaluate: Evaluate, backend: str) -> Graph:
+    """A copy of ``model`` with the inputs of ``input_shapes``, every shape set, foldable nodes folded.
+
+    Parameters
+    ----------
+    model : Graph
+        The model's graph, nodes in run order; left unchanged.
+    input_shapes : mapping
+        Graph input tensor -> its current shape.
+    evaluate : callable
+        Runs a one-node graph of constants (see :data:`Evaluate`).
+    backend : str
+        Where the graph will run, for the errors.
+
+    Raises
+    ------
+    ModelError, ShapeError, UnsupportedOpError
+        A malformed node, shapes that do not fit, a node gpulite cannot run.
+    """
+    g = Graph([dataclasses.replace(t) for t in model.tensors], list(model.nodes), model.inputs, model.outputs,
+              model.name)
+    check_inputs(g)
+    for i, s in input_shapes.items():
+        g.tensors[i].shape = tuple(s)
+    moved = {i for i in g.inputs if g.tensors[i].shape != model.tensors[i].shape}  # shapes that follow a resize
+    keep: list[Node] = []
+    for n in g.nodes:
+        check_node(g, n, backend)
+        _refuse_bounded_inputs(g, n, backend)
+        _set_shapes(g, n, moved)
+        if not _fold(g, n, evaluate):
+            keep.append(n)
+    g.nodes = keep
+    return g
+
+
+def _refuse_bounded_inputs(g: Graph, n: Node, backend: str) -> None:
+    for pos, t in enumerate(n.inputs):
+        if t >= 0 and g.tensors[t].bounded:
+            raise UnsupportedOpError(n.op, n.index, backend, f"input {pos} (tensor {t}, {g.tensors[t].name!r}) gets "
+                                     "its shape from the data at each invoke; gpulite runs such a tensor only as a "
+                                     "graph output, not as a node's input")
+
+
+def _set_shapes(g: Graph, n: Node, moved: set[int]) -> None:
+    follows = any(i in moved for i in n.inputs)
+    try:
+        outs = output_shapes(g, n)
+    except ShapeError:
+        if follows:
+            raise
+        return  # a rule that cannot decide (a value known only at run time) leaves the check to the kernel
+    if outs is None:
+        if follows:
+            stored = [g.tensors[o].shape for o in n.outputs]
+            raise ShapeError(f"node {n.index} ({n.op}) has no shape rule, so its outputs cannot follow a resized "
+                             f"input (stored output shapes {stored})")
+        return
+    bounded = is_bounded(n.op)
+    for o, s in zip(n.outputs, outs, strict=True):
+        t = g.tensors[o]
+        if not (follows or bounded or _fits(t, s)):
+            raise ShapeError(f"node {n.index} ({n.op}): output tensor {o} ({t.name!r}) is stored with shape "
+                             f"{list(t.shape)}, but its inputs give {list(s)}")
+        if follows or s != t.shape:
+            moved.add(o)
+        t.shape, t.bounded = s, bounded
+
+
+def _fits(t: TensorInfo, shape: Shape) -> bool:
+    """Whether ``shape`` is the stored one, but for dimensions the signature leaves open."""
+    sig = t.shape_signature
+    return t.shape == shape or (len(sig) == len(t.shape) == len(shape) and all(
+        a == b or s == -1 for a, b, s in zip(t.shape, shape, sig, strict=True)))
+
+
+def _fold(g: Graph, n: Node, evaluate: Evaluate) -> bool:
+    """Replace ``n``'s outputs by their values when they are known now (see the module docstring)."""
+    present = [i for i in n.inputs if i >= 0]
+    outs = [g.tensors[o] for o in n.outputs]
+    if (n.op in _NEVER_FOLDED or getattr(n.op, "is_custom", True) or not present or is_bounded(n.op)
+            or any(o in g.outputs for o in n.outputs)
+            or any(int(np.prod(t.shape, dtype=np.int64)) > FOLD_MAX_ELEMENTS for t in outs)):
+        return False
+    if n.op in _SHAPE_ONLY:
+        if g.tensors[present[0]].bounded:
+            return False
+    elif not all(g.tensors[i].is_const for i in present):
+        return False
+    try:
+        values = evaluate(_one_node(g, n))
+    except UnsupportedOpError:
+        return False  # no CPU kernel takes it: it stays a node
+    for t, v in zip(outs, values, strict=True):
+        t.const = v
+    return True
+
+
+def _one_node(g: Graph, n: Node) -> Graph:
+    """``n`` alone, its inputs constants (SHAPE/RANK's: a placeholder of the input's shape)."""
+    tensors: list[TensorInfo] = []
+
+    def add(i: int, const: np.ndarray | None) -> int:
+        tensors.append(dataclasses.replace(g.tensors[i], index=len(tensors), const=const))
+        return len(tensors) - 1
+
+    ins = []
+    for i in n.inputs:
+        t = g.tensors[i] if i >= 0 else None
+        if t is None:
+            ins.append(-1)
+        else:
+            value = t.const if t.is_const else np.broadcast_to(np.zeros((), t.dtype), t.shape)
+            ins.append(add(i, value))
+    outs = tuple(add(o, None) for o in n.outputs)
+    return Graph(tensors, [dataclasses.replace(n, inputs=tuple(ins), outputs=outs)], (), outs, n.op.lower())

@@ -1,0 +1,165 @@
+"""Models with a dynamic batch (shape_signature -1) against LiteRT at batch 1, 2 and 5.
+
+``allocate_tensors`` resolves every shape from the inputs' current shapes and folds the
+converter's run-time shape chains (SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE, FILL, ...) to
+constants, so on webgpu a float model runs in one GPU partition with no crossing. WHERE's
+output shape comes from the data at each invoke (the cpu kernel sets it). The files under
+``tests/data/dynamic/`` were written by TensorFlow's converter (``tools/make_dynamic_models.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ai_edge_litert.interpreter import Interpreter as LiteRT
+
+from gpulite import Interpreter
+from gpulite.errors import UnsupportedOpError
+from gpulite.testing.tflite_writer import ModelBuilder
+from tests.compare import assert_same
+from tests.ops.conftest import _webgpu_unavailable
+from tests.webgpu.support import gpu_only
+
+DATA = Path(__file__).parent / "data" / "dynamic"
+F32 = np.float32
+BATCHES = (1, 2, 5)
+SHAPE_CHAIN = {"SHAPE", "STRIDED_SLICE", "PACK", "GATHER", "CONCATENATION", "REDUCE_PROD", "FILL", "CAST"}
+
+
+@pytest.fixture(params=["cpu", "webgpu"])
+def backend(request: pytest.FixtureRequest) -> str:
+    if request.param == "webgpu":
+        why = _webgpu_unavailable()
+        if why is not None:
+            pytest.skip(why)
+    return request.param
+
+
+def chain_model() -> bytes:
+    """x [-1, 4, 3] -> RESHAPE(x, PACK(SHAPE(x)[0], 12)) + FILL(that shape, 0.5) -> [-1, 12].
+
+    The stored shapes of the open dimensions are 1, or (for the reshape) wrong in both, as the
+    converter leaves them."""
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 4, 3), F32, shape_signature=(-1, 4, 3))
+    shape = mb.tensor("shape", (3,), np.int32)
+    mb.op("SHAPE", [x], [shape], out_type="INT32")
+    batch = mb.tensor("batch", (), np.int32)
+    one = mb.const("one", np.array([1], np.int32))
+    mb.op("STRIDED_SLICE", [shape, mb.const("zero", np.array([0], np.int32)), one, one], [batch],
+          shrink_axis_mask=1)
+    target = mb.tensor("target", (2,), np.int32)
+    mb.op("PACK", [batch, mb.const("twelve", np.array(12, np.int32))], [target], values_count=2, axis=0)
+    flat = mb.tensor("flat", (1, 1), F32, shape_signature=(-1, -1))
+    mb.op("RESHAPE", [x, target], [flat])
+    half = mb.tensor("half", (1, 12), F32, shape_signature=(-1, 12))
+    mb.op("FILL", [target, mb.const("value", np.array(0.5, F32))], [half])
+    y = mb.tensor("y", (1, 12), F32, shape_signature=(-1, 12))
+    mb.op("ADD", [flat, half], [y])
+    mb.output(y)
+    return mb.build()
+
+
+def _load(name: str) -> bytes:
+    return (DATA / f"{name}.tflite").read_bytes()
+
+
+def _run(it, batch: int, seed: int, *, strict: bool = True) -> list[np.ndarray]:
+    d = it.get_input_details()[0]
+    it.resize_tensor_input(d["index"], [batch, *d["shape_signature"][1:]], strict=strict)
+    it.allocate_tensors()
+    x = np.random.default_rng(seed).standard_normal((batch, *d["shape_signature"][1:])).astype(F32)
+    it.set_tensor(d["index"], x)
+    it.invoke()
+    return [it.get_tensor(o["index"]) for o in it.get_output_details()]
+
+
+def _compare(model: bytes, backend: str, *, gpu_only_plan: bool) -> Interpreter:
+    ref, it = LiteRT(model_content=model), Interpreter(model_content=model, backend=backend)
+    rtol = 1e-3 if backend == "webgpu" else 1e-5
+    for batch in BATCHES:
+        want, got = _run(ref, batch, batch), _run(it, batch, batch)
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert_same(g, w, rtol=rtol, what=f"batch {batch} output {k}")
+        for mine, theirs in zip(it.get_output_details(), ref.get_output_details(), strict=True):
+            assert list(mine["shape"]) == list(theirs["shape"])
+            assert list(mine["shape_signature"]) == list(theirs["shape_signature"])
+        assert not {n.op for n in it.graph.nodes} & SHAPE_CHAIN, "the shape chain was not folded"
+        if backend == "webgpu" and gpu_only_plan:
+            gpu_only(it.get_plan())
+    return it
+
+
+@pytest.mark.parametrize("name", ["dense_dynamic", "conv_dynamic"])
+def test_converter_models_match_litert_at_every_batch(name: str, backend: str) -> None:
+    _compare(_load(name), backend, gpu_only_plan=True)
+
+
+def test_built_shape_chain_matches_litert_at_every_batch(backend: str) -> None:
+    _compare(chain_model(), backend, gpu_only_plan=True)
+
+
+def test_where_model_matches_litert_and_runs_where_on_the_cpu(backend: str) -> None:
+    it = _compare(_load("where_dynamic"), backend, gpu_only_plan=False)
+    if backend == "webgpu":
+        where = [p for p in it.get_plan()["partitions"] if "WHERE" in p["ops"]]
+        assert [p["backend"] for p in where] == ["cpu"]
+
+
+def test_details_report_current_shape_and_signature_as_litert() -> None:
+    model = _load("conv_dynamic")
+    ref, it = LiteRT(model_content=model), Interpreter(model_content=model)
+    for interp in (ref, it):
+        interp.resize_tensor_input(0, [3, 12, 12, 3], strict=True)
+        interp.allocate_tensors()
+    # gpulite knows every shape at allocate; LiteRT sizes the tensors after a run-time shape at invoke.
+    assert list(it.get_output_details()[0]["shape"]) == [3, 5]
+    for interp in (ref, it):
+        interp.invoke()
+    for mine, theirs in zip(it.get_tensor_details(), ref.get_tensor_details(), strict=True):
+        assert mine["name"] == theirs["name"]
+        assert list(mine["shape_signature"]) == list(theirs["shape_signature"]), mine["name"]
+    # (LiteRT leaves the intermediates its XNNPACK delegate runs at their stored shapes.)
+    for get in ("get_input_details", "get_output_details"):
+        for mine, theirs in zip(getattr(it, get)(), getattr(ref, get)(), strict=True):
+            assert list(mine["shape"]) == list(theirs["shape"]), mine["name"]
+    assert list(it.get_input_details()[0]["shape"]) == [3, 12, 12, 3]
+    assert list(it.get_input_details()[0]["shape_signature"]) == [-1, 12, 12, 3]
+
+
+def test_strict_resize_changes_only_open_dimensions() -> None:
+    it = Interpreter(model_content=_load("conv_dynamic"))
+    with pytest.raises(ValueError, match="only dimensions that are -1"):
+        it.resize_tensor_input(0, [2, 13, 12, 3], strict=True)
+    it.resize_tensor_input(0, [2, 12, 12, 3], strict=True)
+    it.allocate_tensors()
+    assert list(it.get_output_details()[0]["shape"]) == [2, 5]
+
+
+def test_where_output_shape_follows_the_data_at_each_invoke() -> None:
+    it = Interpreter(model_content=_load("where_dynamic"))
+    it.resize_tensor_input(0, [3, 6])
+    it.allocate_tensors()
+    out = it.get_output_details()[0]["index"]
+    for x, count in ((np.ones((3, 6), F32), 18), (-np.ones((3, 6), F32), 0), (np.eye(3, 6, dtype=F32), 3)):
+        it.set_tensor(0, x)
+        it.invoke()
+        want = np.argwhere(x > 0.25)
+        assert it.get_tensor(out).shape == (count, 2) == tuple(it.get_output_details()[0]["shape"])
+        np.testing.assert_array_equal(it.get_tensor(out), want)
+        np.testing.assert_array_equal(it.tensor(out)(), want)
+
+
+def test_a_node_reading_where_output_is_refused() -> None:
+    mb = ModelBuilder()
+    x = mb.input("x", (4,), np.bool_)
+    idx = mb.tensor("idx", (4, 1), np.int64)
+    mb.op("WHERE", [x], [idx])
+    y = mb.tensor("y", (4, 1), F32)
+    mb.op("CAST", [idx], [y])
+    mb.output(y)
+    it = Interpreter(model_content=mb.build())
+    with pytest.raises(UnsupportedOpError, match=r"CAST.*node 1.*gets its shape from the data"):
+        it.allocate_tensors()
