@@ -25,7 +25,8 @@ from tests.webgpu.support import gpu_only
 DATA = Path(__file__).parent / "data" / "dynamic"
 F32 = np.float32
 BATCHES = (1, 2, 5)
-SHAPE_CHAIN = {"SHAPE", "STRIDED_SLICE", "PACK", "GATHER", "CONCATENATION", "REDUCE_PROD", "FILL", "CAST"}
+SHAPE_CHAIN = {"SHAPE", "STRIDED_SLICE", "PACK", "GATHER", "CONCATENATION", "REDUCE_PROD", "FILL", "CAST",
+               "BROADCAST_TO"}
 
 
 @pytest.fixture(params=["cpu", "webgpu"])
@@ -59,6 +60,32 @@ def chain_model() -> bytes:
     y = mb.tensor("y", (1, 12), F32, shape_signature=(-1, 12))
     mb.op("ADD", [flat, half], [y])
     mb.output(y)
+    return mb.build()
+
+
+def gather_concat_cast_model() -> bytes:
+    """x [-1, 6]: RESHAPE to CONCATENATION(GATHER(SHAPE(x), [0]), [2, 3]) plus a BROADCAST_TO of that
+    shape, and RESHAPE to CAST(CAST(SHAPE(x), float) * [2, 0.5], int32) = [2b, 3]."""
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 6), F32, shape_signature=(-1, 6))
+    shape, batch, dims = mb.tensor("shape", (2,), np.int32), mb.tensor("batch", (1,), np.int32), \
+        mb.tensor("dims", (3,), np.int32)
+    mb.op("SHAPE", [x], [shape], out_type="INT32")
+    mb.op("GATHER", [shape, mb.const("first", np.array([0], np.int32))], [batch], axis=0)
+    mb.op("CONCATENATION", [batch, mb.const("rest", np.array([2, 3], np.int32))], [dims], axis=0)
+    rows, ramp, y = (mb.tensor(n, (1, 2, 3), F32, shape_signature=(-1, 2, 3)) for n in ("rows", "ramp", "y"))
+    mb.op("RESHAPE", [x, dims], [rows])
+    mb.op("BROADCAST_TO", [mb.const("steps", np.array([0.0, 1.0, 2.0], F32)), dims], [ramp], op_version=2)
+    mb.op("ADD", [rows, ramp], [y])
+    fshape, scaled, pairs = mb.tensor("fshape", (2,), F32), mb.tensor("scaled", (2,), F32), \
+        mb.tensor("pairs", (2,), np.int32)
+    mb.op("CAST", [shape], [fshape])
+    mb.op("MUL", [fshape, mb.const("scale", np.array([2.0, 0.5], F32))], [scaled])
+    mb.op("CAST", [scaled], [pairs])
+    z = mb.tensor("z", (2, 3), F32, shape_signature=(-1, 3))
+    mb.op("RESHAPE", [x, pairs], [z])
+    mb.output(y)
+    mb.output(z)
     return mb.build()
 
 
@@ -97,8 +124,9 @@ def test_converter_models_match_litert_at_every_batch(name: str, backend: str) -
     _compare(_load(name), backend, gpu_only_plan=True)
 
 
-def test_built_shape_chain_matches_litert_at_every_batch(backend: str) -> None:
-    _compare(chain_model(), backend, gpu_only_plan=True)
+@pytest.mark.parametrize("make", [chain_model, gather_concat_cast_model], ids=["pack", "gather-concat-cast"])
+def test_built_shape_chains_match_litert_at_every_batch(make, backend: str) -> None:
+    _compare(make(), backend, gpu_only_plan=True)
 
 
 def test_where_model_matches_litert_and_runs_where_on_the_cpu(backend: str) -> None:
