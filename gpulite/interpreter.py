@@ -11,7 +11,8 @@ Existing code switches by changing the import::
 
 Lifecycle: the model is read and the graph folded at construction; ``allocate_tensors``
 resolves every shape for the current input shapes and folds the shape computations of
-dynamic-shape models (:mod:`gpulite.graph.resolve`), hands the result to the backend's
+dynamic-shape models (:mod:`gpulite.graph.resolve`; nodes after a shape that comes from the
+data, WHERE's, run on the cpu after each invoke), hands the result to the backend's
 ``prepare`` (its fusions, on a copy), plans the prepared graph's
 memory and compiles every kernel (an op without a kernel raises ``UnsupportedOpError``
 here, not at invoke); ``invoke`` runs the compiled plan; ``close`` releases what
@@ -48,11 +49,12 @@ import numpy as np
 
 from gpulite import instrument, runtime, zoo
 from gpulite.backends.base import Executable, GpuIO
-from gpulite.errors import ConcurrentUseError, ModelError, ShapeError, brief
+from gpulite.backends.kernels import get_kernel
+from gpulite.errors import ConcurrentUseError, ModelError, ShapeError, UnsupportedOpError, brief
 from gpulite.graph import passes
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan, plan_memory, topological_order
-from gpulite.graph.resolve import resolve
+from gpulite.graph.resolve import Tail, resolve
 from gpulite.model.reader import Model, load, shape_problem
 
 log = logging.getLogger(__name__)
@@ -154,6 +156,8 @@ class Interpreter:
         self._model_graph = self._build_graph()  # as the file has it; never changed
         self._input_shapes = {i: self._model_graph.tensors[i].shape for i in self._model_graph.inputs}
         self._source = self._model_graph  # resolved for _input_shapes when the graph is made
+        self._tail = Tail()  # nodes after a data-dependent shape: run on the cpu after each invoke
+        self._late: dict[int, np.ndarray] = {}  # what the tail made in the last invoke
         self._graph: Graph | None = None  # the backend's prepared graph, made on first need
         self._exe: Executable | None = None
         self._plan: MemoryPlan | None = None
@@ -178,7 +182,7 @@ class Interpreter:
         """The graph the backend runs (its ``prepare``'s result, made on first use); nodes in run order."""
         if self._graph is None:
             # Every node checked against its op's table entry, shapes set, shape computations folded.
-            self._source = resolve(self._model_graph, self._input_shapes, _evaluate, self._backend_name)
+            self._source, self._tail = resolve(self._model_graph, self._input_shapes, _evaluate, self._backend_name)
             self._graph = self._backend.prepare(self._source)
         return self._graph
 
@@ -211,20 +215,29 @@ class Interpreter:
         self._ensure_safe()
         self._release_exe()
         graph = self.graph
+        for n in self._tail.nodes:
+            if get_kernel(n.op, "cpu") is None:
+                raise UnsupportedOpError(n.op, n.index, self._backend_name, "it reads a tensor whose shape comes from "
+                                         "the data, so it runs on the cpu after each invoke; the cpu has no kernel")
         exe = self._backend.compile(graph, plan_memory(graph, graph.nodes))
         self._exe, self._plan = exe, exe.plan
         self._guard = np.frombuffer(memoryview(exe.arena), dtype=np.uint8)
 
     def _release_exe(self) -> None:
         # The previous plan's GPU buffers go now, not whenever the garbage collector runs.
-        exe, self._exe, self._guard = self._exe, None, None
+        exe, self._exe, self._guard, self._late = self._exe, None, None, {}
         if exe is not None:
             exe.close()
 
     @_exclusive
     def invoke(self) -> None:
         self._ensure_safe()
-        self._allocated("invoke()").invoke(instrument.observer(self.graph, self._backend_name))
+        exe = self._allocated("invoke()")
+        self._late = {}
+        exe.invoke(instrument.observer(self.graph, self._backend_name))
+        if self._tail.nodes:
+            reads = {i: _extent(exe.read(i), self._shape(i)) for i in self._tail.reads}
+            self._late = self._tail.run(self._source, reads, _evaluate)
 
     def _tensor_index(self, tensor_index: Any) -> int:
         try:
@@ -240,6 +253,8 @@ class Interpreter:
         """Tensor i's current shape: as resized, as resolved, or as the last invoke made it."""
         if i in self._input_shapes:
             return self._input_shapes[i]
+        if i in self._late:
+            return self._late[i].shape
         if self._plan is not None and i in self._plan.extents:
             return self._plan.extents[i]
         return self._source.tensors[i].shape
@@ -278,7 +293,7 @@ class Interpreter:
         return [self._details(i) for i in self._current.inputs]
 
     def get_output_details(self) -> list[dict[str, Any]]:
-        return [self._details(i) for i in self._current.outputs]
+        return [self._details(i) for i in self._model_graph.outputs]
 
     @_exclusive
     def set_tensor(self, tensor_index: int, value: Any) -> None:
@@ -312,10 +327,18 @@ class Interpreter:
         t = self._current.tensors[i]
         if t.is_const:
             return np.array(t.const, copy=True)
+        if i in self._tail.makes:
+            return self._late_value(i).copy()
         exe = self._allocated("get_tensor()")
         if not exe.stores(i):
             raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
         return _extent(exe.read(i), self._shape(i))
+
+    def _late_value(self, i: int) -> np.ndarray:
+        if i not in self._late:
+            raise ValueError(f"tensor {i} ({self._source.tensors[i].name!r}) follows a shape that comes from the data; "
+                             "it has a value once invoke() has run")
+        return self._late[i]
 
     def tensor(self, tensor_index: int):
         """A function returning a numpy view of the tensor's buffer (no copy).
@@ -328,8 +351,8 @@ class Interpreter:
 
         def view() -> np.ndarray:
             t = self._current.tensors[i]
-            if t.is_const:
-                v = t.const.view()
+            if t.is_const or i in self._tail.makes:
+                v = (t.const if t.is_const else self._late_value(i)).view()
                 v.flags.writeable = False
                 return v
             self._allocated("tensor()")
@@ -400,9 +423,10 @@ class Interpreter:
 
     def _output_index(self, tensor_index: Any) -> int:
         i = self._tensor_index(tensor_index)
-        if i not in self._current.outputs:
+        outputs = self._model_graph.outputs
+        if i not in outputs:
             raise ValueError(f"tensor {i} ({self._current.tensors[i].name!r}) is not an output; the output tensor "
-                             f"indices (get_output_details()[k]['index']) are {list(self._current.outputs)}")
+                             f"indices (get_output_details()[k]['index']) are {list(outputs)}")
         return i
 
     @_exclusive
@@ -429,6 +453,9 @@ class Interpreter:
             When the device is lost.
         """
         i = self._output_index(tensor_index)
+        if i in self._tail.makes:
+            raise ValueError(f"output {i} is computed on the cpu after each invoke (it follows a shape that comes "
+                             "from the data), so it has no GPU buffer; read it with get_tensor()")
         return self._gpu_io("get_output_gpu()").gpu_tensor(i)
 
     @_exclusive

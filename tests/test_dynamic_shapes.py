@@ -166,28 +166,68 @@ def test_strict_resize_changes_only_open_dimensions() -> None:
     assert list(it.get_output_details()[0]["shape"]) == [2, 5]
 
 
-def test_where_output_shape_follows_the_data_at_each_invoke() -> None:
+def test_where_outputs_follow_the_data_at_each_invoke() -> None:
+    """WHERE's rows, and what the tail after it (GATHER_ND, SUB, SHAPE, STRIDED_SLICE) makes of them."""
     it = Interpreter(model_content=_load("where_dynamic"))
-    it.resize_tensor_input(0, [3, 6])
-    it.allocate_tensors()
-    out = it.get_output_details()[0]["index"]
+    run = it.get_signature_runner()
     for x, count in ((np.ones((3, 6), F32), 18), (-np.ones((3, 6), F32), 0), (np.eye(3, 6, dtype=F32), 3)):
-        it.set_tensor(0, x)
-        it.invoke()
+        out = run(x=x)
         want = np.argwhere(x > 0.25)
-        assert it.get_tensor(out).shape == (count, 2) == tuple(it.get_output_details()[0]["shape"])
-        np.testing.assert_array_equal(it.get_tensor(out), want)
-        np.testing.assert_array_equal(it.tensor(out)(), want)
+        np.testing.assert_array_equal(out["positions"], want)
+        assert out["positions"].dtype == np.int64
+        np.testing.assert_array_equal(out["picked"], x[x > 0.25] - 0.25)
+        assert out["count"] == count
+        shapes = {d["index"]: tuple(d["shape"]) for d in it.get_output_details()}
+        for name, i in it._model.signatures[0].outputs.items():
+            assert shapes[i] == out[name].shape, name
+    positions = it._model.signatures[0].outputs["positions"]
+    np.testing.assert_array_equal(it.tensor(positions)(), np.argwhere(np.eye(3, 6) > 0.25))
 
 
-def test_a_node_reading_where_output_is_refused() -> None:
+def _where_then(mb: ModelBuilder, add) -> bytes:
+    x = mb.input("x", (4, 3), F32)
+    cond, idx = mb.tensor("cond", (4, 3), np.bool_), mb.tensor("idx", (12, 2), np.int64)
+    mb.op("GREATER", [x, mb.const("zero", np.array(0.0, F32))], [cond])
+    mb.op("WHERE", [cond], [idx])
+    mb.output(add(idx))
+    return mb.build()
+
+
+def test_nodes_after_where_run_on_the_cpu_after_each_invoke(backend: str) -> None:
     mb = ModelBuilder()
-    x = mb.input("x", (4,), np.bool_)
-    idx = mb.tensor("idx", (4, 1), np.int64)
-    mb.op("WHERE", [x], [idx])
-    y = mb.tensor("y", (4, 1), F32)
-    mb.op("CAST", [idx], [y])
-    mb.output(y)
-    it = Interpreter(model_content=mb.build())
-    with pytest.raises(UnsupportedOpError, match=r"CAST.*node 1.*gets its shape from the data"):
+
+    def cast_and_scale(idx: int) -> int:
+        f, y = mb.tensor("f", (12, 2), F32), mb.tensor("y", (12, 2), F32)
+        mb.op("CAST", [idx], [f])
+        mb.op("MUL", [f, mb.const("half", np.array(0.5, F32))], [y])
+        return y
+
+    model = _where_then(mb, cast_and_scale)
+    ref, it = LiteRT(model_content=model), Interpreter(model_content=model, backend=backend)
+    for interp in (ref, it):
+        interp.allocate_tensors()
+    for seed in range(3):
+        x = np.random.default_rng(seed).standard_normal((4, 3)).astype(F32)
+        outs = []
+        for interp in (ref, it):
+            interp.set_tensor(0, x)
+            interp.invoke()
+            outs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+        assert_same(outs[1], outs[0], what=f"seed {seed}")
+        assert outs[1].shape == (int((x > 0).sum()), 2)
+    if backend == "webgpu":
+        with pytest.raises(ValueError, match="computed on the cpu after each invoke"):
+            it.get_output_gpu(it.get_output_details()[0]["index"])
+
+
+def test_a_node_after_where_without_a_cpu_kernel_is_refused_at_allocate() -> None:
+    mb = ModelBuilder()
+
+    def custom(idx: int) -> int:
+        y = mb.tensor("y", (12, 2), np.int64)
+        mb.custom_op("NoSuchOp", [idx], [y])
+        return y
+
+    it = Interpreter(model_content=_where_then(mb, custom))
+    with pytest.raises(UnsupportedOpError, match=r"NoSuchOp.*node 2.*shape comes from the data"):
         it.allocate_tensors()

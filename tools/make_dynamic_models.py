@@ -11,8 +11,9 @@ files carry ``shape_signature`` -1 and the converter's run-time shape chains
 
 - ``dense_dynamic.tflite``: Keras ``Flatten -> Dense -> Reshape -> Dense``, via ``model.export``;
 - ``conv_dynamic.tflite``: Keras ``Conv2D -> MaxPool -> DepthwiseConv2D -> Flatten -> Dense``, via ``model.export``;
-- ``where_dynamic.tflite``: ``tf.where(x > 0)`` (indices: a shape known only from the data) and
-  a reshape of the input by its run-time shape, from a ``tf.function`` with ``TensorSpec([None, 6])``.
+- ``where_dynamic.tflite``: ``tf.where(x > 0.25)`` (indices: a shape known only from the data),
+  the elements it picks (``tf.gather_nd``) and their count, and a reshape of the input by its
+  run-time shape, from a ``tf.function`` with ``TensorSpec([None, 6])`` saved as a SavedModel.
 
 Weights are seeded, so a rerun writes the same files.
 """
@@ -60,10 +61,14 @@ def where() -> bytes:
     def f(x):
         positions = tf.where(x > 0.25)
         rows = tf.reshape(x * 2.0, tf.stack([tf.shape(x)[0], 2, 3]))
-        return {"positions": positions, "rows": rows}
+        picked = tf.gather_nd(x, positions) - 0.25  # after the data-dependent shape: run after each invoke
+        return {"positions": positions, "rows": rows, "picked": picked, "count": tf.shape(picked)[0]}
 
-    conv = tf.lite.TFLiteConverter.from_concrete_functions([f.get_concrete_function()], f)
-    return conv.convert()
+    module = tf.Module()
+    module.f = f
+    with tempfile.TemporaryDirectory() as d:
+        tf.saved_model.save(module, d, signatures={"serving_default": f})
+        return tf.lite.TFLiteConverter.from_saved_model(d).convert()
 
 
 def main() -> None:

@@ -20,14 +20,17 @@ tensor a static shape, and the backends a static plan (the shape chain runs nowh
 
 Outputs whose shape depends on the data (WHERE's, a rule registered ``bounded=True``) are
 sized for their upper bound (``TensorInfo.bounded``); their kernel records the real shape at
-each invoke in ``MemoryPlan.extents``. Such a tensor can only be a graph output: a node
-reading one is refused with :class:`~gpulite.errors.UnsupportedOpError`.
+each invoke in ``MemoryPlan.extents``. The nodes that read such a tensor, and the nodes after
+them, form the :class:`Tail`: they leave the static graph (which keeps the tensors they read
+as outputs) and run after each invoke on the CPU kernels, as LiteRT runs dynamic tensors: the
+values of that invoke are their constants, and each is folded in turn (``Tail.run``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,8 +52,43 @@ _NEVER_FOLDED = frozenset({  # a different value at each invoke, or state
 })
 
 
-def resolve(model: Graph, input_shapes: Mapping[int, Shape], evaluate: Evaluate, backend: str) -> Graph:
-    """A copy of ``model`` with the inputs of ``input_shapes``, every shape set, foldable nodes folded.
+@dataclass(frozen=True)
+class Tail:
+    """The nodes downstream of a data-dependent shape, in run order (see the module docstring).
+
+    ``reads``: the tensors they take from the static graph (its outputs or inputs); ``makes``:
+    the tensors they make, whose values exist only after an invoke.
+    """
+
+    nodes: tuple[Node, ...] = ()
+    reads: tuple[int, ...] = ()
+    makes: frozenset[int] = frozenset()
+
+    def run(self, g: Graph, values: Mapping[int, np.ndarray], evaluate: Evaluate) -> dict[int, np.ndarray]:
+        """The tensors the tail makes, from ``values`` of its ``reads`` (this invoke's), on the CPU kernels."""
+        known = {i: _known(g.tensors[i], v) for i, v in values.items()}
+        made: dict[int, np.ndarray] = {}
+        for n in self.nodes:
+            one = _one_node(n, lambda i: known.get(i, g.tensors[i]))
+            shapes = output_shapes(one, one.nodes[0])
+            if shapes is None:
+                raise ShapeError(f"node {n.index} ({n.op}) has no shape rule, so it cannot run on a shape that "
+                                 "comes from the data")
+            for o, s in zip(one.outputs, shapes, strict=True):
+                one.tensors[o].shape = s
+            for o, v in zip(n.outputs, evaluate(one), strict=True):
+                made[o], known[o] = v, _known(g.tensors[o], v)
+        return made
+
+
+def _known(t: TensorInfo, value: np.ndarray) -> TensorInfo:
+    return dataclasses.replace(t, const=value, shape=value.shape, bounded=False)
+
+
+def resolve(model: Graph, input_shapes: Mapping[int, Shape], evaluate: Evaluate,
+            backend: str) -> tuple[Graph, Tail]:
+    """A copy of ``model`` with the inputs of ``input_shapes``, every shape set, foldable nodes folded,
+    and the :class:`Tail` of nodes that can only run once the data is known.
 
     Parameters
     ----------
@@ -62,6 +100,11 @@ def resolve(model: Graph, input_shapes: Mapping[int, Shape], evaluate: Evaluate,
         Runs a one-node graph of constants (see :data:`Evaluate`).
     backend : str
         Where the graph will run, for the errors.
+
+    Returns
+    -------
+    graph, tail : Graph, Tail
+        The static graph (outputs: the model's, less the tail's, plus what the tail reads) and the tail.
 
     Raises
     ------
@@ -75,22 +118,25 @@ def resolve(model: Graph, input_shapes: Mapping[int, Shape], evaluate: Evaluate,
         g.tensors[i].shape = tuple(s)
     moved = {i for i in g.inputs if g.tensors[i].shape != model.tensors[i].shape}  # shapes that follow a resize
     keep: list[Node] = []
+    tail: list[Node] = []
+    late: set[int] = set()  # tensors whose shape comes from the data
     for n in g.nodes:
         check_node(g, n, backend)
-        _refuse_bounded_inputs(g, n, backend)
+        if any(i in late for i in n.inputs):
+            tail.append(n)
+            late.update(n.outputs)
+            continue
         _set_shapes(g, n, moved)
+        late.update(o for o in n.outputs if g.tensors[o].bounded)
         if not _fold(g, n, evaluate):
             keep.append(n)
+    makes = frozenset(o for n in tail for o in n.outputs)
+    reads = tuple(dict.fromkeys(i for n in tail for i in n.inputs
+                                if i >= 0 and i not in makes and not g.tensors[i].is_const))
     g.nodes = keep
-    return g
-
-
-def _refuse_bounded_inputs(g: Graph, n: Node, backend: str) -> None:
-    for pos, t in enumerate(n.inputs):
-        if t >= 0 and g.tensors[t].bounded:
-            raise UnsupportedOpError(n.op, n.index, backend, f"input {pos} (tensor {t}, {g.tensors[t].name!r}) gets "
-                                     "its shape from the data at each invoke; gpulite runs such a tensor only as a "
-                                     "graph output, not as a node's input")
+    g.outputs = tuple(dict.fromkeys([*(o for o in g.outputs if o not in makes),
+                                     *(i for i in reads if i not in g.inputs)]))
+    return g, Tail(tuple(tail), reads, makes)
 
 
 def _set_shapes(g: Graph, n: Node, moved: set[int]) -> None:
@@ -139,7 +185,7 @@ def _fold(g: Graph, n: Node, evaluate: Evaluate) -> bool:
     elif not all(g.tensors[i].is_const for i in present):
         return False
     try:
-        values = evaluate(_one_node(g, n))
+        values = evaluate(_one_node(n, lambda i: g.tensors[i]))
     except UnsupportedOpError:
         return False  # no CPU kernel takes it: it stays a node
     for t, v in zip(outs, values, strict=True):
@@ -147,17 +193,18 @@ def _fold(g: Graph, n: Node, evaluate: Evaluate) -> bool:
     return True
 
 
-def _one_node(g: Graph, n: Node) -> Graph:
-    """``n`` alone, its inputs constants (SHAPE/RANK's: a placeholder of the input's shape)."""
+def _one_node(n: Node, info: Callable[[int], TensorInfo]) -> Graph:
+    """``n`` alone, its inputs constants (SHAPE/RANK's: a placeholder of the input's shape);
+    ``info(i)`` is tensor i as known now."""
     tensors: list[TensorInfo] = []
 
     def add(i: int, const: np.ndarray | None) -> int:
-        tensors.append(dataclasses.replace(g.tensors[i], index=len(tensors), const=const))
+        tensors.append(dataclasses.replace(info(i), index=len(tensors), const=const))
         return len(tensors) - 1
 
     ins = []
     for i in n.inputs:
-        t = g.tensors[i] if i >= 0 else None
+        t = info(i) if i >= 0 else None
         if t is None:
             ins.append(-1)
         else:
