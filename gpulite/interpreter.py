@@ -580,6 +580,8 @@ class Interpreter:
         plan.update(self._backend.describe())
         if self._exe is not None:
             plan.update(self._exe.describe())
+        if self._tail.nodes:  # after a shape that comes from the data: on the cpu, after each invoke
+            plan["cpu_after_invoke"] = [n.index for n in self._tail.nodes]
         return plan
 
     def __repr__(self) -> str:

@@ -215,6 +215,7 @@ def test_nodes_after_where_run_on_the_cpu_after_each_invoke(backend: str) -> Non
             outs.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
         assert_same(outs[1], outs[0], what=f"seed {seed}")
         assert outs[1].shape == (int((x > 0).sum()), 2)
+    assert it.get_plan()["cpu_after_invoke"] == [2, 3]  # CAST, MUL
     if backend == "webgpu":
         with pytest.raises(ValueError, match="computed on the cpu after each invoke"):
             it.get_output_gpu(it.get_output_details()[0]["index"])
