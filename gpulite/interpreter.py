@@ -48,7 +48,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from gpulite import instrument, runtime, zoo
-from gpulite.backends.base import Executable, GpuIO
+from gpulite.backends.base import EagerExecutor, Executable, GpuIO
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import ConcurrentUseError, ModelError, ShapeError, UnsupportedOpError, brief
 from gpulite.graph import passes
@@ -158,6 +158,7 @@ class Interpreter:
         self._source = self._model_graph  # resolved for _input_shapes when the graph is made
         self._tail = Tail()  # nodes after a data-dependent shape: run on the cpu after each invoke
         self._late: dict[int, np.ndarray] = {}  # what the tail made in the last invoke
+        self._folder: EagerExecutor | None = None  # runs cpu kernels on constants (see _evaluate)
         self._graph: Graph | None = None  # the backend's prepared graph, made on first need
         self._exe: Executable | None = None
         self._plan: MemoryPlan | None = None
@@ -182,7 +183,8 @@ class Interpreter:
         """The graph the backend runs (its ``prepare``'s result, made on first use); nodes in run order."""
         if self._graph is None:
             # Every node checked against its op's table entry, shapes set, shape computations folded.
-            self._source, self._tail = resolve(self._model_graph, self._input_shapes, _evaluate, self._backend_name)
+            self._source, self._tail = resolve(self._model_graph, self._input_shapes, self._evaluate,
+                                               self._backend_name)
             self._graph = self._backend.prepare(self._source)
         return self._graph
 
@@ -237,7 +239,7 @@ class Interpreter:
         exe.invoke(instrument.observer(self.graph, self._backend_name))
         if self._tail.nodes:
             reads = {i: _extent(exe.read(i), self._shape(i)) for i in self._tail.reads}
-            self._late = self._tail.run(self._source, reads, _evaluate)
+            self._late = self._tail.run(self._source, reads, self._evaluate)
 
     def _tensor_index(self, tensor_index: Any) -> int:
         try:
@@ -333,6 +335,17 @@ class Interpreter:
         if not exe.stores(i):
             raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
         return _extent(exe.read(i), self._shape(i))
+
+    def _evaluate(self, graph: Graph) -> list[np.ndarray]:
+        """Run a one-node graph of constants on the CPU kernels: how :func:`resolve` folds a node and
+        the tail runs. The executor is this Interpreter's own (kernels share its scratch memory)."""
+        if self._folder is None:
+            self._folder = runtime.make_backend("cpu", num_threads=self._num_threads)[1].eager()
+        compiled = self._folder.compile(graph)
+        try:
+            return self._folder.run(compiled, [])
+        finally:
+            self._folder.discard(compiled)
 
     def _late_value(self, i: int) -> np.ndarray:
         if i not in self._late:
@@ -586,16 +599,6 @@ class Interpreter:
 
     def __repr__(self) -> str:
         return f"Interpreter(backend={self._backend_name!r}, nodes={len(self._current.nodes)})"
-
-
-def _evaluate(graph: Graph) -> list[np.ndarray]:
-    """Run a one-node graph of constants on the CPU kernels (how :func:`resolve` folds a node)."""
-    exe = runtime.eager_executor("cpu")
-    compiled = exe.compile(graph)
-    try:
-        return exe.run(compiled, [])
-    finally:
-        exe.discard(compiled)
 
 
 def _extent(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
