@@ -232,3 +232,33 @@ def test_a_node_after_where_without_a_cpu_kernel_is_refused_at_allocate() -> Non
     it = Interpreter(model_content=_where_then(mb, custom))
     with pytest.raises(UnsupportedOpError, match=r"NoSuchOp.*node 2.*shape comes from the data"):
         it.allocate_tensors()
+
+
+def test_shapes_given_by_input_values_run_after_each_invoke(backend: str) -> None:
+    """RANGE up to an input's value, and FILL with dims from an input: their outputs' dims are -1 in the
+    signature and the stored 1 cannot stand in, so they run on the cpu after each invoke, as LiteRT sizes them."""
+    mb = ModelBuilder()
+    limit, dims = mb.input("limit", (), np.int32), mb.input("dims", (2,), np.int32)
+    steps, doubled = mb.tensor("steps", (1,), np.int32, shape_signature=(-1,)), \
+        mb.tensor("doubled", (1,), np.int32, shape_signature=(-1,))
+    mb.op("RANGE", [mb.const("start", np.array(0, np.int32)), limit, mb.const("delta", np.array(1, np.int32))],
+          [steps])
+    mb.op("MUL", [steps, mb.const("two", np.array(2, np.int32))], [doubled])
+    filled = mb.tensor("filled", (1, 1), F32, shape_signature=(-1, -1))
+    mb.op("FILL", [dims, mb.const("value", np.array(1.5, F32))], [filled])
+    mb.output(doubled)
+    mb.output(filled)
+    model = mb.build()
+    ref, it = LiteRT(model_content=model), Interpreter(model_content=model, backend=backend)
+    for interp in (ref, it):
+        interp.allocate_tensors()
+    for n, d in ((3, (2, 4)), (7, (1, 1)), (1, (3, 2))):
+        outs = []
+        for interp in (ref, it):
+            interp.set_tensor(0, np.array(n, np.int32))
+            interp.set_tensor(1, np.array(d, np.int32))
+            interp.invoke()
+            outs.append([interp.get_tensor(o["index"]) for o in interp.get_output_details()])
+        for k in range(2):
+            assert_same(outs[1][k], outs[0][k], what=f"limit {n}, dims {d}, output {k}")
+    assert it.get_plan()["cpu_after_invoke"] == [0, 1, 2]

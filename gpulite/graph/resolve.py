@@ -20,8 +20,10 @@ tensor a static shape, and the backends a static plan (the shape chain runs nowh
 
 Outputs whose shape depends on the data (WHERE's, a rule registered ``bounded=True``) are
 sized for their upper bound (``TensorInfo.bounded``); their kernel records the real shape at
-each invoke in ``MemoryPlan.extents``. The nodes that read such a tensor, and the nodes after
-them, form the :class:`Tail`: they leave the static graph (which keeps the tensors they read
+each invoke in ``MemoryPlan.extents``. The nodes that read such a tensor, a node whose output
+shape is an input's run-time *value* where the stored shape cannot stand in (a RESHAPE, FILL,
+RANGE, ... after a resize or into a dimension the signature leaves open), and the nodes after
+them form the :class:`Tail`: they leave the static graph (which keeps the tensors they read
 as outputs) and run after each invoke on the CPU kernels, as LiteRT runs dynamic tensors: the
 values of that invoke are their constants, and each is folded in turn (``Tail.run``).
 """
@@ -45,6 +47,9 @@ Evaluate = Callable[[Graph], list[np.ndarray]]
 
 FOLD_MAX_ELEMENTS = 1 << 16  # a bigger result stays a node (it would be a weight upload otherwise)
 _SHAPE_ONLY = (Op.SHAPE, Op.RANK)  # their value is their input's shape
+# Ops whose output shape is given by the values of these inputs.
+_SHAPE_FROM_VALUES = {Op.RESHAPE: (1,), Op.FILL: (0,), Op.BROADCAST_TO: (1,), Op.TILE: (1,), Op.RANGE: (0, 1, 2),
+                      Op.ONE_HOT: (1,)}
 _NEVER_FOLDED = frozenset({  # a different value at each invoke, or state
     Op.RANDOM_STANDARD_NORMAL, Op.RANDOM_UNIFORM, Op.MULTINOMIAL, Op.VAR_HANDLE, Op.READ_VARIABLE,
     Op.ASSIGN_VARIABLE, Op.CALL_ONCE, Op.CALL, Op.IF, Op.WHILE, Op.HASHTABLE, Op.HASHTABLE_FIND,
@@ -122,7 +127,7 @@ def resolve(model: Graph, input_shapes: Mapping[int, Shape], evaluate: Evaluate,
     late: set[int] = set()  # tensors whose shape comes from the data
     for n in g.nodes:
         check_node(g, n, backend)
-        if any(i in late for i in n.inputs):
+        if any(i in late for i in n.inputs) or _waits_for_values(g, n, moved):
             tail.append(n)
             late.update(n.outputs)
             continue
@@ -137,6 +142,20 @@ def resolve(model: Graph, input_shapes: Mapping[int, Shape], evaluate: Evaluate,
     g.outputs = tuple(dict.fromkeys([*(o for o in g.outputs if o not in makes),
                                      *(i for i in reads if i not in g.inputs)]))
     return g, Tail(tuple(tail), reads, makes)
+
+
+def _waits_for_values(g: Graph, n: Node, moved: set[int]) -> bool:
+    """Whether ``n``'s output shape is a run-time value, which the stored shape cannot stand in for."""
+    runtime = [p for p in _SHAPE_FROM_VALUES.get(n.op, ()) if p < len(n.inputs) and n.inputs[p] >= 0
+               and not g.tensors[n.inputs[p]].is_const]
+    if not runtime or not (any(i in moved for i in n.inputs)
+                           or any(-1 in g.tensors[o].shape_signature for o in n.outputs)):
+        return False
+    try:
+        output_shapes(g, n)
+    except ShapeError:
+        return True
+    return False  # the options give the shape (a RESHAPE's new_shape)
 
 
 def _set_shapes(g: Graph, n: Node, moved: set[int]) -> None:
