@@ -48,8 +48,8 @@ Evaluate = Callable[[Graph], list[np.ndarray]]
 FOLD_MAX_ELEMENTS = 1 << 16  # a bigger result stays a node (it would be a weight upload otherwise)
 _SHAPE_ONLY = (Op.SHAPE, Op.RANK)  # their value is their input's shape
 # Ops whose output shape is given by the values of these inputs.
-_SHAPE_FROM_VALUES = {Op.RESHAPE: (1,), Op.FILL: (0,), Op.BROADCAST_TO: (1,), Op.TILE: (1,), Op.RANGE: (0, 1, 2),
-                      Op.ONE_HOT: (1,)}
+_SHAPE_FROM_VALUES: dict[str, tuple[int, ...]] = {
+    Op.RESHAPE: (1,), Op.FILL: (0,), Op.BROADCAST_TO: (1,), Op.TILE: (1,), Op.RANGE: (0, 1, 2), Op.ONE_HOT: (1,)}
 _NEVER_FOLDED = frozenset({  # a different value at each invoke, or state
     Op.RANDOM_STANDARD_NORMAL, Op.RANDOM_UNIFORM, Op.MULTINOMIAL, Op.VAR_HANDLE, Op.READ_VARIABLE,
     Op.ASSIGN_VARIABLE, Op.CALL_ONCE, Op.CALL, Op.IF, Op.WHILE, Op.HASHTABLE, Op.HASHTABLE_FIND,
