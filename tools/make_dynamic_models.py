@@ -11,6 +11,9 @@ files carry ``shape_signature`` -1 and the converter's run-time shape chains
 
 - ``dense_dynamic.tflite``: Keras ``Flatten -> Dense -> Reshape -> Dense``, via ``model.export``;
 - ``conv_dynamic.tflite``: Keras ``Conv2D -> MaxPool -> DepthwiseConv2D -> Flatten -> Dense``, via ``model.export``;
+- ``slicing_dynamic.tflite``: batch and length None: a STRIDED_SLICE to half the run-time length,
+  a PAD to length 8 and a TILE by the run-time batch (their begin/end, paddings, multiples all
+  computed from ``tf.shape``);
 - ``where_dynamic.tflite``: ``tf.where(x > 0.25)`` (indices: a shape known only from the data),
   the elements it picks (``tf.gather_nd``) and their count, and a reshape of the input by its
   run-time shape, from a ``tf.function`` with ``TensorSpec([None, 6])`` saved as a SavedModel.
@@ -71,11 +74,23 @@ def where() -> bytes:
         return tf.lite.TFLiteConverter.from_saved_model(d).convert()
 
 
+def slicing() -> bytes:
+    @tf.function(input_signature=[tf.TensorSpec([None, None, 4], tf.float32)])
+    def f(x):
+        half = x[:, : tf.shape(x)[1] // 2] * 3.0 + tf.reduce_mean(x, axis=1, keepdims=True)
+        padded = tf.pad(x, [[0, 0], [0, 8 - tf.shape(x)[1]], [0, 0]])
+        tiled = tf.tile(tf.constant([[1.0, 2.0, 3.0, 4.0]]), [tf.shape(x)[0], 1]) + x[:, 0]
+        return {"half": half, "padded": padded, "tiled": tiled}
+
+    return tf.lite.TFLiteConverter.from_concrete_functions([f.get_concrete_function()], f).convert()
+
+
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "tests/data/dynamic")
     out.mkdir(parents=True, exist_ok=True)
     np.random.seed(0)
-    for name, make in (("dense_dynamic", dense), ("conv_dynamic", conv), ("where_dynamic", where)):
+    for name, make in (("dense_dynamic", dense), ("conv_dynamic", conv), ("where_dynamic", where),
+                       ("slicing_dynamic", slicing)):
         data = make()
         (out / f"{name}.tflite").write_bytes(data)
         print(f"{name}.tflite: {len(data)} bytes")
