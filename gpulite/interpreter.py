@@ -295,7 +295,14 @@ class Interpreter:
         return [self._details(i) for i in self._current.inputs]
 
     def get_output_details(self) -> list[dict[str, Any]]:
-        return [self._details(i) for i in self._model_graph.outputs]
+        return [self._details(i) for i in self._outputs()]
+
+    def _outputs(self) -> list[int]:
+        """The model's outputs, then any other output of the graph but those it keeps only for the
+        after-invoke tail to read."""
+        model = self._model_graph.outputs
+        extra = set(self._tail.reads)
+        return [*model, *(i for i in self._current.outputs if i not in model and i not in extra)]
 
     @_exclusive
     def set_tensor(self, tensor_index: int, value: Any) -> None:
@@ -436,7 +443,7 @@ class Interpreter:
 
     def _output_index(self, tensor_index: Any) -> int:
         i = self._tensor_index(tensor_index)
-        outputs = self._model_graph.outputs
+        outputs = self._outputs()
         if i not in outputs:
             raise ValueError(f"tensor {i} ({self._current.tensors[i].name!r}) is not an output; the output tensor "
                              f"indices (get_output_details()[k]['index']) are {list(outputs)}")

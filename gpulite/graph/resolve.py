@@ -24,7 +24,7 @@ each invoke in ``MemoryPlan.extents``. The nodes that read such a tensor, a node
 shape is an input's run-time *value* where the stored shape cannot stand in (a RESHAPE, FILL,
 RANGE, ... after a resize or into a dimension the signature leaves open), and the nodes after
 them form the :class:`Tail`: they leave the static graph (which keeps the tensors they read
-as outputs) and run after each invoke on the CPU kernels, as LiteRT runs dynamic tensors: the
+as extra outputs, after the model's) and run after each invoke on the CPU kernels, as LiteRT runs dynamic tensors: the
 values of that invoke are their constants, and each is folded in turn (``Tail.run``).
 """
 
@@ -109,7 +109,8 @@ def resolve(model: Graph, input_shapes: Mapping[int, Shape], evaluate: Evaluate,
     Returns
     -------
     graph, tail : Graph, Tail
-        The static graph (outputs: the model's, less the tail's, plus what the tail reads) and the tail.
+        The static graph (outputs: the model's but those the tail makes, then what the tail
+        reads) and the tail.
 
     Raises
     ------
