@@ -3,7 +3,8 @@
 The output's shape, ``[count, rank]`` int64, depends on the data: its slot is sized for every
 element being true (the bounded shape rule in :mod:`gpulite.graph.shape_rules.logic`), and each
 invoke writes the first ``count`` rows, in row-major order as LiteRT's ``where.cc``, and records
-``(count, rank)`` as the tensor's shape.
+``(count, rank)`` as the tensor's shape. (``np.argwhere`` allocates its result at each invoke: its
+size is the data's.)
 """
 
 from __future__ import annotations
