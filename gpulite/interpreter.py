@@ -10,7 +10,10 @@ Existing code switches by changing the import::
     scores = it.get_tensor(it.get_output_details()[1]["index"])
 
 Lifecycle: the model is read and the graph folded at construction; ``allocate_tensors``
-hands it to the backend's ``prepare`` (its fusions, on a copy), plans the prepared graph's
+resolves every shape for the current input shapes and folds the shape computations of
+dynamic-shape models (:mod:`gpulite.graph.resolve`; nodes after a shape that comes from the
+data, WHERE's, run on the cpu after each invoke), hands the result to the backend's
+``prepare`` (its fusions, on a copy), plans the prepared graph's
 memory and compiles every kernel (an op without a kernel raises ``UnsupportedOpError``
 here, not at invoke); ``invoke`` runs the compiled plan; ``close`` releases what
 ``allocate_tensors`` built (GPU buffers on the webgpu backend). The Interpreter talks to
@@ -45,13 +48,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from gpulite import instrument, runtime, zoo
-from gpulite.backends.base import Executable, GpuIO
-from gpulite.errors import ConcurrentUseError, ModelError, ShapeError, brief
+from gpulite.backends.base import EagerExecutor, Executable, GpuIO
+from gpulite.backends.kernels import get_kernel
+from gpulite.errors import ConcurrentUseError, ModelError, ShapeError, UnsupportedOpError, brief
 from gpulite.graph import passes, tensor_lists
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import MemoryPlan, plan_memory, topological_order
-from gpulite.graph.shapes import propagate
-from gpulite.graph.validate import validate
+from gpulite.graph.resolve import Tail, resolve
 from gpulite.model.reader import Model, load, shape_problem
 
 log = logging.getLogger(__name__)
@@ -150,9 +153,13 @@ class Interpreter:
         self._num_threads = None if num_threads in (None, -1) else num_threads
         self._backend_name, self._backend = runtime.make_backend(backend, num_threads=self._num_threads,
                                                                  options=backend_options)
-        self._source = self._build_graph()
+        self._model_graph = self._build_graph()  # as the file has it; never changed
+        self._input_shapes = {i: self._model_graph.tensors[i].shape for i in self._model_graph.inputs}
+        self._source = self._model_graph  # resolved for _input_shapes when the graph is made
+        self._tail = Tail()  # nodes after a data-dependent shape: run on the cpu after each invoke
+        self._late: dict[int, np.ndarray] = {}  # what the tail made in the last invoke
+        self._folder: EagerExecutor | None = None  # runs cpu kernels on constants (see _evaluate)
         self._graph: Graph | None = None  # the backend's prepared graph, made on first need
-        self._resized = False
         self._exe: Executable | None = None
         self._plan: MemoryPlan | None = None
         self._guard: np.ndarray | None = None
@@ -181,7 +188,9 @@ class Interpreter:
     def graph(self) -> Graph:
         """The graph the backend runs (its ``prepare``'s result, made on first use); nodes in run order."""
         if self._graph is None:
-            validate(self._source, self._backend_name)  # every node against its op's table entry, before any pass
+            # Every node checked against its op's table entry, shapes set, shape computations folded.
+            self._source, self._tail = resolve(self._model_graph, self._input_shapes, self._evaluate,
+                                               self._backend_name)
             self._graph = self._backend.prepare(self._source)
         return self._graph
 
@@ -212,12 +221,12 @@ class Interpreter:
     @_exclusive
     def allocate_tensors(self) -> None:
         self._ensure_safe()
-        if self._resized:
-            propagate(self._source, self._source.nodes)
-            self._graph = None
-            self._resized = False
         self._release_exe()
         graph = self.graph
+        for n in self._tail.nodes:
+            if get_kernel(n.op, "cpu") is None:
+                raise UnsupportedOpError(n.op, n.index, self._backend_name, "it reads a tensor whose shape comes from "
+                                         "the data, so it runs on the cpu after each invoke; the cpu has no kernel")
         exe = self._backend.compile(graph, plan_memory(graph, graph.nodes))
         self._exe, self._plan = exe, exe.plan
         self._guard = np.frombuffer(memoryview(exe.arena), dtype=np.uint8)
@@ -232,14 +241,19 @@ class Interpreter:
 
     def _release_exe(self) -> None:
         # The previous plan's GPU buffers go now, not whenever the garbage collector runs.
-        exe, self._exe, self._guard = self._exe, None, None
+        exe, self._exe, self._guard, self._late = self._exe, None, None, {}
         if exe is not None:
             exe.close()
 
     @_exclusive
     def invoke(self) -> None:
         self._ensure_safe()
-        self._allocated("invoke()").invoke(instrument.observer(self.graph, self._backend_name))
+        exe = self._allocated("invoke()")
+        self._late = {}
+        exe.invoke(instrument.observer(self.graph, self._backend_name))
+        if self._tail.nodes:
+            reads = {i: _extent(exe.read(i), self._shape(i)) for i in self._tail.reads}
+            self._late = self._tail.run(self._source, reads, self._evaluate)
 
     @_exclusive
     def reset_all_variables(self) -> None:
@@ -259,6 +273,16 @@ class Interpreter:
             raise ValueError(f"tensor index {i} out of range: the model has {len(self._source.tensors)} tensors")
         return i
 
+    def _shape(self, i: int) -> tuple[int, ...]:
+        """Tensor i's current shape: as resized, as resolved, or as the last invoke made it."""
+        if i in self._input_shapes:
+            return self._input_shapes[i]
+        if i in self._late:
+            return self._late[i].shape
+        if self._plan is not None and i in self._plan.extents:
+            return self._plan.extents[i]
+        return self._source.tensors[i].shape
+
     def _details(self, i: int) -> dict[str, Any]:
         t = self._source.tensors[i]
         q = t.quant
@@ -272,10 +296,10 @@ class Interpreter:
         return {
             "name": t.name,
             "index": i,
-            "shape": np.array(t.shape, np.int32),
+            "shape": np.array(self._shape(i), np.int32),
             # LiteRT reports a tensor's current dims as its signature when the file stores no
             # shape_signature, so after a resize the signature follows the new shape there.
-            "shape_signature": np.array(t.shape_signature if src.has_shape_signature else t.shape, np.int32),
+            "shape_signature": np.array(t.shape_signature if src.has_shape_signature else self._shape(i), np.int32),
             "dtype": dtype,
             "quantization": quant,
             "quantization_parameters": {
@@ -293,7 +317,14 @@ class Interpreter:
         return [self._details(i) for i in self._current.inputs]
 
     def get_output_details(self) -> list[dict[str, Any]]:
-        return [self._details(i) for i in self._current.outputs]
+        return [self._details(i) for i in self._outputs()]
+
+    def _outputs(self) -> list[int]:
+        """The model's outputs, then any other output of the graph but those it keeps only for the
+        after-invoke tail to read."""
+        model = self._model_graph.outputs
+        extra = set(self._tail.reads)
+        return [*model, *(i for i in self._current.outputs if i not in model and i not in extra)]
 
     @_exclusive
     def set_tensor(self, tensor_index: int, value: Any) -> None:
@@ -327,10 +358,29 @@ class Interpreter:
         t = self._current.tensors[i]
         if t.is_const:
             return np.array(t.const, copy=True)
+        if i in self._tail.makes:
+            return self._late_value(i).copy()
         exe = self._allocated("get_tensor()")
         if not exe.stores(i):
             raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
-        return exe.read(i)
+        return _extent(exe.read(i), self._shape(i))
+
+    def _evaluate(self, graph: Graph) -> list[np.ndarray]:
+        """Run a one-node graph of constants on the CPU kernels: how :func:`resolve` folds a node and
+        the tail runs. The executor is this Interpreter's own (kernels share its scratch memory)."""
+        if self._folder is None:
+            self._folder = runtime.make_backend("cpu", num_threads=self._num_threads)[1].eager()
+        compiled = self._folder.compile(graph)
+        try:
+            return self._folder.run(compiled, [])
+        finally:
+            self._folder.discard(compiled)
+
+    def _late_value(self, i: int) -> np.ndarray:
+        if i not in self._late:
+            raise ValueError(f"tensor {i} ({self._source.tensors[i].name!r}) follows a shape that comes from the data; "
+                             "it has a value once invoke() has run")
+        return self._late[i]
 
     def tensor(self, tensor_index: int):
         """A function returning a numpy view of the tensor's buffer (no copy).
@@ -343,8 +393,8 @@ class Interpreter:
 
         def view() -> np.ndarray:
             t = self._current.tensors[i]
-            if t.is_const:
-                v = t.const.view()
+            if t.is_const or i in self._tail.makes:
+                v = (t.const if t.is_const else self._late_value(i)).view()
                 v.flags.writeable = False
                 return v
             self._allocated("tensor()")
@@ -352,7 +402,7 @@ class Interpreter:
             if i not in self._plan.offsets:
                 raise ValueError(f"tensor {i} ({t.name!r}) holds no data in the plan")
             off = self._plan.offsets[i]
-            return self._guard[off : off + t.nbytes].view(t.dtype).reshape(t.shape)
+            return _extent(self._guard[off : off + t.nbytes].view(t.dtype), self._shape(i))
 
         return view
 
@@ -377,9 +427,9 @@ class Interpreter:
                     f"strict resize of tensor {i} to {list(new)}: only dimensions that are -1 in the "
                     f"shape signature {list(sig)} may change"
                 )
-        if new != t.shape:
-            t.shape = new
-            self._resized = True
+        if new != self._input_shapes[i]:
+            self._input_shapes[i] = new
+            self._graph = None
             self._release_exe()
 
     def get_signature_list(self) -> dict[str, dict[str, list[str]]]:
@@ -415,9 +465,10 @@ class Interpreter:
 
     def _output_index(self, tensor_index: Any) -> int:
         i = self._tensor_index(tensor_index)
-        if i not in self._current.outputs:
+        outputs = self._outputs()
+        if i not in outputs:
             raise ValueError(f"tensor {i} ({self._current.tensors[i].name!r}) is not an output; the output tensor "
-                             f"indices (get_output_details()[k]['index']) are {list(self._current.outputs)}")
+                             f"indices (get_output_details()[k]['index']) are {list(outputs)}")
         return i
 
     @_exclusive
@@ -444,6 +495,9 @@ class Interpreter:
             When the device is lost.
         """
         i = self._output_index(tensor_index)
+        if i in self._tail.makes:
+            raise ValueError(f"output {i} is computed on the cpu after each invoke (it follows a shape that comes "
+                             "from the data), so it has no GPU buffer; read it with get_tensor()")
         return self._gpu_io("get_output_gpu()").gpu_tensor(i)
 
     @_exclusive
@@ -568,10 +622,18 @@ class Interpreter:
         plan.update(self._backend.describe())
         if self._exe is not None:
             plan.update(self._exe.describe())
+        if self._tail.nodes:  # after a shape that comes from the data: on the cpu, after each invoke
+            plan["cpu_after_invoke"] = [n.index for n in self._tail.nodes]
         return plan
 
     def __repr__(self) -> str:
         return f"Interpreter(backend={self._backend_name!r}, nodes={len(self._current.nodes)})"
+
+
+def _extent(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The first elements of ``value`` (a tensor's slot) in ``shape``: all of them but for a bounded
+    tensor, whose slot holds its upper bound."""
+    return value.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
 
 
 def _sparsity_details(sp) -> dict[str, Any]:
@@ -608,7 +670,7 @@ class SignatureRunner:
             if name not in ins:
                 raise ValueError(f"Invalid Input name ({name}) for SignatureDef; expected one of {sorted(ins)}")
             shape = np.shape(value)
-            if tuple(shape) != self._it._current.tensors[ins[name]].shape:
+            if tuple(shape) != self._it._input_shapes[ins[name]]:
                 self._it.resize_tensor_input(ins[name], list(shape))
         if self._it._exe is None:
             self._it.allocate_tensors()

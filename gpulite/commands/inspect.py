@@ -87,11 +87,11 @@ def inspect_model(model: str, backend: str = "cpu", out: Callable[[str], None] =
     for op, n in counts.most_common():
         out(f"  {op:<28} {n:>5}")
 
-    kept = {n.index for n in graph.nodes}
+    kept = {n.index for n in graph.nodes} | set(it.get_plan().get("cpu_after_invoke", ()))
     folded = Counter(o.op for o in ops if o.index not in kept)
     out(f"folded     {sum(folded.values())} nodes")
     for op, n in folded.most_common():
-        out(f"  {op:<28} {n:>5}  {FOLDED_MEANING.get(op, 'removed at load')}")
+        out(f"  {op:<28} {n:>5}  {FOLDED_MEANING.get(op, 'computed at allocate (values known then)')}")
 
     plan = plan_memory(graph, topological_order(graph))
     share = 100.0 * plan.arena_bytes / plan.total_bytes if plan.total_bytes else 0.0

@@ -1,11 +1,11 @@
 """Output shapes of the shape and data-movement ops issue 12 added, shared by rules and kernels.
 
 Like :mod:`gpulite.graph.layout`, each function resolves one op's constant inputs and
-options into plain Python values, so the shape rule (after ``resize_tensor_input``) and the
-CPU kernel (at allocate) cannot disagree. An output shape that depends on a tensor computed
-at run time is a :class:`ShapeError` naming the node: shapes are static here (dynamic shapes
-are issue 12's item 2). Semantics follow TFLite's kernels (``fill.cc``, ``range.cc``,
-``split.cc``, ``batch_to_space_nd.cc``, ...).
+options into plain Python values, so the shape rule and the CPU kernel (both at allocate)
+cannot disagree. An output shape that depends on a tensor computed at run time is a
+:class:`ShapeError` naming the node: shapes are static here (run-time shape computations are
+folded to constants before, by :mod:`gpulite.graph.resolve`). Semantics follow TFLite's
+kernels (``fill.cc``, ``range.cc``, ``split.cc``, ``batch_to_space_nd.cc``, ...).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def const_array(node: Node, value: np.ndarray | None, what: str) -> np.ndarray:
     """A constant integer input, or ShapeError when it is computed at run time."""
     if value is None:
         raise ShapeError(f"{where(node)}{what} is computed at run time; the output shape needs it constant "
-                         "(dynamic shapes are not supported yet)")
+                         "(gpulite sizes outputs at allocate, from shapes, not from input data)")
     v = np.asarray(value)
     if v.dtype.kind not in "iu":
         raise ShapeError(f"{where(node)}{what} has dtype {v.dtype}; expected an integer tensor")
@@ -61,7 +61,7 @@ def range_count(node: Node, start, limit, delta) -> int:
 def range_shape(node: Node, consts: Sequence[np.ndarray | None]) -> Shape:
     if any(c is None for c in consts[:3]):
         raise ShapeError(f"{where(node)}start, limit and delta are computed at run time; the output shape needs "
-                         "them constant (dynamic shapes are not supported yet)")
+                         "them constant (gpulite sizes outputs at allocate, from shapes, not from input data)")
     start, limit, delta = (np.asarray(c).reshape(-1)[0] for c in consts[:3])
     return (range_count(node, start, limit, delta),)
 

@@ -2,8 +2,8 @@
 
 A :class:`Graph` is built once from a model subgraph. Nodes keep the model's operator
 index (``node.index``) so errors name the node a user sees in Netron; tensors keep the
-model's tensor index. Shapes live on :class:`TensorInfo` and change only through
-:func:`gpulite.graph.shapes.propagate` after an input resize.
+model's tensor index. Shapes live on :class:`TensorInfo`; :func:`gpulite.graph.resolve.resolve` sets them for the
+current input shapes at ``allocate_tensors``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ class TensorInfo:
     type_code: int = 0
     is_variable: bool = False  # state a kernel keeps across invokes (LSTM states): zero at allocate, then its own
     initial: np.ndarray | None = None  # a variable's value at allocate instead of zeros (a folded DEQUANTIZE's)
+    # The shape is an upper bound: the op that makes the tensor decides its real shape from the
+    # data at each invoke (WHERE) and records it in the executable's MemoryPlan.extents.
+    bounded: bool = False
 
     @property
     def nbytes(self) -> int:

@@ -10,7 +10,7 @@ own ranges.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpulite.errors import ModelError
 from gpulite.graph.ir import Graph, Node
@@ -27,6 +27,9 @@ class MemoryPlan:
     arena_bytes: int
     total_bytes: int  # sum of all planned tensors' sizes (what no sharing would cost)
     lifetimes: dict[int, tuple[int, int]]
+    # The shapes a bounded tensor (TensorInfo.bounded: its slot is sized for an upper bound) has
+    # after the last invoke, written by the kernel that makes it; until then, its bound.
+    extents: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 def topological_order(g: Graph) -> list[Node]:
@@ -170,4 +173,5 @@ def plan_memory(g: Graph, order: list[Node], *, pinned: dict[int, int] | None = 
         offsets[t] = off
         placed.append((off, off + size))
     arena = max((e for _, e in placed), default=0)
-    return MemoryPlan(offsets, sizes, arena, sum(sizes.values()), {k: (v[0], v[1]) for k, v in life.items()})
+    bounds = {t: g.tensors[t].shape for t in offsets if g.tensors[t].bounded}
+    return MemoryPlan(offsets, sizes, arena, sum(sizes.values()), {k: (v[0], v[1]) for k, v in life.items()}, bounds)

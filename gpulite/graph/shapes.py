@@ -1,11 +1,12 @@
-"""Shape inference, used after ``resize_tensor_input``.
+"""Shape inference: the rule of each op.
 
-A model file stores every tensor's shape, so a model run at its stored size needs no
-inference. After an input resize, :func:`propagate` walks the plan and recomputes each
-node's output shapes with the rule registered for its op. Rules live in
-``gpulite/graph/shape_rules/*.py`` (discovered, not listed) and take
+:func:`gpulite.graph.resolve.resolve` gives every tensor its shape for the current input shapes
+at ``allocate_tensors`` with these rules (and :func:`propagate` does for the one-node graphs of
+eager ops). Rules live in ``gpulite/graph/shape_rules/*.py`` (discovered, not listed) and take
 ``(node, in_shapes, in_consts)`` where ``in_consts[i]`` is the constant value of input i
-or None, returning the list of output shapes.
+or None, returning the list of output shapes. The rule of an op whose output shape depends on
+its input *values* (WHERE) is registered ``bounded=True`` and returns an upper bound: the
+tensor's slot is sized for it and the kernel records the real shape at each invoke.
 """
 
 from __future__ import annotations
@@ -23,17 +24,28 @@ from gpulite.model.reader import shape_problem
 Shape = tuple[int, ...]
 ShapeRule = Callable[[Node, list[Shape], list[np.ndarray | None]], list[Shape]]
 _RULES: dict[str, ShapeRule] = {}
+_BOUNDED: set[str] = set()
 _loaded = False
 
 
-def shape_rule(*ops: str) -> Callable[[ShapeRule], ShapeRule]:
+def shape_rule(*ops: str, bounded: bool = False) -> Callable[[ShapeRule], ShapeRule]:
+    """Register ``fn`` as the shape rule of ``ops``; ``bounded``: it gives an upper bound of
+    outputs whose real shape depends on the input values."""
     def deco(fn: ShapeRule) -> ShapeRule:
         for op in ops:
             if op in _RULES:
                 raise ValueError(f"shape rule for {op} registered twice")
             _RULES[op] = fn
+            if bounded:
+                _BOUNDED.add(op)
         return fn
     return deco
+
+
+def is_bounded(op: str) -> bool:
+    """Whether ``op``'s outputs get their shape from the data, at invoke (see the module docstring)."""
+    _load()
+    return op in _BOUNDED
 
 
 def _load() -> None:

@@ -1,18 +1,19 @@
 """Check every node against its op's :class:`~gpulite.model.opdefs.Operands`, once, at graph build.
 
-The Interpreter calls :func:`validate` on the model's graph after constant folding, before any
-backend sees it, so kernels and fusion passes can rely on the arity, the dtypes and the
+:func:`gpulite.graph.resolve.resolve` calls :func:`check_inputs` and then :func:`check_node` on
+each node in run order, before it computes the node's shapes, and before any backend sees the
+graph, so shape rules, kernels and fusion passes can rely on the arity, the dtypes and the
 constness the table promises. What it checks, for every node:
 
 - no graph input is a constant, and no node writes into one (LiteRT refuses such a node too);
 - the number of inputs and outputs, and that only optional inputs are omitted (-1);
 - tensors that must share a dtype do, and index inputs (shapes, axes, ...) are int32/int64;
 - a bias holds one value per output channel, of the type the input's calls for;
-- inputs gpulite's kernels need constant are constant;
-- every stored output shape is the one the op's shape rule gives (LiteRT recomputes them); an
-  output whose ``shape_signature`` has a -1 takes the rule's shape instead (a converter's placeholder).
+- inputs gpulite's kernels need constant are constant (once shape computations are folded);
+- (in :mod:`~gpulite.graph.resolve`) every stored output shape is the one the op's shape rule
+  gives, but for the dimensions the shape signature leaves open (-1);
 - a control-flow node (WHILE, IF, CALL_ONCE) names subgraphs the model has, whose inputs and
-  outputs match the node's, and that do not call themselves; those subgraphs are validated too.
+  outputs match the node's, and that do not call themselves; those subgraphs are checked too.
 
 A malformed node raises :class:`~gpulite.errors.ModelError` (:class:`~gpulite.errors.ShapeError`
 for a stored shape that its inputs do not give); a valid node gpulite cannot run
@@ -25,47 +26,38 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.errors import ModelError, ShapeError, UnsupportedOpError
+from gpulite.errors import ModelError, UnsupportedOpError
 from gpulite.graph.ir import Graph, Node
-from gpulite.graph.shapes import output_shapes
 from gpulite.model.opdefs import Op, Operands, OpName, op_spec
 
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 _FOLDED = (Op.DEQUANTIZE, Op.DENSIFY)  # a folded node kept to produce a graph output writes its constant
 
 
-def validate(g: Graph, backend: str, _calling: tuple[int, ...] = ()) -> None:
-    """Raise the first problem of any node of ``g`` (see the module docstring); ``backend`` names
-    where it would run, for :class:`~gpulite.errors.UnsupportedOpError`."""
+def check_inputs(g: Graph) -> None:
+    """ModelError for a graph input that is a constant of the model."""
     for i in g.inputs:
         if g.tensors[i].is_const:
             raise ModelError(f"graph input {_where(g, i)} is a constant of the model (its buffer holds data); an input "
                              "must be a tensor without data")
+
+
+def check_node(g: Graph, n: Node, backend: str, _calling: tuple[int, ...] = ()) -> None:
+    """Raise the first problem of node ``n`` (see the module docstring; its stored output shapes are
+    :func:`gpulite.graph.resolve.resolve`'s to check); ``backend`` names where it would run, for
+    :class:`~gpulite.errors.UnsupportedOpError`."""
+    _check_outputs_writable(g, n)
+    spec = op_spec(n.op)
+    if spec is not None and spec.operands is not None:
+        _check_operands(g, n, spec.operands, backend)
+    _check_called(g, n, backend, _calling)
+
+
+def _check_graph(g: Graph, backend: str, calling: tuple[int, ...]) -> None:
+    """A called subgraph: its inputs and every node (shapes are its kernel's to check when compiled)."""
+    check_inputs(g)
     for n in g.nodes:
-        _check_outputs_writable(g, n)
-        spec = op_spec(n.op)
-        if spec is not None and spec.operands is not None:
-            _check_operands(g, n, spec.operands, backend)
-        _check_shapes(g, n)
-        _check_called(g, n, backend, _calling)
-
-
-def _check_shapes(g: Graph, n: Node) -> None:
-    # LiteRT recomputes every output shape in Prepare; gpulite's kernels trust the stored ones,
-    # so a stored shape the inputs do not give is refused (ShapeError, as the kernels did). A rule that cannot decide
-    # (it needs a value known only at run time) leaves the check to the kernel.
-    try:
-        outs = output_shapes(g, n)
-    except ShapeError:
-        return
-    for o, s in zip(n.outputs, outs or [g.tensors[o].shape for o in n.outputs], strict=True):
-        if g.tensors[o].shape != s and -1 in g.tensors[o].shape_signature:
-            # The converter did not know this size (NMS, TOPK_V2 outputs): the stored shape is a
-            # placeholder, and LiteRT's Prepare resizes the tensor to what its inputs give.
-            g.tensors[o].shape = s
-        if g.tensors[o].shape != s:
-            raise ShapeError(f"node {n.index} ({n.op}): output {_where(g, o)} is stored with shape "
-                             f"{list(g.tensors[o].shape)}, but its inputs give {list(s)}")
+        check_node(g, n, backend, calling)
 
 
 def _where(g: Graph, tensor: int) -> str:
@@ -201,7 +193,7 @@ def _check_called(g: Graph, n: Node, backend: str, calling: tuple[int, ...]) -> 
             if t.dtype != s.dtype:
                 raise ModelError(f"node {n.index} ({n.op}): output {pos} is {t.dtype} but {role} subgraph {k} "
                                  f"gives {s.dtype} there")
-        validate(sub, backend, (*calling, here))
+        _check_graph(sub, backend, (*calling, here))
 
 
 def _position(g: Graph, sub: Graph) -> int:

@@ -29,6 +29,8 @@ def placement_problem(plan: dict[str, Any]) -> str | None:
     if "partitions" not in plan:
         return f"no partitions in the plan (backend {plan.get('backend')!r})"
     cpu = [p for p in plan["partitions"] if p["backend"] != "webgpu"]
+    if plan.get("cpu_after_invoke"):  # nodes after a data-dependent shape run on the cpu after each invoke
+        return f"nodes {plan['cpu_after_invoke']} on the cpu after each invoke"
     if cpu or plan["crossings"]:
         ops = {op: n for p in cpu for op, n in p["ops"].items()}
         return f"ops on the CPU fallback {ops}, {len(plan['crossings'])} crossing(s)"

@@ -221,3 +221,37 @@ def test_shapes_that_do_not_broadcast_fail_at_allocate(op: str) -> None:
     mb.output(y)
     with pytest.raises(ShapeError, match=rf"\({op}\).*do not broadcast"):
         Interpreter(model_content=mb.build(), backend="cpu").allocate_tensors()
+
+
+def where_model(shape, dtype) -> bytes:
+    """WHERE over an input; the output is stored at its bound (every element true)."""
+    mb = ModelBuilder()
+    c = mb.input("c", shape, dtype)
+    y = mb.tensor("y", (int(np.prod(shape)), len(shape)), np.int64)
+    mb.op("WHERE", [c], [y])
+    mb.output(y)
+    return mb.build()
+
+
+WHERE_DTYPES = [np.bool_, np.float32, np.int32, np.int64, np.int8, np.uint8, np.uint32]
+
+
+@pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 4), (2, 1, 3, 2)], ids=str)
+@pytest.mark.parametrize("dtype", WHERE_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_where(dtype, shape, backend: str) -> None:
+    """The coordinates of the non-zero elements, as many rows as the data has (LiteRT's order)."""
+    values = _rng("where", np.dtype(dtype).name, shape).integers(0, 3, shape) * (_rng("w", shape).random(shape) < 0.4)
+    values.flat[[0, -1]] = 2, 0  # some true, some false (LiteRT refuses to hand out an empty result)
+    check_op(where_model(shape, dtype), [values.astype(dtype)], backend)
+
+
+def test_where_with_nothing_true_gives_no_rows() -> None:
+    # (LiteRT's get_tensor refuses an empty result: "Invalid tensor size"; numpy is the reference here.)
+    it = Interpreter(model_content=where_model((2, 3), np.bool_), backend="cpu")
+    it.allocate_tensors()
+    for x in (np.ones((2, 3), np.bool_), np.zeros((2, 3), np.bool_)):  # a full result, then none
+        it.set_tensor(0, x)
+        it.invoke()
+        got = it.get_tensor(it.get_output_details()[0]["index"])
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, np.argwhere(x))

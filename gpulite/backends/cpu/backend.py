@@ -138,7 +138,7 @@ class CpuBackend:
         steps, names = [], []
         for n in graph.nodes:
             factory = get_kernel(n.op, self.name)
-            run = factory(n, CpuContext(graph, n, arrays, self.num_threads, scratch, resources))
+            run = factory(n, CpuContext(graph, n, arrays, self.num_threads, scratch, resources, plan.extents))
             steps.append(run)
             extra = "".join(f"+{step.kind}" for step in n.epilogue)
             names.append(f"{n.op}#{n.index}{'+pad' if n.pads is not None else ''}{extra}")

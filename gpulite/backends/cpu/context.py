@@ -3,6 +3,8 @@ and the executable's :class:`Resources`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from gpulite.backends.base import KernelContext
@@ -16,21 +18,35 @@ class CpuContext(KernelContext):
     value), ``output(i)`` the preallocated array to write into. ``in_info(i)`` and
     ``out_info(i)`` give shape, dtype and quantization. Kernels must write outputs in
     place (``out=`` or ``out[...] =``) and never rebind them.
+
+    A kernel whose output shape depends on the data (a *bounded* output, sized for its upper
+    bound) writes its leading elements and records their shape through :meth:`extent_setter`
+    in ``extents`` (the plan's ``MemoryPlan.extents``, which ``get_tensor`` reads).
     """
 
     def __init__(self, graph: Graph, node: Node, arrays: dict[int, np.ndarray], num_threads: int,
-                 scratch: ScratchPool | None = None, resources: Resources | None = None) -> None:
+                 scratch: ScratchPool | None = None, resources: Resources | None = None,
+                 extents: dict[int, tuple[int, ...]] | None = None) -> None:
         super().__init__(graph, node)
         self._arrays = arrays
         self.num_threads = max(1, int(num_threads or 1))
         self.scratch = scratch if scratch is not None else ScratchPool()
         self.resources = resources if resources is not None else Resources()
+        self._extents = extents if extents is not None else {}
 
     def input(self, i: int) -> np.ndarray:
         return self._arrays[self.node.inputs[i]]
 
     def output(self, i: int) -> np.ndarray:
         return self._arrays[self.node.outputs[i]]
+
+    def extent_setter(self, i: int) -> Callable[[tuple[int, ...]], None]:
+        """A function recording output i's shape of this invoke (for a bounded output)."""
+        extents, tensor = self._extents, self.node.outputs[i]
+
+        def record(shape: tuple[int, ...]) -> None:
+            extents[tensor] = shape
+        return record
 
 
 class ScratchPool:

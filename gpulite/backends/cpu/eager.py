@@ -5,13 +5,13 @@ dtypes, options) and compiles it here once: the kernel factory is called with a
 :class:`~.context.CpuContext` over arrays the compiled op owns (the inputs' slots and the
 outputs), exactly as ``allocate_tensors`` does for a model. Running copies the inputs into
 their slots, calls the kernel and hands out copies of the outputs (the slots are reused by
-the next call).
+the next call); a bounded output (WHERE's) comes out in the shape its kernel recorded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,12 +25,15 @@ from .context import CpuContext, ScratchPool
 
 @dataclass
 class CpuCompiled:
-    """One op compiled for eager use: its input slots, outputs and the kernel's ``run``."""
+    """One op compiled for eager use: its input slots, outputs (``output_ids``: their tensors) and the
+    kernel's ``run``; ``extents``: the shapes its kernel recorded for bounded outputs, by tensor."""
 
     name: str
     inputs: list[np.ndarray]
     outputs: list[np.ndarray]
     run: Callable[[], None]
+    output_ids: tuple[int, ...] = ()
+    extents: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 class CpuEager:
@@ -68,14 +71,19 @@ class CpuEager:
         arrays: dict[int, np.ndarray] = {}
         for t in graph.tensors:
             arrays[t.index] = t.const if t.const is not None else np.zeros(t.shape, t.dtype)
-        run = factory(node, CpuContext(graph, node, arrays, self.num_threads, self._scratch))
-        return CpuCompiled(node.op, [arrays[i] for i in graph.inputs], [arrays[o] for o in graph.outputs], run)
+        extents: dict[int, tuple[int, ...]] = {}
+        run = factory(node, CpuContext(graph, node, arrays, self.num_threads, self._scratch, extents))
+        return CpuCompiled(node.op, [arrays[i] for i in graph.inputs], [arrays[o] for o in graph.outputs], run,
+                           tuple(graph.outputs), extents)
 
     def run(self, compiled: CpuCompiled, arrays: list[np.ndarray]) -> list[np.ndarray]:
         """Run ``compiled`` on ``arrays`` (one per runtime input); returns new output arrays."""
         for slot, x in zip(compiled.inputs, arrays, strict=True):
             np.copyto(slot, x)
         compiled.run()
+        if compiled.extents:
+            return [_leading(o, compiled.extents[t]) if t in compiled.extents else o.copy()
+                    for o, t in zip(compiled.outputs, compiled.output_ids, strict=True)]
         return [o.copy() for o in compiled.outputs]
 
     def discard(self, compiled: CpuCompiled) -> None:
@@ -95,3 +103,8 @@ class CpuEager:
 
     def close(self) -> None:
         self.closed = True
+
+
+def _leading(slot: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A copy of the first elements of a bounded output's ``slot``, in ``shape``."""
+    return slot.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape).copy()

@@ -158,6 +158,8 @@ class WebGpuBackend:
     def _gpu_work(self, n: Node, graph: Graph, plan: MemoryPlan, garena: GpuArena) -> tuple[list[Program] | None, str]:
         if n.op in self.cpu_ops:
             return None, "forced onto the cpu (cpu_ops)"
+        if any(graph.tensors[o].bounded for o in n.outputs):
+            return None, "its output's shape depends on the data; the cpu kernel sets it at each invoke"
         factory = get_kernel(n.op, self.name)
         if factory is None:
             return None, "no webgpu kernel"
@@ -208,7 +210,7 @@ class WebGpuBackend:
                 raise UnsupportedOpError(n.op, n.index, self.name, f"{why}; the cpu backend has no kernel either")
             log.info("node %d (%s) runs on the cpu: %s", n.index, n.op, why)
             steps.append((n, pt.CPU, cpu_factory(n, CpuContext(graph, n, cpu_arrays, self.num_threads,
-                                                              resources=resources))))
+                                                              resources=resources, extents=plan.extents))))
         parts = pt.partition(graph, plan.offsets, steps)
         return WebGpuExecutable(self.gdev, graph, plan, host, arrays, garena, parts,
                                 outputs_on_gpu=self.outputs_on_gpu, kernels=self.name)

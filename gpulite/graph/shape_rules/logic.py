@@ -1,6 +1,8 @@
-"""Shapes of SELECT / SELECT_V2 (the logical ops and comparisons are in :mod:`.elementwise`)."""
+"""Shapes of SELECT / SELECT_V2 and WHERE (the logical ops and comparisons are in :mod:`.elementwise`)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from gpulite.errors import ShapeError
 from gpulite.graph import layout
@@ -24,3 +26,9 @@ def select_shape(node: Node, cond: tuple[int, ...], x: tuple[int, ...], y: tuple
 @shape_rule(Op.SELECT, Op.SELECT_V2)
 def _select(node, ins, consts):
     return [select_shape(node, tuple(ins[0]), tuple(ins[1]), tuple(ins[2]))]
+
+
+@shape_rule(Op.WHERE, bounded=True)
+def _where(node, ins, consts):
+    # One row of coordinates per true element: at most every element (the kernel records the count).
+    return [(int(np.prod(ins[0], dtype=np.int64)), len(ins[0]))]

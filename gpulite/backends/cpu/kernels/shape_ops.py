@@ -1,9 +1,10 @@
 """SHAPE, RANK, FILL, RANGE, BROADCAST_TO and BROADCAST_ARGS.
 
 Outputs whose shape comes from an input (FILL's dims, RANGE's bounds, BROADCAST_TO's shape)
-are sized at allocate: from the constant when the input is one, otherwise from the model's
-stored output shape, which each invoke then checks against the run-time values (a mismatch
-is a :class:`ShapeError` naming the node; dynamic shapes are issue 12's item 2).
+are sized at allocate: from the constant when the input is one (a shape computation folded
+by :mod:`gpulite.graph.resolve` included), otherwise from the model's stored output shape,
+which each invoke then checks against the run-time values (a mismatch is a
+:class:`ShapeError` naming the node).
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ _FILL_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float16, np.int8, np.i
 def _check_dims(node: Node, dims: np.ndarray, out: np.ndarray, what: str) -> None:
     if dims.shape != (out.ndim,) or tuple(int(d) for d in dims) != out.shape:
         raise ShapeError(f"{where(node)}{what} {dims.tolist()} at run time, but the output was sized "
-                         f"{list(out.shape)} at allocate (dynamic shapes are not supported yet)")
+                         f"{list(out.shape)} at allocate (gpulite sizes outputs at allocate, from shapes, not from "
+                         "input data)")
 
 
 @register_kernel(Op.FILL, "cpu")
@@ -119,7 +121,8 @@ def range_(node: Node, ctx: CpuContext) -> Callable[[], None]:
         n = dl.range_count(node, start[()], limit[()], delta[()])
         if n != out.shape[0]:
             raise ShapeError(f"{where(node)}the range has {n} elements at run time, but the output was sized "
-                             f"{out.shape[0]} at allocate (dynamic shapes are not supported yet)")
+                             f"{out.shape[0]} at allocate (gpulite sizes outputs at allocate, from shapes, not "
+                             "from input data)")
         if n:
             steps.fill(delta[()])
             steps[0] = start[()]
