@@ -67,10 +67,13 @@ class GpuContext(KernelContext):
     """Per-node view of the graph for a kernel factory; see the module docstring."""
 
     def __init__(self, graph: Graph, node: Node, plan: MemoryPlan, arena: GpuArena, gdev: Any, *,
-                 weights: str = "f32") -> None:
+                 weights: str = "f32", quantized: str = "float") -> None:
         super().__init__(graph, node)
         self.plan, self.arena, self.gdev = plan, arena, gdev
         self._weights = weights
+        # The backend's quantized mode: under "exact" a kernel declines integer arithmetic it
+        # would only approximate in float (the node then runs LiteRT's on the CPU).
+        self.quantized = quantized
         self.f16_bytes = 0  # bytes this node stored as float16 through weight()/weight_input()
 
     @property
