@@ -1,4 +1,4 @@
-"""MEAN, SUM, REDUCE_MAX and REDUCE_MIN over any axes (float32 and int32)."""
+"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD over any axes (float32 and int32); CUMSUM."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ _KINDS = {
     Op.SUM: {"f32": ("0.0", "acc + v", "acc"), "i32": ("0", "acc + v", "acc")},
     Op.REDUCE_MAX: {"f32": (_F_NEG_INF, "max(acc, v)", "acc"), "i32": (_I_MIN, "max(acc, v)", "acc")},
     Op.REDUCE_MIN: {"f32": (_F_POS_INF, "min(acc, v)", "acc"), "i32": (_I_MAX, "min(acc, v)", "acc")},
+    Op.REDUCE_PROD: {"f32": ("1.0", "acc * v", "acc"), "i32": ("1", "acc * v", "acc")},
 }
 _WORDS = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32"}
 
@@ -74,3 +75,26 @@ def _reduce(op: str):
 
 for _op in _KINDS:
     register_kernel(_op, "webgpu", _reduce(_op))
+
+
+@register_kernel(Op.CUMSUM, "webgpu")
+def cumsum(node: Node, ctx: GpuContext) -> Program:
+    """One line along the axis per thread, summed in order (reversed for ``reverse``)."""
+    x, out = ctx.input(0), ctx.output(0)
+    ctx.require_quant_free(0)
+    word = _WORDS.get(x.dtype)
+    axis_v = ctx.const(1)
+    if word is None or out.dtype != x.dtype or out.shape != x.shape or axis_v is None or not x.shape:
+        raise ctx.unsupported(f"{x.dtype} {x.shape} -> {out.dtype} {out.shape} (float32/int32, constant axis)")
+    rank = len(x.shape)
+    axis = int(np.asarray(axis_v).reshape(-1)[0])
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank:
+        raise ctx.unsupported(f"axis {axis} for rank {rank}")
+    n, inner = x.shape[axis], int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    opts = node.options
+    params = [("len", "u32", n), ("inner", "u32", inner), ("exclusive", "u32", int(getattr(opts, "exclusive", False))),
+              ("reverse", "u32", int(getattr(opts, "reverse", False))), ("x_off", "u32", x.offset),
+              ("out_off", "u32", out.offset)]
+    return make_program(f"cumsum {x.shape} axis {axis}", "cumsum", params, x.size // max(n, 1), word=word,
+                        ZERO="0.0" if word == "f32" else "0")
