@@ -187,7 +187,7 @@ class WebGpuBackend:
                 out = factory(n, ctx)
         except UnsupportedOpError as e:
             garena.rollback(mark)
-            return None, str(e)
+            return None, e.detail or str(e)
         programs = [out] if isinstance(out, Program) else list(out)
         if ctx.f16_bytes:
             misread = [p.name for p in programs if p.key[-1] != ctx.weights]
@@ -210,6 +210,7 @@ class WebGpuBackend:
         garena = GpuArena(plan.arena_bytes)
         self._fp16_report = {"loads": self.f16_loads(), "nodes": 0, "kept_f32": []} if self.precision == "fp16" else {}
         steps: list[tuple[Node, str, Any]] = []
+        fallbacks: dict[int, str] = {}  # node index -> why it runs on the cpu
         for n in graph.nodes:
             programs, why = self._gpu_work(n, graph, plan, garena)
             if programs is not None:
@@ -220,6 +221,7 @@ class WebGpuBackend:
                 raise UnsupportedOpError(n.op, n.index, self.name, f"{why}; the cpu backend has no kernel either")
             log.info("node %d (%s) runs on the cpu: %s", n.index, n.op, why)
             steps.append((n, pt.CPU, cpu_factory(n, CpuContext(graph, n, cpu_arrays, self.num_threads))))
-        parts = pt.partition(graph, plan.offsets, steps)
+            fallbacks[n.index] = why
+        parts = pt.partition(graph, plan.offsets, steps, fallbacks)
         return WebGpuExecutable(self.gdev, graph, plan, host, arrays, garena, parts,
                                 outputs_on_gpu=self.outputs_on_gpu, kernels=self.name)
