@@ -36,7 +36,7 @@ def _per_tensor(ctx: GpuContext, q, what: str) -> tuple[float, int]:
     return float(np.asarray(q.scale, np.float32).reshape(-1)[0]), int(np.asarray(q.zero_point).reshape(-1)[0])
 
 
-@register_kernel(Op.QUANTIZE, "webgpu")
+@register_kernel(Op.QUANTIZE, "webgpu", int8=True)
 def quantize(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     if x.shape != out.shape:
@@ -64,7 +64,7 @@ def quantize(node: Node, ctx: GpuContext) -> Program:
                         LOAD=load, PER=str(per), MASK="0xffu" if per == 4 else "0xffffu")
 
 
-@register_kernel(Op.DEQUANTIZE, "webgpu")
+@register_kernel(Op.DEQUANTIZE, "webgpu", int8=True)
 def dequantize(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
     if x.dtype not in _LOADS or out.dtype != _F32 or x.shape != out.shape:
