@@ -79,9 +79,7 @@ GPU_GAPS: list[tuple[str, str]] = [
         "gather_nd", "space_to_batch_nd", "batch_to_space_nd")),
     ("test_data_movement.py::test_space_to_batch_nd_pads_with_the_zero_point", f"SPACE_TO_BATCH_ND: {_CPU_ONLY}"),
     *((f"test_shape_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
-        "shape", "range", "broadcast_args", "one_hot")),
-    ("test_shape_ops.py::test_rank", f"RANK: {_CPU_ONLY}"),
-    ("test_shape_ops.py::test_shape_and_rank_follow_a_resized_input", f"SHAPE, RANK: {_CPU_ONLY}"),
+        "range", "broadcast_args", "one_hot")),
     ("test_shape_ops.py::test_fill_runtime_dims_match_stored_shape",
      "FILL with run-time dims: the CPU kernel checks them against the planned shape at invoke; a shader cannot"),
     *((f"test_shape_ops.py::test_cast[{_t}]", "CAST: the WebGPU kernel takes float32, int32 and bool") for _t in (

@@ -1,5 +1,6 @@
 """ZEROS_LIKE (float32, int32, int64): zero words over the output, whatever the dtype; FILL (any
-1-, 2-, 4- or 8-byte dtype): the value tensor's element, read at run time."""
+1-, 2-, 4- or 8-byte dtype): the value tensor's element, read at run time; SHAPE and RANK (int32,
+int64): known when the plan is made (a plan has static shapes; a resize compiles a new one)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.kernels.movement import move_program, words
+from gpulite.backends.webgpu.kernels.movement import copy_program, move_program, words
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
@@ -35,3 +36,22 @@ def fill(node: Node, ctx: GpuContext) -> Program:
         raise ctx.unsupported(f"value of shape {value.shape} {value.dtype} for a {out.dtype} output")
     ctx.require_same_quant(1)
     return move_program(ctx, f"fill {out.shape} {out.dtype}", "fill_map", value, out, [], value)
+
+
+def _known(node: Node, ctx: GpuContext, value: np.ndarray) -> Program:
+    """An output known when the plan is made (shapes are static per plan): upload, then copy."""
+    out = ctx.output(0)
+    if out.dtype not in (np.dtype(np.int32), np.dtype(np.int64)) or out.size != value.size:
+        raise ctx.unsupported(f"{out.dtype} output of {out.size} elements for {value.size} values")
+    src = ctx.upload(value.astype(out.dtype).reshape(out.shape))
+    return copy_program(f"{node.op.lower()} {value.tolist()}", src, out)
+
+
+@register_kernel(Op.SHAPE, "webgpu")
+def shape(node: Node, ctx: GpuContext) -> Program:
+    return _known(node, ctx, np.array(ctx.in_info(0).shape, np.int64))
+
+
+@register_kernel(Op.RANK, "webgpu")
+def rank(node: Node, ctx: GpuContext) -> Program:
+    return _known(node, ctx, np.array(len(ctx.in_info(0).shape), np.int64))
