@@ -5,7 +5,8 @@ Run with TensorFlow (not a gpulite dependency), from the repository root:
     /path/to/tf-venv/bin/python tools/make_quantized_test_models.py
 
 A seeded Keras CNN (conv, depthwise conv, residual add, hard swish, mean, dense, softmax) is
-converted to full int8 with float I/O and with int8 I/O, and to float16 weights, into
+converted to full int8 with float I/O and with int8 I/O, to float16 weights and to dynamic-range
+int8 weights, into
 ``tests/data/quantized/``; the same CNN with RELU for HARD_SWISH as full int8 with int8 I/O.
 """
 
@@ -47,6 +48,8 @@ def convert(m: tf.keras.Model, kind: str) -> bytes:
     if kind == "fp16":
         c.target_spec.supported_types = [tf.float16]
         return c.convert()
+    if kind == "dynamic_range":  # int8 weights, float activations (no representative dataset)
+        return c.convert()
     c.representative_dataset = representative
     c.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
     if kind == "int8_io":
@@ -58,7 +61,7 @@ def convert(m: tf.keras.Model, kind: str) -> bytes:
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     m = model()
-    for kind in ("int8_float_io", "int8_io", "fp16"):
+    for kind in ("int8_float_io", "int8_io", "fp16", "dynamic_range"):
         (OUT / f"small_cnn_{kind}.tflite").write_bytes(convert(m, kind))
     # Without HARD_SWISH (which LiteRT quantizes with its own int8 kernel): for quantized="exact".
     (OUT / "small_relu_cnn_int8_io.tflite").write_bytes(convert(model(hard_swish=False), "int8_io"))
