@@ -1,5 +1,6 @@
 """Comparisons (float32, int32; bool for EQUAL / NOT_EQUAL), LOGICAL_AND / OR / NOT, SELECT /
-SELECT_V2 (any 1-, 4- or 8-byte dtype) and CAST (float32, int32, bool) as elementwise maps.
+SELECT_V2 (any 1-, 4- or 8-byte dtype), CAST (float32, int32, bool) and ONE_HOT as elementwise
+maps.
 
 Bool tensors are stored as the host arena stores them, one byte per element (0 or 1), packed
 four to a u32 word on the GPU; kernels that write them build a whole word per thread
@@ -94,3 +95,26 @@ def cast(node: Node, ctx: GpuContext) -> Program:
         raise ctx.unsupported(f"{x.dtype} {x.shape} -> {out.dtype} {out.shape} (float32, int32, bool)")
     return map_program(ctx, f"cast {x.dtype}->{out.dtype} {x.shape}", [(x, kind(x.dtype) or "")], out,
                        kind(out.dtype) or "", expr)
+
+
+@register_kernel(Op.ONE_HOT, "webgpu")
+def one_hot(node: Node, ctx: GpuContext) -> Program:
+    """``out = select(off, on, index == j)``: the indices get a size-1 axis at ``axis`` and meet
+    a constant ``0 .. depth-1`` along it, both broadcast by the map (an index outside
+    ``[0, depth)`` matches nothing: all off, as LiteRT)."""
+    idx, on, off, out = ctx.input(0), ctx.input(2), ctx.input(3), ctx.output(0)
+    depth_v = ctx.const(1)
+    k = kind(out.dtype, raw=True)
+    if idx.dtype != np.int32 or depth_v is None or k is None or on.dtype != out.dtype or off.dtype != out.dtype:
+        raise ctx.unsupported(f"indices {idx.dtype}, values {on.dtype}/{off.dtype} -> {out.dtype} "
+                              "(int32 indices, constant depth)")
+    rank = len(out.shape)
+    axis = getattr(node.options, "axis", -1)
+    axis = axis + rank if axis < 0 else axis
+    depth = int(np.asarray(depth_v).reshape(-1)[0])
+    if not 0 <= axis < rank or out.shape != (*idx.shape[:axis], depth, *idx.shape[axis:]):
+        raise ctx.unsupported(f"one-hot of {idx.shape} with depth {depth} on axis {axis} is not {out.shape}")
+    iota = ctx.upload(np.arange(depth, dtype=np.int32).reshape((depth,) + (1,) * (rank - 1 - axis)))
+    idx = TensorRef(idx.offset, (*idx.shape[:axis], 1, *idx.shape[axis:]), idx.dtype)
+    return map_program(ctx, f"one_hot {idx.shape} depth {depth}", [(idx, "i32"), (iota, "i32"), (on, k), (off, k)],
+                       out, k, "select(v3, v2, v0 == v1)")

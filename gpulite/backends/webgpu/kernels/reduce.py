@@ -1,4 +1,5 @@
-"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD over any axes (float32 and int32); CUMSUM."""
+"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD over any axes (float32 and int32),
+REDUCE_ANY / REDUCE_ALL (bool); CUMSUM."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.kernels.movement import words
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
@@ -50,9 +52,9 @@ def _reduce(op: str):
     def factory(node: Node, ctx: GpuContext) -> Program:
         x, out = ctx.input(0), ctx.output(0)
         ctx.require_quant_free(0)
-        word = _WORDS.get(x.dtype)
-        if word is None or out.dtype != x.dtype:
-            raise ctx.unsupported(f"dtype {x.dtype} -> {out.dtype} (float32 and int32 only)")
+        word = "bool" if op in _BOOL else _WORDS.get(x.dtype)
+        if word is None or out.dtype != x.dtype or (word == "bool") != (x.dtype == np.bool_):
+            raise ctx.unsupported(f"dtype {x.dtype} -> {out.dtype} (float32 and int32; bool for ANY/ALL)")
         axes_v = ctx.const(1)
         if axes_v is None:
             raise ctx.unsupported("axes computed at run time")
@@ -67,13 +69,20 @@ def _reduce(op: str):
         (ks, kt), (rs, rt) = _vec4(kept), _vec4(red)
         params = [("kshape", "vec4u", ks), ("kstride", "vec4u", kt), ("rshape", "vec4u", rs), ("rstride", "vec4u", rt),
                   ("count", "u32", count), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
+        if word == "bool":
+            params[-1:-1] = [("outs", "u32", out.size)]
+            return make_program(f"{node.op.lower()} {x.shape} axes {sorted(axes)}", "reduce_bool", params,
+                                words(out), word="u32", INIT=_BOOL[op][0], OPR=_BOOL[op][1])
         init, update, finish = _KINDS[op][word]
         return make_program(f"{node.op.lower()} {x.shape} axes {sorted(axes)}", "reduce", params, out.size,
                             word=word, INIT=init, REDUCE=update, FINISH=finish)
     return factory
 
 
-for _op in _KINDS:
+# REDUCE_ANY / REDUCE_ALL: (initial value, operator) over bools.
+_BOOL = {Op.REDUCE_ANY: ("false", "||"), Op.REDUCE_ALL: ("true", "&&")}
+
+for _op in (*_KINDS, *_BOOL):
     register_kernel(_op, "webgpu", _reduce(_op))
 
 
