@@ -19,11 +19,10 @@ def test_inspect_names_fallback_nodes_and_reasons(tmp_path) -> None:
     n = mb.input("n", (2, 3), np.int64)
     c = mb.tensor("c", (2, 3), np.int64)
     mb.op("CUMSUM", [n, mb.const("axis", np.array(1, np.int32))], [c])  # node 1: declined (int64)
-    i = mb.input("i", (4,), np.int32)
-    h = mb.tensor("h", (4, 3), np.float32)
-    mb.op("ONE_HOT", [i, mb.const("depth", np.array(3, np.int32)), mb.const("on", np.array(1, np.float32)),
-                      mb.const("off", np.array(0, np.float32))], [h], axis=-1)  # node 2: no webgpu kernel
-    mb.output(y, c, h)
+    r = mb.tensor("r", (5,), np.int32)
+    mb.op("RANGE", [mb.const(k, np.array(v, np.int32)) for k, v in (("start", 0), ("limit", 5), ("delta", 1))],
+          [r])  # node 2: no webgpu kernel
+    mb.output(y, c, r)
     path = tmp_path / "mixed.tflite"
     path.write_bytes(mb.build())
     lines: list[str] = []
@@ -33,7 +32,7 @@ def test_inspect_names_fallback_nodes_and_reasons(tmp_path) -> None:
     rows = {ln.split()[1]: ln for ln in lines if ln.startswith("  node ")}
     assert set(rows) == {"1", "2"}, text
     assert "CUMSUM" in rows["1"] and "int64" in rows["1"] and "float32/int32" in rows["1"]
-    assert "ONE_HOT" in rows["2"] and "no webgpu kernel" in rows["2"]
+    assert "RANGE" in rows["2"] and "no webgpu kernel" in rows["2"]
 
 
 def test_inspect_says_when_nothing_falls_back(tmp_path) -> None:
