@@ -1,0 +1,26 @@
+"""WebGPU kernels for converter ops whose op-suite case lives with their CPU kernel elsewhere:
+checked here against LiteRT directly, all nodes on the GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpulite.testing.tflite_writer import ModelBuilder
+from tests.webgpu.support import check_gpu, require_adapter
+
+require_adapter()
+
+
+@pytest.mark.parametrize("shape", [(2, 5), (1, 3, 4, 7)], ids=["2d", "4d"])
+def test_l2_normalization(shape) -> None:
+    mb = ModelBuilder()
+    x = mb.input("x", shape, np.float32)
+    y = mb.tensor("y", shape, np.float32)
+    mb.op("L2_NORMALIZATION", [x], [y])
+    mb.output(y)
+    xs = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    rows = xs.reshape(-1, shape[-1])
+    rows[0] = 0  # a zero row: divided by LiteRT's epsilon, not by 0
+    rows[-1] *= 1e-8  # a tiny row: below the epsilon too
+    check_gpu(mb.build(), [xs])
