@@ -62,6 +62,8 @@ class Row:
         """Why the op is not (fully) covered; empty when it runs on both backends."""
         if self.cpu_float and self.webgpu_float:
             return ""
+        if self.webgpu_float:
+            return "cpu: no kernel yet (the webgpu kernel runs it)"
         if self.cpu_float:
             if self.op in _CPU_BY_DESIGN:
                 return "webgpu: runs on the CPU fallback by design (data-dependent shapes or sequential loops)"
