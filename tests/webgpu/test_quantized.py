@@ -165,3 +165,24 @@ def test_quantized_option_is_checked() -> None:
     with pytest.raises(ValueError, match="quantized must be 'float' or 'exact'"):
         Interpreter(model_content=(DATA / "small_cnn_int8_io.tflite").read_bytes(), backend="webgpu",
                     quantized="int8")
+
+
+def test_ops_reading_codes_keep_integer_tensors() -> None:
+    """CAST reads a quantized tensor's codes, not its value: the rewrite leaves its input int8
+    (LiteRT's exact result) while the ADD beside it computes in float on the GPU."""
+    mb = ModelBuilder()
+    x = mb.input("x", (2, 8), np.int8, quant=(0.1, 3))
+    c = mb.tensor("c", (2, 8), np.float32)
+    mb.op("CAST", [x], [c])
+    s = mb.tensor("s", (2, 8), np.int8, quant=(0.2, -1))
+    mb.op("ADD", [x, x], [s])
+    mb.output(c, s)
+    m = mb.build()
+    xv = np.arange(-128, 128, 16, dtype=np.int8).reshape(2, 8)
+    it = Interpreter(model_content=m, backend="webgpu")
+    got = run(it, [xv])
+    want = litert(m, [xv])
+    np.testing.assert_array_equal(got[0], want[0])  # the codes, cast
+    assert_steps(got[1], want[1], 1)
+    placed = {op: p["backend"] for p in it.get_plan()["partitions"] for op in p["ops"]}
+    assert placed["ADD"] == "webgpu"
