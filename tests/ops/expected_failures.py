@@ -77,8 +77,9 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_logic.py::test_compare_quantized[*]", f"int8/uint8 comparisons (rescaled in fixed point): {_INT8}"),
     ("test_data_movement.py::test_gather_nd[*-runtime]", "GATHER_ND with run-time indices: LiteRT fails the "
      "invoke on an index out of range, a shader cannot; runs on the CPU (constant indices run on the GPU)"),
-    *((f"test_shape_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
-        "range", "broadcast_args")),
+    ("test_shape_ops.py::test_range[*-runtime]", "RANGE of run-time operands: the CPU kernel checks the count "
+     "against the planned size at invoke, a shader cannot (constant operands run on the GPU)"),
+    ("test_shape_ops.py::test_broadcast_args[*]", f"BROADCAST_ARGS: {_CPU_ONLY}"),
     ("test_shape_ops.py::test_fill_runtime_dims_match_stored_shape",
      "FILL with run-time dims: the CPU kernel checks them against the planned shape at invoke; a shader cannot"),
     *((f"test_shape_ops.py::test_cast[{_t}]", "CAST: the WebGPU kernel takes float32, int32 and bool") for _t in (

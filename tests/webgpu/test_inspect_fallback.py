@@ -19,9 +19,9 @@ def test_inspect_names_fallback_nodes_and_reasons(tmp_path) -> None:
     n = mb.input("n", (2, 3), np.int64)
     c = mb.tensor("c", (2, 3), np.int64)
     mb.op("CUMSUM", [n, mb.const("axis", np.array(1, np.int32))], [c])  # node 1: declined (int64)
-    r = mb.tensor("r", (5,), np.int32)
-    mb.op("RANGE", [mb.const(k, np.array(v, np.int32)) for k, v in (("start", 0), ("limit", 5), ("delta", 1))],
-          [r])  # node 2: no webgpu kernel
+    s = mb.input("s", (2,), np.int32)
+    r = mb.tensor("r", (2,), np.int32)
+    mb.op("BROADCAST_ARGS", [s, mb.const("t", np.array([1, 1], np.int32))], [r])  # node 2: no webgpu kernel
     mb.output(y, c, r)
     path = tmp_path / "mixed.tflite"
     path.write_bytes(mb.build())
@@ -32,7 +32,7 @@ def test_inspect_names_fallback_nodes_and_reasons(tmp_path) -> None:
     rows = {ln.split()[1]: ln for ln in lines if ln.startswith("  node ")}
     assert set(rows) == {"1", "2"}, text
     assert "CUMSUM" in rows["1"] and "int64" in rows["1"] and "float32/int32" in rows["1"]
-    assert "RANGE" in rows["2"] and "no webgpu kernel" in rows["2"]
+    assert "BROADCAST_ARGS" in rows["2"] and "no webgpu kernel" in rows["2"]
 
 
 def test_inspect_says_when_nothing_falls_back(tmp_path) -> None:

@@ -1,6 +1,7 @@
 """ZEROS_LIKE (float32, int32, int64): zero words over the output, whatever the dtype; FILL (any
 1-, 2-, 4- or 8-byte dtype): the value tensor's element, read at run time; SHAPE and RANK (int32,
-int64): known when the plan is made (a plan has static shapes; a resize compiles a new one)."""
+int64) and RANGE of constants (float32 too): known when the plan is made (a plan has static
+shapes; a resize compiles a new one)."""
 
 from __future__ import annotations
 
@@ -38,10 +39,10 @@ def fill(node: Node, ctx: GpuContext) -> Program:
     return move_program(ctx, f"fill {out.shape} {out.dtype}", "fill_map", value, out, [], value)
 
 
-def _known(node: Node, ctx: GpuContext, value: np.ndarray) -> Program:
+def _known(node: Node, ctx: GpuContext, value: np.ndarray, dtypes: tuple = (np.int32, np.int64)) -> Program:
     """An output known when the plan is made (shapes are static per plan): upload, then copy."""
     out = ctx.output(0)
-    if out.dtype not in (np.dtype(np.int32), np.dtype(np.int64)) or out.size != value.size:
+    if out.dtype not in [np.dtype(d) for d in dtypes] or out.size != value.size:
         raise ctx.unsupported(f"{out.dtype} output of {out.size} elements for {value.size} values")
     src = ctx.upload(value.astype(out.dtype).reshape(out.shape))
     return copy_program(f"{node.op.lower()} {value.tolist()}", src, out)
@@ -55,3 +56,18 @@ def shape(node: Node, ctx: GpuContext) -> Program:
 @register_kernel(Op.RANK, "webgpu")
 def rank(node: Node, ctx: GpuContext) -> Program:
     return _known(node, ctx, np.array(len(ctx.in_info(0).shape), np.int64))
+
+
+@register_kernel(Op.RANGE, "webgpu")
+def range_(node: Node, ctx: GpuContext) -> Program:
+    """RANGE of constant start, limit and delta, accumulated on the host as range.cc does (run-time
+    operands decline: the CPU kernel checks the count against the planned size at invoke)."""
+    consts = [ctx.const(i) for i in range(3)]
+    out = ctx.output(0)
+    if any(c is None or c.dtype != out.dtype for c in consts):
+        raise ctx.unsupported("start, limit and delta computed at run time (or of another dtype than the output)")
+    start, _, delta = (np.asarray(c).reshape(()) for c in consts)
+    steps = np.full(out.shape, delta, out.dtype)
+    if steps.size:
+        steps[0] = start
+    return _known(node, ctx, np.add.accumulate(steps, dtype=out.dtype), (np.float32, np.int32, np.int64))
