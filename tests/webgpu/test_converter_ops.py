@@ -24,3 +24,22 @@ def test_l2_normalization(shape) -> None:
     rows[0] = 0  # a zero row: divided by LiteRT's epsilon, not by 0
     rows[-1] *= 1e-8  # a tiny row: below the epsilon too
     check_gpu(mb.build(), [xs])
+
+
+CAST_EDGES = {  # values the op suite's +-100 do not reach
+    "float32-int64-wide": ("float32", "int64", [3e9, -3e9, 1.5e12, -2.5, 2.0**31, -(2.0**31), 7.9e18, -7.9e18]),
+    "int32-int64-extremes": ("int32", "int64", [-1, 2**31 - 1, -(2**31), 0]),
+    "int16-float32-extremes": ("int16", "float32", [-32768, 32767, -1, 5]),
+}
+
+
+@pytest.mark.parametrize("case", list(CAST_EDGES))
+def test_cast_edges(case: str) -> None:
+    src, dst, vals = CAST_EDGES[case]
+    x = np.array(vals, dtype=src)
+    mb = ModelBuilder()
+    i = mb.input("x", x.shape, src)
+    o = mb.tensor("y", x.shape, dst)
+    mb.op("CAST", [i], [o])
+    mb.output(o)
+    check_gpu(mb.build(), [x])

@@ -1,6 +1,6 @@
 """Comparisons (float32, int32; bool for EQUAL / NOT_EQUAL), LOGICAL_AND / OR / NOT, SELECT /
-SELECT_V2 (any 1-, 4- or 8-byte dtype), CAST (float32, int32, bool) and ONE_HOT as elementwise
-maps.
+SELECT_V2 (any 1-, 4- or 8-byte dtype), CAST (float32, int32, bool, 8/16-bit ints, int64 from
+and int64 to int32) and ONE_HOT as elementwise maps.
 
 Bool tensors are stored as the host arena stores them, one byte per element (0 or 1), packed
 four to a u32 word on the GPU; kernels that write them build a whole word per thread
@@ -78,11 +78,26 @@ def _select(node: Node, ctx: GpuContext) -> Program:
 register_kernel(Op.SELECT, "webgpu", _select)
 register_kernel(Op.SELECT_V2, "webgpu", _select)
 
-# CAST between float32, int32 and bool: (input kind, output kind) -> expression of v0.
-# float -> int truncates toward zero (C's static_cast; WGSL clamps where C is undefined).
-CASTS = {("f32", "i32"): "i32(v0)", ("i32", "f32"): "f32(v0)", ("bool", "f32"): "select(0.0, 1.0, v0)",
-         ("bool", "i32"): "select(0, 1, v0)", ("f32", "bool"): "v0 != 0.0", ("i32", "bool"): "v0 != 0",
-         ("f32", "f32"): "v0", ("i32", "i32"): "v0", ("bool", "bool"): "v0"}
+# CAST: how each source dtype is read (its map load kind and WGSL value type) ...
+_CAST_IN = {np.dtype(np.float32): ("f32", "f"), np.dtype(np.int32): ("i32", "i"), np.dtype(np.bool_): ("bool", "b"),
+            np.dtype(np.int8): ("i8", "i"), np.dtype(np.uint8): ("u8n", "i"), np.dtype(np.int16): ("i16", "i"),
+            np.dtype(np.int64): ("i64lo", "i")}
+# ... and (value type, output dtype) -> (store kind, expression of v0). float -> int truncates
+# toward zero as C's static_cast (WGSL clamps where C is undefined); narrow outputs keep the low
+# bits; int64 outputs are built a word (h) at a time.
+_CAST_OUT = {
+    ("f", np.dtype(np.float32)): ("f32", "v0"), ("i", np.dtype(np.float32)): ("f32", "f32(v0)"),
+    ("b", np.dtype(np.float32)): ("f32", "select(0.0, 1.0, v0)"),
+    ("f", np.dtype(np.int32)): ("i32", "i32(v0)"), ("i", np.dtype(np.int32)): ("i32", "v0"),
+    ("b", np.dtype(np.int32)): ("i32", "select(0, 1, v0)"),
+    ("f", np.dtype(np.bool_)): ("bool", "v0 != 0.0"), ("i", np.dtype(np.bool_)): ("bool", "v0 != 0"),
+    ("b", np.dtype(np.bool_)): ("bool", "v0"),
+    **{(t, np.dtype(d)): ("u8", e) for d in (np.int8, np.uint8) for t, e in (
+        ("f", "bitcast<u32>(i32(v0))"), ("i", "bitcast<u32>(v0)"), ("b", "select(0u, 1u, v0)"))},
+    ("f", np.dtype(np.int64)): ("u64", "f32_to_i64(v0, h)"),
+    ("i", np.dtype(np.int64)): ("u64", "select(bitcast<u32>(v0 >> 31u), bitcast<u32>(v0), h == 0u)"),
+    ("b", np.dtype(np.int64)): ("u64", "select(0u, select(0u, 1u, v0), h == 0u)"),
+}
 
 
 @register_kernel(Op.CAST, "webgpu")
@@ -90,11 +105,12 @@ def cast(node: Node, ctx: GpuContext) -> Program:
     (x,) = _inputs(node, ctx, 1)
     out = ctx.output(0)
     ctx.require_quant_free(0)
-    expr = CASTS.get((kind(x.dtype), kind(out.dtype)))  # type: ignore[arg-type]
-    if expr is None or x.shape != out.shape:
-        raise ctx.unsupported(f"{x.dtype} {x.shape} -> {out.dtype} {out.shape} (float32, int32, bool)")
-    return map_program(ctx, f"cast {x.dtype}->{out.dtype} {x.shape}", [(x, kind(x.dtype) or "")], out,
-                       kind(out.dtype) or "", expr)
+    load = _CAST_IN.get(x.dtype)
+    store = _CAST_OUT.get((load[1], out.dtype)) if load is not None else None
+    if load is None or store is None or x.shape != out.shape or (x.dtype == np.int64 and out.dtype != np.int32):
+        raise ctx.unsupported(f"{x.dtype} {x.shape} -> {out.dtype} {out.shape} (float32, int32, bool, 8/16-bit "
+                              "ints; int64 to int32)")
+    return map_program(ctx, f"cast {x.dtype}->{out.dtype} {x.shape}", [(x, load[0])], out, store[0], store[1])
 
 
 @register_kernel(Op.ONE_HOT, "webgpu")

@@ -30,6 +30,8 @@ from gpulite.backends.webgpu.program import Program, make_program
 
 _TYPES = {"f32": "f32", "i32": "i32", "u32": "u32", "u64": "u32", "u8": "u32", "bool": "bool"}
 _SIZES = {"f32": 4, "i32": 4, "u32": 4, "u64": 8, "u8": 1, "bool": 1}
+# Further operand kinds (read only): i8, u8n, i16 and i64lo give an int8 / uint8 / int16 / int64's
+# low word as an i32 value (map.wgsl).
 
 
 def kind(dtype: np.dtype, raw: bool = False) -> str | None:

@@ -13,6 +13,11 @@ fn ld_u32(o: u32, k: u32, h: u32) -> u32 { return buf[o + k]; }
 fn ld_u64(o: u32, k: u32, h: u32) -> u32 { return buf[o + 2u * k + h]; }
 fn ld_u8(o: u32, k: u32, h: u32) -> u32 { return (buf[o + k / 4u] >> ((k % 4u) * 8u)) & 0xffu; }
 fn ld_bool(o: u32, k: u32, h: u32) -> bool { return ld_u8(o, k, h) != 0u; }
+// Narrow and wide integers as i32 values (CAST): sign- or zero-extended; int64 by its low word.
+fn ld_i8(o: u32, k: u32, h: u32) -> i32 { return bitcast<i32>(ld_u8(o, k, h) << 24u) >> 24u; }
+fn ld_u8n(o: u32, k: u32, h: u32) -> i32 { return i32(ld_u8(o, k, h)); }
+fn ld_i16(o: u32, k: u32, h: u32) -> i32 { return bitcast<i32>(buf[o + k / 2u] << (16u - (k % 2u) * 16u)) >> 16u; }
+fn ld_i64lo(o: u32, k: u32, h: u32) -> i32 { return bitcast<i32>(buf[o + 2u * k]); }
 
 fn value(e: u32, h: u32) -> $OUT_T {
     let c = coords4(e, P.shape);

@@ -71,3 +71,14 @@ fn floor_mod_f(a: f32, b: f32) -> f32 {
     let r = fmod_c(a, b);
     return select(r, r + b, (r != 0.0) && ((r < 0.0) != (b < 0.0)));
 }
+
+// Word h (0: low, 1: high) of C's static_cast<int64_t>(x): truncation toward zero. Beyond
+// +-2^31 a float32 is an integer whose bits below 2^32 fit its mantissa, so the split is exact.
+fn f32_to_i64(x: f32, h: u32) -> u32 {
+    if (abs(x) < 2147483648.0) {
+        let q = i32(x);
+        return select(bitcast<u32>(q >> 31u), bitcast<u32>(q), h == 0u);
+    }
+    let hi = floor(x / 4294967296.0);
+    return select(bitcast<u32>(i32(hi)), u32(x - hi * 4294967296.0), h == 0u);
+}
