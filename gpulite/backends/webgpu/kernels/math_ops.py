@@ -6,6 +6,7 @@ without zeros, since a shader cannot fail the invoke as LiteRT does on a zero di
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -37,24 +38,20 @@ BINARY = {
 }
 
 
-def _unary(exprs: dict[str, str]):
+def _unary(exprs_of: Callable[[Node], dict[str, str]]):
     def factory(node: Node, ctx: GpuContext) -> Program:
         x, out = ctx.input(0), ctx.output(0)
         ctx.require_quant_free(0)
-        k = kind(x.dtype)
-        if node.op == Op.GELU:
-            exprs_ = {"f32": _GELU[bool(getattr(node.options, "approximate", False))]}
-        else:
-            exprs_ = exprs
-        if k not in exprs_ or out.dtype != x.dtype or out.shape != x.shape:
-            raise ctx.unsupported(f"{x.dtype} {x.shape} -> {out.dtype} {out.shape} (takes {sorted(exprs_)})")
-        return map_program(ctx, f"{node.op.lower()} {x.shape}", [(x, k)], out, k, exprs_[k])  # type: ignore[index]
+        k, exprs = kind(x.dtype), exprs_of(node)
+        if k not in exprs or out.dtype != x.dtype or out.shape != x.shape:
+            raise ctx.unsupported(f"{x.dtype} {x.shape} -> {out.dtype} {out.shape} (takes {sorted(exprs)})")
+        return map_program(ctx, f"{node.op.lower()} {x.shape}", [(x, k)], out, k, exprs[k])  # type: ignore[index]
     return factory
 
 
 for _op, _exprs in UNARY.items():
-    register_kernel(_op, "webgpu", _unary(_exprs))
-register_kernel(Op.GELU, "webgpu", _unary({}))
+    register_kernel(_op, "webgpu", _unary(lambda node, e=_exprs: e))
+register_kernel(Op.GELU, "webgpu", _unary(lambda node: {"f32": _GELU[bool(getattr(node.options, "approximate", 0))]}))
 
 
 def _binary(exprs: dict[str, str]):
