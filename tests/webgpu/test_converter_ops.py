@@ -43,3 +43,44 @@ def test_cast_edges(case: str) -> None:
     mb.op("CAST", [i], [o])
     mb.output(o)
     check_gpu(mb.build(), [x])
+
+
+RFFTS = {  # input shape, fft_length
+    "frames": ((1, 3, 1, 256), (1, 256)),
+    "2d-padded-cropped": ((2, 3, 5), (4, 8)),
+    "wide": ((1, 2, 40), (4, 64)),
+}
+
+
+def _rfft_model(shape, length, then_abs: bool) -> bytes:
+    mb = ModelBuilder()
+    x = mb.input("x", shape, np.float32)
+    out_shape = (*shape[:-2], length[0], length[1] // 2 + 1)
+    z = mb.tensor("z", out_shape, np.complex64)
+    mb.op("RFFT2D", [x, mb.const("n", np.array(length, np.int32))], [z])
+    if not then_abs:
+        mb.output(z)
+        return mb.build()
+    a = mb.tensor("a", out_shape, np.float32)
+    mb.op("COMPLEX_ABS", [z], [a])
+    mb.output(a)
+    return mb.build()
+
+
+@pytest.mark.parametrize("case", list(RFFTS))
+def test_rfft2d_and_complex_abs(case: str) -> None:
+    shape, length = RFFTS[case]
+    xs = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    check_gpu(_rfft_model(shape, length, then_abs=True), [xs])
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+
+    from gpulite import Interpreter
+    from tests.webgpu.support import gpu_only, run
+
+    m = _rfft_model(shape, length, then_abs=False)
+    it = Interpreter(model_content=m, backend="webgpu")
+    got = run(it, [xs])[0]
+    gpu_only(it.get_plan())
+    want = run(LiteRT(model_content=m), [xs])[0]
+    assert got.dtype == want.dtype == np.complex64 and got.shape == want.shape
+    assert np.abs(got - want).max() <= 1e-5 * max(1.0, float(np.abs(want).max()))
