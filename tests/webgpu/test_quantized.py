@@ -26,7 +26,11 @@ import pytest
 
 from gpulite import Interpreter
 from gpulite.testing.tflite_writer import ModelBuilder
+from tests.ops.single_op import C, In, single_op
 from tests.ops.test_conv import CASES, DW_CASES, _quant_model
+from tests.ops.test_fc import _fc_quant_model
+from tests.ops.test_pool import CASES as POOL_CASES
+from tests.ops.test_pool import _model as pool_model
 from tests.ops.test_quantized_elementwise import REQUANTIZE, all_pairs, all_values, model
 from tests.webgpu.support import gpu_only, require_adapter, run
 
@@ -62,10 +66,40 @@ SINGLE_OPS = {
 }
 
 
+def _pool(op: str, case: str):
+    x = np.random.default_rng(21).integers(-128, 128, POOL_CASES[case][0]).astype(np.int8)
+    return pool_model(op, POOL_CASES[case], np.int8, (0.05, -4)), x
+
+
+def _mean(axes: list[int], keep: bool):
+    x = np.random.default_rng(4).integers(-128, 128, (2, 5, 7, 3)).astype(np.int8)
+    return single_op("MEAN", [In(x, (0.1, 3)), C(np.array(axes, np.int32))], keep_dims=keep,
+                     out_quant=(0.07, -5))[0], x
+
+
+def _concat():
+    rng = np.random.default_rng(8)
+    xs = [rng.integers(0, 256, (1, 2, n)).astype(np.uint8) for n in (5, 4, 3)]
+    ins = [In(x, q) for x, q in zip(xs, [(0.1, 3), (0.05, 200), (0.2, 128)], strict=True)]
+    return single_op("CONCATENATION", ins, axis=-1, out_quant=(0.2, 128))[0], xs
+
+
+SINGLE_OPS.update({
+    "fc-int8-per-channel": lambda: _fc_quant_model("2d-relu", "int8-per-channel", 5),
+    "fc-uint8-keep-dims": lambda: _fc_quant_model("4d-keep-dims-relu6", "uint8-per-tensor", 5),
+    "avg-pool": lambda: _pool("AVERAGE_POOL_2D", "f5-s3-same-relu"),
+    "max-pool": lambda: _pool("MAX_POOL_2D", "f3x2-s1x2-valid-relu_n1_to_1"),
+    "mean-spatial": lambda: _mean([1, 2], True),
+    "mean-channels": lambda: _mean([3], False),
+    "concat-uint8-requantizing": _concat,
+})
+
+
 @pytest.mark.parametrize("case", list(SINGLE_OPS))
-def test_quantized_conv_runs_on_the_gpu(case: str) -> None:
+def test_quantized_op_runs_on_the_gpu(case: str) -> None:
     m, x = SINGLE_OPS[case]()
-    assert_steps(on_gpu(m, [x])[0], litert(m, [x])[0], 1)
+    xs = x if isinstance(x, list) else [x]
+    assert_steps(on_gpu(m, xs)[0], litert(m, xs)[0], 1)
 
 
 @pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
