@@ -220,3 +220,24 @@ def test_ops_reading_codes_keep_integer_tensors() -> None:
     assert_steps(got[1], want[1], 1)
     placed = {op: p["backend"] for p in it.get_plan()["partitions"] for op in p["ops"]}
     assert placed["ADD"] == "webgpu"
+
+
+def test_nodes_on_the_cpu_keep_litert_integers() -> None:
+    """A node the GPU will not run (here forced by ``cpu_ops``) keeps its int8 tensors under
+    quantized='float': the CPU runs LiteRT's integer ADD on it, exactly, between edge
+    conversions, while the MUL after it computes in float on the GPU."""
+    a, b = all_pairs(I8)
+    mb = ModelBuilder()
+    x, y = (mb.input(n, a.shape, np.int8, quant=q) for n, q in (("a", (0.02, -3)), ("b", (0.035, 5))))
+    s = mb.tensor("s", a.shape, np.int8, quant=(0.05, -10))
+    mb.op("ADD", [x, y], [s])
+    p = mb.tensor("p", a.shape, np.int8, quant=(0.1, 2))
+    mb.op("MUL", [s, s], [p])
+    mb.output(s, p)
+    m = mb.build()
+    it = Interpreter(model_content=m, backend="webgpu", cpu_ops=["ADD"])
+    got, want = run(it, [a, b]), litert(m, [a, b])
+    np.testing.assert_array_equal(got[0], want[0])
+    assert_steps(got[1], want[1], 1)
+    placed = {op: p["backend"] for p in it.get_plan()["partitions"] for op in p["ops"]}
+    assert placed["ADD"] == "cpu" and placed["MUL"] == "webgpu"

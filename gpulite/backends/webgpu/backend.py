@@ -159,7 +159,7 @@ class WebGpuBackend:
         where those kernels run them (:mod:`.fusion_rules`); under ``quantized="float"`` its
         quantized tensors first become float32 ones (:func:`.quantized.float_graph`)."""
         if self.quantized == "float":
-            graph = float_graph(graph)
+            graph = float_graph(graph, lambda n: n.op in self.cpu_ops or get_kernel(n.op, self.name) is None)
         return fusion.fuse(graph, WebGpuFusionRules(self.cpu_ops))
 
     def eager(self) -> WebGpuEager:

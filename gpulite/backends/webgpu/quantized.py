@@ -11,9 +11,10 @@
   each quantized input and a QUANTIZE before each quantized output (new nodes, numbered after
   the model's operators) convert at the edges, on the GPU, so a full-int8 model with int8 I/O
   runs as one GPU partition;
-- the model's own QUANTIZE and DEQUANTIZE nodes, and ops that read a quantized tensor's
-  codes rather than its value (:data:`RAW_OPS`, custom ops), keep integer tensors, with the
-  same edge conversions around them: the requantization points the converter placed (a
+- the model's own QUANTIZE and DEQUANTIZE nodes, ops that read a quantized tensor's codes
+  rather than its value (:data:`RAW_OPS`, custom ops) and nodes that will run on the CPU
+  fallback (no WebGPU kernel, or ``cpu_ops``: LiteRT's integer kernels run them exactly) keep
+  integer tensors, with the same edge conversions around them: the requantization points the converter placed (a
   QUANTIZE between two scales, the input QUANTIZE of a float-I/O model) still round to
   their grid. The result matches LiteRT's
 integer kernels within a few quantization steps, not exactly (float arithmetic rounds once at
@@ -24,6 +25,7 @@ graph alone: integer nodes then run LiteRT's integer arithmetic on the CPU fallb
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -63,13 +65,15 @@ def dequantized(t: TensorInfo) -> np.ndarray:
     return ((t.const.astype(np.float32) - zp.reshape(shape)) * scale.reshape(shape)).astype(np.float32)
 
 
-def _raw(node: Node) -> bool:
-    return node.op in RAW_OPS or not isinstance(node.op, Op) or node.op.is_custom
-
-
-def float_graph(graph: Graph) -> Graph:
+def float_graph(graph: Graph, on_cpu: Callable[[Node], bool] = lambda n: False) -> Graph:
     """``graph`` with its quantized tensors computed in float (module docstring); ``graph``
-    itself when nothing is quantized. Never edits its argument."""
+    itself when nothing is quantized. Never edits its argument.
+
+    ``on_cpu(node)``: the node will run on the CPU fallback (no WebGPU kernel, or forced there);
+    its tensors stay integer like a raw op's, so the CPU runs LiteRT's integer kernel on them."""
+    def _raw(node: Node) -> bool:
+        return node.op in RAW_OPS or not isinstance(node.op, Op) or node.op.is_custom or on_cpu(node)
+
     acts = {t.index for t in graph.tensors if t.const is None and t.dtype in QUANT_DTYPES and is_quantized(t)}
     consts = [t for t in graph.tensors if t.const is not None and is_quantized(t)]
     if not acts and not consts:
