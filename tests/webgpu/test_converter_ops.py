@@ -84,3 +84,15 @@ def test_rfft2d_and_complex_abs(case: str) -> None:
     want = run(LiteRT(model_content=m), [xs])[0]
     assert got.dtype == want.dtype == np.complex64 and got.shape == want.shape
     assert np.abs(got - want).max() <= 1e-5 * max(1.0, float(np.abs(want).max()))
+
+
+@pytest.mark.parametrize("opts", [{"radius": 2, "bias": 1.0, "alpha": 1e-4, "beta": 0.75},
+                                  {"radius": 5, "bias": 2.0, "alpha": 0.5, "beta": 0.5}], ids=["alexnet", "wide"])
+def test_local_response_normalization(opts) -> None:
+    shape = (1, 3, 4, 7)
+    mb = ModelBuilder()
+    x = mb.input("x", shape, np.float32)
+    y = mb.tensor("y", shape, np.float32)
+    mb.op("LOCAL_RESPONSE_NORMALIZATION", [x], [y], **opts)
+    mb.output(y)
+    check_gpu(mb.build(), [np.random.default_rng(2).standard_normal(shape).astype(np.float32) * 3])
