@@ -83,6 +83,16 @@ def _check_precision(v: Any) -> str:
     return v
 
 
+def _check_choice(*choices: str) -> Callable[[Any], str]:
+    def check(v: Any) -> str:
+        if not isinstance(v, str):
+            raise TypeError(f"expected a str, got {type(v).__name__} {v!r}")
+        if v not in choices:
+            raise ValueError(f"expected one of {list(choices)}, got {v!r}")
+        return v
+    return check
+
+
 def _check_threads(v: Any) -> int | None:
     if v is None:
         return None
@@ -114,6 +124,9 @@ FLAGS: dict[str, Flag] = {f.name: f for f in (
          _check_bool, _parse_bool),
     Flag("num_threads", "int >= 1 | None", None, "CPU threads when an Interpreter does not say",
          _check_threads, _parse_optional_int),
+    Flag("webgpu_quantized", "'float' | 'exact'", "float",
+         "how the WebGPU backend runs quantized models when an Interpreter does not say",
+         _check_choice("float", "exact"), str.strip),
 )}
 
 

@@ -35,6 +35,7 @@ class UnsupportedOpError(GpuliteError, NotImplementedError):
 
     def __init__(self, op: str, node_index: int, backend: str, detail: str = "") -> None:
         self.op, self.node_index, self.backend = op, node_index, backend
+        self.detail = detail  # why, without the op/node/backend prefix
         msg = f"op {op} (node {node_index}) has no kernel on backend {backend!r}"
         super().__init__(msg + (f": {detail}" if detail else ""))
 

@@ -123,7 +123,8 @@ class Interpreter:
     **backend_options
         For ``"webgpu"``: ``device`` (a ``wgpu.GPUDevice`` of the application's, a
         ``GpuDevice`` or an adapter name), ``precision`` (``"fp32"``/``"fp16"``),
-        ``outputs_on_gpu`` (bool) and ``cpu_ops``; see ``WebGpuBackend``. ``"cpu"`` takes none.
+        ``outputs_on_gpu`` (bool), ``cpu_ops`` and ``quantized`` (``"float"``/``"exact"``);
+        see ``WebGpuBackend``. ``"cpu"`` takes none.
     """
 
     def __init__(

@@ -19,18 +19,23 @@ from gpulite.model.opdefs import OpName, op_named, op_of
 
 KernelFactory = Callable[..., Any]
 _KERNELS: dict[tuple[OpName, str], KernelFactory] = {}
+_INT8: set[tuple[OpName, str]] = set()  # (op, backend) whose kernel runs int8-quantized tensors
 _DISCOVERED: set[str] = set()
 _PACKAGES = {"cpu": "gpulite.backends.cpu.kernels", "webgpu": "gpulite.backends.webgpu.kernels"}
 
 
-def register_kernel(op: str, backend: str, fn: KernelFactory | None = None):
+def register_kernel(op: str, backend: str, fn: KernelFactory | None = None, *, int8: bool = False):
     """Register ``fn`` as the kernel of ``op`` on ``backend``; usable as a decorator.
+
+    ``int8=True`` declares that the kernel runs int8-quantized tensors (:func:`declare_int8`).
 
     Raises ``ValueError`` if ``op`` is not an op gpulite knows (a TFLite builtin, a MediaPipe
     custom op, or one declared with ``gpulite.declare_custom_op``; the message suggests the
     closest names), or if that pair already has a kernel (use :func:`unregister_kernel` first).
     """
     name = op_named(op)
+    if int8:
+        declare_int8(backend, name)
 
     def deco(f: KernelFactory) -> KernelFactory:
         key = (name, backend)
@@ -73,3 +78,17 @@ def copy_kernels(src: str, dst: str) -> int:
             _KERNELS[(op, dst)] = f
             n += 1
     return n
+
+
+def declare_int8(backend: str, *ops: str) -> None:
+    """Declare that ``backend``'s kernels of ``ops`` run int8-quantized tensors (what ``gpulite
+    ops`` reports; a kernel without the declaration shows as float only). Kernels declare it
+    with ``register_kernel(..., int8=True)`` or a backend lists them in one call."""
+    for op in ops:
+        _INT8.add((op_named(op), backend))
+
+
+def takes_int8(op: str, backend: str) -> bool:
+    """Whether ``backend``'s kernel of ``op`` is declared to run int8-quantized tensors."""
+    discover(backend)
+    return (op_of(op), backend) in _INT8

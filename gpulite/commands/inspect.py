@@ -2,8 +2,10 @@
 
 Inputs and outputs, the operators in the file, what was folded or fused at load, the memory
 plan (arena bytes against the sum of the intermediate tensors it replaces) and the backend's
-``get_plan()``. MODEL is a ``.tflite`` path or a zoo name such as ``face_detection_short_range``;
-a file that is not a ``.tflite`` model is an input error (exit status 2).
+``get_plan()``; on webgpu, each node that falls back to the CPU with its op and the reason
+(the kernel's ``UnsupportedOpError`` detail, or "no webgpu kernel"). MODEL is a ``.tflite``
+path or a zoo name such as ``face_detection_short_range``; a file that is not a ``.tflite``
+model is an input error (exit status 2).
 
 Usage::
 
@@ -104,7 +106,9 @@ def inspect_model(model: str, backend: str = "cpu", out: Callable[[str], None] =
         out(f"plan       allocate_tensors() failed on backend {backend!r}: {e}")
         return
     out("plan")
-    for key, value in it.get_plan().items():
+    plan_d = it.get_plan()
+    fallback = plan_d.pop("cpu_fallback", None)
+    for key, value in plan_d.items():
         if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
             out(f"  {key}")
             for v in value:  # e.g. webgpu partitions: node lists are long, their count says enough
@@ -112,3 +116,7 @@ def inspect_model(model: str, backend: str = "cpu", out: Callable[[str], None] =
                                       for k, x in v.items()))
         else:
             out(f"  {key:<26} {value}")
+    if fallback is not None:
+        out(f"cpu fallback  {len(fallback)} node(s) run on the CPU backend" + (":" if fallback else ""))
+        for f in fallback:
+            out(f"  node {f['node']:>4}  {f['op']:<28} {f['reason']}")

@@ -3,7 +3,8 @@
 ``webgpu`` cases skip while the backend package does not exist, and skip loudly when it
 exists but the machine has no WebGPU adapter. A ``webgpu`` case must run every node of
 every webgpu interpreter it allocates on the GPU (checked after the test body, see
-``tests/ops/harness.py``). Cases listed in ``tests/ops/expected_failures.py`` are marked
+``tests/ops/harness.py``), with ``GPULITE_WEBGPU_QUANTIZED=exact`` so quantized cases keep
+LiteRT's integer results. Cases listed in ``tests/ops/expected_failures.py`` are marked
 ``xfail(strict=True)``; ``GPU_GAPS`` entries only with ``raises=NotOnGpuError``.
 """
 
@@ -55,6 +56,15 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
         why = _webgpu_unavailable()
         if why is not None:
             pytest.skip(why)
+        # The suite compares quantized cases exactly: webgpu keeps LiteRT's integer arithmetic
+        # (quantized="exact"); the GPU's float path is tests/webgpu/test_quantized.py's.
+        from gpulite.environment import env
+
+        monkeypatch.setenv("GPULITE_WEBGPU_QUANTIZED", "exact")
+        env().reset()
+        yield request.param
+        env().reset()
+        return
     if request.param != "cpu_numpy":
         yield request.param
         return

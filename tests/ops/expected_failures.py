@@ -32,7 +32,9 @@ EXPECTED_FAILURES[("test_logistic_huge_inputs", "cpu")] = _XNN_SIGMOID_NAN
 EXPECTED_FAILURES[("test_logistic_huge_inputs", "webgpu")] = _XNN_SIGMOID_NAN
 
 _CPU_ONLY = "no WebGPU kernel yet (added on the cpu by issue 12's operator work); runs on the CPU fallback"
-_INT8 = "no WebGPU integer (quantized int8/uint8) kernels: runs on the CPU fallback"
+_INT8 = ("exact integer arithmetic runs on the CPU fallback: the suite runs webgpu with quantized='exact' "
+         "(quantized='float', the default, computes these on the GPU in float32 within a few quantization "
+         "steps; tests/webgpu/test_quantized.py)")
 GPU_GAPS: list[tuple[str, str]] = [
     # -- quantized arithmetic: the GPU kernels compute in float32 / int32 only --
     ("test_conv.py::test_conv2d_quantized[*]", f"int8/uint8 quantized CONV_2D: {_INT8}"),
@@ -55,10 +57,8 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_quantized_elementwise.py::test_table_ops_all_values[*]",
      f"int8/uint8 LOGISTIC / TANH / ... lookup tables: {_INT8}"),
     ("test_quantized_elementwise.py::test_softmax*", f"int8/uint8 SOFTMAX: {_INT8}"),
-    ("test_quantized_elementwise.py::test_quantize_float[*]",
-     "QUANTIZE float32 -> int8/uint8/int16: no WebGPU kernel (narrow packed outputs; LiteRT's x * (1/scale) "
-     "rounded half to even); runs on the CPU fallback"),
-    ("test_quantized_elementwise.py::test_requantize[*]", f"QUANTIZE int8/uint8/int16 -> int8/uint8/int16: {_INT8}"),
+    ("test_quantized_elementwise.py::test_requantize[*]",
+     f"QUANTIZE int8/uint8/int16 -> int8/uint8/int16 (the GPU's is float, may differ by a step): {_INT8}"),
     # -- int64 arithmetic --
     ("test_elementwise.py::test_binary_integer[int64-*]",
      "int64 ADD / SUB / MUL / MAXIMUM / MINIMUM: WGSL has no 64-bit integers; runs on the CPU fallback"),
@@ -164,6 +164,27 @@ GPU_GAPS: list[tuple[str, str]] = [
      "ASSIGN_VARIABLE: resource variables are host state kept by the cpu kernels; run on the CPU fallback"),
     ("test_logic.py::test_where[*]", "WHERE: its output's shape depends on the data, so it runs on the cpu, which "
      "sets the shape at each invoke"),
+    ("test_math.py::test_unary_integer[NEG-int64]", "int64 NEG: WGSL has no 64-bit integers; runs on the CPU"),
+    ("test_math.py::test_unary_integer[ABS-int16]", "int16 ABS: the WebGPU kernels take float32/int32"),
+    ("test_math.py::test_binary[*-int32-*]",
+     "int32 FLOOR_DIV / FLOOR_MOD by a run-time divisor (LiteRT fails the invoke on a zero; a shader cannot) "
+     "and int32 POW (LiteRT fails the invoke on a negative exponent): run on the CPU"),
+    ("test_math.py::test_binary_narrow_and_wide_ints[*]", "int8/int16/int64 FLOOR_DIV / FLOOR_MOD: the WebGPU "
+     "kernels take float32/int32"),
+    ("test_logic.py::test_compare_int[*int64]", "int64 comparisons: WGSL has no 64-bit integers; runs on the CPU"),
+    ("test_logic.py::test_compare_int[*int16]", "int16 comparisons: the WebGPU kernels take float32/int32/bool"),
+    ("test_logic.py::test_compare_quantized[*]", f"int8/uint8 comparisons (rescaled in fixed point): {_INT8}"),
+    ("test_data_movement.py::test_gather_nd[*-runtime]", "GATHER_ND with run-time indices: LiteRT fails the "
+     "invoke on an index out of range, a shader cannot; runs on the CPU (constant indices run on the GPU)"),
+    ("test_shape_ops.py::test_range[*-runtime]", "RANGE of run-time operands: the CPU kernel checks the count "
+     "against the planned size at invoke, a shader cannot (constant operands run on the GPU)"),
+    ("test_shape_ops.py::test_broadcast_args[*]", f"BROADCAST_ARGS: {_CPU_ONLY}"),
+    ("test_shape_ops.py::test_fill_runtime_dims_match_stored_shape",
+     "FILL with run-time dims: the CPU kernel checks them against the planned shape at invoke; a shader cannot"),
+    *((f"test_shape_ops.py::test_cast[{_t}]", "CAST from/to float16 and float64: no WebGPU kernel (float16 "
+       "needs 2-byte packing, WGSL has no f64); runs on the CPU") for _t in ("*float16*", "float64*")),
+    ("test_shape_ops.py::test_cumsum[int64-*]", "int64 CUMSUM: WGSL has no 64-bit integers; runs on the CPU"),
+    ("test_shape_ops.py::test_reduce_prod_int[int64]", "int64 REDUCE_PROD: WGSL has no 64-bit integers"),
 ]
 
 

@@ -20,6 +20,7 @@ import wgpu
 from gpulite.backends.base import DeviceKind, GpuControl
 from gpulite.backends.cpu.context import CpuContext, Resources
 from gpulite.backends.kernels import get_kernel
+from gpulite.environment import env
 from gpulite.errors import UnsupportedOpError
 from gpulite.graph import fusion
 from gpulite.graph.ir import Graph, Node
@@ -33,6 +34,7 @@ from .eager import WebGpuEager
 from .executable import WebGpuExecutable
 from .fusion_rules import WebGpuFusionRules
 from .program import KernelError, Program
+from .quantized import check_mode, float_graph
 
 log = logging.getLogger(__name__)
 ENV_F16_LOADS = "GPULITE_F16_LOADS"
@@ -76,13 +78,19 @@ class WebGpuBackend:
     outputs_on_gpu : bool
         Leave graph outputs in GPU memory after ``invoke`` (no readback); they are read back
         on demand by ``get_tensor``/``ensure_readable`` or used through ``get_output_gpu``.
+    quantized : {"float", "exact"}, optional
+        How quantized (int8/uint8/int16) models run. ``"float"`` (the default, as the TFLite GPU
+        delegate): weights dequantized at load, activations computed in float32 on the GPU,
+        QUANTIZE/DEQUANTIZE at the graph's edges (:mod:`.quantized`); within a few quantization
+        steps of LiteRT. ``"exact"``: LiteRT's integer arithmetic, on the CPU fallback. Default:
+        the ``webgpu_quantized`` flag (``GPULITE_WEBGPU_QUANTIZED``), else ``"float"``.
     """
 
     name = "webgpu"
     device_kind: DeviceKind = "gpu"
 
     def __init__(self, num_threads: int | None = None, *, device: Any = None, precision: str = "fp32",
-                 cpu_ops: Any = (), outputs_on_gpu: bool = False) -> None:
+                 cpu_ops: Any = (), outputs_on_gpu: bool = False, quantized: str | None = None) -> None:
         if precision not in ("fp32", "fp16"):
             raise ValueError(f"precision must be 'fp32' or 'fp16', got {precision!r}")
         if not isinstance(outputs_on_gpu, bool):
@@ -94,6 +102,7 @@ class WebGpuBackend:
         self.precision, self.precision_note = self._precision_in_force(precision)
         self.cpu_ops = frozenset(cpu_ops)
         self.outputs_on_gpu = outputs_on_gpu
+        self.quantized = check_mode(env().get("webgpu_quantized") if quantized is None else quantized)
         self._fp16_report: dict[str, Any] = {}
 
     def _precision_in_force(self, requested: str) -> tuple[str, str]:
@@ -133,7 +142,8 @@ class WebGpuBackend:
     def describe(self) -> dict[str, Any]:
         """Backend-level facts for ``get_plan()``: the precision in force and why; for fp16, what
         it means and how many nodes read float16 weights in the last compiled plan."""
-        d: dict[str, Any] = {"precision": self.precision, "precision_requested": self.precision_requested}
+        d: dict[str, Any] = {"precision": self.precision, "precision_requested": self.precision_requested,
+                             "quantized": self.quantized}
         if self.precision_note:
             d["precision_note"] = self.precision_note
         if self.precision == "fp16":
@@ -146,7 +156,10 @@ class WebGpuBackend:
 
     def prepare(self, graph: Graph) -> Graph:
         """``graph`` fused for the WebGPU kernels: activations and PRELUs into their producers
-        where those kernels run them (:mod:`.fusion_rules`)."""
+        where those kernels run them (:mod:`.fusion_rules`); under ``quantized="float"`` its
+        quantized tensors first become float32 ones (:func:`.quantized.float_graph`)."""
+        if self.quantized == "float":
+            graph = float_graph(graph, lambda n: n.op in self.cpu_ops or get_kernel(n.op, self.name) is None)
         return fusion.fuse(graph, WebGpuFusionRules(self.cpu_ops))
 
     def eager(self) -> WebGpuEager:
@@ -167,16 +180,16 @@ class WebGpuBackend:
         weights = self._fp16_report.get("loads", "f32")
         try:
             try:
-                ctx = GpuContext(graph, n, plan, garena, self.gdev, weights=weights)
+                ctx = GpuContext(graph, n, plan, garena, self.gdev, weights=weights, quantized=self.quantized)
                 out = factory(n, ctx)
             except NeedsF32WeightsError as e:  # this node keeps float32 weights
                 garena.rollback(mark)
                 self._fp16_report["kept_f32"].append({"node": n.index, "op": n.op, "why": str(e)})
-                ctx = GpuContext(graph, n, plan, garena, self.gdev, weights="f32")
+                ctx = GpuContext(graph, n, plan, garena, self.gdev, weights="f32", quantized=self.quantized)
                 out = factory(n, ctx)
         except UnsupportedOpError as e:
             garena.rollback(mark)
-            return None, str(e)
+            return None, e.detail or str(e)
         programs = [out] if isinstance(out, Program) else list(out)
         if ctx.f16_bytes:
             misread = [p.name for p in programs if p.key[-1] != ctx.weights]
@@ -200,6 +213,7 @@ class WebGpuBackend:
         self._fp16_report = {"loads": self.f16_loads(), "nodes": 0, "kept_f32": []} if self.precision == "fp16" else {}
         steps: list[tuple[Node, str, Any]] = []
         resources = Resources()  # the resource variables the cpu kernels share (VAR_HANDLE, ...)
+        fallbacks: dict[int, str] = {}  # node index -> why it runs on the cpu
         for n in graph.nodes:
             programs, why = self._gpu_work(n, graph, plan, garena)
             if programs is not None:
@@ -211,6 +225,7 @@ class WebGpuBackend:
             log.info("node %d (%s) runs on the cpu: %s", n.index, n.op, why)
             steps.append((n, pt.CPU, cpu_factory(n, CpuContext(graph, n, cpu_arrays, self.num_threads,
                                                               resources=resources, extents=plan.extents))))
-        parts = pt.partition(graph, plan.offsets, steps)
+            fallbacks[n.index] = why
+        parts = pt.partition(graph, plan.offsets, steps, fallbacks)
         return WebGpuExecutable(self.gdev, graph, plan, host, arrays, garena, parts,
                                 outputs_on_gpu=self.outputs_on_gpu, kernels=self.name)

@@ -67,10 +67,13 @@ class GpuContext(KernelContext):
     """Per-node view of the graph for a kernel factory; see the module docstring."""
 
     def __init__(self, graph: Graph, node: Node, plan: MemoryPlan, arena: GpuArena, gdev: Any, *,
-                 weights: str = "f32") -> None:
+                 weights: str = "f32", quantized: str = "float") -> None:
         super().__init__(graph, node)
         self.plan, self.arena, self.gdev = plan, arena, gdev
         self._weights = weights
+        # The backend's quantized mode: under "exact" a kernel declines integer arithmetic it
+        # would only approximate in float (the node then runs LiteRT's on the CPU).
+        self.quantized = quantized
         self.f16_bytes = 0  # bytes this node stored as float16 through weight()/weight_input()
 
     @property
@@ -181,13 +184,14 @@ class GpuContext(KernelContext):
             raise self.unsupported("input and output quantization differ (no WebGPU requantizing kernels)")
 
     def element_bytes(self, *refs: TensorRef) -> int:
-        """The common element size of ``refs`` for data movement (1, 2, 4 or 8 bytes), declining
-        mixed sizes, other layouts and anything that is not a plain number (strings, ...)."""
+        """The common element size of ``refs`` for data movement (1, 2, 4 or 8 bytes: complex64
+        too), declining mixed sizes, other layouts and anything that is not a plain number
+        (strings, ...)."""
         sizes = set()
         for r in refs:
             if r.layout != NHWC:
                 raise self.unsupported(f"layout {r.layout}")
-            if r.dtype.kind not in "biuf" or r.dtype.itemsize not in (1, 2, 4, 8):
+            if r.dtype.kind not in "biufc" or r.dtype.itemsize not in (1, 2, 4, 8):
                 raise self.unsupported(f"dtype {r.dtype}")
             sizes.add(r.dtype.itemsize)
         if len(sizes) != 1:

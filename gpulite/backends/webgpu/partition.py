@@ -41,10 +41,13 @@ class Partition:
     work: list[Any] = field(default_factory=list)  # GPU: Programs per node (flattened); CPU: run closures
     readbacks: list[Transfer] = field(default_factory=list)  # GPU partitions: after the dispatches
     uploads: list[Transfer] = field(default_factory=list)  # CPU partitions: after the runs
+    why: dict[int, str] = field(default_factory=dict)  # CPU partitions: node index -> why not on the GPU
 
 
-def partition(graph: Graph, offsets: dict[int, int], steps: list[tuple[Node, str, Any]]) -> list[Partition]:
-    """Group ``(node, backend, work)`` steps and attach every transfer; see the module docstring."""
+def partition(graph: Graph, offsets: dict[int, int], steps: list[tuple[Node, str, Any]],
+              why: dict[int, str] | None = None) -> list[Partition]:
+    """Group ``(node, backend, work)`` steps and attach every transfer; see the module docstring.
+    ``why`` gives the reason each CPU node is not on the GPU (``describe``'s ``cpu_fallback``)."""
     parts: list[Partition] = []
     on_host = {i for i in graph.inputs}  # inputs are written to both sides by write()
     on_gpu = set(on_host)
@@ -74,6 +77,8 @@ def partition(graph: Graph, offsets: dict[int, int], steps: list[tuple[Node, str
             made_in[t] = len(parts) - 1
             (on_host if backend == CPU else on_gpu).add(t)
         part.nodes.append(node)
+        if backend == CPU and why and node.index in why:
+            part.why[node.index] = why[node.index]
         if backend == GPU:
             part.work.extend(work)
         else:
@@ -110,10 +115,13 @@ def describe(graph: Graph, parts: list[Partition], *, bound: set[int] | frozense
     return {
         "partitions": [{
             "backend": p.backend, "nodes": [n.index for n in p.nodes],
-            "ops": dict(Counter(n.op for n in p.nodes)),
+            "ops": dict(Counter(str(n.op) for n in p.nodes)),
             **({"dispatches": len(p.work)} if p.backend == GPU else {}),
         } for p in parts],
         "crossings": crossings,
+        # Each node on the CPU fallback: its op and why its WebGPU kernel is missing or declined it.
+        "cpu_fallback": [{"node": n.index, "op": str(n.op), "reason": p.why.get(n.index, "")}
+                         for p in parts if p.backend == CPU for n in p.nodes],
         "bytes_uploaded_per_invoke": uploaded,
         "bytes_read_back_per_invoke": read_back,
         "submits_per_invoke": sum(1 for p in parts if p.backend == GPU) + (1 if bound & cpu_reads else 0),

@@ -1,9 +1,13 @@
-"""Elementwise unary ops (float32): RELU family, LOGISTIC, HARD_SWISH, TANH, EXP, ..."""
+"""Elementwise unary ops (float32): RELU family, LOGISTIC, HARD_SWISH, TANH, EXP, ...; ABS and
+NEG also on int32 (through :mod:`.mapping`)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.kernels.mapping import map_program
 from gpulite.backends.webgpu.program import Program, make_program, wgsl_clamp
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import FusedActivation, Op
@@ -24,11 +28,15 @@ UNARY = {
     Op.RSQRT: "inverseSqrt(x)",
     Op.SQUARE: "x * x",
 }
+# int32 forms (wrapping, as TFLite's kernels in practice).
+INT_UNARY = {Op.ABS: "abs(v0)", Op.NEG: "-v0"}
 
 
 def _unary(expr: str):
     def factory(node: Node, ctx: GpuContext) -> Program:
         x, out = ctx.input(0), ctx.output(0)
+        if node.op in INT_UNARY and x.dtype == out.dtype == np.int32 and x.shape == out.shape:
+            return map_program(ctx, f"{node.op.lower()} {x.shape} int32", [(x, "i32")], out, "i32", INT_UNARY[node.op])
         ctx.require_f32(x, out)
         if x.size != out.size:
             raise ctx.unsupported(f"input {x.shape} and output {out.shape} differ in size")

@@ -1,7 +1,9 @@
 """Data movement without arithmetic (any dtype, NHWC): RESHAPE and friends, CONCATENATION,
-DEPTH_TO_SPACE, SPACE_TO_DEPTH."""
+PACK, DEPTH_TO_SPACE, SPACE_TO_DEPTH."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -48,6 +50,27 @@ def concatenation(node: Node, ctx: GpuContext) -> list[Program]:
     axis = axis + rank if axis < 0 else axis
     if not 0 <= axis < rank or any(len(x.shape) != rank for x in ins):
         raise ctx.unsupported(f"axis {axis} for ranks {[len(x.shape) for x in ins]} -> {rank}")
+    return _concat(node, ctx, out, ins, axis, eb)
+
+
+@register_kernel(Op.PACK, "webgpu")
+def pack(node: Node, ctx: GpuContext) -> list[Program]:
+    """PACK: a concatenation of the inputs, each given a size-1 axis at ``axis``."""
+    out = ctx.output(0)
+    ins = [ctx.input(k) for k in range(ctx.num_inputs)]
+    eb = ctx.element_bytes(out, *ins)
+    for k in range(len(ins)):
+        ctx.require_same_quant(k)
+    rank = len(out.shape)
+    axis = getattr(node.options, "axis", 0)
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank or any(x.shape != out.shape[:axis] + out.shape[axis + 1:] for x in ins):
+        raise ctx.unsupported(f"packing {[x.shape for x in ins]} on axis {axis} does not give {out.shape}")
+    ins = [dataclasses.replace(x, shape=(*x.shape[:axis], 1, *x.shape[axis:])) for x in ins]
+    return _concat(node, ctx, out, ins, axis, eb)
+
+
+def _concat(node: Node, ctx: GpuContext, out: TensorRef, ins: list[TensorRef], axis: int, eb: int) -> list[Program]:
     if eb < 4:
         return [_narrow_concat(ctx, out, ins, axis)]
     wpe = eb // 4  # words per element: int64 moves as two words

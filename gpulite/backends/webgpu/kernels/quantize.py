@@ -1,7 +1,11 @@
-"""DEQUANTIZE (int8, uint8, int16 per tensor or per channel, float16 -> float32).
+"""QUANTIZE and DEQUANTIZE (int8, uint8, int16 per tensor; DEQUANTIZE also per channel and
+float16 -> float32).
 
-QUANTIZE has no WebGPU kernel: LiteRT rounds ``x * (1 / scale)`` half to even in float32,
-and writing 8-bit outputs needs whole-word packing; it runs on the CPU fallback.
+QUANTIZE from float32 rounds as LiteRT does (``x * (1 / scale)`` in float32, half to even)
+and packs narrow codes a whole word per thread, so it is exact in both ``quantized`` modes.
+Integer -> integer QUANTIZE (requantizing) computes in float (dequantize, then quantize),
+which can differ from LiteRT's integer requantization by one step: it declines under
+``quantized="exact"`` (LiteRT's arithmetic then runs on the CPU).
 """
 
 from __future__ import annotations
@@ -10,10 +14,12 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.kernels.movement import words
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
 
+_F32 = np.dtype(np.float32)
 # Element e of the input as f32, from the u32 view of the arena (sign-extending shifts).
 _LOADS = {
     np.dtype(np.int8): "f32(bitcast<i32>(buf[P.x_off + e / 4u] << (24u - (e % 4u) * 8u)) >> 24u)",
@@ -21,12 +27,47 @@ _LOADS = {
     np.dtype(np.int16): "f32(bitcast<i32>(buf[P.x_off + e / 2u] << (16u - (e % 2u) * 16u)) >> 16u)",
     np.dtype(np.float16): "unpack2x16float(buf[P.x_off + e / 2u])[e % 2u]",
 }
+_QRANGE = {np.dtype(np.int8): (-128, 127), np.dtype(np.uint8): (0, 255), np.dtype(np.int16): (-32768, 32767)}
 
 
-@register_kernel(Op.DEQUANTIZE, "webgpu")
+def _per_tensor(ctx: GpuContext, q, what: str) -> tuple[float, int]:
+    if q is None or np.size(q.scale) != 1:
+        raise ctx.unsupported(f"{what} needs one scale (per-tensor quantization)")
+    return float(np.asarray(q.scale, np.float32).reshape(-1)[0]), int(np.asarray(q.zero_point).reshape(-1)[0])
+
+
+@register_kernel(Op.QUANTIZE, "webgpu", int8=True)
+def quantize(node: Node, ctx: GpuContext) -> Program:
+    x, out = ctx.input(0), ctx.output(0)
+    if x.shape != out.shape:
+        raise ctx.unsupported(f"input {x.shape} and output {out.shape} differ")
+    if x.dtype == _F32:
+        load = "bitcast<f32>(buf[P.x_off + e])"
+        in_params: list = []
+    elif x.dtype in _QRANGE:
+        if ctx.quantized == "exact":
+            raise ctx.unsupported("integer requantization is exact only on the cpu (quantized='exact')")
+        s, zp = _per_tensor(ctx, ctx.in_info(0).quant, f"{x.dtype} input")
+        load = f"({_LOADS[x.dtype]} - f32(P.x_zp)) * P.x_scale"
+        in_params = [("x_scale", "f32", s), ("x_zp", "i32", zp)]
+    else:
+        raise ctx.unsupported(f"input dtype {x.dtype}")
+    scale, zp = _per_tensor(ctx, ctx.out_info(0).quant, f"{out.dtype} output")
+    if out.dtype not in _QRANGE:
+        raise ctx.unsupported(f"output dtype {out.dtype}")
+    qmin, qmax = _QRANGE[out.dtype]
+    per = 4 // out.dtype.itemsize
+    params = [("elems", "u32", out.size), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
+              ("inv_scale", "f32", float(np.float32(1) / np.float32(scale))),
+              ("zp", "i32", zp), ("qmin", "i32", qmin), ("qmax", "i32", qmax), *in_params]
+    return make_program(f"quantize {x.dtype}->{out.dtype} {x.shape}", "quantize", params, words(out), word="u32",
+                        LOAD=load, PER=str(per), MASK="0xffu" if per == 4 else "0xffffu")
+
+
+@register_kernel(Op.DEQUANTIZE, "webgpu", int8=True)
 def dequantize(node: Node, ctx: GpuContext) -> Program:
     x, out = ctx.input(0), ctx.output(0)
-    if x.dtype not in _LOADS or out.dtype != np.float32 or x.shape != out.shape:
+    if x.dtype not in _LOADS or out.dtype != _F32 or x.shape != out.shape:
         raise ctx.unsupported(f"{x.dtype} {x.shape} -> {out.dtype} {out.shape}")
     q = ctx.in_info(0).quant
     inner, channels = 1, 1

@@ -1,4 +1,5 @@
-"""PAD, PADV2, SLICE, STRIDED_SLICE and TRANSPOSE (any dtype): one strided-gather kernel.
+"""PAD, PADV2, SLICE, STRIDED_SLICE, TRANSPOSE, SPLIT, SPLIT_V, UNPACK and REVERSE_V2 (any
+dtype): one strided-gather kernel (per output).
 
 Each output coordinate ``c`` reads input coordinate ``begin + c * step`` per dim (dims may be
 permuted, for TRANSPOSE); outside the input it writes the pad value. Begin/step come from the
@@ -102,3 +103,64 @@ def transpose(node: Node, ctx: GpuContext) -> Program:
     st = row_major_strides(x.shape)
     dims = [(x.shape[p], 0, 1, x.shape[p], st[p]) for p in perm]
     return strided_gather(ctx, f"transpose {x.shape} perm {perm}", x, out, dims)
+
+
+def _axis(ctx: GpuContext, axis: int, rank: int) -> int:
+    a = axis + rank if axis < 0 else axis
+    if not 0 <= a < rank:
+        raise ctx.unsupported(f"axis {axis} for rank {rank}")
+    return a
+
+
+def _parts(node: Node, ctx: GpuContext, x_slot: int, axis: int) -> list[Program]:
+    """One strided gather per output: consecutive slices of input ``x_slot`` along ``axis``
+    (SPLIT, SPLIT_V; UNPACK's outputs drop that axis, each a slice of size 1)."""
+    x = ctx.input(x_slot)
+    ctx.require_same_quant(x_slot)
+    st = row_major_strides(x.shape)
+    programs, start = [], 0
+    for k in range(len(node.outputs)):
+        info = ctx.out_info(k)
+        size = 1 if node.op == Op.UNPACK else (info.shape[axis] if len(info.shape) == len(x.shape) else -1)
+        want = x.shape[:axis] + ((size,) if node.op != Op.UNPACK else ()) + x.shape[axis + 1:]
+        if size < 0 or tuple(info.shape) != want or info.dtype != x.dtype:
+            raise ctx.unsupported(f"output {k} {tuple(info.shape)} {info.dtype}: no slice of {x.shape} on axis {axis}")
+        if info.nbytes:
+            ctx.require_same_quant(x_slot, k)
+            dims = [(size if d == axis else n, start if d == axis else 0, 1, n, t)
+                    for d, (n, t) in enumerate(zip(x.shape, st, strict=True))]
+            programs.append(strided_gather(ctx, f"{node.op.lower()} {x.shape} part {k}", x, ctx.output(k), dims))
+        start += size
+    if start != x.shape[axis]:
+        raise ctx.unsupported(f"parts of {start} along axis {axis} of {x.shape}")
+    return programs
+
+
+@register_kernel(Op.SPLIT, "webgpu")
+def split(node: Node, ctx: GpuContext) -> list[Program]:
+    x = ctx.input(1)
+    return _parts(node, ctx, 1, _axis(ctx, _operand(ctx, 0, "axis")[0], len(x.shape)))
+
+
+@register_kernel(Op.SPLIT_V, "webgpu")
+def split_v(node: Node, ctx: GpuContext) -> list[Program]:
+    x = ctx.input(0)
+    return _parts(node, ctx, 0, _axis(ctx, _operand(ctx, 2, "axis")[0], len(x.shape)))
+
+
+@register_kernel(Op.UNPACK, "webgpu")
+def unpack(node: Node, ctx: GpuContext) -> list[Program]:
+    x = ctx.input(0)
+    return _parts(node, ctx, 0, _axis(ctx, getattr(node.options, "axis", 0), len(x.shape)))
+
+
+@register_kernel(Op.REVERSE_V2, "webgpu")
+def reverse_v2(node: Node, ctx: GpuContext) -> Program:
+    x, out = ctx.input(0), ctx.output(0)
+    ctx.require_same_quant()
+    axes = {_axis(ctx, a, len(x.shape)) for a in _operand(ctx, 1, "axes")}
+    if x.shape != out.shape:
+        raise ctx.unsupported(f"input {x.shape} but output {out.shape}")
+    dims = [(n, n - 1 if d in axes else 0, -1 if d in axes else 1, n, t)
+            for d, (n, t) in enumerate(zip(x.shape, row_major_strides(x.shape), strict=True))]
+    return strided_gather(ctx, f"reverse_v2 {x.shape} axes {sorted(axes)}", x, out, dims)

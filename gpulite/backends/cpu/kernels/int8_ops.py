@@ -1,0 +1,26 @@
+"""Which CPU kernels run int8-quantized tensors, as LiteRT's kernels do (``gpulite ops``).
+
+Declared here in one call for the kernels written before the declaration existed; a new
+int8 kernel declares itself with ``register_kernel(op, "cpu", int8=True)`` instead.
+``tests/test_ops_table.py`` builds int8 single-op models for a sample and checks the claim.
+"""
+
+from __future__ import annotations
+
+from gpulite.backends.kernels import declare_int8
+from gpulite.model.opdefs import Op
+
+INT8_OPS = (
+    # arithmetic with LiteRT's integer rescaling
+    Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED, Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM,
+    Op.MEAN, Op.REDUCE_MAX, Op.REDUCE_MIN, Op.MAX_POOL_2D, Op.AVERAGE_POOL_2D, Op.SOFTMAX,
+    Op.LOGISTIC, Op.TANH, Op.RELU, Op.RELU6, Op.RELU_N1_TO_1, Op.QUANTIZE, Op.DEQUANTIZE,
+    Op.EQUAL, Op.NOT_EQUAL, Op.LESS, Op.LESS_EQUAL, Op.GREATER, Op.GREATER_EQUAL, Op.ARG_MAX, Op.ARG_MIN,
+    Op.CONCATENATION, Op.RESIZE_NEAREST_NEIGHBOR,
+    # data movement of codes (input and output share the quantization)
+    Op.RESHAPE, Op.SQUEEZE, Op.EXPAND_DIMS, Op.TRANSPOSE, Op.PAD, Op.PADV2, Op.MIRROR_PAD, Op.SLICE,
+    Op.STRIDED_SLICE, Op.PACK, Op.UNPACK, Op.SPLIT, Op.SPLIT_V, Op.TILE, Op.BROADCAST_TO, Op.REVERSE_V2,
+    Op.DEPTH_TO_SPACE, Op.SPACE_TO_DEPTH, Op.SPACE_TO_BATCH_ND, Op.BATCH_TO_SPACE_ND, Op.GATHER,
+    Op.GATHER_ND, Op.SELECT, Op.SELECT_V2,
+)
+declare_int8("cpu", *INT8_OPS)

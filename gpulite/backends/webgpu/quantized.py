@@ -1,0 +1,126 @@
+"""Quantized models on the GPU the way the TFLite GPU delegate runs them: in float.
+
+``quantized="float"`` (the default, as the delegate) rewrites the graph before fusion
+(:func:`float_graph`):
+
+- every quantized activation tensor (int8, uint8, int16 with a scale) becomes a float32
+  tensor holding the real value ``scale * (q - zero_point)``;
+- every quantized constant read only by ops whose meaning is the real value (weights,
+  int32 biases, constant operands) is dequantized once, here, at load;
+- the graph's own inputs and outputs keep their integer type and codes: a DEQUANTIZE after
+  each quantized input and a QUANTIZE before each quantized output (new nodes, numbered after
+  the model's operators) convert at the edges, on the GPU, so a full-int8 model with int8 I/O
+  runs as one GPU partition;
+- the model's own QUANTIZE and DEQUANTIZE nodes, ops that read a quantized tensor's codes
+  rather than its value (:data:`RAW_OPS`, custom ops) and nodes that will run on the CPU
+  fallback (no WebGPU kernel, or ``cpu_ops``: LiteRT's integer kernels run them exactly) keep
+  integer tensors, with the same edge conversions around them: the requantization points the converter placed (a
+  QUANTIZE between two scales, the input QUANTIZE of a float-I/O model) still round to
+  their grid. The result matches LiteRT's
+integer kernels within a few quantization steps, not exactly (float arithmetic rounds once at
+the end where the integer kernels round after every op). ``quantized="exact"`` leaves the
+graph alone: integer nodes then run LiteRT's integer arithmetic on the CPU fallback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+
+from gpulite.backends.base import copy_graph
+from gpulite.graph.ir import Graph, Node, TensorInfo
+from gpulite.model import schema_gen as sg
+from gpulite.model.opdefs import Op
+
+MODES = ("float", "exact")
+QUANT_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
+# Ops that read or write the integer codes of a quantized tensor, not the value they stand for.
+RAW_OPS = frozenset({Op.QUANTIZE, Op.DEQUANTIZE, Op.CAST, Op.BITCAST, Op.BITWISE_XOR, Op.RIGHT_SHIFT})
+_F32 = np.dtype(np.float32)
+_F32_CODE = int(sg.TensorType.FLOAT32)
+
+
+def check_mode(mode: object) -> str:
+    if mode not in MODES:
+        raise ValueError(f"quantized must be 'float' or 'exact', got {mode!r}")
+    return str(mode)
+
+
+def is_quantized(t: TensorInfo) -> bool:
+    """An activation or constant that stores integer codes of real values."""
+    return t.quant is not None and bool(np.size(t.quant.scale)) and t.dtype.kind in "iu"
+
+
+def dequantized(t: TensorInfo) -> np.ndarray:
+    """The real values of quantized constant ``t`` as float32 (per channel along ``axis``)."""
+    q = t.quant
+    assert q is not None and t.const is not None
+    scale = np.asarray(q.scale, np.float32).reshape(-1)
+    zp = np.asarray(q.zero_point, np.float32).reshape(-1)
+    shape = [1] * t.const.ndim
+    if scale.size > 1:
+        shape[q.axis] = scale.size
+    return ((t.const.astype(np.float32) - zp.reshape(shape)) * scale.reshape(shape)).astype(np.float32)
+
+
+def float_graph(graph: Graph, on_cpu: Callable[[Node], bool] = lambda n: False) -> Graph:
+    """``graph`` with its quantized tensors computed in float (module docstring); ``graph``
+    itself when nothing is quantized. Never edits its argument.
+
+    ``on_cpu(node)``: the node will run on the CPU fallback (no WebGPU kernel, or forced there);
+    its tensors stay integer like a raw op's, so the CPU runs LiteRT's integer kernel on them."""
+    def _raw(node: Node) -> bool:
+        return node.op in RAW_OPS or not isinstance(node.op, Op) or node.op.is_custom or on_cpu(node)
+
+    acts = {t.index for t in graph.tensors if t.const is None and t.dtype in QUANT_DTYPES and is_quantized(t)}
+    consts = [t for t in graph.tensors if t.const is not None and is_quantized(t)]
+    if not acts and not consts:
+        return graph
+    g = copy_graph(graph)
+    readers = g.consumers()
+    producer = {o: n for n in g.nodes for o in n.outputs}
+    keep = set(g.inputs) | set(g.outputs)
+    keep |= {t for n in g.nodes if _raw(n) for t in (*n.inputs, *n.outputs)}
+    for t in consts:  # dequantized once here, unless a raw op reads its codes
+        if not any(_raw(n) for n in readers.get(t.index, [])):
+            g.tensors[t.index] = dataclasses.replace(t, dtype=_F32, const=dequantized(t), quant=None,
+                                                     type_code=_F32_CODE)
+    for i in acts - keep:
+        g.tensors[i] = dataclasses.replace(g.tensors[i], dtype=_F32, quant=None, type_code=_F32_CODE)
+    after: dict[int, list[Node]] = {}  # position in g.nodes (-1: before all) -> edge nodes
+    next_index = max((n.index for n in g.nodes), default=-1) + 1
+
+    def edge(op: Op, src: int, dst: int, at: int) -> None:
+        nonlocal next_index
+        after.setdefault(at, []).append(Node(next_index, op, (src,), (dst,), options=(
+            sg.QuantizeOptions() if op == Op.QUANTIZE else sg.DequantizeOptions())))
+        next_index += 1
+
+    position = {id(n): k for k, n in enumerate(g.nodes)}
+    for i in sorted(acts & keep):
+        p = producer.get(i)
+        users = [n for n in readers.get(i, []) if not _raw(n)]
+        own_float = p is not None and not _raw(p)
+        if not users and not own_float:
+            continue
+        twin = len(g.tensors)
+        t = g.tensors[i]
+        g.tensors.append(dataclasses.replace(t, index=twin, name=f"{t.name}/float", dtype=_F32, quant=None,
+                                             type_code=_F32_CODE, const=None))
+        at = -1 if p is None else position[id(p)]
+        if own_float:  # p computes in float into the twin; the edge quantizes it into i
+            assert p is not None
+            p.outputs = tuple(twin if o == i else o for o in p.outputs)
+            edge(Op.QUANTIZE, twin, i, at)
+        else:  # i arrives as codes (a graph input or a raw op's output)
+            edge(Op.DEQUANTIZE, i, twin, at)
+        for n in users:
+            n.inputs = tuple(twin if x == i else x for x in n.inputs)
+    nodes = list(after.get(-1, []))
+    for k, n in enumerate(g.nodes):
+        nodes.append(n)
+        nodes.extend(after.get(k, []))
+    g.nodes = nodes
+    return g
