@@ -176,12 +176,18 @@ def _set_shapes(g: Graph, n: Node, moved: set[int]) -> None:
     bounded = is_bounded(n.op)
     for o, s in zip(n.outputs, outs, strict=True):
         t = g.tensors[o]
-        if not (follows or bounded or _fits(t, s)):
+        if not (follows or bounded or _fits(t, s) or _unknown(n, t)):
             raise ShapeError(f"node {n.index} ({n.op}): output tensor {o} ({t.name!r}) is stored with shape "
                              f"{list(t.shape)}, but its inputs give {list(s)}")
         if follows or s != t.shape:
             moved.add(o)
         t.shape, t.bounded = s, bounded
+
+
+def _unknown(n: Node, t: TensorInfo) -> bool:
+    """A custom op's output stored with shape [] and no signature: the converter could not infer it
+    (TFLite_Detection_PostProcess's outputs), and LiteRT sizes it in the op's Prepare."""
+    return getattr(n.op, "is_custom", True) and t.shape == () and not t.shape_signature
 
 
 def _fits(t: TensorInfo, shape: Shape) -> bool:

@@ -49,121 +49,17 @@ BATCH2 = ("mobilenet_v3_small_float32", "transformer_tokens_float32", "audio_stf
 CASES = {"cpu": NAMES, "cpu_batch2": BATCH2, "webgpu": [n for n in NAMES if n.endswith(FLOAT_VARIANTS)],
          "refusal": NAMES}
 
-# (corpus file, check) -> the error it gives today (at the branch point of issue 12's work).
+# (corpus file, check) -> the error it gives (a strict xfail: a fix makes it XPASS, and the entry goes).
 # check: "cpu", "cpu_batch2", "webgpu", "refusal" (the test functions below, in that order).
-EMPTY_CONSTANT = (
-    "ModelError: node 2 (RESHAPE) reads tensors [14] that have no producer (an int32 constant of shape "
-    "[0] with an empty buffer: a valid file)"
-)
-LSTM_STATE = (
-    "ModelError: node 0 (UNIDIRECTIONAL_SEQUENCE_LSTM) reads tensors [5, 16] that have no producer (its "
-    "variable state tensors, is_variable: a valid file)"
-)
-NO_LSTM = "UnsupportedOpError: UNIDIRECTIONAL_SEQUENCE_LSTM has no kernel"
-HYBRID_CONV = "UnsupportedOpError: CONV_2D: float input needs float32 filter, got int8 (dynamic-range conv)"
-NO_WHILE = "UnsupportedOpError: WHILE has no kernel"
-INT8_HARD_SWISH = "UnsupportedOpError: HARD_SWISH: float32 only, got int8 -> int8"
-NO_DETECTION_POSTPROCESS = "UnsupportedOpError: TFLite_Detection_PostProcess has no kernel"
-DYNAMIC_RESHAPE = (
-    "ShapeError: RESHAPE: planned output [1, 1] does not hold the input [1, 16, 32] (the dynamic-batch "
-    "SHAPE -> ... -> RESHAPE chain is not resolved)"
-)
-HYBRID_FC = "UnsupportedOpError: FULLY_CONNECTED: hybrid FC is not supported (dynamic-range)"
-INT8_BATCH_MATMUL = "UnsupportedOpError: BATCH_MATMUL: only float32 is supported, got int8 x int8 -> int8"
-INT8_TRANSPOSE_CONV = "UnsupportedOpError: TRANSPOSE_CONV: only float32 is supported, got input int8, weights int8"
-RESIZED_RESHAPE = "ShapeError: RESHAPE: the new shape is computed at run time and the options carry none"
-RESIZED_FILL = "ShapeError: FILL: dims is computed at run time; the output shape needs it constant"
-RESIZED_TRANSPOSE_CONV = "ShapeError: TRANSPOSE_CONV: output_shape must be a constant to infer shapes"
-SHAPE_ON_CPU = "NotOnGpuError: SHAPE and PACK on the CPU fallback, 4 crossings (the dynamic-batch shape chain)"
+INT8_LSTM = ("UnsupportedOpError: UNIDIRECTIONAL_SEQUENCE_LSTM / BIDIRECTIONAL_SEQUENCE_LSTM with int8 "
+             "activations (LiteRT's full-integer LSTM) is not implemented; float and dynamic-range LSTMs are")
+ON_CPU_BY_DESIGN = ("NotOnGpuError: the recurrent ops (sequence LSTM, WHILE loops) and TFLite_Detection_PostProcess "
+                    "run on the CPU fallback by design (sequential steps; the values match, then the check fails)")
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("audio_stft_dynrange", "cpu"): EMPTY_CONSTANT,
-    ("audio_stft_float16", "cpu"): EMPTY_CONSTANT,
-    ("audio_stft_float32", "cpu"): EMPTY_CONSTANT,
-    ("audio_stft_int8", "cpu"): EMPTY_CONSTANT,
-    ("audio_stft_int8io", "cpu"): EMPTY_CONSTANT,
-    ("bilstm_dynrange", "cpu"): LSTM_STATE,
-    ("bilstm_float16", "cpu"): NO_LSTM,
-    ("bilstm_float32", "cpu"): LSTM_STATE,
-    ("bilstm_int8", "cpu"): LSTM_STATE,
-    ("bilstm_int8io", "cpu"): LSTM_STATE,
-    ("densenet_dynrange", "cpu"): HYBRID_CONV,
-    ("efficientnet_style_dynrange", "cpu"): HYBRID_CONV,
-    ("gru_dynrange", "cpu"): NO_WHILE,
-    ("gru_float16", "cpu"): NO_WHILE,
-    ("gru_float32", "cpu"): NO_WHILE,
-    ("lstm_dynrange", "cpu"): LSTM_STATE,
-    ("lstm_float16", "cpu"): NO_LSTM,
-    ("lstm_float32", "cpu"): LSTM_STATE,
-    ("lstm_int8", "cpu"): LSTM_STATE,
-    ("lstm_int8io", "cpu"): LSTM_STATE,
-    ("mobilenet_v2_dynrange", "cpu"): HYBRID_CONV,
-    ("mobilenet_v3_small_dynrange", "cpu"): HYBRID_CONV,
-    ("mobilenet_v3_small_int8", "cpu"): INT8_HARD_SWISH,
-    ("mobilenet_v3_small_int8io", "cpu"): INT8_HARD_SWISH,
-    ("resnet_dynrange", "cpu"): HYBRID_CONV,
-    ("ssd_detector_dynrange", "cpu"): NO_DETECTION_POSTPROCESS,
-    ("ssd_detector_float16", "cpu"): NO_DETECTION_POSTPROCESS,
-    ("ssd_detector_float32", "cpu"): NO_DETECTION_POSTPROCESS,
-    ("ssd_detector_int8", "cpu"): NO_DETECTION_POSTPROCESS,
-    ("ssd_detector_int8io", "cpu"): NO_DETECTION_POSTPROCESS,
-    ("transformer_dynrange", "cpu"): DYNAMIC_RESHAPE,
-    ("transformer_float16", "cpu"): DYNAMIC_RESHAPE,
-    ("transformer_float32", "cpu"): DYNAMIC_RESHAPE,
-    ("transformer_int8", "cpu"): DYNAMIC_RESHAPE,
-    ("transformer_int8io", "cpu"): DYNAMIC_RESHAPE,
-    ("transformer_tokens_dynrange", "cpu"): HYBRID_FC,
-    ("transformer_tokens_float16", "cpu"): DYNAMIC_RESHAPE,
-    ("transformer_tokens_float32", "cpu"): DYNAMIC_RESHAPE,
-    ("transformer_tokens_int8", "cpu"): INT8_BATCH_MATMUL,
-    ("transformer_tokens_int8io", "cpu"): INT8_BATCH_MATMUL,
-    ("unet_dynrange", "cpu"): HYBRID_CONV,
-    ("unet_int8", "cpu"): INT8_TRANSPOSE_CONV,
-    ("unet_int8io", "cpu"): INT8_TRANSPOSE_CONV,
-    ("mobilenet_v3_small_float32", "cpu_batch2"): RESIZED_RESHAPE,
-    ("transformer_tokens_float32", "cpu_batch2"): RESIZED_FILL,
-    ("audio_stft_float32", "cpu_batch2"): EMPTY_CONSTANT,
-    ("unet_dynrange", "cpu_batch2"): RESIZED_TRANSPOSE_CONV,
-    ("audio_stft_float16", "webgpu"): EMPTY_CONSTANT,
-    ("audio_stft_float32", "webgpu"): EMPTY_CONSTANT,
-    ("bilstm_float16", "webgpu"): NO_LSTM,
-    ("bilstm_float32", "webgpu"): LSTM_STATE,
-    ("densenet_float16", "webgpu"): SHAPE_ON_CPU,
-    ("densenet_float32", "webgpu"): SHAPE_ON_CPU,
-    ("gru_float16", "webgpu"): NO_WHILE,
-    ("gru_float32", "webgpu"): NO_WHILE,
-    ("lstm_float16", "webgpu"): NO_LSTM,
-    ("lstm_float32", "webgpu"): LSTM_STATE,
-    ("mobilenet_v3_small_float16", "webgpu"): SHAPE_ON_CPU,
-    ("mobilenet_v3_small_float32", "webgpu"): SHAPE_ON_CPU,
-    ("ssd_detector_float16", "webgpu"): NO_DETECTION_POSTPROCESS,
-    ("ssd_detector_float32", "webgpu"): NO_DETECTION_POSTPROCESS,
-    ("transformer_float16", "webgpu"): DYNAMIC_RESHAPE,
-    ("transformer_float32", "webgpu"): DYNAMIC_RESHAPE,
-    ("transformer_tokens_float16", "webgpu"): DYNAMIC_RESHAPE,
-    ("transformer_tokens_float32", "webgpu"): DYNAMIC_RESHAPE,
-    ("unet_float16", "webgpu"): SHAPE_ON_CPU,
-    ("unet_float32", "webgpu"): SHAPE_ON_CPU,
-    ("audio_stft_dynrange", "refusal"): EMPTY_CONSTANT,
-    ("audio_stft_float16", "refusal"): EMPTY_CONSTANT,
-    ("audio_stft_float32", "refusal"): EMPTY_CONSTANT,
-    ("audio_stft_int8", "refusal"): EMPTY_CONSTANT,
-    ("audio_stft_int8io", "refusal"): EMPTY_CONSTANT,
-    ("bilstm_dynrange", "refusal"): LSTM_STATE,
-    ("bilstm_float32", "refusal"): LSTM_STATE,
-    ("bilstm_int8", "refusal"): LSTM_STATE,
-    ("bilstm_int8io", "refusal"): LSTM_STATE,
-    ("lstm_dynrange", "refusal"): LSTM_STATE,
-    ("lstm_float32", "refusal"): LSTM_STATE,
-    ("lstm_int8", "refusal"): LSTM_STATE,
-    ("lstm_int8io", "refusal"): LSTM_STATE,
-    ("transformer_dynrange", "refusal"): DYNAMIC_RESHAPE,
-    ("transformer_float16", "refusal"): DYNAMIC_RESHAPE,
-    ("transformer_float32", "refusal"): DYNAMIC_RESHAPE,
-    ("transformer_int8", "refusal"): DYNAMIC_RESHAPE,
-    ("transformer_int8io", "refusal"): DYNAMIC_RESHAPE,
-    ("transformer_tokens_float16", "refusal"): DYNAMIC_RESHAPE,
-    ("transformer_tokens_float32", "refusal"): DYNAMIC_RESHAPE,
+    **{(f"{m}_{v}", "cpu"): INT8_LSTM for m in ("lstm", "bilstm") for v in ("int8", "int8io")},
+    **{(f"{m}_{v}", "webgpu"): ON_CPU_BY_DESIGN for m in ("lstm", "bilstm", "gru", "ssd_detector")
+       for v in ("float32", "float16")},
 }
 
 

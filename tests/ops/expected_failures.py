@@ -65,33 +65,6 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_reduce.py::test_reduce_int[int64-*]",
      "int64 MEAN / SUM / REDUCE_MAX: WGSL has no 64-bit integers; runs on the CPU fallback"),
     # -- ops with a CPU kernel only so far (issue 12): the WebGPU backend runs them on the CPU fallback --
-    ("test_math.py::test_unary_integer[*]", "integer ABS / NEG / SIGN: the WebGPU kernels are float only"),
-    *((f"test_math.py::*[{_op}*", f"{_op}: {_CPU_ONLY}") for _op in (
-        "SIGN", "FLOOR_DIV", "FLOOR_MOD", "FLOOR", "CEIL", "ROUND", "LOG_SOFTMAX", "LOG", "SIN", "COS", "ELU",
-        "GELU", "POW")),
-    ("test_math.py::test_gelu_forms[*]", f"GELU: {_CPU_ONLY}"),
-    ("test_math.py::test_log_softmax_is_per_row", f"LOG_SOFTMAX: {_CPU_ONLY}"),
-    ("test_math.py::test_resized_input_follows", f"GELU, FLOOR_MOD: {_CPU_ONLY}"),
-    *((f"test_logic.py::{_t}", f"comparisons (bool outputs): {_CPU_ONLY}") for _t in (
-        "test_compare_float[*]", "test_compare_int[*]", "test_compare_bool[*]", "test_compare_quantized[*]",
-        "test_compare_const_operand")),
-    ("test_logic.py::test_logical_*", f"LOGICAL_AND / LOGICAL_OR / LOGICAL_NOT: {_CPU_ONLY}"),
-    ("test_logic.py::test_select[*]", f"SELECT / SELECT_V2: {_CPU_ONLY}"),
-    ("test_logic.py::test_transformer_mask_chain_resized", f"LESS, LOGICAL_NOT, SELECT_V2: {_CPU_ONLY}"),
-    ("test_data_movement.py::test_gather_batch_dims[*batch*", f"GATHER with batch_dims > 0: {_CPU_ONLY}"),
-    ("test_data_movement.py::test_gather_batch_dims_const_indices", f"GATHER with batch_dims > 0: {_CPU_ONLY}"),
-    *((f"test_data_movement.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
-        "pack", "unpack", "split", "split_v", "tile", "reverse_v2", "gather_nd", "mirror_pad", "space_to_batch_nd",
-        "batch_to_space_nd")),
-    ("test_data_movement.py::test_space_to_batch_nd_pads_with_the_zero_point", f"SPACE_TO_BATCH_ND: {_CPU_ONLY}"),
-    ("test_data_movement.py::test_pack_quantized", f"PACK: {_CPU_ONLY}"),
-    *((f"test_shape_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
-        "shape", "fill", "range", "broadcast_to", "broadcast_args", "cast", "one_hot", "cumsum")),
-    ("test_shape_ops.py::test_rank", f"RANK: {_CPU_ONLY}"),
-    ("test_shape_ops.py::test_shape_and_rank_follow_a_resized_input", f"SHAPE, RANK: {_CPU_ONLY}"),
-    ("test_shape_ops.py::test_fill_runtime_dims_match_stored_shape", f"FILL: {_CPU_ONLY}"),
-    ("test_shape_ops.py::test_reduce_more[*]", f"REDUCE_PROD / REDUCE_ANY / REDUCE_ALL: {_CPU_ONLY}"),
-    ("test_shape_ops.py::test_reduce_prod_int[*]", f"REDUCE_PROD: {_CPU_ONLY}"),
     # -- dynamic-range (hybrid: float activations, int8 weights) ops: the WebGPU kernels take float32 weights --
     ("test_hybrid.py::test_hybrid_fully_connected[*]",
      "hybrid FULLY_CONNECTED (int8 weights): runs on the CPU fallback"),
