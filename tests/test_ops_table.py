@@ -125,9 +125,16 @@ def test_webgpu_claims_hold(op: Op) -> None:
     for dtype, claim in ((np.float32, r.webgpu_float), (np.int8, r.webgpu_int8 == "yes")):
         m = model(op, dtype)
         xs = inputs(m, dtype)
-        if r.cpu_float or claim:
+        if claim:
             plan = run(m, xs, backend="webgpu", quantized="float")[1]
-            assert on_gpu(plan) == claim, (op, dtype, plan["partitions"])
+            assert on_gpu(plan), (op, dtype, plan["partitions"])
+        elif r.cpu_float:  # the node falls back to the cpu kernel, which may refuse int8 (L2_POOL_2D)
+            try:
+                plan = run(m, xs, backend="webgpu", quantized="float")[1]
+            except UnsupportedOpError:
+                assert dtype == np.int8 and r.cpu_int8 != "yes", (op, dtype)
+                continue
+            assert not on_gpu(plan), (op, dtype, plan["partitions"])
         else:
             with pytest.raises(UnsupportedOpError, match=op.value):
                 run(m, xs, backend="webgpu")

@@ -159,7 +159,7 @@ def _check_called(g: Graph, n: Node, backend: str, calling: tuple[int, ...]) -> 
     subs = called_subgraphs(g, n)
     if not subs:
         return
-    here = _position(g, g)
+    here = max(_position(g, g), 0)  # a graph not in its own list is the resolved copy of subgraph 0
     n_in, n_out = len(n.inputs), len(n.outputs)
     if n.op == Op.WHILE:
         if n_in != n_out:

@@ -27,12 +27,7 @@ from tests.webgpu.support import adapter_problem
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rnn"
 RTOL, GPU_RTOL, INVOKES = 1e-4, 1e-3, 3
-_HYBRID_FC = ("the loop body's FULLY_CONNECTED has int8 weights and a float input (hybrid FC): "
-              "the hybrid quantization work of issue 12, not on this branch")
-_DUS = ("the loop bodies' tensor-list writes become DYNAMIC_UPDATE_SLICE (graph/tensor_lists.py), whose cpu "
-        "kernel comes with issue 12's operator work (branch ops), not on this branch")
-NEEDS_OTHER_BRANCHES = {"lstm_while_dynamic": _HYBRID_FC, "gru_dynamic": _HYBRID_FC, "stacked": _DUS,
-                        "stacked_f16": _DUS, "stacked_dynamic": f"{_DUS}; and {_HYBRID_FC}"}
+NEEDS_OTHER_BRANCHES: dict[str, str] = {}  # model -> why it cannot run yet (a strict xfail)
 NAMES = sorted(p.stem for p in DATA.glob("*.tflite"))
 
 

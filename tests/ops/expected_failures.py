@@ -94,8 +94,6 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_reduce.py::test_mean_int16[*]", f"int16 MEAN (16x8 mode): {_INT8}"),
     ("test_pool.py::test_pool_int16[*]", f"int16 MAX_POOL_2D / AVERAGE_POOL_2D (16x8 mode): {_INT8}"),
     # -- signal, detection and the remaining builtins (issue 12): CPU kernels only --
-    ("test_signal.py::test_rfft2d[*]", f"RFFT2D, COMPLEX_ABS, REAL, IMAG (complex64 tensors): {_CPU_ONLY}"),
-    ("test_signal.py::test_stft_model", f"RFFT2D, COMPLEX_ABS (complex64 tensors): {_CPU_ONLY}"),
     ("test_detection.py::test_nms_*", f"NON_MAX_SUPPRESSION_V4 / V5 (a sequential selection): {_CPU_ONLY}"),
     ("test_detection.py::test_converter_nms_model[*]",
      f"NON_MAX_SUPPRESSION_V4 / V5 (a sequential selection): {_CPU_ONLY}"),
@@ -104,17 +102,18 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_detection.py::test_ssd_head_with_postprocess",
      f"TFLite_Detection_PostProcess (a sequential selection): {_CPU_ONLY}"),
     *((f"test_tensor_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
-        "topk_v2", "l2_normalization", "local_response_normalization", "scatter_nd", "matrix_diag",
+        "topk_v2", "scatter_nd", "matrix_diag",
         "matrix_set_diag", "right_shift", "bitwise_xor", "unsorted_segment", "segment_sum", "dynamic_update_slice",
         "reverse_sequence", "embedding_lookup", "embedding_lookup_hybrid", "add_n", "bucketize", "fake_quant",
         "sparse_to_dense", "bitcast", "dilate", "hashtable_lookup", "reduce_window", "embedding_lookup_sparse")),
     ("test_tensor_ops.py::test_atan2", f"ATAN2: {_CPU_ONLY}"),
-    ("test_tensor_ops.py::test_local_response_normalization_huge_radius", f"LOCAL_RESPONSE_NORMALIZATION: {_CPU_ONLY}"),
     ("test_conv3d.py::test_conv3d[*]", f"CONV_3D: {_CPU_ONLY}"),
     ("test_conv3d.py::test_conv3d_transpose[*]", f"CONV_3D_TRANSPOSE: {_CPU_ONLY}"),
     ("test_conv3d.py::test_l2_pool_2d[*]", f"L2_POOL_2D: {_CPU_ONLY}"),
-    ("test_converted_ops.py::test_converted_model[*]",
-     f"TOPK_V2, L2_NORMALIZATION, LRN, UNSORTED_SEGMENT_MAX, CONV_3D(_TRANSPOSE): {_CPU_ONLY}"),
+    *((f"test_signal.py::test_rfft2d[*-{_p}]", f"{_p.upper()} (of RFFT2D's complex64 output): {_CPU_ONLY}")
+      for _p in ("real", "imag")),
+    *((f"test_converted_ops.py::test_converted_model[{_m}]", f"{_m.upper()}: {_CPU_ONLY}")
+      for _m in ("conv3d", "conv3d_transpose", "topk", "unsorted_segment_max")),
     ("test_random.py::test_*", f"RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL / MULTINOMIAL (a stateful generator): "
                                f"{_CPU_ONLY}"),
     ("test_tensor_ops.py::test_squared_difference_int8_all_pairs[*]", f"int8 SQUARED_DIFFERENCE: {_INT8}"),

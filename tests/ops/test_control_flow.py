@@ -201,8 +201,6 @@ def test_list_write_becomes_dynamic_update_slice() -> None:
     assert "DYNAMIC_UPDATE_SLICE" in ops and "SLICE" not in ops and ops.count("CONCATENATION") == 2, ops
 
 
-@pytest.mark.xfail(strict=True, raises=UnsupportedOpError, reason="needs the DYNAMIC_UPDATE_SLICE cpu kernel of "
-                   "issue 12's operator work (branch ops), not on this branch")
 def test_list_write_loop() -> None:
     x = np.random.default_rng(3).uniform(-1, 1, (4, 1, 3)).astype(F32)
     check_op(list_write_model(), [x], "cpu")

@@ -244,7 +244,7 @@ def quantize_rows(x: np.ndarray, asymmetric: bool) -> tuple[np.ndarray, np.ndarr
         zp = np.clip(_round_away(zp_real), -128, 127).astype(np.int32)  # = TFLite's nudging to [-128, 127]
         zp[flat] = 0
         sf = scale.astype(np.float32)
-        v = x * (np.float32(1) / sf)[:, None]
+        v = x * (1.0 / sf.astype(np.float64)).astype(np.float32)[:, None]  # TFLite: float inv = 1.0 / scale
         v += zp.astype(np.float32)[:, None]
         bounds = (np.float32(-128), np.float32(127))
     else:

@@ -28,6 +28,7 @@ from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.cpu.epilogue import Epilogue
 from gpulite.backends.cpu.kernels.conv import ConvGemm
 from gpulite.backends.cpu.kernels.depthwise import depthwise_plan, plan_runner
+from gpulite.backends.cpu.quant import quantize_rows
 from gpulite.errors import UnsupportedOpError
 
 F32 = np.float32
@@ -55,28 +56,14 @@ def quantize_xnnpack(x: np.ndarray, centered: np.ndarray, inv_scale: np.ndarray,
 
 
 def quantize_tflite(x: np.ndarray, centered: np.ndarray, scale_out: np.ndarray, tmp: np.ndarray) -> None:
-    """TFLite's ``AsymmetricQuantizeFloats`` of each row of ``x`` (rows, k), float32.
+    """TFLite's ``AsymmetricQuantizeFloats`` of each row of ``x`` (rows, k), float32
+    (:func:`~gpulite.backends.cpu.quant.quantize_rows`, which the hybrid LSTM uses too).
 
     Same outputs as :func:`quantize_xnnpack`: ``q - offset`` into ``centered`` and each row's
-    scaling factor into ``scale_out``. The range and zero point are computed in double, the
-    values as ``round(offset + x * (1 / scale))`` in float32, rounding half away from zero.
+    scaling factor into ``scale_out`` (``tmp``, the scratch that one needs, is not used).
     """
-    lo = np.minimum(x.min(axis=1), F32(0)).astype(np.float64)
-    hi = np.maximum(x.max(axis=1), F32(0)).astype(np.float64)
-    same = lo == hi
-    s = np.where(same, 1.0, (hi - lo) / 255.0)
-    from_min, from_max = -128.0 - lo / s, 127.0 - hi / s
-    z = np.where(128.0 + np.abs(lo / s) < 127.0 + np.abs(hi / s), from_min, from_max)
-    zp = np.where(z <= -128.0, -128.0, np.where(z >= 127.0, 127.0, np.sign(z) * np.floor(np.abs(z) + 0.5)))
-    zp[same] = 0.0
-    scale = s.astype(F32)
-    inv = (1.0 / scale.astype(np.float64)).astype(F32)
-    np.multiply(x, inv[:, None], out=tmp)
-    np.add(tmp, zp.astype(F32)[:, None], out=tmp)
-    np.copyto(centered, tmp)
-    np.copysign(np.floor(np.abs(centered) + 0.5), centered, out=centered)
-    np.clip(centered, -128.0, 127.0, out=centered)
-    np.subtract(centered, zp[:, None], out=centered)
+    q, scale, zero_point = quantize_rows(x, asymmetric=True)
+    np.subtract(q, zero_point[:, None], out=centered, dtype=np.float64)
     np.copyto(scale_out, scale)
 
 
