@@ -2,13 +2,16 @@
 
 Face detection, face mesh, hands, pose (with segmentation) and selfie segmentation, each in
 video mode on the 640x480 test clip (astronaut.png moving, turning and zooming:
-tests/solutions/video.py), on gpulite's cpu and webgpu backends. gpulite and MediaPipe get the
+tests/solutions/video.py), on the backend gpulite picks by default (``auto``: a real GPU, else
+``litert`` where ai-edge-litert is installed, else the numpy ``cpu``; the benchmark installs
+gpulite's ``litert`` extra when it is missing), or on the ones named. gpulite and MediaPipe get the
 same frame in turn, frame by frame, so a slow phase of the machine hits both alike; the
 frames/s of each is the frame count over the time its own ``process`` calls took, after a
 warm-up (graph start, pipeline compilation). Ratios, not absolute numbers, are comparable
 between machines. MediaPipe runs on its CPU path (XNNPACK) in both rows.
 
-    python benchmarks/solutions.py                         # 30 frames on cpu, 5 on webgpu
+    python benchmarks/solutions.py                         # 30 frames on the auto backend
+    python benchmarks/solutions.py --backends cpu webgpu   # 30 frames on cpu, 5 on webgpu
     python benchmarks/solutions.py --frames 60 --backends cpu --solutions pose hands
 """
 
@@ -89,18 +92,33 @@ def measure(case: Case, backend: str, frames: list[np.ndarray], warmup: int) -> 
         ours.close()
         ref.close()
     n = len(frames)
-    return Row(case.name, backend, n, n / spent["gpulite"], n / spent["mediapipe"])
+    used = backend if backend != "auto" else f"auto:{getattr(ours, 'backend', '?')}"
+    return Row(case.name, used, n, n / spent["gpulite"], n / spent["mediapipe"])
 
 
 def table(rows: list[Row]) -> list[str]:
-    lines = [f"{'solution':<21}{'backend':<9}{'frames':>7}{'gpulite fps':>13}{'MediaPipe fps':>15}"
-             f"{'gpulite/MediaPipe':>19}", "-" * 84]
+    lines = [f"{'solution':<21}{'backend':<13}{'frames':>7}{'gpulite fps':>13}{'MediaPipe fps':>15}"
+             f"{'gpulite/MediaPipe':>19}", "-" * 88]
     for r in rows:
         fps = f"{r.gpulite_fps:13.1f}" if r.gpulite_fps else f"{'-':>13}"
         ratio = f"{r.ratio:18.2f}x" if r.ratio else f"{'-':>19}"
-        lines.append(f"{r.solution:<21}{r.backend:<9}{r.frames:>7}{fps}{r.mediapipe_fps:15.1f}{ratio}")
+        lines.append(f"{r.solution:<21}{r.backend:<13}{r.frames:>7}{fps}{r.mediapipe_fps:15.1f}{ratio}")
     lines += [f"note: {r.solution} on {r.backend}: {r.note}" for r in rows if r.note]
     return lines
+
+
+def ensure_litert() -> None:
+    """Install gpulite's ``litert`` extra (the pinned ai-edge-litert) when it is missing, as a user would."""
+    import importlib.util
+    import subprocess
+    import tomllib
+
+    if importlib.util.find_spec("ai_edge_litert") is not None:
+        return
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    reqs = project["project"]["optional-dependencies"]["litert"]
+    print(f"installing {' '.join(reqs)} (gpulite[litert]) for the auto backend", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "pip", "install", *reqs], check=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,13 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--frames", type=int, default=30, help="timed frames on cpu and litert (default 30)")
     p.add_argument("--webgpu-frames", type=int, default=5, help="timed frames on webgpu (default 5; lavapipe is slow)")
     p.add_argument("--warmup", type=int, default=2, help="untimed frames first (default 2)")
-    p.add_argument("--backends", nargs="+", default=["cpu", "webgpu"], choices=["cpu", "webgpu", "litert"])
+    p.add_argument("--backends", nargs="+", default=["auto"], choices=["auto", "cpu", "webgpu", "litert"])
     p.add_argument("--solutions", nargs="+", help="subset of: face_detection face_mesh hands pose selfie_segmentation")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
 
     from tests.solutions.video import make_frames
+
+    if {"auto", "litert"} & set(args.backends):
+        ensure_litert()
 
     selected = [c for c in cases() if not args.solutions or c.name in args.solutions]
     rows = []

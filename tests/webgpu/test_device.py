@@ -301,3 +301,17 @@ def test_a_detection_decoder_over_the_device_limits_is_refused_up_front():
     # BlazeFace's 896 boxes (68096 bytes of records) fit the same device.
     assert DetectionDecoderGpu(np.zeros((896, 4), np.float32), TensorsToDetectionsOptions(),
                                device=GpuDevice(device=dev)).num_boxes == 896
+
+
+def test_an_opengl_adapter_compiles_pipelines_on_one_thread_whatever_the_override(monkeypatch):
+    """wgpu's GLES backend panics (EGL BadAccess, a process abort) when a pipeline is created off
+    the GL context's thread: seen with GPULITE_PIPELINE_THREADS=3 on Mesa's llvmpipe GL adapter."""
+    from types import SimpleNamespace
+
+    from gpulite.backends.webgpu.pipelines import ENV_THREADS, _threads
+
+    monkeypatch.setenv(ENV_THREADS, "3")
+    gdev = SimpleNamespace(adapter=SimpleNamespace(info={"backend_type": "OpenGL", "adapter_type": "CPU"}))
+    assert _threads(gdev, 10) == 1
+    gdev.adapter.info["backend_type"] = "Vulkan"
+    assert _threads(gdev, 10) == 3

@@ -9,7 +9,9 @@ error capture is per thread, so an error still lands on the call that caused it)
 Threads only pay where the driver compiles at pipeline creation (desktop Vulkan, Metal,
 D3D12). A CPU adapter such as lavapipe compiles lazily at the first dispatch, so creation is
 cheap and threads measured slower there (26 pipelines: 0.09 s on one thread, 0.14 s on four);
-CPU adapters therefore use one thread. ``GPULITE_PIPELINE_THREADS`` overrides the choice.
+CPU adapters therefore use one thread. ``GPULITE_PIPELINE_THREADS`` overrides the choice, except
+on an OpenGL adapter, whose context is bound to one thread: wgpu's GLES backend aborts the
+process when a pipeline is created on another, so there it is always one thread.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ MAX_THREADS = 8
 
 
 def _threads(gdev: Any, missing: int) -> int:
+    if str(gdev.adapter.info.get("backend_type", "")).lower() in ("opengl", "gles"):
+        return 1  # a GL context belongs to one thread: wgpu's GLES backend panics (EGL BadAccess) on another
     env = os.environ.get(ENV_THREADS)
     if env:
         try:
