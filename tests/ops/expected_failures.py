@@ -121,10 +121,11 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_tensor_ops.py::test_l2_normalization_quantized[*]", f"int8/uint8 L2_NORMALIZATION: {_INT8}"),
     ("test_tensor_ops.py::test_resized_input_follows", f"L2_NORMALIZATION, TOPK_V2, MATRIX_DIAG: {_CPU_ONLY}"),
     # -- recurrent and control-flow ops: sequential by nature, they run on the CPU fallback by design --
-    ("test_lstm.py::test_unidirectional_lstm[*]", "UNIDIRECTIONAL_SEQUENCE_LSTM: a step-by-step recurrence of "
-     "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
-    ("test_lstm.py::test_bidirectional_lstm[*]", "BIDIRECTIONAL_SEQUENCE_LSTM: a step-by-step recurrence of "
-     "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
+    ("test_lstm.py::test_unidirectional_lstm[*-hybrid*]",
+     f"hybrid UNIDIRECTIONAL_SEQUENCE_LSTM (int8 weights): {_INT8}"),
+    ("test_lstm.py::test_bidirectional_lstm[*-hybrid*]", f"hybrid BIDIRECTIONAL_SEQUENCE_LSTM (int8 weights): {_INT8}"),
+    ("test_lstm.py::test_unidirectional_lstm[layer-norm*]", "UNIDIRECTIONAL_SEQUENCE_LSTM with layer norm: the "
+     "WebGPU kernel declines it (the norm is a reduction over every cell of each gate); runs on the CPU fallback"),
     ("test_lstm.py::test_unidirectional_rnn[*]", "UNIDIRECTIONAL_SEQUENCE_RNN: a step-by-step recurrence of "
      "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
     ("test_lstm.py::test_bidirectional_rnn[*]", "BIDIRECTIONAL_SEQUENCE_RNN: a step-by-step recurrence of "
