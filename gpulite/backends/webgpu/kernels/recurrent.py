@@ -211,8 +211,10 @@ def _check_float(ctx: GpuContext, *refs: TensorRef) -> None:
 
 @register_kernel(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, "webgpu")
 def unidirectional_sequence_lstm(node: Node, ctx: GpuContext) -> list[Program]:
-    if ctx.num_inputs != 20:
-        raise ctx.unsupported(f"{ctx.num_inputs} inputs (24: layer norm, not on the GPU yet)")
+    if ctx.num_inputs not in (20, 24):
+        raise ctx.unsupported(f"expected 20 or 24 inputs, got {ctx.num_inputs}")
+    if any(ctx.has_input(s) for s in range(20, ctx.num_inputs)):
+        raise ctx.unsupported("layer norm (a reduction over every cell of each gate; not on the GPU yet)")
     if getattr(node.options, "diagonal_recurrent_tensors", False):
         raise ctx.unsupported("diagonal recurrent weights")
     tm = bool(node.options.time_major)
