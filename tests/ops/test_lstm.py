@@ -417,3 +417,16 @@ def test_states_on_the_cpu_fallback_read_back() -> None:
     assert [p["backend"] for p in ours.get_plan()["partitions"]] == ["cpu", "webgpu"]
     for s in states:
         assert_same(ours.get_tensor(s), ref.get_tensor(s), rtol=1e-5, what=f"state {s}")
+
+
+@pytest.mark.parametrize("steps", [1, 3 * STEPS])
+@pytest.mark.parametrize("case", ["projection", "time-major"])
+def test_float_lstm_other_sequence_lengths(case: str, steps: int, backend: str) -> None:
+    """The input resized to one step (the first step is the last: the output state is read and
+    written by different dispatches) and to a longer sequence, against LiteRT."""
+    from tests.ops.harness import check_op
+
+    tm = CASES[case].get("time_major", False)
+    shape = (steps, BATCH, N_IN) if tm else (BATCH, steps, N_IN)
+    x = np.random.default_rng(13).uniform(-1, 1, shape).astype(F32)
+    check_op(unidirectional(CASES[case], "float"), [x], backend)
