@@ -124,8 +124,6 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_lstm.py::test_unidirectional_lstm[*-hybrid*]",
      f"hybrid UNIDIRECTIONAL_SEQUENCE_LSTM (int8 weights): {_INT8}"),
     ("test_lstm.py::test_bidirectional_lstm[*-hybrid*]", f"hybrid BIDIRECTIONAL_SEQUENCE_LSTM (int8 weights): {_INT8}"),
-    ("test_lstm.py::test_unidirectional_lstm[layer-norm*]", "UNIDIRECTIONAL_SEQUENCE_LSTM with layer norm: the "
-     "WebGPU kernel declines it (the norm is a reduction over every cell of each gate); runs on the CPU fallback"),
     ("test_lstm.py::test_unidirectional_rnn[*]", "UNIDIRECTIONAL_SEQUENCE_RNN: a step-by-step recurrence of "
      "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
     ("test_lstm.py::test_bidirectional_rnn[*]", "BIDIRECTIONAL_SEQUENCE_RNN: a step-by-step recurrence of "

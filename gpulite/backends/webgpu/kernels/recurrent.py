@@ -17,7 +17,9 @@ auxiliary input (with aux weights, or as the backward direction's input), time-m
 batch-major sequences, merged and separate bidirectional outputs, cell activations TANH, RELU,
 RELU6, RELU_N1_TO_1 and NONE (where LiteRT's ``h = o * g``, as the cpu kernel documents).
 A projection (with its bias and clip) is a second dispatch per step, reading the step's
-``o * act(c)`` from scratch. Declined (the node runs on the cpu): layer norm, diagonal recurrent weights,
+``o * act(c)`` from scratch. Layer norm normalizes each gate over every cell of its row, so a
+step is three dispatches there (``lstm_norm.wgsl``: the gates' sums into scratch; the cell
+update; the output). Declined (the node runs on the cpu): diagonal recurrent weights,
 non-float32 weights (hybrid models under ``quantized="exact"``) and non-variable states.
 """
 
@@ -144,10 +146,11 @@ def _cell_act(ctx: GpuContext, act: FusedActivation) -> dict[str, str]:
 def _direction(node: Node, ctx: GpuContext, base: int, peep: int, bias: int, proj: int,
                aux_slots: tuple[int, ...] | None, x: TensorRef, xs: _Seq, aux: _Seq | None, aux_width: int,
                out: _Seq, h: TensorRef, c: TensorRef, shape: tuple[int, int, int],
-               forward: bool, tag: str) -> list[Program]:
-    """The programs of one direction: a step per time step, then the output state's copy.
-    ``base``: the input weights' first slot (recurrent weights follow); ``shape``: (steps,
-    batch, n_in) of ``x``."""
+               forward: bool, tag: str, norm: tuple[int, ...] | None = None) -> list[Program]:
+    """The programs of one direction: a step per time step (three with layer norm, one more with a
+    projection), then the output state's copy. ``base``: the input weights' first slot (recurrent
+    weights follow); ``shape``: (steps, batch, n_in) of ``x``; ``norm``: the layer norm
+    coefficients' slots."""
     steps, batch, n_in = shape
     if not ctx.has_input(bias + 1) or (ctx.has_input(base) and not ctx.has_input(bias)):
         raise ctx.unsupported("a gate's bias is missing")
@@ -171,6 +174,9 @@ def _direction(node: Node, ctx: GpuContext, base: int, peep: int, bias: int, pro
     p = _gate_vectors(ctx, peeps, n_cell, "peephole weights")
     rows = np.concatenate([m for m in (wx, waux, wh) if m is not None])
     w_ref, b_ref, p_ref = ctx.weight(rows), ctx.weight(b), ctx.weight(p)
+    # Layer norm: coefficients, the gates' sums of a step [batch, 4, n_cell] and its cell gate g.
+    ln = None if norm is None else (ctx.weight(_gate_vectors(ctx, norm, n_cell, "layer norm coefficients")),
+                                    ctx.scratch((batch, 4, n_cell)), ctx.scratch((batch, n_cell)))
     subs = _cell_act(ctx, node.activation)
     cell_clip = float(node.options.cell_clip)
     order = range(steps) if forward else range(steps - 1, -1, -1)
@@ -187,8 +193,15 @@ def _direction(node: Node, ctx: GpuContext, base: int, peep: int, bias: int, pro
                   ("out_bs", "u32", m_bs), ("w_off", "u32", w_ref.offset), ("b_off", "u32", b_ref.offset),
                   ("p_off", "u32", p_ref.offset), ("peep", "u32", int(has_peep)),
                   ("cifg", "u32", int(not ctx.has_input(base))), ("cell_clip", "f32", cell_clip)]
-        programs.append(make_program(f"lstm_step{tag} t={t} {x.shape} cells={n_cell}", "lstm_step", params,
-                                     batch * n_cell, weights=ctx.weights, **subs))
+        name = f"{tag} t={t} {x.shape} cells={n_cell}"
+        if ln is None:
+            programs.append(make_program(f"lstm_step{name}", "lstm_step", params, batch * n_cell,
+                                         weights=ctx.weights, **subs))
+        else:
+            params += [("ln_off", "u32", ln[0].offset), ("s_off", "u32", ln[1].offset), ("g_off", "u32", ln[2].offset)]
+            programs += [make_program(f"lstm_norm {stage}{name}", "lstm_norm", params, batch * n_cell,
+                                      weights=ctx.weights, STAGE=stage, **subs)
+                         for stage in ("stage_gates", "stage_cell", "stage_out")]
         if projection is not None:
             m, pw, pb = projection
             params = [("n_cell", "u32", n_cell), ("n_out", "u32", n_out), ("m_off", "u32", m.offset),
@@ -213,8 +226,7 @@ def _check_float(ctx: GpuContext, *refs: TensorRef) -> None:
 def unidirectional_sequence_lstm(node: Node, ctx: GpuContext) -> list[Program]:
     if ctx.num_inputs not in (20, 24):
         raise ctx.unsupported(f"expected 20 or 24 inputs, got {ctx.num_inputs}")
-    if any(ctx.has_input(s) for s in range(20, ctx.num_inputs)):
-        raise ctx.unsupported("layer norm (a reduction over every cell of each gate; not on the GPU yet)")
+    norm = tuple(range(20, 24)) if any(ctx.has_input(s) for s in range(20, ctx.num_inputs)) else None
     if getattr(node.options, "diagonal_recurrent_tensors", False):
         raise ctx.unsupported("diagonal recurrent weights")
     tm = bool(node.options.time_major)
@@ -226,7 +238,7 @@ def unidirectional_sequence_lstm(node: Node, ctx: GpuContext) -> list[Program]:
     h = _state(ctx, 18, batch, out.shape[-1], "output state")
     c = _state(ctx, 19, batch, n_cell, "cell state")
     return _direction(node, ctx, 1, 9, 12, 16, None, x, _seq(ctx, x, tm), None, 0, _seq(ctx, out, tm), h, c,
-                      shape, True, "")
+                      shape, True, "", norm)
 
 
 @register_kernel(Op.BIDIRECTIONAL_SEQUENCE_LSTM, "webgpu")

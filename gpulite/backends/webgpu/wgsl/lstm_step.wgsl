@@ -1,45 +1,15 @@
-// One time step of a float LSTM direction (LiteRT's LstmStepFloat without layer norm or
-// projection), one thread per (batch row b, cell j): the four gates' sums bias + W_x x
-// (+ W_aux aux) + W_h h_prev, the peepholes, c = clip(f * c + i * g) in place, and the output
-// h = o * act(c) written at out[t]. h_prev is the previous step's output row (or, at the first
-// step, the output state): every thread reads all of it, and none writes it in this dispatch.
-// Weights are [k][gate][cell] (k over x, aux, h), biases and peepholes [gate][cell]; a CIFG
-// cell has zeros for the input gate and takes i = 1 - f.
-//#include "math_fns.wgsl"
-
-fn sigmoid_safe(x: f32) -> f32 {
-    let e = exp(-abs(x));
-    return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0);
-}
-
-fn cell_act(v: f32) -> f32 { return $CELL_ACT; }
-
-fn gates4(r: u32) -> vec4<f32> {
-    let nc = P.n_cell;
-    return vec4<f32>(wt(r), wt(r + nc), wt(r + 2u * nc), wt(r + 3u * nc));
-}
+// One time step of a float LSTM direction without layer norm (LiteRT's LstmStepFloat), one
+// thread per (batch row b, cell j): the gates (lstm_gates.wgsl), the peepholes, c = clip(f * c
+// + i * g) in place, and h = o * act(c) written at out[t] (or, with a projection, into the
+// scratch lstm_project.wgsl reads). Biases and peepholes are [gate][cell]; a CIFG cell has
+// zeros for the input gate and takes i = 1 - f.
+//#include "lstm_gates.wgsl"
 
 fn run(i: u32) {
     let nc = P.n_cell;
     let b = i / nc;
     let j = i % nc;
-    var acc = gates4(P.b_off + j);
-    var r = P.w_off + j;
-    let xb = P.x_off + b * P.x_bs;
-    for (var k = 0u; k < P.n_in; k++) {
-        acc += buf[xb + k] * gates4(r);
-        r += 4u * nc;
-    }
-    let ab = P.aux_off + b * P.aux_bs;
-    for (var k = 0u; k < P.n_aux; k++) {
-        acc += buf[ab + k] * gates4(r);
-        r += 4u * nc;
-    }
-    let hb = P.h_off + b * P.h_bs;
-    for (var k = 0u; k < P.n_out; k++) {
-        acc += buf[hb + k] * gates4(r);
-        r += 4u * nc;
-    }
+    var acc = gate_sums(b, j, gates4(P.b_off + j));
     let ci = P.c_off + b * nc + j;
     let c_prev = buf[ci];
     if (P.peep != 0u) {
