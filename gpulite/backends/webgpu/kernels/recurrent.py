@@ -43,7 +43,7 @@ _CELL_ACTS = (FusedActivation.NONE, FusedActivation.RELU, FusedActivation.RELU6,
 @dataclass(frozen=True)
 class _Seq:
     """A ``[time, batch, width]`` or ``[batch, time, width]`` tensor as word offsets: element
-    ``(t, b, k)`` (plus ``col``, a merged output's half) is at ``off + t * ts + b * bs + col + k``."""
+    ``(t, b, k)`` is at ``off + t * ts + b * bs + k`` (``off`` includes a merged output's column)."""
 
     off: int
     ts: int
@@ -213,7 +213,8 @@ def _direction(node: Node, ctx: GpuContext, base: int, peep: int, bias: int, pro
     if prev is not None:
         params = [("width", "u32", n_out), ("h_off", "u32", h.offset), ("src_off", "u32", out.at(prev)),
                   ("src_bs", "u32", out.bs)]
-        programs.append(make_program(f"lstm_state{tag} {list(h.shape)}", "lstm_state", params, batch * n_out))
+        programs.append(make_program(f"lstm_state{tag} {list(h.shape)}", "lstm_state", params, batch * n_out,
+                                     weights=ctx.weights))  # reads none, but the node's programs share one format
     return programs
 
 
