@@ -128,8 +128,9 @@ GPU_GAPS: list[tuple[str, str]] = [
      "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
     ("test_lstm.py::test_bidirectional_rnn[*]", "BIDIRECTIONAL_SEQUENCE_RNN: a step-by-step recurrence of "
      "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
-    ("test_lstm.py::test_one_step[*]", "LSTM / RNN (one step with a variable state): no WebGPU kernel, kept on "
-     "the CPU with the sequence ops; runs on the CPU fallback"),
+    ("test_lstm.py::test_one_step[LSTM-hybrid*]", f"hybrid LSTM (one step, int8 weights): {_INT8}"),
+    ("test_lstm.py::test_one_step[RNN-*]", "RNN (one step with a variable state): no WebGPU kernel, kept on "
+     "the CPU with the sequence RNNs; runs on the CPU fallback"),
     *((f"test_control_flow.py::test_{_t}[*]", f"{_t.upper()}: control flow runs its subgraphs with the cpu "
        "backend's kernels (no WebGPU control flow); runs on the CPU fallback") for _t in ("while_loop", "if")),
     ("test_control_flow.py::test_call_once_and_resource_variables", "CALL_ONCE, VAR_HANDLE, READ_VARIABLE, "

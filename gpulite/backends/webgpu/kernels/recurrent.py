@@ -1,4 +1,4 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_LSTM, float32 (the cpu kernels in
+"""UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM and LSTM (one step), float32 (the cpu kernels in
 ``backends/cpu/kernels/recurrent.py`` are the reference semantics, LiteRT's ``lstm_eval.cc`` the oracle).
 
 The recurrence is sequential, so each direction is one dispatch per time step (``lstm_step.wgsl``:
@@ -280,3 +280,24 @@ def bidirectional_sequence_lstm(node: Node, ctx: GpuContext) -> list[Program]:
     bw = _direction(node, ctx, 18, 26, 29, 33, tuple(range(44, 48)) if aux_weights else None, bw_x,
                     _seq(ctx, bw_x, tm), real_aux, aux_w, bw_out, states[2], states[3], _shape(bw_x, tm), False, " bw")
     return fw + bw
+
+
+@register_kernel(Op.LSTM, "webgpu")
+def lstm(node: Node, ctx: GpuContext) -> list[Program]:
+    """One step of the full kernel: ``[batch, input]`` in, ``[batch, output]`` out (a sequence of one)."""
+    if getattr(node.options, "kernel_type", 0) != 0:
+        raise ctx.unsupported("the basic LSTM kernel (kernel_type BASIC)")
+    if ctx.num_inputs not in (20, 24) or len(node.outputs) != 1:
+        raise ctx.unsupported(f"{ctx.num_inputs} inputs and {len(node.outputs)} outputs (the full kernel: 20 or 24 "
+                              "inputs, 1 output)")
+    x, out = ctx.input(0), ctx.output(0)
+    _check_float(ctx, x, out)
+    if len(x.shape) != 2 or len(out.shape) != 2:
+        raise ctx.unsupported(f"input {list(x.shape)} and output {list(out.shape)} (2-D [batch, features])")
+    batch, n_in = x.shape
+    n_cell = ctx.in_info(13).shape[-1] if ctx.has_input(13) else 0
+    h = _state(ctx, 18, batch, out.shape[1], "output state")
+    c = _state(ctx, 19, batch, n_cell, "cell state")
+    norm = tuple(range(20, 24)) if any(ctx.has_input(s) for s in range(20, ctx.num_inputs)) else None
+    return _direction(node, ctx, 1, 9, 12, 16, None, x, _Seq(x.offset, 0, n_in), None, 0,
+                      _Seq(out.offset, 0, out.shape[1]), h, c, (1, batch, n_in), True, "", norm)
