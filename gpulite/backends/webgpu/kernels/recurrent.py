@@ -25,6 +25,7 @@ non-float32 weights (hybrid models under ``quantized="exact"``) and non-variable
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -179,10 +180,8 @@ def _direction(node: Node, ctx: GpuContext, base: int, peep: int, bias: int, pro
                                     ctx.scratch((batch, 4, n_cell)), ctx.scratch((batch, n_cell)))
     subs = _cell_act(ctx, node.activation)
     cell_clip = float(node.options.cell_clip)
-    order = range(steps) if forward else range(steps - 1, -1, -1)
-    programs, prev = [], None
-    for t in order:
-        h_off, h_bs = (h.offset, n_out) if prev is None else (out.at(prev), out.bs)
+
+    def step(t: int, h_off: int, h_bs: int) -> list[Program]:
         # With a projection the step writes o * act(c) into scratch; the projection writes out[t].
         m_off, m_bs = (out.at(t), out.bs) if projection is None else (projection[0].offset, n_cell)
         params = [("n_cell", "u32", n_cell), ("n_in", "u32", n_in), ("n_aux", "u32", n_aux),
@@ -195,13 +194,13 @@ def _direction(node: Node, ctx: GpuContext, base: int, peep: int, bias: int, pro
                   ("cifg", "u32", int(not ctx.has_input(base))), ("cell_clip", "f32", cell_clip)]
         name = f"{tag} t={t} {x.shape} cells={n_cell}"
         if ln is None:
-            programs.append(make_program(f"lstm_step{name}", "lstm_step", params, batch * n_cell,
-                                         weights=ctx.weights, **subs))
+            programs = [make_program(f"lstm_step{name}", "lstm_step", params, batch * n_cell,
+                                     weights=ctx.weights, **subs)]
         else:
             params += [("ln_off", "u32", ln[0].offset), ("s_off", "u32", ln[1].offset), ("g_off", "u32", ln[2].offset)]
-            programs += [make_program(f"lstm_norm {stage}{name}", "lstm_norm", params, batch * n_cell,
-                                      weights=ctx.weights, STAGE=stage, **subs)
-                         for stage in ("stage_gates", "stage_cell", "stage_out")]
+            programs = [make_program(f"lstm_norm {stage}{name}", "lstm_norm", params, batch * n_cell,
+                                     weights=ctx.weights, STAGE=stage, **subs)
+                        for stage in ("stage_gates", "stage_cell", "stage_out")]
         if projection is not None:
             m, pw, pb = projection
             params = [("n_cell", "u32", n_cell), ("n_out", "u32", n_out), ("m_off", "u32", m.offset),
@@ -209,11 +208,25 @@ def _direction(node: Node, ctx: GpuContext, base: int, peep: int, bias: int, pro
                       ("out_bs", "u32", out.bs), ("clip", "f32", float(node.options.proj_clip))]
             programs.append(make_program(f"lstm_project{tag} t={t} {n_cell}->{n_out}", "lstm_project", params,
                                          batch * n_out, weights=ctx.weights))
+        return programs
+    return _sequence(ctx, step, steps, forward, out, h, batch, n_out, tag)
+
+
+def _sequence(ctx: GpuContext, step: Callable[[int, int, int], list[Program]], steps: int, forward: bool,
+              out: _Seq, h: TensorRef, batch: int, n_out: int, tag: str) -> list[Program]:
+    """``step(t, h_off, h_bs)``'s programs for every time step, forwards or backwards, ``h_prev``
+    being the output state at the first step and the previous step's output rows after it; then
+    the copy of the last step's output into the output state ``h``."""
+    programs: list[Program] = []
+    prev = None
+    for t in range(steps) if forward else range(steps - 1, -1, -1):
+        h_off, h_bs = (h.offset, n_out) if prev is None else (out.at(prev), out.bs)
+        programs += step(t, h_off, h_bs)
         prev = t
     if prev is not None:
         params = [("width", "u32", n_out), ("h_off", "u32", h.offset), ("src_off", "u32", out.at(prev)),
                   ("src_bs", "u32", out.bs)]
-        programs.append(make_program(f"lstm_state{tag} {list(h.shape)}", "lstm_state", params, batch * n_out,
+        programs.append(make_program(f"state copy{tag} {list(h.shape)}", "lstm_state", params, batch * n_out,
                                      weights=ctx.weights))  # reads none, but the node's programs share one format
     return programs
 
