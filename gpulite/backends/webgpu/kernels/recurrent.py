@@ -1,5 +1,8 @@
-"""UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM and LSTM (one step), float32 (the cpu kernels in
-``backends/cpu/kernels/recurrent.py`` are the reference semantics, LiteRT's ``lstm_eval.cc`` the oracle).
+"""The recurrent ops, float32: UNIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_LSTM and LSTM (one
+step), UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN and RNN (one step). The cpu kernels in
+``backends/cpu/kernels/recurrent.py`` are the reference semantics, LiteRT's ``lstm_eval.cc`` and
+``kernel_utils.cc`` the oracle; an RNN step is ``rnn_step.wgsl`` (``h = act(b + W_x x (+ W_aux aux)
++ W_h h)``), the rest of this docstring describes the LSTMs.
 
 The recurrence is sequential, so each direction is one dispatch per time step (``lstm_step.wgsl``:
 one thread per batch row and cell computes its four gates, updates its cell state in place and
@@ -75,7 +78,7 @@ def _const(ctx: GpuContext, slot: int, what: str) -> np.ndarray:
         raise ctx.unsupported(f"{what} (input {slot}) must be a constant")
     if w.dtype != _F32:
         raise ctx.unsupported(f"{what} (input {slot}) is {w.dtype}; this kernel takes float32 weights "
-                              "(hybrid LSTMs under quantized='exact' run LiteRT's arithmetic on the cpu)")
+                              "(hybrid ops under quantized='exact' run LiteRT's arithmetic on the cpu)")
     return w
 
 
@@ -255,10 +258,23 @@ def unidirectional_sequence_lstm(node: Node, ctx: GpuContext) -> list[Program]:
                       shape, True, "", norm)
 
 
-@register_kernel(Op.BIDIRECTIONAL_SEQUENCE_LSTM, "webgpu")
-def bidirectional_sequence_lstm(node: Node, ctx: GpuContext) -> list[Program]:
-    if ctx.num_inputs != 48:
-        raise ctx.unsupported(f"expected 48 inputs, got {ctx.num_inputs}")
+@dataclass(frozen=True)
+class _Bidi:
+    """A bidirectional op's sequences: each direction's input, the aux input both read through aux
+    weights (None without them), and each direction's output rows (a merged output's halves)."""
+
+    fw_x: TensorRef
+    bw_x: TensorRef
+    aux: _Seq | None
+    aux_width: int
+    fw_out: _Seq
+    bw_out: _Seq
+    n_fw: int
+    n_bw: int
+    time_major: bool
+
+
+def _bidirectional(node: Node, ctx: GpuContext, aux_slot: int, aux_weight_slot: int, fw_state_slot: int) -> _Bidi:
     opts = node.options
     merge, tm = bool(opts.merge_outputs), bool(opts.time_major)
     if len(node.outputs) != (1 if merge else 2):
@@ -266,32 +282,39 @@ def bidirectional_sequence_lstm(node: Node, ctx: GpuContext) -> list[Program]:
     x = ctx.input(0)
     outs = [ctx.output(k) for k in range(len(node.outputs))]
     _check_float(ctx, x, *outs)
-    has_aux, aux_weights = ctx.has_input(39), ctx.has_input(41)
-    aux = ctx.input(39) if has_aux else None
+    aux_weights = ctx.has_input(aux_weight_slot)
+    aux = ctx.input(aux_slot) if ctx.has_input(aux_slot) else None
     if aux is not None:
         ctx.require_f32(aux)
         if aux.shape[:2] != x.shape[:2]:
             raise ctx.unsupported(f"aux input {list(aux.shape)} does not match input {list(x.shape)}")
+    n_fw = ctx.in_info(fw_state_slot).shape[-1]
+    fw_out = _seq(ctx, outs[0], tm)
+    bw_out = _seq(ctx, outs[0], tm, col=n_fw) if merge else _seq(ctx, outs[1], tm)
+    n_bw = outs[0].shape[-1] - n_fw if merge else outs[1].shape[-1]
     # LiteRT: an aux input without aux weights is the backward direction's own input.
-    bw_x = aux if aux is not None and not aux_weights else x
-    real_aux = _seq(ctx, aux, tm) if aux is not None and aux_weights else None
-    aux_w = aux.shape[-1] if aux is not None else 0
-    shape = _shape(x, tm)
+    return _Bidi(x, aux if aux is not None and not aux_weights else x,
+                 _seq(ctx, aux, tm) if aux is not None and aux_weights else None,
+                 aux.shape[-1] if aux is not None else 0, fw_out, bw_out, n_fw, n_bw, tm)
+
+
+@register_kernel(Op.BIDIRECTIONAL_SEQUENCE_LSTM, "webgpu")
+def bidirectional_sequence_lstm(node: Node, ctx: GpuContext) -> list[Program]:
+    if ctx.num_inputs != 48:
+        raise ctx.unsupported(f"expected 48 inputs, got {ctx.num_inputs}")
+    io = _bidirectional(node, ctx, 39, 41, 35)
+    tm, aux_weights = io.time_major, ctx.has_input(41)
+    shape = _shape(io.fw_x, tm)
     batch = shape[1]
-    n_fw = ctx.in_info(35).shape[-1]
-    if merge:
-        fw_out, bw_out = _seq(ctx, outs[0], tm), _seq(ctx, outs[0], tm, col=n_fw)
-    else:
-        fw_out, bw_out = _seq(ctx, outs[0], tm), _seq(ctx, outs[1], tm)
-    n_bw = (outs[0].shape[-1] - n_fw) if merge else outs[1].shape[-1]
-    states = [_state(ctx, 35, batch, n_fw, "forward output state"),
+    states = [_state(ctx, 35, batch, io.n_fw, "forward output state"),
               _state(ctx, 36, batch, ctx.in_info(36).shape[-1], "forward cell state"),
-              _state(ctx, 37, batch, n_bw, "backward output state"),
+              _state(ctx, 37, batch, io.n_bw, "backward output state"),
               _state(ctx, 38, batch, ctx.in_info(38).shape[-1], "backward cell state")]
-    fw = _direction(node, ctx, 1, 9, 12, 16, tuple(range(40, 44)) if aux_weights else None, x, _seq(ctx, x, tm),
-                    real_aux, aux_w, fw_out, states[0], states[1], shape, True, " fw")
-    bw = _direction(node, ctx, 18, 26, 29, 33, tuple(range(44, 48)) if aux_weights else None, bw_x,
-                    _seq(ctx, bw_x, tm), real_aux, aux_w, bw_out, states[2], states[3], _shape(bw_x, tm), False, " bw")
+    fw = _direction(node, ctx, 1, 9, 12, 16, tuple(range(40, 44)) if aux_weights else None, io.fw_x,
+                    _seq(ctx, io.fw_x, tm), io.aux, io.aux_width, io.fw_out, states[0], states[1], shape, True, " fw")
+    bw = _direction(node, ctx, 18, 26, 29, 33, tuple(range(44, 48)) if aux_weights else None, io.bw_x,
+                    _seq(ctx, io.bw_x, tm), io.aux, io.aux_width, io.bw_out, states[2], states[3],
+                    _shape(io.bw_x, tm), False, " bw")
     return fw + bw
 
 
@@ -314,3 +337,81 @@ def lstm(node: Node, ctx: GpuContext) -> list[Program]:
     norm = tuple(range(20, 24)) if any(ctx.has_input(s) for s in range(20, ctx.num_inputs)) else None
     return _direction(node, ctx, 1, 9, 12, 16, None, x, _Seq(x.offset, 0, n_in), None, 0,
                       _Seq(out.offset, 0, out.shape[1]), h, c, (1, batch, n_in), True, "", norm)
+
+
+def _matrix(ctx: GpuContext, slot: int, rows: int, cols: int, what: str) -> np.ndarray:
+    if not ctx.has_input(slot):
+        raise ctx.unsupported(f"{what} (input {slot}) are missing")
+    w = _const(ctx, slot, what)
+    if w.shape != (rows, cols):
+        raise ctx.unsupported(f"{what} (input {slot}) have shape {list(w.shape)}; expected [{rows}, {cols}]")
+    return w
+
+
+def _rnn_direction(node: Node, ctx: GpuContext, slots: tuple[int, int, int, int | None], xs: _Seq,
+                   aux: _Seq | None, aux_width: int, out: _Seq, h_slot: int, shape: tuple[int, int, int],
+                   forward: bool, tag: str) -> list[Program]:
+    """One basic RNN direction (``rnn_step.wgsl``): ``slots`` are the input weights, recurrent
+    weights, bias and aux weights (None: no aux input) as in the cpu kernel's ``RnnCell``."""
+    wx_slot, wh_slot, b_slot, aux_slot = slots
+    steps, batch, n_in = shape
+    if not ctx.has_input(b_slot):
+        raise ctx.unsupported(f"the bias (input {b_slot}) is missing")
+    bias = _const(ctx, b_slot, "bias").reshape(-1)
+    units = bias.size
+    mats = [_matrix(ctx, wx_slot, units, n_in, "input weights")]
+    if aux_slot is not None and aux is not None:
+        mats.append(_matrix(ctx, aux_slot, units, aux_width, "aux input weights"))
+    mats.append(_matrix(ctx, wh_slot, units, units, "recurrent weights"))
+    n_aux = aux_width if len(mats) == 3 else 0
+    h = _state(ctx, h_slot, batch, units, "hidden state")
+    w_ref, b_ref = ctx.weight(np.concatenate([m.T for m in mats])), ctx.weight(bias)
+    act = _cell_act(ctx, node.activation)["CELL_ACT"]
+
+    def step(t: int, h_off: int, h_bs: int) -> list[Program]:
+        params = [("n_units", "u32", units), ("n_in", "u32", n_in), ("n_aux", "u32", n_aux),
+                  ("x_off", "u32", xs.at(t)), ("x_bs", "u32", xs.bs),
+                  ("aux_off", "u32", aux.at(t) if n_aux else 0), ("aux_bs", "u32", aux.bs if n_aux else 0),
+                  ("h_off", "u32", h_off), ("h_bs", "u32", h_bs), ("out_off", "u32", out.at(t)),
+                  ("out_bs", "u32", out.bs), ("w_off", "u32", w_ref.offset), ("b_off", "u32", b_ref.offset)]
+        return [make_program(f"rnn_step{tag} t={t} units={units}", "rnn_step", params, batch * units,
+                             weights=ctx.weights, CELL_ACT=act)]
+    return _sequence(ctx, step, steps, forward, out, h, batch, units, tag)
+
+
+@register_kernel(Op.UNIDIRECTIONAL_SEQUENCE_RNN, "webgpu")
+def unidirectional_sequence_rnn(node: Node, ctx: GpuContext) -> list[Program]:
+    if ctx.num_inputs != 5:
+        raise ctx.unsupported(f"expected 5 inputs, got {ctx.num_inputs}")
+    tm = bool(node.options.time_major)
+    x, out = ctx.input(0), ctx.output(0)
+    _check_float(ctx, x, out)
+    return _rnn_direction(node, ctx, (1, 2, 3, None), _seq(ctx, x, tm), None, 0, _seq(ctx, out, tm), 4,
+                          _shape(x, tm), True, "")
+
+
+@register_kernel(Op.BIDIRECTIONAL_SEQUENCE_RNN, "webgpu")
+def bidirectional_sequence_rnn(node: Node, ctx: GpuContext) -> list[Program]:
+    if ctx.num_inputs != 12:
+        raise ctx.unsupported(f"expected 12 inputs, got {ctx.num_inputs}")
+    io = _bidirectional(node, ctx, 9, 10, 4)
+    tm, aux_weights = io.time_major, ctx.has_input(10)
+    fw = _rnn_direction(node, ctx, (1, 2, 3, 10 if aux_weights else None), _seq(ctx, io.fw_x, tm), io.aux,
+                        io.aux_width, io.fw_out, 4, _shape(io.fw_x, tm), True, " fw")
+    bw = _rnn_direction(node, ctx, (5, 6, 7, 11 if aux_weights else None), _seq(ctx, io.bw_x, tm), io.aux,
+                        io.aux_width, io.bw_out, 8, _shape(io.bw_x, tm), False, " bw")
+    return fw + bw
+
+
+@register_kernel(Op.RNN, "webgpu")
+def rnn(node: Node, ctx: GpuContext) -> list[Program]:
+    """One basic RNN step: ``[batch, input]`` in, ``[batch, units]`` out (a sequence of one)."""
+    if ctx.num_inputs != 5:
+        raise ctx.unsupported(f"expected 5 inputs, got {ctx.num_inputs}")
+    x, out = ctx.input(0), ctx.output(0)
+    _check_float(ctx, x, out)
+    if len(x.shape) != 2 or len(out.shape) != 2:
+        raise ctx.unsupported(f"input {list(x.shape)} and output {list(out.shape)} (2-D [batch, features])")
+    batch, n_in = x.shape
+    return _rnn_direction(node, ctx, (1, 2, 3, None), _Seq(x.offset, 0, n_in), None, 0,
+                          _Seq(out.offset, 0, out.shape[1]), 4, (1, batch, n_in), True, "")
