@@ -7,7 +7,7 @@ step), UNIDIRECTIONAL_SEQUENCE_RNN, BIDIRECTIONAL_SEQUENCE_RNN and RNN (one step
 The recurrence is sequential, so each direction is one dispatch per time step (``lstm_step.wgsl``:
 one thread per batch row and cell computes its four gates, updates its cell state in place and
 writes its output value at that step), then one dispatch copying the last step's output into
-the output state (``lstm_state.wgsl``). A step reads the previous step's output as ``h``
+the output state (``recurrent_state.wgsl``). A step reads the previous step's output as ``h``
 (the output state at the first step), so no dispatch writes what it reads. All of it is encoded
 in the invoke's one command encoder; dispatches in one pass see each other's writes in order.
 
@@ -229,7 +229,7 @@ def _sequence(ctx: GpuContext, step: Callable[[int, int, int], list[Program]], s
     if prev is not None:
         params = [("width", "u32", n_out), ("h_off", "u32", h.offset), ("src_off", "u32", out.at(prev)),
                   ("src_bs", "u32", out.bs)]
-        programs.append(make_program(f"state copy{tag} {list(h.shape)}", "lstm_state", params, batch * n_out,
+        programs.append(make_program(f"state copy{tag} {list(h.shape)}", "recurrent_state", params, batch * n_out,
                                      weights=ctx.weights))  # reads none, but the node's programs share one format
     return programs
 
