@@ -43,8 +43,7 @@ _WHY_NOT = (
 )
 # On webgpu: CPU by design (data-dependent shapes or sequential loops), per the issue.
 _CPU_BY_DESIGN = frozenset({Op.WHERE, Op.NON_MAX_SUPPRESSION_V4, Op.NON_MAX_SUPPRESSION_V5, Op.TOPK_V2, Op.UNIQUE,
-                            Op.UNIDIRECTIONAL_SEQUENCE_LSTM, Op.BIDIRECTIONAL_SEQUENCE_LSTM, Op.WHILE, Op.IF,
-                            Op.CALL_ONCE, Op.SHAPE, Op.RANK})
+                            Op.WHILE, Op.IF, Op.CALL_ONCE, Op.SHAPE, Op.RANK})
 
 
 @dataclass(frozen=True)

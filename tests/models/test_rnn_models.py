@@ -9,8 +9,9 @@ three invokes on seeded inputs in one interpreter, so the states LiteRT keeps be
 invokes (LSTM states, resource variables) must be kept the same way. Float outputs must be within
 ``1e-4 * max(1, max|ref|)`` of LiteRT's (default options), or, where LiteRT's own XNNPACK
 and reference kernels disagree by more than half that, within twice their disagreement
-measured in the same run (as tests/models/test_zoo_models.py). On webgpu these nodes run on
-the cpu fallback; the rest of each model on the GPU, within 1e-3.
+measured in the same run (as tests/models/test_zoo_models.py). On webgpu the sequence LSTMs run
+on the GPU (a model of them is one GPU partition) and the control-flow nodes on the cpu fallback,
+the rest of each model on the GPU, within 1e-3.
 """
 
 from __future__ import annotations
@@ -21,20 +22,21 @@ import numpy as np
 import pytest
 
 from gpulite import Interpreter
-from gpulite.errors import UnsupportedOpError
+from gpulite.model.reader import load
 from tests.compare import assert_same
 from tests.webgpu.support import adapter_problem
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "rnn"
 RTOL, GPU_RTOL, INVOKES = 1e-4, 1e-3, 3
-NEEDS_OTHER_BRANCHES: dict[str, str] = {}  # model -> why it cannot run yet (a strict xfail)
 NAMES = sorted(p.stem for p in DATA.glob("*.tflite"))
 
 
-def _cases() -> list:
-    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, raises=UnsupportedOpError,
-                                                    reason=NEEDS_OTHER_BRANCHES[n]))
-            if n in NEEDS_OTHER_BRANCHES else n for n in NAMES]
+CONTROL_FLOW = {"WHILE", "IF", "CALL_ONCE"}
+
+
+def _ops(name: str) -> set[str]:
+    """Every op of every subgraph of ``tests/data/rnn/<name>.tflite``."""
+    return {str(o.op) for sg in load(DATA / f"{name}.tflite").subgraphs for o in sg.operators}
 
 
 def _inputs(it) -> list[list[np.ndarray]]:
@@ -85,12 +87,12 @@ def _compare(name: str, backend: str, rtol: float) -> Interpreter:
     return ours
 
 
-@pytest.mark.parametrize("name", _cases())
+@pytest.mark.parametrize("name", NAMES)
 def test_rnn_model_matches_litert_on_cpu(name):
     _compare(name, "cpu", RTOL)
 
 
-@pytest.mark.parametrize("name", _cases())
+@pytest.mark.parametrize("name", NAMES)
 def test_rnn_model_matches_litert_on_webgpu(name):
     why = adapter_problem()
     if why is not None:
@@ -98,18 +100,20 @@ def test_rnn_model_matches_litert_on_webgpu(name):
     ours = _compare(name, "webgpu", GPU_RTOL)
     plan = ours.get_plan()
     cpu_ops = {str(op) for p in plan["partitions"] if p["backend"] != "webgpu" for op in p["ops"]}
-    assert cpu_ops & {"UNIDIRECTIONAL_SEQUENCE_LSTM", "WHILE", "IF", "CALL_ONCE"}, plan["partitions"]
     assert any(p["backend"] == "webgpu" for p in plan["partitions"]), "nothing ran on the GPU"
+    # The sequence LSTMs (states included) run on the GPU: a model of them is one GPU partition.
+    # Control flow (WHILE, IF, CALL_ONCE) runs its subgraphs on the cpu.
+    assert "UNIDIRECTIONAL_SEQUENCE_LSTM" not in cpu_ops, plan["cpu_fallback"]
+    if not _ops(name) & CONTROL_FLOW:
+        assert len(plan["partitions"]) == 1 and not plan["crossings"], plan["partitions"]
+    else:
+        assert cpu_ops & CONTROL_FLOW, plan["partitions"]
 
 
 def test_models_use_the_ops_they_stand_for():
     """Guards the corpus: a converter that stopped fusing the LSTM (or emitting WHILE / IF)
     would leave these tests passing without testing those kernels."""
-    from gpulite.model.reader import load
-
-    def ops(name: str) -> set[str]:
-        return {str(o.op) for sg in load(DATA / f"{name}.tflite").subgraphs for o in sg.operators}
-
+    ops = _ops
     assert "UNIDIRECTIONAL_SEQUENCE_LSTM" in ops("lstm") and "UNIDIRECTIONAL_SEQUENCE_LSTM" in ops("bilstm")
     assert "WHILE" in ops("gru") and "WHILE" in ops("lstm_while") and "IF" in ops("cond")
     assert {"WHILE", "SLICE"} <= ops("stacked"), "the stacked model's loops should write tensor lists"

@@ -119,17 +119,13 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_tensor_ops.py::test_squared_difference_int8_all_pairs[*]", f"int8 SQUARED_DIFFERENCE: {_INT8}"),
     ("test_tensor_ops.py::test_l2_normalization_quantized[*]", f"int8/uint8 L2_NORMALIZATION: {_INT8}"),
     ("test_tensor_ops.py::test_resized_input_follows", f"L2_NORMALIZATION, TOPK_V2, MATRIX_DIAG: {_CPU_ONLY}"),
-    # -- recurrent and control-flow ops: sequential by nature, they run on the CPU fallback by design --
-    ("test_lstm.py::test_unidirectional_lstm[*]", "UNIDIRECTIONAL_SEQUENCE_LSTM: a step-by-step recurrence of "
-     "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
-    ("test_lstm.py::test_bidirectional_lstm[*]", "BIDIRECTIONAL_SEQUENCE_LSTM: a step-by-step recurrence of "
-     "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
-    ("test_lstm.py::test_unidirectional_rnn[*]", "UNIDIRECTIONAL_SEQUENCE_RNN: a step-by-step recurrence of "
-     "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
-    ("test_lstm.py::test_bidirectional_rnn[*]", "BIDIRECTIONAL_SEQUENCE_RNN: a step-by-step recurrence of "
-     "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
-    ("test_lstm.py::test_one_step[*]", "LSTM / RNN (one step with a variable state): no WebGPU kernel, kept on "
-     "the CPU with the sequence ops; runs on the CPU fallback"),
+    # -- hybrid recurrent ops (exact int8 arithmetic) and control flow (its subgraphs run on the cpu) --
+    ("test_lstm.py::test_unidirectional_lstm[*-hybrid*]",
+     f"hybrid UNIDIRECTIONAL_SEQUENCE_LSTM (int8 weights): {_INT8}"),
+    ("test_lstm.py::test_bidirectional_lstm[*-hybrid*]", f"hybrid BIDIRECTIONAL_SEQUENCE_LSTM (int8 weights): {_INT8}"),
+    ("test_lstm.py::test_unidirectional_rnn[*-hybrid*]", f"hybrid UNIDIRECTIONAL_SEQUENCE_RNN (int8 weights): {_INT8}"),
+    ("test_lstm.py::test_bidirectional_rnn[*-hybrid*]", f"hybrid BIDIRECTIONAL_SEQUENCE_RNN (int8 weights): {_INT8}"),
+    ("test_lstm.py::test_one_step[*-hybrid*]", f"hybrid LSTM / RNN (one step, int8 weights): {_INT8}"),
     *((f"test_control_flow.py::test_{_t}[*]", f"{_t.upper()}: control flow runs its subgraphs with the cpu "
        "backend's kernels (no WebGPU control flow); runs on the CPU fallback") for _t in ("while_loop", "if")),
     ("test_control_flow.py::test_call_once_and_resource_variables", "CALL_ONCE, VAR_HANDLE, READ_VARIABLE, "

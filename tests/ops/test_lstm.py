@@ -341,3 +341,92 @@ def test_state_that_is_not_a_variable_is_refused() -> None:
     mb.output(y)
     with pytest.raises(UnsupportedOpError, match=r"output state \(input 18\) must be a variable tensor"):
         Interpreter(model_content=mb.build()).allocate_tensors()
+
+
+def _float16_initialised(bidirectional_op: bool, seed: int = 10) -> tuple[bytes, list[int]]:
+    """A sequence LSTM whose state variables start at a DEQUANTIZE of a float16 constant, with an ADD
+    after it (so on webgpu the LSTM's output feeds a GPU node); the model and its state tensors.
+    The bidirectional one is time-major (LiteRT's merged batch-major output is right for one sequence only)."""
+    rng = np.random.default_rng(seed)
+    mb = ModelBuilder()
+    x = mb.input("x", _seq_shape(bidirectional_op, N_IN), F32)
+    dirs = ("fw_", "bw_") if bidirectional_op else ("",)
+    weights = [w for d in dirs for w in _cell(mb, rng, d, N_IN, N_CELL, {"peephole": True}, False)]
+    states = []
+    for d in dirs:
+        for name in ("h", "c"):
+            start = mb.const(f"{d}{name}0", rng.uniform(-0.5, 0.5, (BATCH, N_CELL)).astype(np.float16))
+            states.append(mb.tensor(f"{d}{name}", (BATCH, N_CELL), F32, is_variable=True))
+            mb.op("DEQUANTIZE", [start], [states[-1]])
+    width = N_CELL * len(dirs)
+    y = mb.tensor("y", _seq_shape(bidirectional_op, width), F32)
+    if bidirectional_op:
+        mb.op("BIDIRECTIONAL_SEQUENCE_LSTM", [x, *weights, *states, -1, *[-1] * 8], [y],
+              fused_activation_function="TANH", merge_outputs=True, time_major=True)
+    else:
+        mb.op("UNIDIRECTIONAL_SEQUENCE_LSTM", [x, *weights, *states], [y], fused_activation_function="TANH")
+    z = mb.tensor("z", _seq_shape(bidirectional_op, width), F32)
+    mb.op("ADD", [y, mb.const("one", np.ones(width, F32))], [z])
+    mb.output(z)
+    return mb.build(), states
+
+
+@pytest.mark.parametrize("op", ["unidirectional", "bidirectional"])
+def test_states_across_invokes_and_resets(op: str, backend: str) -> None:
+    """The states start at their float16-initialised values, run on across invokes, read back with
+    get_tensor as LiteRT's and go to zeros with reset_all_variables; on webgpu they live on the GPU
+    (the case is all-GPU)."""
+    from ai_edge_litert.interpreter import Interpreter as LiteRt
+
+    model, states = _float16_initialised(op == "bidirectional")
+    rng = np.random.default_rng(11)
+    xs = [rng.uniform(-1, 1, _seq_shape(op == "bidirectional", N_IN)).astype(F32) for _ in range(4)]
+    ours, ref = Interpreter(model_content=model, backend=backend), LiteRt(model_content=model)
+    for it in (ours, ref):
+        it.allocate_tensors()
+    for step, x in enumerate(xs):
+        for it in (ours, ref):
+            if step == 2:
+                it.reset_all_variables()
+            it.set_tensor(it.get_input_details()[0]["index"], x)
+            it.invoke()
+        out = ours.get_output_details()[0]["index"]
+        assert_same(ours.get_tensor(out), ref.get_tensor(ref.get_output_details()[0]["index"]), rtol=1e-5,
+                    what=f"output, invoke {step}")
+        for s in states:
+            assert_same(ours.get_tensor(s), ref.get_tensor(s), rtol=1e-5, what=f"state {s}, invoke {step}")
+
+
+def test_states_on_the_cpu_fallback_read_back() -> None:
+    """webgpu with the LSTM forced onto the cpu: the states are current in the host arena."""
+    from ai_edge_litert.interpreter import Interpreter as LiteRt
+
+    from tests.webgpu.support import adapter_problem
+
+    if adapter_problem():
+        pytest.skip(adapter_problem())
+    model, states = _float16_initialised(False)
+    x = np.random.default_rng(12).uniform(-1, 1, (BATCH, STEPS, N_IN)).astype(F32)
+    ours = Interpreter(model_content=model, backend="webgpu", cpu_ops=["UNIDIRECTIONAL_SEQUENCE_LSTM"])
+    ref = LiteRt(model_content=model)
+    for it in (ours, ref):
+        it.allocate_tensors()
+        for _ in range(2):
+            it.set_tensor(it.get_input_details()[0]["index"], x)
+            it.invoke()
+    assert [p["backend"] for p in ours.get_plan()["partitions"]] == ["cpu", "webgpu"]
+    for s in states:
+        assert_same(ours.get_tensor(s), ref.get_tensor(s), rtol=1e-5, what=f"state {s}")
+
+
+@pytest.mark.parametrize("steps", [1, 3 * STEPS])
+@pytest.mark.parametrize("case", ["projection", "time-major"])
+def test_float_lstm_other_sequence_lengths(case: str, steps: int, backend: str) -> None:
+    """The input resized to one step (the first step is the last: the output state is read and
+    written by different dispatches) and to a longer sequence, against LiteRT."""
+    from tests.ops.harness import check_op
+
+    tm = CASES[case].get("time_major", False)
+    shape = (steps, BATCH, N_IN) if tm else (BATCH, steps, N_IN)
+    x = np.random.default_rng(13).uniform(-1, 1, shape).astype(F32)
+    check_op(unidirectional(CASES[case], "float"), [x], backend)

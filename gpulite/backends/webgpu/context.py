@@ -104,6 +104,12 @@ class GpuContext(KernelContext):
         data = np.ascontiguousarray(data)
         return TensorRef(self.arena.add_constant(data) // 4, tuple(data.shape), data.dtype)
 
+    def scratch(self, shape: tuple[int, ...]) -> TensorRef:
+        """Float32 working memory only this node's programs use (zeros at first; e.g. values one
+        dispatch hands the next within an invoke). It lives beside the constants, which nothing
+        writes, so no other tensor shares it."""
+        return self.upload(np.zeros(shape, np.float32))
+
     def weight(self, data: np.ndarray, key: Any = None) -> TensorRef:
         """Store a float constant the kernel reads with ``wt(i)`` / ``wt4(i)`` (weights, biases,
         constant operands), in :attr:`weights` format.

@@ -82,7 +82,10 @@ class WebGpuExecutable:
         gpu_parts = [p for p in self.parts if p.backend == pt.GPU]
         made_on_cpu = {t for p in cpu_parts for n in p.nodes for t in n.outputs}
         self._cpu_reads = {t for p in cpu_parts for n in p.nodes for t in n.inputs}
-        self._on_host_always = set(self.graph.inputs) | made_on_cpu
+        gpu_reads = {t for p in gpu_parts for n in p.nodes for t in n.inputs}
+        # A variable (LSTM state) is current on the side of the node that updates it.
+        host_variables = {t.index for t in self.graph.tensors if t.is_variable and t.index not in gpu_reads}
+        self._on_host_always = set(self.graph.inputs) | made_on_cpu | host_variables
         self._on_gpu_always = (set(self.graph.inputs) | {t for p in gpu_parts for n in p.nodes for t in n.outputs}
                                | {tr.tensor for p in cpu_parts for tr in p.uploads})
         self._readbacks = {k: [tr for tr in p.readbacks if not (self.outputs_on_gpu and tr.for_output)]

@@ -51,9 +51,11 @@ def partition(graph: Graph, offsets: dict[int, int], steps: list[tuple[Node, str
     parts: list[Partition] = []
     on_host = {i for i in graph.inputs}  # inputs are written to both sides by write()
     on_gpu = set(on_host)
-    # Variables (LSTM states) start as zeros in both arenas; only cpu kernels (which have no
-    # webgpu twin) read and update them, in the host arena, so they are never moved.
-    on_host |= {t.index for t in graph.tensors if t.is_variable}
+    # Variables (LSTM states) are set in both arenas (exe.write: zeros or their initial value);
+    # only the node that owns one reads and updates it, on its own side, so they are never moved.
+    variables = {t.index for t in graph.tensors if t.is_variable}
+    on_host |= variables
+    on_gpu |= variables
     made_in: dict[int, int] = {}  # tensor -> index of the partition that produced it
 
     def move(t: int, lst: list[Transfer], for_output: bool = False) -> None:
