@@ -1,0 +1,344 @@
+"""The full-integer LSTM (int8 activations, int16 cell state), bit-exact with LiteRT's
+``EvalInteger8x8_16`` (``lstm_eval.cc``): the UNIDIRECTIONAL_SEQUENCE_LSTM the converter writes
+for a full-int8 Keras LSTM, which LiteRT's default interpreter runs with its builtin kernel.
+
+The parameters are LiteRT's ``PopulateQuantizedLstmParams8x8_16`` and
+``PopulatePrecomputedZPTimesWeightsWithBias``: each gate's input and recurrent products are
+rescaled on their own (an effective scale each, ``weight_scale * activation_scale / gate_scale``)
+to the gate's int16 fixed point, Q3.12 without layer norm, else the scale of the node's
+intermediate tensor of that gate; the activations' zero points are folded into the biases
+(``-zp * row sum``; with layer norm the gate bias goes to the layer norm instead). Each step
+(``LstmStepInteger8x8_16``) per gate: ``clamp16(rescale(W_x x + b_x))``, plus
+``rescale(W_h h + b_h)`` (clamped), plus the rescaled peephole product ``w_c * c`` (clamped),
+the integer layer norm (``ApplyLayerNorm``), then gemmlowp's int16 fixed-point sigmoid on Q3.12
+(tanh for the cell gate). The cell: ``c = rdpot(f * c, 15) + rdpot(i * g, 30 + cell_scale)``
+(int16, saturating; ``i = 32767 - f`` with CIFG), clipped; the hidden state
+``rescale(o * tanh(c)) + hidden_zp`` as int8 (the intermediate tensor 4 holds its scale and zero
+point), projected when there are projection weights (``rescale(P h + b) + output_zp``, clipped).
+
+gemmlowp's sigmoid and tanh on int16 take 65536 inputs: each is computed once over all of them
+(:func:`_table`), with gemmlowp's int16 arithmetic (wrapping adds, saturating rounding doubling
+high multiplies, its constants rounded from their int32 form), and looked up per step.
+
+The 8x8_8 variant (12 intermediate tensors) is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import numpy as np
+
+from gpulite.backends.cpu.kernels.quantized_l2norm import inv_sqrt_multiplier
+from gpulite.backends.cpu.quant import multiply_by_quantized_multiplier as _mbqm
+from gpulite.backends.cpu.quant import quantize_multiplier, rounding_divide_by_pot
+from gpulite.errors import ShapeError, UnsupportedOpError
+
+_I64 = np.int64
+_F32 = np.float32
+
+
+# -- gemmlowp's int16 fixed point, on int64 arrays ------------------------------------------
+
+def _w16(x: np.ndarray) -> np.ndarray:
+    """int16 wraparound (C's conversion of an int result back to int16)."""
+    return ((x + (1 << 15)) & 0xFFFF) - (1 << 15)
+
+
+def _srdhm16(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+    """int16 ``SaturatingRoundingDoublingHighMul``."""
+    a, b = np.asarray(a, _I64), np.asarray(b, _I64)
+    ab = a * b
+    nudged = ab + np.where(ab >= 0, 1 << 14, 1 - (1 << 14))
+    high = np.where(nudged >= 0, nudged >> 15, -((-nudged) >> 15))
+    return np.where((a == -32768) & (b == -32768), 32767, _w16(high))
+
+
+def _shl16(x: np.ndarray, exponent: int) -> np.ndarray:
+    """int16 ``SaturatingRoundingMultiplyByPOT<exponent>`` for exponent >= 0."""
+    threshold = (1 << (15 - exponent)) - 1
+    return np.where(x > threshold, 32767, np.where(x < -threshold, -32768, x << exponent))
+
+
+def _const16(raw32: int) -> int:
+    """A gemmlowp constant given in int32 fixed point, rounded to int16 (``RescaleConstantInitializer``)."""
+    return int(rounding_divide_by_pot(raw32, 16))
+
+
+def _exp_quarter(a: np.ndarray) -> np.ndarray:
+    """``exp_on_interval_between_negative_one_quarter_and_0_excl`` (Q0.15)."""
+    term, third = _const16(1895147668), _const16(715827883)
+    x = _w16(a + (1 << 12))
+    x2 = _srdhm16(x, x)
+    x3 = _srdhm16(x2, x)
+    x4 = _srdhm16(x2, x2)
+    t = _w16(_srdhm16(_w16(rounding_divide_by_pot(x4, 2) + x3), third) + x2)
+    t = _w16(x + rounding_divide_by_pot(t, 1))
+    return np.clip(term + _srdhm16(term, t), -32768, 32767)  # AddSaturatingIf16Bit
+
+
+def _exp_negative(a: np.ndarray, ibits: int) -> np.ndarray:
+    """``exp_on_negative_values`` of Q(ibits) ``a`` <= 0, as Q0.15."""
+    fbits = 15 - ibits
+    quarter = 1 << (fbits - 2)
+    amq = _w16((a & (quarter - 1)) - quarter)
+    result = _exp_quarter(_shl16(amq, ibits))
+    remainder = _w16(amq - a)
+    for exponent, mult in ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
+                           (2, 39332535), (3, 720401), (4, 242)):
+        if ibits > exponent:
+            hit = (remainder & (1 << (fbits + exponent))) != 0
+            result = np.where(hit, _srdhm16(result, _const16(mult)), result)
+    if ibits > 5:
+        result = np.where(a < _const16(-(1 << (36 - ibits))), 0, result)
+    return np.where(a == 0, 32767, result)
+
+
+def _newton_reciprocal(a: np.ndarray) -> np.ndarray:
+    """The Q2.13 ``x ~ 1 / (1 + a)`` of gemmlowp's ``one_over_one_plus_x_for_x_in_0_1`` and
+    ``one_minus_x_over_one_plus_x_for_x_in_0_1`` (Newton-Raphson, three steps)."""
+    s = a + 32767
+    half = _w16(np.where(s >= 0, (s + 1) // 2, -((-(s - 1)) // 2)))  # RoundingHalfSum(a, One)
+    x = _w16(_const16(1515870810) + _srdhm16(half, _const16(-1010580540)))
+    for _ in range(3):
+        rest = _w16((1 << 13) - _srdhm16(half, x))
+        x = _w16(x + _shl16(_srdhm16(x, rest), 2))
+    return x
+
+
+def _logistic16(a: np.ndarray, ibits: int) -> np.ndarray:
+    positive = a > 0
+    absolute = np.where(positive, a, _w16(-a))
+    on_positive = _shl16(_newton_reciprocal(_exp_negative(_w16(-absolute), ibits)), 1)
+    return np.where(a == 0, 1 << 14, np.where(positive, on_positive, _w16(32767 - on_positive)))
+
+
+def _tanh16(a: np.ndarray, ibits: int) -> np.ndarray:
+    negative = a < 0
+    n = np.where(negative, a, _w16(-a))
+    t = _shl16(_w16(_newton_reciprocal(_exp_negative(n, ibits + 1)) - (1 << 13)), 2)
+    return np.where(a == 0, 0, np.where(negative, _w16(-t), t))
+
+
+@cache
+def _table(fn: str, ibits: int) -> np.ndarray:
+    """gemmlowp's ``logistic``/``tanh`` from Q(ibits) int16 to Q0.15, for every int16 input
+    (indexed by ``input + 32768``)."""
+    codes = np.arange(-32768, 32768, dtype=_I64)
+    out = _logistic16(codes, ibits) if fn == "sigmoid" else _tanh16(codes, ibits)
+    return out.astype(_I64)
+
+
+def _lookup(table: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return table[x + 32768]
+
+
+# -- the LSTM ---------------------------------------------------------------------------------
+
+def _scale(info) -> float:
+    q = info.quant
+    return float(q.scale[0])
+
+
+def _zero_point(info) -> int:
+    return int(info.quant.zero_point[0])
+
+
+def _mul(real) -> tuple[int, int]:
+    return quantize_multiplier(float(real))
+
+
+def _clamp16(x: np.ndarray) -> np.ndarray:
+    return np.clip(x, -32768, 32767)
+
+
+class _Gate:
+    """One gate's weights and rescaling: input and recurrent products with their effective
+    biases and multipliers, the optional peephole and layer norm."""
+
+    def __init__(self, wx, bx, mx, wh, bh, mh, peep, ln) -> None:
+        self.wx, self.bx, self.mx = wx, bx, mx
+        self.wh, self.bh, self.mh = wh, bh, mh
+        self.peep, self.ln = peep, ln
+
+    def input_part(self, x: np.ndarray) -> np.ndarray:
+        """``clamp16(rescale(W_x x + b_x))`` for rows ``x`` (int64)."""
+        acc = (x.astype(np.float64) @ self.wx).astype(_I64) + self.bx
+        return _clamp16(_mbqm(acc, *self.mx))
+
+    def finish(self, pre: np.ndarray, h: np.ndarray, c: np.ndarray) -> np.ndarray:
+        acc = (h.astype(np.float64) @ self.wh).astype(_I64) + self.bh
+        gate = _clamp16(_mbqm(acc, *self.mh) + pre)
+        if self.peep is not None:
+            w, m = self.peep
+            gate = _clamp16(gate + _mbqm(w * c, *m))
+        if self.ln is not None:
+            gate = _layer_norm(gate, *self.ln)
+        return gate
+
+
+def _layer_norm(x: np.ndarray, w: np.ndarray, bias: np.ndarray, m: tuple[int, int], guard: int) -> np.ndarray:
+    """LiteRT's integer ``ApplyLayerNorm`` of each row of int16 ``x`` (in int64)."""
+    n = x.shape[1]
+    total = x.sum(axis=1)
+    sum_sq = (x * x).sum(axis=1)
+    t = total * 1024
+    mean = np.where(t >= 0, t // n, -((-t) // n))
+    variance = sum_sq * ((1 << 20) // n) - mean * mean
+    v2 = np.where(variance >= 0, variance >> 20, -((-variance) >> 20))
+    v2 = np.where(v2 < 1, guard, v2)
+    inv_a, inv_b = inv_sqrt_multiplier(v2)
+    rescaled = _mbqm(1024 * x - mean[:, None], inv_a[:, None], inv_b[:, None])
+    val3 = ((rescaled * w + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)  # int32 product, as C computes it
+    val3 = val3 + bias
+    r = np.where(val3 > 0, val3 + 512, val3 - 512)
+    val4 = np.where(r >= 0, r // 1024, -((-r) // 1024))
+    return _clamp16(_mbqm(val4, m[0], m[1] + 12))
+
+
+class IntegerLstm:
+    """One UNIDIRECTIONAL_SEQUENCE_LSTM with int8 input and output state and int16 cell state.
+
+    ``slots``: as :class:`~gpulite.backends.cpu.kernels.recurrent.Direction` takes them (``x``,
+    ``h``, ``peephole``, ``bias``, ``norm``, ``proj_w``, ``proj_b``), plus ``h_state`` and
+    ``c_state``, the state inputs.
+    """
+
+    def __init__(self, node, ctx, slots: dict) -> None:
+        self.node = node
+        graph = ctx.graph
+        if len(node.intermediates) != 5:
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"an int8 LSTM needs 5 intermediate tensors (LiteRT's "
+                                     f"8x8_16 kernel), got {len(node.intermediates)}")
+        inter = [graph.tensors[i] for i in node.intermediates]
+        x_info = ctx.in_info(0)
+        h_info, c_info = ctx.in_info(slots["h_state"]), ctx.in_info(slots["c_state"])
+        self._require(x_info, "input", np.int8)
+        self._require(h_info, "output state", np.int8)
+        self._require(c_info, "cell state", np.int16)
+        self._require(inter[4], "intermediate 4 (hidden)", None)
+        cell_log2 = math.log2(_scale(c_info))
+        if abs(cell_log2 - round(cell_log2)) > 1e-3:
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"the cell state's scale {_scale(c_info)} must be a "
+                                     "power of two")
+        self.cell_scale = round(cell_log2)
+        cifg = not ctx.has_input(slots["x"][0])
+        self.cifg = cifg
+        norm = slots.get("norm")
+        layer_norm = norm is not None and ctx.has_input(norm[1])
+        gate_scales = []
+        for k in range(4):
+            if layer_norm:
+                self._require(inter[k], f"intermediate {k}", None)
+                gate_scales.append(_F32(_scale(inter[k])))
+            else:
+                gate_scales.append(_F32(2.0 ** -12))
+        hidden_scale, self.hidden_zp = _F32(_scale(inter[4])), _zero_point(inter[4])
+        x_scale, x_zp = _F32(_scale(x_info)), _zero_point(x_info)
+        h_scale, self.h_zp = _F32(_scale(h_info)), _zero_point(h_info)
+        self.gates = {}
+        for g in (1, 2, 3) if cifg else (0, 1, 2, 3):
+            wx, wx_s = self._weights(ctx, slots["x"][g], "input weights")
+            wh, wh_s = self._weights(ctx, slots["h"][g], "recurrent weights")
+            bias = self._const(ctx, slots["bias"][g], "gate bias", np.int32)
+            peep = None
+            if g != 2 and ctx.has_input(slots["peephole"][{0: 0, 1: 1, 3: 2}[g]]):
+                ps = slots["peephole"][{0: 0, 1: 1, 3: 2}[g]]
+                pw = self._const(ctx, ps, "peephole weights", np.int16)
+                real = 2.0 ** self.cell_scale * float(_F32(_scale(ctx.in_info(ps)))) / float(gate_scales[g])
+                peep = (pw.astype(_I64), _mul(_F32(real)))
+            ln = None
+            if layer_norm:
+                lw = self._const(ctx, norm[g], "layer norm coefficients", np.int16)
+                ln_scale = _F32(_scale(ctx.in_info(norm[g])))
+                ln = (lw.astype(_I64), bias.astype(_I64), _mul(ln_scale), max(1, int(_F32(10000) * ln_scale)))
+            bx = (0 if layer_norm else bias.astype(_I64)) - x_zp * wx.sum(axis=1, dtype=_I64)
+            bh = -self.h_zp * wh.sum(axis=1, dtype=_I64)
+            self.gates[g] = _Gate(wx.T.astype(np.float64), bx, _mul(wx_s * x_scale / gate_scales[g]),
+                                  wh.T.astype(np.float64), bh, _mul(wh_s * h_scale / gate_scales[g]), peep, ln)
+        self.hidden_mul = _mul(_F32(2.0 ** -15 / float(hidden_scale) * 2.0 ** -15))
+        self.proj = None
+        if ctx.has_input(slots["proj_w"]):
+            pw, pw_s = self._weights(ctx, slots["proj_w"], "projection weights")
+            pb = (self._const(ctx, slots["proj_b"], "projection bias", np.int32).astype(_I64)
+                  if ctx.has_input(slots["proj_b"]) else 0)
+            self.proj = (pw.T.astype(np.float64), pb - self.hidden_zp * pw.sum(axis=1, dtype=_I64),
+                         _mul(pw_s * hidden_scale / h_scale))
+        opts = node.options
+        out_scale = _F32(_scale(ctx.out_info(0))) if ctx.out_info(0).quant is not None else _F32(1)
+        cell_clip, proj_clip = _F32(opts.cell_clip), _F32(opts.proj_clip)
+        self.cell_clip = int(min(max(cell_clip / _F32(_scale(c_info)), -32768.0), 32767.0)) if cell_clip > 0 else 0
+        self.proj_clip = int(min(max(proj_clip / out_scale, -128.0), 127.0)) if proj_clip > 0 else 0
+        self.sigmoid = _table("sigmoid", 3)
+        self.tanh_gate = _table("tanh", 3)
+        self.tanh_cell = _table("tanh", 15 + self.cell_scale)
+
+    def _require(self, info, what: str, dtype) -> None:
+        node = self.node
+        if dtype is not None and info.dtype != np.dtype(dtype):
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} of an int8 LSTM must be "
+                                     f"{np.dtype(dtype)}, got {info.dtype}")
+        q = info.quant
+        if q is None or q.scale.size != 1:
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} of an int8 LSTM must be quantized per "
+                                     f"tensor, got {'no quantization' if q is None else f'{q.scale.size} scales'}")
+
+    def _const(self, ctx, slot: int, what: str, dtype) -> np.ndarray:
+        node = self.node
+        v = ctx.const(slot) if ctx.has_input(slot) else None
+        if v is None or v.dtype != np.dtype(dtype):
+            got = "none" if v is None else str(v.dtype)
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} (input {slot}) of an int8 LSTM must be a "
+                                     f"{np.dtype(dtype)} constant, got {got}")
+        return v
+
+    def _weights(self, ctx, slot: int, what: str) -> tuple[np.ndarray, np.float32]:
+        w = self._const(ctx, slot, what, np.int8)
+        self._require(ctx.in_info(slot), what, np.int8)
+        return w.reshape(w.shape[0], -1).astype(_I64), _F32(_scale(ctx.in_info(slot)))
+
+    def step(self, pre: dict, h: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """One time step for all batch rows: ``pre`` the gates' input parts; updates the int8
+        ``h`` and int16 ``c`` in place and returns the output rows."""
+        hv, cv = h.astype(_I64), c.astype(_I64)
+        gates = self.gates
+        f = _lookup(self.sigmoid, gates[1].finish(pre[1], hv, cv))
+        g = _lookup(self.tanh_gate, gates[2].finish(pre[2], hv, cv))
+        i = 32767 - f if self.cifg else _lookup(self.sigmoid, gates[0].finish(pre[0], hv, cv))
+        shift = 30 + self.cell_scale
+        cv = _clamp16(_w16(rounding_divide_by_pot(f * cv, 15)) + _w16(rounding_divide_by_pot(i * g, shift)))
+        if self.cell_clip > 0:
+            cv = np.clip(cv, -self.cell_clip, self.cell_clip)
+        o = _lookup(self.sigmoid, gates[3].finish(pre[3], hv, cv))
+        hidden = np.clip(_mbqm(o * _lookup(self.tanh_cell, cv), *self.hidden_mul) + self.hidden_zp, -128, 127)
+        if self.proj is not None:
+            w, b, m = self.proj
+            out = np.clip(_mbqm((hidden.astype(np.float64) @ w).astype(_I64) + b, *m) + self.h_zp, -128, 127)
+            if self.proj_clip > 0:
+                out = np.clip(out, -self.proj_clip, self.proj_clip)
+        else:
+            out = hidden
+        c[...] = cv
+        h[...] = out
+        return out
+
+    def run(self, x: np.ndarray, out: np.ndarray, h: np.ndarray, c: np.ndarray) -> None:
+        """The whole time-major sequence ``x`` ``[time, batch, input]`` into ``out``."""
+        steps, rows = x.shape[:2]
+        flat = x.reshape(steps * rows, -1)
+        pre = {g: gate.input_part(flat).reshape(steps, rows, -1) for g, gate in self.gates.items()}
+        for t in range(steps):
+            out[t] = self.step({g: p[t] for g, p in pre.items()}, h, c)
+
+
+def integer_state(node, ctx, slot: int, rows: int, width: int, what: str, dtype) -> np.ndarray:
+    """An int8 LSTM's state tensor (a variable, updated in place) as ``[rows, width]``."""
+    if not ctx.has_input(slot) or not ctx.in_info(slot).is_variable:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{what} (input {slot}) must be a variable tensor "
+                                 "(the kernel updates it in place), as LiteRT requires")
+    s = ctx.input(slot)
+    if s.dtype != np.dtype(dtype) or s.size != rows * width:
+        raise ShapeError(f"node {node.index} ({node.op}): {what} (input {slot}) is {s.dtype} {list(s.shape)}; "
+                         f"expected {np.dtype(dtype)} with {rows}x{width} values")
+    return s.reshape(rows, width)
