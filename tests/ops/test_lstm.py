@@ -186,6 +186,7 @@ def test_lstm_state_is_kept_like_litert() -> None:
 I8_SCALE, I8_ZP = 0.02, 3  # the sequence input
 H_SCALE, H_ZP = 0.0078, -2  # the output state (and the output)
 CELL_SCALE = 2.0 ** -11
+HIDDEN_SCALE = 0.006
 INT8_CASES = {
     "converter-layout": {},  # what the converter writes for a Keras LSTM
     "time-major-clip": {"time_major": True, "cell_clip": 0.5},
@@ -193,6 +194,10 @@ INT8_CASES = {
     "layer-norm": {"layer_norm": True},
     "projection": {"projection": 4, "proj_bias": True, "proj_clip": 0.3},
     "layer-norm-projection-cifg": {"layer_norm": True, "projection": 3, "cifg": True},
+    # a wide input saturates the gates and the int8 hidden state the projection reads (LiteRT
+    # stores it less its zero point there: measured, see recurrent_int8.py)
+    "projection-saturated": {"projection": 4, "x_scale": 0.2, "cell_scale": 2.0 ** -13, "seed": 0},
+    "hidden-quantization": {"hidden": (0.006, 5), "x_scale": 0.2},
 }
 
 
@@ -202,16 +207,17 @@ def _q(mb: ModelBuilder, name: str, values: np.ndarray, dtype, scale: float) -> 
     return mb.const(name, q, quant=(scale, 0))
 
 
-def integer_unidirectional(opts: dict, seed: int = 10) -> bytes:
+def integer_unidirectional(opts: dict) -> bytes:
     """A full-integer LSTM (int8 activations, int16 cell state) laid out as the converter writes
     it: int8 weights, int32 biases at input scale times weight scale, 5 intermediate tensors (the
     gates' scales, used with layer norm, and the hidden state's)."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(opts.get("seed", 10))
     tm, cifg = opts.get("time_major", False), opts.get("cifg", False)
     proj = opts.get("projection")
     n_out = proj or N_CELL
     mb = ModelBuilder()
-    x = mb.input("x", _seq_shape(tm, N_IN), np.int8, quant=(I8_SCALE, I8_ZP))
+    x_scale = opts.get("x_scale", I8_SCALE)
+    x = mb.input("x", _seq_shape(tm, N_IN), np.int8, quant=(x_scale, I8_ZP))
 
     scales = {}
 
@@ -232,17 +238,18 @@ def integer_unidirectional(opts: dict, seed: int = 10) -> bytes:
         if cifg and g == "i":
             bias.append(-1)
             continue
-        scale = bias_scale or I8_SCALE * scales[f"wx_{g}"]
+        scale = bias_scale or x_scale * scales[f"wx_{g}"]
         bias.append(_q(mb, f"b_{g}", rng.uniform(-0.5, 0.5, N_CELL), np.int32, scale))
     pw = weight("proj", (proj, N_CELL)) if proj else -1
     pb = _q(mb, "proj_b", rng.uniform(-0.2, 0.2, proj), np.int32, 1e-4) if proj and opts.get("proj_bias") else -1
     h = mb.tensor("h", (BATCH, n_out), np.int8, quant=(H_SCALE, H_ZP), is_variable=True)
-    c = mb.tensor("c", (BATCH, N_CELL), np.int16, quant=(CELL_SCALE, 0), is_variable=True)
+    c = mb.tensor("c", (BATCH, N_CELL), np.int16, quant=(opts.get("cell_scale", CELL_SCALE), 0), is_variable=True)
     norms = [-1 if cifg and g == "i" else _q(mb, f"ln_{g}", rng.uniform(0.5, 1.5, N_CELL), np.int16, 2.0 ** -12)
              for g in gates] if ln else [-1] * 4
     inter = [mb.tensor(f"inter_{g}", (0,), np.int16, quant=(2.0 ** -11 * (1 + k / 4), 0))
              for k, g in enumerate(gates)]
-    inter.append(mb.tensor("inter_hidden", (0,), np.int8, quant=(0.006 if proj else H_SCALE, 1 if proj else H_ZP)))
+    hidden = opts.get("hidden", (HIDDEN_SCALE, 1) if proj else (H_SCALE, H_ZP))
+    inter.append(mb.tensor("inter_hidden", (0,), np.int8, quant=hidden))
     y = mb.tensor("y", _seq_shape(tm, n_out), np.int8, quant=(H_SCALE, H_ZP))
     mb.op("UNIDIRECTIONAL_SEQUENCE_LSTM", [x, *wx, *wh, *peep, *bias, pw, pb, h, c, *norms], [y],
           intermediates=inter, fused_activation_function="TANH", cell_clip=opts.get("cell_clip", 0.0),
@@ -296,6 +303,13 @@ def test_integer_lstm_state_resets_to_its_zero_point() -> None:
     assert (got[0] != got[1]).any()
     np.testing.assert_array_equal(got[2], got[0])
     np.testing.assert_array_equal(got[0], run_litert(model, [x])[0])
+
+
+def test_integer_lstm_peephole_with_narrower_projection_is_refused() -> None:
+    """LiteRT's integer kernel applies the peephole over n_output values, not n_cell: refused."""
+    model = integer_unidirectional({"peephole": True, "projection": 4})
+    with pytest.raises(UnsupportedOpError, match=r"peephole weights with a projection to 4 outputs from 6 cells"):
+        Interpreter(model_content=model).allocate_tensors()
 
 
 def test_integer_lstm_without_intermediates_is_refused() -> None:

@@ -12,9 +12,15 @@ intermediate tensor of that gate; the activations' zero points are folded into t
 ``rescale(W_h h + b_h)`` (clamped), plus the rescaled peephole product ``w_c * c`` (clamped),
 the integer layer norm (``ApplyLayerNorm``), then gemmlowp's int16 fixed-point sigmoid on Q3.12
 (tanh for the cell gate). The cell: ``c = rdpot(f * c, 15) + rdpot(i * g, 30 + cell_scale)``
-(int16, saturating; ``i = 32767 - f`` with CIFG), clipped; the hidden state
-``rescale(o * tanh(c)) + hidden_zp`` as int8 (the intermediate tensor 4 holds its scale and zero
-point), projected when there are projection weights (``rescale(P h + b) + output_zp``, clipped).
+(int16, saturating; ``i = 32767 - f`` with CIFG), clipped; the hidden state ``rescale(o * tanh(c))``
+(the intermediate tensor 4 holds its scale and zero point ``hidden_zp``). Without projection the
+output is ``clamp8(hidden + hidden_zp)``. With projection weights LiteRT stores
+``clamp8(hidden - hidden_zp)`` and folds ``+hidden_zp * row sum`` into the projection bias (as its
+``CwiseMul`` and ``PopulatePrecomputedZPTimesWeightsWithBias`` read), so the sign of the zero point
+differs between the two and only the clamp tells them apart; both measured against LiteRT 2.3
+(saturated hidden states, zero points other than the output's). The output is then
+``clamp8(rescale(P h + b) + output_zp)``, clipped. Peephole weights with a projection to another
+width than the cell count are refused (LiteRT applies them to the first ``n_output`` cells only).
 
 gemmlowp's sigmoid and tanh on int16 take 65536 inputs: each is computed once over all of them
 (:func:`_table`), with gemmlowp's int16 arithmetic (wrapping adds, saturating rounding doubling
@@ -260,10 +266,14 @@ class IntegerLstm:
         self.hidden_mul = _mul(_F32(2.0 ** -15 / float(hidden_scale) * 2.0 ** -15))
         self.proj = None
         if ctx.has_input(slots["proj_w"]):
+            if any(ctx.has_input(p) for p in slots["peephole"]) and h_info.shape[-1] != c_info.shape[-1]:
+                raise UnsupportedOpError(node.op, node.index, "cpu", "peephole weights with a projection to "
+                                         f"{h_info.shape[-1]} outputs from {c_info.shape[-1]} cells are not supported "
+                                         "(LiteRT's integer kernel applies the peephole to the first n_output cells)")
             pw, pw_s = self._weights(ctx, slots["proj_w"], "projection weights")
             pb = (self._const(ctx, slots["proj_b"], "projection bias", np.int32).astype(_I64)
                   if ctx.has_input(slots["proj_b"]) else 0)
-            self.proj = (pw.T.astype(np.float64), pb - self.hidden_zp * pw.sum(axis=1, dtype=_I64),
+            self.proj = (pw.T.astype(np.float64), pb + self.hidden_zp * pw.sum(axis=1, dtype=_I64),
                          _mul(pw_s * hidden_scale / h_scale))
         opts = node.options
         out_scale = _F32(_scale(ctx.out_info(0))) if ctx.out_info(0).quant is not None else _F32(1)
@@ -311,14 +321,15 @@ class IntegerLstm:
         if self.cell_clip > 0:
             cv = np.clip(cv, -self.cell_clip, self.cell_clip)
         o = _lookup(self.sigmoid, gates[3].finish(pre[3], hv, cv))
-        hidden = np.clip(_mbqm(o * _lookup(self.tanh_cell, cv), *self.hidden_mul) + self.hidden_zp, -128, 127)
+        raw = _mbqm(o * _lookup(self.tanh_cell, cv), *self.hidden_mul)
         if self.proj is not None:
+            hidden = np.clip(raw - self.hidden_zp, -128, 127)
             w, b, m = self.proj
             out = np.clip(_mbqm((hidden.astype(np.float64) @ w).astype(_I64) + b, *m) + self.h_zp, -128, 127)
             if self.proj_clip > 0:
                 out = np.clip(out, -self.proj_clip, self.proj_clip)
         else:
-            out = hidden
+            out = np.clip(raw + self.hidden_zp, -128, 127)
         c[...] = cv
         h[...] = out
         return out
