@@ -131,7 +131,7 @@ GPU_GAPS: list[tuple[str, str]] = [
      "small matrix-vector products, kept on the CPU (no WebGPU kernel); runs on the CPU fallback"),
     ("test_lstm.py::test_one_step[*]", "LSTM / RNN (one step with a variable state): no WebGPU kernel, kept on "
      "the CPU with the sequence ops; runs on the CPU fallback"),
-    ("test_lstm.py::test_integer_unidirectional_lstm[*]", "int8 UNIDIRECTIONAL_SEQUENCE_LSTM: LiteRT's "
+    ("test_lstm.py::test_integer_lstm[*]", "int8 UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM: LiteRT's "
      "full-integer LSTM (int16 cell state, fixed-point gates), kept exact on the CPU; runs on the CPU fallback"),
     *((f"test_control_flow.py::test_{_t}[*]", f"{_t.upper()}: control flow runs its subgraphs with the cpu "
        "backend's kernels (no WebGPU control flow); runs on the CPU fallback") for _t in ("while_loop", "if")),

@@ -1,6 +1,7 @@
 """The full-integer LSTM (int8 activations, int16 cell state), bit-exact with LiteRT's
 ``EvalInteger8x8_16`` (``lstm_eval.cc``): the UNIDIRECTIONAL_SEQUENCE_LSTM the converter writes
-for a full-int8 Keras LSTM, which LiteRT's default interpreter runs with its builtin kernel.
+for a full-int8 Keras LSTM, which LiteRT's default interpreter runs with its builtin kernel
+(XNNPACK takes no LSTM), and the one-step LSTM op (one time step of the same kernel).
 
 The parameters are LiteRT's ``PopulateQuantizedLstmParams8x8_16`` and
 ``PopulatePrecomputedZPTimesWeightsWithBias``: each gate's input and recurrent products are
