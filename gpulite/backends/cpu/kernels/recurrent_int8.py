@@ -225,11 +225,15 @@ class IntegerLstm:
         self._require(h_info, "output state", np.int8)
         self._require(c_info, "cell state", np.int16)
         self._require(inter[4], "intermediate 4 (hidden)", None)
+        self._require(ctx.out_info(0), "output", np.int8)
         cell_log2 = math.log2(_scale(c_info))
         if abs(cell_log2 - round(cell_log2)) > 1e-3:
             raise UnsupportedOpError(node.op, node.index, "cpu", f"the cell state's scale {_scale(c_info)} must be a "
                                      "power of two")
         self.cell_scale = round(cell_log2)
+        if not -15 <= self.cell_scale <= -9:
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"the cell state's scale 2^{self.cell_scale} is out "
+                                     "of LiteRT's range 2^-15 .. 2^-9 (its tanh of the cell takes 0 to 6 integer bits)")
         cifg = not ctx.has_input(slots["x"][0])
         self.cifg = cifg
         norm = slots.get("norm")
@@ -277,7 +281,7 @@ class IntegerLstm:
             self.proj = (pw.T.astype(np.float64), pb + self.hidden_zp * pw.sum(axis=1, dtype=_I64),
                          _mul(pw_s * hidden_scale / h_scale))
         opts = node.options
-        out_scale = _F32(_scale(ctx.out_info(0))) if ctx.out_info(0).quant is not None else _F32(1)
+        out_scale = _F32(_scale(ctx.out_info(0)))
         cell_clip, proj_clip = _F32(opts.cell_clip), _F32(opts.proj_clip)
         self.cell_clip = int(min(max(cell_clip / _F32(_scale(c_info)), -32768.0), 32767.0)) if cell_clip > 0 else 0
         self.proj_clip = int(min(max(proj_clip / out_scale, -128.0), 127.0)) if proj_clip > 0 else 0
