@@ -44,6 +44,7 @@ from gpulite.errors import ShapeError, UnsupportedOpError
 
 _I64 = np.int64
 _F32 = np.float32
+_PEEPHOLE = {0: 0, 1: 1, 3: 2}  # gate -> its peephole weights (the cell gate has none)
 
 
 # -- gemmlowp's int16 fixed point, on int64 arrays ------------------------------------------
@@ -160,29 +161,19 @@ def _clamp16(x: np.ndarray) -> np.ndarray:
     return np.clip(x, -32768, 32767)
 
 
-class _Gate:
-    """One gate's weights and rescaling: input and recurrent products with their effective
-    biases and multipliers, the optional peephole and layer norm."""
+class _Products:
+    """The gates' weight matrices side by side (one product for all gates; exact integers held in
+    float64 for BLAS) with each column's effective bias and multiplier: ``rescale(W v + b)``."""
 
-    def __init__(self, wx, bx, mx, wh, bh, mh, peep, ln) -> None:
-        self.wx, self.bx, self.mx = wx, bx, mx
-        self.wh, self.bh, self.mh = wh, bh, mh
-        self.peep, self.ln = peep, ln
+    def __init__(self, mats: list, biases: list, muls: list) -> None:
+        n = mats[0].shape[0]
+        self.w = np.concatenate([m.T for m in mats], axis=1).astype(np.float64)
+        self.b = np.concatenate(biases)
+        self.mult = np.repeat(np.array([m for m, _ in muls], _I64), n)
+        self.shift = np.repeat(np.array([s for _, s in muls], _I64), n)
 
-    def input_part(self, x: np.ndarray) -> np.ndarray:
-        """``clamp16(rescale(W_x x + b_x))`` for rows ``x`` (int64)."""
-        acc = (x.astype(np.float64) @ self.wx).astype(_I64) + self.bx
-        return _clamp16(_mbqm(acc, *self.mx))
-
-    def finish(self, pre: np.ndarray, h: np.ndarray, c: np.ndarray) -> np.ndarray:
-        acc = (h.astype(np.float64) @ self.wh).astype(_I64) + self.bh
-        gate = _clamp16(_mbqm(acc, *self.mh) + pre)
-        if self.peep is not None:
-            w, m = self.peep
-            gate = _clamp16(gate + _mbqm(w * c, *m))
-        if self.ln is not None:
-            gate = _layer_norm(gate, *self.ln)
-        return gate
+    def __call__(self, v: np.ndarray) -> np.ndarray:
+        return _mbqm((v.astype(np.float64) @ self.w).astype(_I64) + self.b, self.mult, self.shift)
 
 
 def _layer_norm(x: np.ndarray, w: np.ndarray, bias: np.ndarray, m: tuple[int, int], guard: int) -> np.ndarray:
@@ -248,26 +239,30 @@ class IntegerLstm:
         hidden_scale, self.hidden_zp = _F32(_scale(inter[4])), _zero_point(inter[4])
         x_scale, x_zp = _F32(_scale(x_info)), _zero_point(x_info)
         h_scale, self.h_zp = _F32(_scale(h_info)), _zero_point(h_info)
-        self.gates = {}
-        for g in (1, 2, 3) if cifg else (0, 1, 2, 3):
+        self.order = (1, 2, 3) if cifg else (0, 1, 2, 3)  # the gates, side by side in this order
+        xs, hs, self.peep, self.ln = ([], [], []), ([], [], []), {}, {}  # (weights, biases, multipliers)
+        for g in self.order:
             wx, wx_s = self._weights(ctx, slots["x"][g], "input weights")
             wh, wh_s = self._weights(ctx, slots["h"][g], "recurrent weights")
             bias = self._const(ctx, slots["bias"][g], "gate bias", np.int32)
-            peep = None
-            if g != 2 and ctx.has_input(slots["peephole"][{0: 0, 1: 1, 3: 2}[g]]):
-                ps = slots["peephole"][{0: 0, 1: 1, 3: 2}[g]]
+            ps = slots["peephole"][_PEEPHOLE[g]] if g in _PEEPHOLE else -1
+            if ps >= 0 and ctx.has_input(ps):
                 pw = self._const(ctx, ps, "peephole weights", np.int16)
                 real = 2.0 ** self.cell_scale * float(_F32(_scale(ctx.in_info(ps)))) / float(gate_scales[g])
-                peep = (pw.astype(_I64), _mul(_F32(real)))
-            ln = None
+                self.peep[g] = (pw.astype(_I64), _mul(_F32(real)))
             if layer_norm:
                 lw = self._const(ctx, norm[g], "layer norm coefficients", np.int16)
                 ln_scale = _F32(_scale(ctx.in_info(norm[g])))
-                ln = (lw.astype(_I64), bias.astype(_I64), _mul(ln_scale), max(1, int(_F32(10000) * ln_scale)))
-            bx = (0 if layer_norm else bias.astype(_I64)) - x_zp * wx.sum(axis=1, dtype=_I64)
-            bh = -self.h_zp * wh.sum(axis=1, dtype=_I64)
-            self.gates[g] = _Gate(wx.T.astype(np.float64), bx, _mul(wx_s * x_scale / gate_scales[g]),
-                                  wh.T.astype(np.float64), bh, _mul(wh_s * h_scale / gate_scales[g]), peep, ln)
+                self.ln[g] = (lw.astype(_I64), bias.astype(_I64), _mul(ln_scale), max(1, int(_F32(10000) * ln_scale)))
+            x_bias = (0 if layer_norm else bias.astype(_I64)) - x_zp * wx.sum(axis=1, dtype=_I64)
+            for parts, w, b, m in ((xs, wx, x_bias, _mul(wx_s * x_scale / gate_scales[g])),
+                                   (hs, wh, -self.h_zp * wh.sum(axis=1, dtype=_I64),
+                                    _mul(wh_s * h_scale / gate_scales[g]))):
+                parts[0].append(w)
+                parts[1].append(b)
+                parts[2].append(m)
+        self.input_products, self.recurrent_products = _Products(*xs), _Products(*hs)
+        self.n_cell = c_info.shape[-1]
         self.hidden_mul = _mul(_F32(2.0 ** -15 / float(hidden_scale) * 2.0 ** -15))
         self.proj = None
         if ctx.has_input(slots["proj_w"]):
@@ -313,19 +308,29 @@ class IntegerLstm:
         self._require(ctx.in_info(slot), what, np.int8)
         return w.reshape(w.shape[0], -1).astype(_I64), _F32(_scale(ctx.in_info(slot)))
 
-    def step(self, pre: dict, h: np.ndarray, c: np.ndarray) -> np.ndarray:
-        """One time step for all batch rows: ``pre`` the gates' input parts; updates the int8
+    def _finish(self, g: int, gate: np.ndarray, c: np.ndarray, table: np.ndarray) -> np.ndarray:
+        """Gate ``g`` from its linear part: plus the peephole term, layer norm, the activation."""
+        if g in self.peep:
+            w, m = self.peep[g]
+            gate = _clamp16(gate + _mbqm(w * c, *m))
+        if g in self.ln:
+            gate = _layer_norm(gate, *self.ln[g])
+        return _lookup(table, gate)
+
+    def step(self, pre: np.ndarray, h: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """One time step for all batch rows from the gates' input parts ``pre``; updates the int8
         ``h`` and int16 ``c`` in place and returns the output rows."""
-        hv, cv = h.astype(_I64), c.astype(_I64)
-        gates = self.gates
-        f = _lookup(self.sigmoid, gates[1].finish(pre[1], hv, cv))
-        g = _lookup(self.tanh_gate, gates[2].finish(pre[2], hv, cv))
-        i = 32767 - f if self.cifg else _lookup(self.sigmoid, gates[0].finish(pre[0], hv, cv))
+        cv, n = c.astype(_I64), self.n_cell
+        linear = _clamp16(self.recurrent_products(h) + pre)
+        gate = {g: linear[:, k * n:(k + 1) * n] for k, g in enumerate(self.order)}
+        f = self._finish(1, gate[1], cv, self.sigmoid)
+        g = self._finish(2, gate[2], cv, self.tanh_gate)
+        i = 32767 - f if self.cifg else self._finish(0, gate[0], cv, self.sigmoid)
         shift = 30 + self.cell_scale
         cv = _clamp16(_w16(rounding_divide_by_pot(f * cv, 15)) + _w16(rounding_divide_by_pot(i * g, shift)))
         if self.cell_clip > 0:
             cv = np.clip(cv, -self.cell_clip, self.cell_clip)
-        o = _lookup(self.sigmoid, gates[3].finish(pre[3], hv, cv))
+        o = self._finish(3, gate[3], cv, self.sigmoid)
         raw = _mbqm(o * _lookup(self.tanh_cell, cv), *self.hidden_mul)
         if self.proj is not None:
             hidden = np.clip(raw - self.hidden_zp, -128, 127)
@@ -340,12 +345,12 @@ class IntegerLstm:
         return out
 
     def run(self, x: np.ndarray, out: np.ndarray, h: np.ndarray, c: np.ndarray) -> None:
-        """The whole time-major sequence ``x`` ``[time, batch, input]`` into ``out``."""
+        """The whole time-major sequence ``x`` ``[time, batch, input]`` into ``out``: the input parts
+        of every step in one product first (``clamp16(rescale(W_x x + b_x))``), then the steps."""
         steps, rows = x.shape[:2]
-        flat = x.reshape(steps * rows, -1)
-        pre = {g: gate.input_part(flat).reshape(steps, rows, -1) for g, gate in self.gates.items()}
+        pre = _clamp16(self.input_products(x.reshape(steps * rows, -1))).reshape(steps, rows, -1)
         for t in range(steps):
-            out[t] = self.step({g: p[t] for g, p in pre.items()}, h, c)
+            out[t] = self.step(pre[t], h, c)
 
 
 def integer_state(node, ctx, slot: int, rows: int, width: int, what: str, dtype) -> np.ndarray:
