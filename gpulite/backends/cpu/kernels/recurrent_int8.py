@@ -54,6 +54,11 @@ def _w16(x: np.ndarray) -> np.ndarray:
     return ((x + (1 << 15)) & 0xFFFF) - (1 << 15)
 
 
+def _div(x: np.ndarray, d: int) -> np.ndarray:
+    """C's integer division (truncating toward zero) by a positive ``d``."""
+    return np.where(x >= 0, x // d, -((-x) // d))
+
+
 def _srdhm16(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
     """int16 ``SaturatingRoundingDoublingHighMul``."""
     a, b = np.asarray(a, _I64), np.asarray(b, _I64)
@@ -106,8 +111,8 @@ def _exp_negative(a: np.ndarray, ibits: int) -> np.ndarray:
 def _newton_reciprocal(a: np.ndarray) -> np.ndarray:
     """The Q2.13 ``x ~ 1 / (1 + a)`` of gemmlowp's ``one_over_one_plus_x_for_x_in_0_1`` and
     ``one_minus_x_over_one_plus_x_for_x_in_0_1`` (Newton-Raphson, three steps)."""
-    s = a + 32767
-    half = _w16(np.where(s >= 0, (s + 1) // 2, -((-(s - 1)) // 2)))  # RoundingHalfSum(a, One)
+    total = a + 32767
+    half = _w16(_div(total + np.where(total >= 0, 1, -1), 2))  # RoundingHalfSum(a, One)
     x = _w16(_const16(1515870810) + _srdhm16(half, _const16(-1010580540)))
     for _ in range(3):
         rest = _w16((1 << 13) - _srdhm16(half, x))
@@ -145,8 +150,7 @@ def _lookup(table: np.ndarray, x: np.ndarray) -> np.ndarray:
 # -- the LSTM ---------------------------------------------------------------------------------
 
 def _scale(info) -> float:
-    q = info.quant
-    return float(q.scale[0])
+    return float(info.quant.scale[0])
 
 
 def _zero_point(info) -> int:
@@ -179,24 +183,16 @@ class _Products:
 def _layer_norm(x: np.ndarray, w: np.ndarray, bias: np.ndarray, m: tuple[int, int], guard: int) -> np.ndarray:
     """LiteRT's integer ``ApplyLayerNorm`` of each row of int16 ``x`` (in int64)."""
     n = x.shape[1]
-    total = x.sum(axis=1)
-    sum_sq = (x * x).sum(axis=1)
-    t = total * 1024
-    mean = np.where(t >= 0, t // n, -((-t) // n))
-    variance = sum_sq * ((1 << 20) // n) - mean * mean
-    v2 = np.where(variance >= 0, variance >> 20, -((-variance) >> 20))
-    v2 = np.where(v2 < 1, guard, v2)
-    inv_a, inv_b = inv_sqrt_multiplier(v2)
+    mean = _div(x.sum(axis=1) * 1024, n)
+    variance = _div((x * x).sum(axis=1) * ((1 << 20) // n) - mean * mean, 1 << 20)
+    inv_a, inv_b = inv_sqrt_multiplier(np.where(variance < 1, guard, variance))
     rescaled = _mbqm(1024 * x - mean[:, None], inv_a[:, None], inv_b[:, None])
-    val3 = ((rescaled * w + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)  # int32 product, as C computes it
-    val3 = val3 + bias
-    r = np.where(val3 > 0, val3 + 512, val3 - 512)
-    val4 = np.where(r >= 0, r // 1024, -((-r) // 1024))
-    return _clamp16(_mbqm(val4, m[0], m[1] + 12))
+    val3 = ((rescaled * w + bias + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)  # in int32, as C computes it
+    return _clamp16(_mbqm(_div(np.where(val3 > 0, val3 + 512, val3 - 512), 1024), m[0], m[1] + 12))
 
 
 class IntegerLstm:
-    """One UNIDIRECTIONAL_SEQUENCE_LSTM with int8 input and output state and int16 cell state.
+    """One UNIDIRECTIONAL_SEQUENCE_LSTM or LSTM with int8 input and output state and int16 cell state.
 
     ``slots``: as :class:`~gpulite.backends.cpu.kernels.recurrent.Direction` takes them (``x``,
     ``h``, ``peephole``, ``bias``, ``norm``, ``proj_w``, ``proj_b``), plus ``h_state`` and
