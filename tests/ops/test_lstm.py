@@ -315,6 +315,23 @@ def test_integer_lstm_peephole_with_narrower_projection_is_refused() -> None:
         Interpreter(model_content=model).allocate_tensors()
 
 
+def test_integer_bidirectional_lstm_is_refused() -> None:
+    """LiteRT's BIDIRECTIONAL_SEQUENCE_LSTM takes float32 input only (its Prepare fails on int8): so does gpulite."""
+    rng = np.random.default_rng(0)
+    mb = ModelBuilder()
+    x = mb.input("x", (BATCH, STEPS, N_IN), np.int8, quant=(0.05, 0))
+    fw, bw = _cell(mb, rng, "fw_", N_IN, N_CELL, {}, True), _cell(mb, rng, "bw_", N_IN, N_CELL, {}, True)
+    states = [mb.tensor(f"{d}_{s}", (BATCH, N_CELL), np.int8 if s == "h" else np.int16,
+                        quant=(0.05, 0) if s == "h" else (2.0 ** -11, 0), is_variable=True)
+              for d in ("fw", "bw") for s in ("h", "c")]
+    y = mb.tensor("y", (BATCH, STEPS, 2 * N_CELL), np.int8, quant=(0.05, 0))
+    mb.op("BIDIRECTIONAL_SEQUENCE_LSTM", [x, *fw, *bw, *states, *([-1] * 9)], [y], fused_activation_function="TANH",
+          merge_outputs=True)
+    mb.output(y)
+    with pytest.raises(UnsupportedOpError, match=r"BIDIRECTIONAL_SEQUENCE_LSTM.*input is int8"):
+        Interpreter(model_content=mb.build()).allocate_tensors()
+
+
 def test_integer_lstm_without_intermediates_is_refused() -> None:
     """The full-integer kernel takes the gates' and the hidden state's scales from the op's 5
     intermediate tensors, as LiteRT's 8x8_16 kernel does: without them it is refused."""
