@@ -59,7 +59,7 @@ def _div(x: np.ndarray, d: int) -> np.ndarray:
     return np.where(x >= 0, x // d, -((-x) // d))
 
 
-def _srdhm16(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+def _srdhm16(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
     """int16 ``SaturatingRoundingDoublingHighMul``."""
     a, b = np.asarray(a, _I64), np.asarray(b, _I64)
     ab = a * b
@@ -223,8 +223,8 @@ class IntegerLstm:
                                      "of LiteRT's range 2^-15 .. 2^-9 (its tanh of the cell takes 0 to 6 integer bits)")
         cifg = not ctx.has_input(slots["x"][0])
         self.cifg = cifg
-        norm = slots.get("norm")
-        layer_norm = norm is not None and ctx.has_input(norm[1])
+        norm: tuple[int, ...] = slots.get("norm") or ()
+        layer_norm = bool(norm) and ctx.has_input(norm[1])
         gate_scales = []
         for k in range(4):
             if layer_norm:
@@ -236,7 +236,10 @@ class IntegerLstm:
         x_scale, x_zp = _F32(_scale(x_info)), _zero_point(x_info)
         h_scale, self.h_zp = _F32(_scale(h_info)), _zero_point(h_info)
         self.order = (1, 2, 3) if cifg else (0, 1, 2, 3)  # the gates, side by side in this order
-        xs, hs, self.peep, self.ln = ([], [], []), ([], [], []), {}, {}  # (weights, biases, multipliers)
+        xs: tuple[list, list, list] = ([], [], [])  # (weights, biases, multipliers) of the input products
+        hs: tuple[list, list, list] = ([], [], [])  # and of the recurrent ones
+        self.peep: dict[int, tuple] = {}
+        self.ln: dict[int, tuple] = {}
         for g in self.order:
             wx, wx_s = self._weights(ctx, slots["x"][g], "input weights")
             wh, wh_s = self._weights(ctx, slots["h"][g], "recurrent weights")
@@ -274,8 +277,9 @@ class IntegerLstm:
         opts = node.options
         out_scale = _F32(_scale(ctx.out_info(0)))
         cell_clip, proj_clip = _F32(opts.cell_clip), _F32(opts.proj_clip)
-        self.cell_clip = int(min(max(cell_clip / _F32(_scale(c_info)), -32768.0), 32767.0)) if cell_clip > 0 else 0
-        self.proj_clip = int(min(max(proj_clip / out_scale, -128.0), 127.0)) if proj_clip > 0 else 0
+        # float32 quotients, clamped, truncated toward zero (C's static_cast)
+        self.cell_clip = int(np.clip(cell_clip / _F32(_scale(c_info)), -32768, 32767)) if cell_clip > 0 else 0
+        self.proj_clip = int(np.clip(proj_clip / out_scale, -128, 127)) if proj_clip > 0 else 0
         self.sigmoid = _table("sigmoid", 3)
         self.tanh_gate = _table("tanh", 3)
         self.tanh_cell = _table("tanh", 15 + self.cell_scale)
