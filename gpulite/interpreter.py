@@ -234,11 +234,15 @@ class Interpreter:
         self._set_variables(exe, initial=True)
 
     def _set_variables(self, exe: Executable, initial: bool) -> None:
-        """Variable tensors to zeros, or (``initial``) to the values a model initialises them with
-        (the arena starts zeroed, so the others are zeros already)."""
+        """Variable tensors to zeros (an int8 one's zero point, :meth:`TensorInfo.reset_value`), or
+        (``initial``) to the values a model initialises them with (the arena starts zeroed, so only
+        those and nonzero reset values need writing)."""
         for t in self._current.tensors:
-            if t.is_variable and exe.stores(t.index) and not (initial and t.initial is None):
-                exe.write(t.index, t.initial if initial else np.zeros(t.shape, t.dtype))
+            if not (t.is_variable and exe.stores(t.index)):
+                continue
+            value = t.initial if initial and t.initial is not None else t.reset_value()
+            if value is t.initial or not initial or value.any():
+                exe.write(t.index, value)
 
     def _release_exe(self) -> None:
         # The previous plan's GPU buffers go now, not whenever the garbage collector runs.

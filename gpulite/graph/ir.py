@@ -42,6 +42,14 @@ class TensorInfo:
     def is_const(self) -> bool:
         return self.const is not None
 
+    def reset_value(self) -> np.ndarray:
+        """What LiteRT's ``ResetVariableTensor`` sets a variable to (at allocate and
+        ``reset_all_variables``): zeros, but an int8 tensor's zero point (a full-integer LSTM's
+        output state starts at the real value 0)."""
+        q = self.quant
+        fill = int(q.zero_point.reshape(-1)[0]) if self.dtype == np.int8 and q is not None and q.zero_point.size else 0
+        return np.full(self.shape, fill, self.dtype)
+
 
 @dataclass(frozen=True)
 class ResidualAdd:
@@ -99,6 +107,7 @@ class Node:
     pads: tuple[int, int, int, int] | None = None  # a zero PAD's (top, bottom, left, right), added to the padding
     prelu_alpha: int | None = None  # a PRELU's constant alpha tensor, applied to the output after the activation
     epilogue: tuple[EpilogueStep, ...] = ()  # elementwise steps run on the output after the activation
+    intermediates: tuple[int, ...] = ()  # the operator's intermediate tensors (a full-integer LSTM's gate scales)
 
     def __post_init__(self) -> None:
         self.op = op_of(self.op)
@@ -147,6 +156,7 @@ class Graph:
             nodes.append(Node(
                 index=o.index, op=o.op, inputs=o.inputs, outputs=o.outputs, options=o.options,
                 custom_options=o.custom_options, version=o.version, activation=act,
+                intermediates=tuple(o.intermediates),
             ))
         return cls(tensors, nodes, tuple(sgd.inputs), tuple(sgd.outputs), sgd.name)
 

@@ -51,13 +51,10 @@ CASES = {"cpu": NAMES, "cpu_batch2": BATCH2, "webgpu": [n for n in NAMES if n.en
 
 # (corpus file, check) -> the error it gives (a strict xfail: a fix makes it XPASS, and the entry goes).
 # check: "cpu", "cpu_batch2", "webgpu", "refusal" (the test functions below, in that order).
-INT8_LSTM = ("UnsupportedOpError: UNIDIRECTIONAL_SEQUENCE_LSTM / BIDIRECTIONAL_SEQUENCE_LSTM with int8 "
-             "activations (LiteRT's full-integer LSTM) is not implemented; float and dynamic-range LSTMs are")
 ON_CPU_BY_DESIGN = ("NotOnGpuError: WHILE loops (Keras 3 GRUs) and TFLite_Detection_PostProcess "
                     "run on the CPU fallback by design (sequential steps; the values match, then the check fails)")
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    **{(f"{m}_{v}", "cpu"): INT8_LSTM for m in ("lstm", "bilstm") for v in ("int8", "int8io")},
     **{(f"{m}_{v}", "webgpu"): ON_CPU_BY_DESIGN for m in ("gru", "ssd_detector")
        for v in ("float32", "float16")},
 }

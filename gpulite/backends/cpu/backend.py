@@ -161,9 +161,11 @@ def compile_subgraph(graph: Graph, num_threads: int, resources: Resources) -> Cp
     backend = CpuBackend(num_threads)
     prepared = backend.prepare(graph)
     exe = backend.compile(prepared, plan_memory(prepared, prepared.nodes), resources)
-    for t in prepared.tensors:  # the arena starts zeroed: only folded initial values need writing
-        if t.is_variable and t.initial is not None and exe.stores(t.index):
-            exe.write(t.index, t.initial)
+    for t in prepared.tensors:  # the arena starts zeroed: only initial values and nonzero resets need writing
+        if t.is_variable and exe.stores(t.index):
+            value = t.initial if t.initial is not None else t.reset_value()
+            if value.any():
+                exe.write(t.index, value)
     return exe
 
 

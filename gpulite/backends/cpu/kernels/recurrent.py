@@ -15,7 +15,9 @@ Hybrid: each input, aux input and state row is quantized on its own before every
 (:func:`~gpulite.backends.cpu.quant.quantize_rows`, asymmetric when the op's
 ``asymmetric_quantize_inputs`` says so) and multiplied with the int8 weights exactly
 (:func:`~gpulite.backends.cpu.quant.hybrid_matmul`); peephole weights are dequantized.
-Full-integer LSTMs (int8/int16 activations) are refused.
+A full-integer UNIDIRECTIONAL_SEQUENCE_LSTM or LSTM (int8 input, int16 cell state; the former is
+what the converter writes for a full-int8 Keras LSTM) runs
+:mod:`~gpulite.backends.cpu.kernels.recurrent_int8`; the other recurrent ops refuse int8 activations.
 
 The gates' weights are side by side in one matrix (one product per step for all gates), and
 the input products of a whole sequence are one product before the steps (per-row quantization
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpulite.backends.cpu.kernels.recurrent_int8 import IntegerLstm, integer_state
 from gpulite.backends.cpu.quant import hybrid_matmul, quantize_rows
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -276,10 +279,11 @@ class RnnCell:
 
 
 def _mode(node, ctx, x_info, weight_slot: int) -> tuple[bool, bool]:
-    """(hybrid, asymmetric) from the input's and the weights' dtypes; full-integer LSTMs are refused."""
+    """(hybrid, asymmetric) from the input's and the weights' dtypes; other inputs are refused."""
     if x_info.dtype != _F32:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"input is {x_info.dtype}; only float32 LSTMs (with "
-                                 "float32 or int8 weights) are supported")
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"input is {x_info.dtype}; only float32 inputs (with "
+                                 "float32 or int8 weights) are supported, and int8 ones by "
+                                 "UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM")
     hybrid = ctx.in_info(weight_slot).dtype == np.int8
     return hybrid, hybrid and bool(getattr(node.options, "asymmetric_quantize_inputs", False))
 
@@ -308,12 +312,14 @@ def _slots(base: int, peep: int, bias: int, proj: int) -> dict:
             "proj_w": proj, "proj_b": proj + 1}
 
 
-@register_kernel(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, "cpu")
+@register_kernel(Op.UNIDIRECTIONAL_SEQUENCE_LSTM, "cpu", int8=True)
 def unidirectional_sequence_lstm(node, ctx):
     if ctx.num_inputs not in (20, 24):
         raise UnsupportedOpError(node.op, node.index, "cpu", f"expected 20 or 24 inputs, got {ctx.num_inputs}")
-    hybrid, asym = _mode(node, ctx, ctx.in_info(0), 4)
     slots = {**_slots(1, 9, 12, 16), "norm": tuple(range(20, 24)) if ctx.num_inputs == 24 else None}
+    if ctx.in_info(0).dtype == np.int8:
+        return _integer_sequence_lstm(node, ctx, slots)
+    hybrid, asym = _mode(node, ctx, ctx.in_info(0), 4)
     cell = Direction(node, ctx, slots, hybrid, asym, bool(getattr(node.options, "diagonal_recurrent_tensors", False)))
     if cell.diagonal and hybrid:
         raise UnsupportedOpError(node.op, node.index, "cpu", "diagonal recurrent weights are supported on float "
@@ -326,6 +332,27 @@ def unidirectional_sequence_lstm(node, ctx):
 
     def run():
         cell.run(x, None, out, h, c)
+    return run
+
+
+def _integer_sequence_lstm(node, ctx, slots: dict):
+    """The full-integer UNIDIRECTIONAL_SEQUENCE_LSTM (:mod:`~gpulite.backends.cpu.kernels.recurrent_int8`)."""
+    if getattr(node.options, "diagonal_recurrent_tensors", False):
+        raise UnsupportedOpError(node.op, node.index, "cpu", "diagonal recurrent weights are supported on float "
+                                 "LSTMs only")
+    tm = bool(node.options.time_major)
+    return _integer_lstm(node, ctx, slots, _time_major(ctx.input(0), tm), _time_major(ctx.output(0), tm))
+
+
+def _integer_lstm(node, ctx, slots: dict, x: np.ndarray, out: np.ndarray):
+    """The full-integer LSTM over the time-major views ``x`` and ``out`` (one step for the LSTM op)."""
+    cell = IntegerLstm(node, ctx, {**slots, "h_state": 18, "c_state": 19})
+    rows = x.shape[1]
+    h = integer_state(node, ctx, 18, rows, out.shape[2], "output state", np.int8)
+    c = integer_state(node, ctx, 19, rows, ctx.in_info(slots["bias"][1]).shape[0], "cell state", np.int16)
+
+    def run():
+        cell.run(x, out, h, c)
     return run
 
 
@@ -413,7 +440,7 @@ def bidirectional_sequence_rnn(node, ctx):
     return run
 
 
-@register_kernel(Op.LSTM, "cpu")
+@register_kernel(Op.LSTM, "cpu", int8=True)
 def lstm(node, ctx):
     """One LSTM step (the full kernel): ``[batch, input]`` in, ``[batch, output]`` out."""
     if getattr(node.options, "kernel_type", 0) != 0:
@@ -422,13 +449,15 @@ def lstm(node, ctx):
     if ctx.num_inputs not in (20, 24) or len(node.outputs) != 1:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"{ctx.num_inputs} inputs and {len(node.outputs)} "
                                  "outputs; the full LSTM kernel takes 20 or 24 inputs and gives 1 output")
-    hybrid, asym = _mode(node, ctx, ctx.in_info(0), 4)
     slots = {**_slots(1, 9, 12, 16), "norm": tuple(range(20, 24)) if ctx.num_inputs == 24 else None}
-    cell = Direction(node, ctx, slots, hybrid, asym)
     x, out = ctx.input(0), ctx.output(0)
     if x.ndim != 2 or out.ndim != 2:
         raise ShapeError(f"node {node.index} (LSTM): input and output must be 2-D [batch, features], got "
                          f"{list(x.shape)} and {list(out.shape)}")
+    if ctx.in_info(0).dtype == np.int8:  # the full-integer kernel, one time step
+        return _integer_lstm(node, ctx, slots, x[None], out[None])
+    hybrid, asym = _mode(node, ctx, ctx.in_info(0), 4)
+    cell = Direction(node, ctx, slots, hybrid, asym)
     h = _state(node, ctx, 18, x.shape[0], out.shape[1], "output state")
     c = _state(node, ctx, 19, x.shape[0], cell.bias[1].size, "cell state")
 
