@@ -22,6 +22,7 @@ The model may instead come as the ``MODEL`` side input (a path, a zoo name or th
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,11 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class InferenceOptions:
-    """``model``: a .tflite path or zoo name (or use the MODEL side input); ``output_on_gpu``:
-    on webgpu, emit GPU tensors instead of reading the outputs back (default True)."""
+    """``model``: a .tflite path or zoo name (or use the MODEL side input); ``num_threads``:
+    None gives the litert backend one XNNPACK thread per core up to 4 (:data:`LITERT_THREADS`;
+    MediaPipe's desktop default is one thread, which its Python solutions cannot change) and
+    the other backends their own default; ``output_on_gpu``: on webgpu, emit GPU tensors
+    instead of reading the outputs back (default True)."""
 
     model: str = ""
     backend: str = "auto"
@@ -49,6 +53,9 @@ class InferenceOptions:
 
     def __post_init__(self) -> None:
         check_backend(self.backend, "InferenceOptions")
+
+
+LITERT_THREADS = min(4, os.cpu_count() or 1)
 
 
 def _is_gpu_tensor(t: Any) -> bool:
@@ -77,6 +84,8 @@ class ModelRunner:
             self._gpu, self._gdev = gpu, gpu.shared_device()
             kw = {"device": self._gdev, "outputs_on_gpu": self.output_on_gpu}
         src = {"model_content": bytes(model)} if isinstance(model, (bytes, bytearray)) else {"model_path": model}
+        if num_threads is None and backend == "litert":
+            num_threads = LITERT_THREADS
         self.it = Interpreter(**src, num_threads=num_threads, backend=backend, **kw)
         self.it.allocate_tensors()
         self._details()
