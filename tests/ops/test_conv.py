@@ -334,8 +334,11 @@ def test_conv2d_runtime_filter_and_bias(backend: str) -> None:
 
 
 @pytest.mark.parametrize("case", ["k3-s1-same-relu6", "k3-s2-same-none", "mult2-s1"])
-def test_depthwise_threaded_matches_litert(case: str) -> None:
+def test_depthwise_threaded_matches_litert(case: str, monkeypatch) -> None:
     """num_threads=2 deals a big depthwise layer's row chunks to two threads."""
+    from gpulite.backends.cpu.kernels import depthwise
+
+    monkeypatch.setattr(depthwise, "PARALLEL_MIN", 1 << 16)  # split this layer, as a much bigger one would be
     shape, k, m, stride, dil, pad, act, bias = DW_CASES[case]
     big = ((2, 128, 120, shape[3]), k, m, stride, dil, pad, act, bias)  # >= 2 * 64K outputs
     model = _float_model("DEPTHWISE_CONV_2D", big, 19)
@@ -347,3 +350,28 @@ def test_depthwise_threaded_matches_litert(case: str) -> None:
     got = it.get_tensor(it.get_output_details()[0]["index"])
     assert got.size >= 2 * 65536
     assert_same(got, run_litert(model, [x])[0], what="threaded depthwise")
+
+
+@pytest.mark.parametrize("case", [((1, 40, 36, 8), (3, 3), 16, (1, 1), (1, 1), "SAME", "RELU6", True),
+                                  ((1, 40, 36, 8), (1, 1), 24, (1, 1), (1, 1), "VALID", "RELU", True)],
+                         ids=["im2col", "direct"])
+def test_conv_threaded_matches_litert(case, monkeypatch) -> None:
+    """num_threads=2 deals a conv's row chunks to two threads (forced here: zoo-sized convs run
+    on one, see conv.PARALLEL_MACS)."""
+    from gpulite.backends.cpu.kernels import conv
+
+    monkeypatch.setattr(conv, "PARALLEL_MACS", 1)
+    monkeypatch.setattr(conv, "PARALLEL_ROWS", 1)
+    monkeypatch.setattr(conv, "IM2COL_BUDGET", 1 << 12)  # several chunks per thread
+    calls = []
+    real = conv.run_chunks
+    monkeypatch.setattr(conv, "run_chunks", lambda fns: (calls.append(len(fns[0])), real(fns)))
+    model = _float_model("CONV_2D", case, 23)
+    x = np.random.default_rng(5).standard_normal(case[0]).astype(np.float32)
+    it = Interpreter(model_content=model, num_threads=2)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    got = it.get_tensor(it.get_output_details()[0]["index"])
+    assert calls and calls[0] == 2, "the conv was not split over two threads"
+    assert_same(got, run_litert(model, [x])[0], what="threaded conv")

@@ -29,9 +29,12 @@ IM2COL_BUDGET = 1 << 18
 DIRECT_BUDGET = 1 << 16
 # A direct conv adds its bias in the GEMM when AUGMENT_DIRECT * (input channels + 1) <= outputs.
 AUGMENT_DIRECT = 2
-# Multiply-adds per thread below which a conv runs on one thread: a worker takes ~50 us to
-# join (wake-up and the GIL), so smaller convs lose more than they gain.
-PARALLEL_MACS = 1 << 22
+# Multiply-adds per thread below which a conv runs on one thread: a worker takes ~50-100 us
+# to join (wake-up, then a GIL hand-off around every numpy call of every chunk), so smaller
+# convs lose more than they gain. Measured on a quiet 2-core machine, splitting lost on every
+# zoo model (pose_landmark_heavy 70.8 ms split off vs 73.6 at 4M MACs), so only convs far
+# bigger than theirs split.
+PARALLEL_MACS = 1 << 26
 # GEMM rows (output pixels) per thread below which a conv runs on one thread: every chunk's
 # GEMM packs the whole weight matrix again, which costs more than the split saves on few rows.
 PARALLEL_ROWS = 256

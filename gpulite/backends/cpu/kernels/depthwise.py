@@ -35,7 +35,11 @@ from gpulite.errors import ShapeError, UnsupportedOpError
 
 CHUNK_BUDGET = 1 << 17  # output elements per chunk (512 KiB of float32): measured best, 64K-256K
 PERIOD = 2048  # minimum inner-loop length in elements (longer measured faster; caps tiled weights)
-PARALLEL_MIN = 1 << 16  # output elements per thread below which a layer runs on one thread
+# Output elements per thread below which a layer runs on one thread. The phase copy stays
+# serial and the chunks are short (~100 us) next to a worker's join (~50-100 us, wake-up and
+# GIL hand-offs): on a quiet 2-core machine splitting made every zoo layer slower (pose_landmark's
+# 256x256x8 3x3: 0.47 ms on one thread, 0.63 on two at 64K), so only layers far bigger split.
+PARALLEL_MIN = 1 << 20
 ROW_PERIOD = 256  # compiled loop: minimum segment (elements) sharing one tiled weight row; 128-512 measured alike
 
 
