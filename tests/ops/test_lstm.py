@@ -88,8 +88,17 @@ def unidirectional(opts: dict, mode: str, seed: int = 0) -> bytes:
     return mb.build()
 
 
-def _check_twice(model: bytes, backend: str, seed: int = 1) -> None:
-    """Two invokes on fresh inputs in one interpreter, against LiteRT doing the same."""
+def _floats(rng: np.random.Generator, d: dict) -> np.ndarray:
+    return rng.uniform(-1.5, 1.5, d["shape"]).astype(F32)
+
+
+def _int8s(rng: np.random.Generator, d: dict) -> np.ndarray:
+    return rng.integers(-128, 128, d["shape"]).astype(np.int8)
+
+
+def _check_twice(model: bytes, backend: str, seed: int = 1, draw=_floats) -> None:
+    """Two invokes on fresh inputs (``draw(rng, details)``) in one interpreter, against LiteRT
+    doing the same: floats within 1e-5, integers the same codes."""
     from ai_edge_litert.interpreter import Interpreter as LiteRt
 
     ours, ref = Interpreter(model_content=model, backend=backend), LiteRt(model_content=model)
@@ -98,7 +107,7 @@ def _check_twice(model: bytes, backend: str, seed: int = 1) -> None:
         ours.allocate_tensors()
     ref.allocate_tensors()
     for step in range(2):
-        xs = [rng.uniform(-1.5, 1.5, d["shape"]).astype(F32) for d in ref.get_input_details()]
+        xs = [draw(rng, d) for d in ref.get_input_details()]
         for it in (ours, ref):
             for d, x in zip(it.get_input_details(), xs, strict=True):
                 it.set_tensor(d["index"], x)
@@ -261,31 +270,9 @@ def integer_unidirectional(opts: dict) -> bytes:
     return mb.build()
 
 
-def _check_int8_twice(model: bytes, backend: str, seed: int = 11) -> None:
-    """Two invokes on fresh int8 inputs in one interpreter, against LiteRT: the same codes."""
-    from ai_edge_litert.interpreter import Interpreter as LiteRt
-
-    ours, ref = Interpreter(model_content=model, backend=backend), LiteRt(model_content=model)
-    rng = np.random.default_rng(seed)
-    with watch_webgpu() as seen:
-        ours.allocate_tensors()
-    ref.allocate_tensors()
-    for step in range(2):
-        d = ref.get_input_details()[0]
-        x = rng.integers(-128, 128, d["shape"]).astype(np.int8)
-        for it in (ours, ref):
-            it.set_tensor(it.get_input_details()[0]["index"], x)
-            it.invoke()
-        got = ours.get_tensor(ours.get_output_details()[0]["index"])
-        want = ref.get_tensor(ref.get_output_details()[0]["index"])
-        np.testing.assert_array_equal(got, want, err_msg=f"invoke {step} ({backend})")
-    if backend == "webgpu":
-        check_watched(seen)
-
-
 @pytest.mark.parametrize("case", INT8_CASES)
 def test_integer_lstm(case: str, backend: str) -> None:
-    _check_int8_twice(integer_unidirectional(INT8_CASES[case]), backend)
+    _check_twice(integer_unidirectional(INT8_CASES[case]), backend, seed=11, draw=_int8s)
 
 
 def test_integer_lstm_state_resets_to_its_zero_point() -> None:

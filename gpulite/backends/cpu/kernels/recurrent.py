@@ -356,6 +356,15 @@ def _integer_lstm(node, ctx, slots: dict, x: np.ndarray, out: np.ndarray):
     return run
 
 
+def _bidirectional_options(node) -> tuple[bool, bool]:
+    """``(merge_outputs, time_major)`` of a bidirectional op, its output count checked against them."""
+    merge, tm = bool(node.options.merge_outputs), bool(node.options.time_major)
+    if len(node.outputs) != (1 if merge else 2):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{len(node.outputs)} outputs with merge_outputs="
+                                 f"{merge}; expected {1 if merge else 2}")
+    return merge, tm
+
+
 def _bidirectional_outputs(ctx, time_major: bool, merge: bool, n_fw: int) -> tuple[np.ndarray, np.ndarray]:
     """Time-major views the forward and backward passes write: the two halves of the one merged
     output (forward first), or the two outputs."""
@@ -369,11 +378,7 @@ def _bidirectional_outputs(ctx, time_major: bool, merge: bool, n_fw: int) -> tup
 def bidirectional_sequence_lstm(node, ctx):
     if ctx.num_inputs != 48:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"expected 48 inputs, got {ctx.num_inputs}")
-    opts = node.options
-    merge, tm = bool(opts.merge_outputs), bool(opts.time_major)
-    if len(node.outputs) != (1 if merge else 2):
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"{len(node.outputs)} outputs with merge_outputs="
-                                 f"{merge}; expected {1 if merge else 2}")
+    merge, tm = _bidirectional_options(node)
     hybrid, asym = _mode(node, ctx, ctx.in_info(0), 4)
     has_aux, aux_weights = ctx.has_input(39), ctx.has_input(41)
     fw_slots = {**_slots(1, 9, 12, 16), "aux": tuple(range(40, 44)) if aux_weights else None}
@@ -417,11 +422,7 @@ def unidirectional_sequence_rnn(node, ctx):
 def bidirectional_sequence_rnn(node, ctx):
     if ctx.num_inputs != 12:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"expected 12 inputs, got {ctx.num_inputs}")
-    opts = node.options
-    merge, tm = bool(opts.merge_outputs), bool(opts.time_major)
-    if len(node.outputs) != (1 if merge else 2):
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"{len(node.outputs)} outputs with merge_outputs="
-                                 f"{merge}; expected {1 if merge else 2}")
+    merge, tm = _bidirectional_options(node)
     hybrid, asym = _mode(node, ctx, ctx.in_info(0), 1)
     has_aux, aux_weights = ctx.has_input(9), ctx.has_input(10)
     fw = RnnCell(node, ctx, (1, 2, 3, 10 if aux_weights else None), hybrid, asym)
