@@ -415,10 +415,12 @@ def map_model(ds: Any, model: str, *, inputs: Mapping[str, str] | Sequence[str],
     each added as a column of nested lists, plus ``error``.
     """
     _ray()
-    if not isinstance(inputs, Mapping):
-        from gpulite import Interpreter
+    if not isinstance(inputs, Mapping):  # the model's input names, read from the file (no interpreter built here)
+        from gpulite import zoo
+        from gpulite.model.reader import load
 
-        names = [d["name"] for d in Interpreter(model_path=model, backend="cpu").get_input_details()]
+        graph = load(zoo.resolve(model)).subgraphs[0]
+        names = [graph.tensors[i].name for i in graph.inputs]
         if len(names) != len(inputs):
             raise ValueError(f"map_model: {model!r} has {len(names)} inputs {names}, got {len(inputs)} columns")
         inputs = dict(zip(names, inputs, strict=True))
