@@ -71,7 +71,8 @@ def test_face_mesh_over_a_folder_equals_the_direct_run_and_one_bad_file_is_one_e
     good = out[out["error"].isna()].set_index("path")
     with FaceMesh(static_image_mode=True, backend="cpu") as mesh:
         for p in paths:
-            want = [f.array() for f in mesh.process(np.asarray(Image.open(p).convert("RGB"))).multi_face_landmarks or []]
+            faces = mesh.process(np.asarray(Image.open(p).convert("RGB"))).multi_face_landmarks
+            want = [f.array() for f in faces or []]
             row = good.loc[str(p)]
             assert row["faces"] == len(want)
             got = list(batch.as_array(row["landmarks"]))
