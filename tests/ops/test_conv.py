@@ -333,12 +333,40 @@ def test_conv2d_runtime_filter_and_bias(backend: str) -> None:
     check_op(mb.build(), inputs, backend)
 
 
+def _record_splits(monkeypatch, module) -> list[int]:
+    """The thread counts kernels split over from now on: the variants of every compiled
+    program's last stage (jit.Program), or the Python pool's (threads.run_chunks) in ``module``."""
+    from gpulite.backends.cpu import jit
+
+    seen: list[int] = []
+    real_program, real_chunks = jit.program, module.run_chunks
+    monkeypatch.setattr(jit, "program", lambda stages: (seen.append(len(stages[-1][0])), real_program(stages))[1])
+    monkeypatch.setattr(module, "run_chunks", lambda fns: (seen.append(len(fns[0])), real_chunks(fns))[1])
+    return seen
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def loops(request, monkeypatch):
+    """The CPU backend with its compiled loops (and their thread pool) on, then off."""
+    from gpulite.backends.cpu import jit
+    from gpulite.environment import env
+
+    if request.param == "numpy":
+        monkeypatch.setenv("GPULITE_CPU_JIT", "0")
+    env().reset()
+    assert jit.available() == (request.param == "compiled")
+    yield request.param
+    env().reset()
+
+
 @pytest.mark.parametrize("case", ["k3-s1-same-relu6", "k3-s2-same-none", "mult2-s1"])
-def test_depthwise_threaded_matches_litert(case: str, monkeypatch) -> None:
-    """num_threads=2 deals a big depthwise layer's row chunks to two threads."""
+def test_depthwise_threaded_matches_litert(case: str, loops: str, monkeypatch) -> None:
+    """num_threads=2 deals a depthwise layer's row chunks to two threads: the compiled loops'
+    pool from PROGRAM_MIN outputs per thread, the Python pool from PARALLEL_MIN (forced low here)."""
     from gpulite.backends.cpu.kernels import depthwise
 
     monkeypatch.setattr(depthwise, "PARALLEL_MIN", 1 << 16)  # split this layer, as a much bigger one would be
+    splits = _record_splits(monkeypatch, depthwise)
     shape, k, m, stride, dil, pad, act, bias = DW_CASES[case]
     big = ((2, 128, 120, shape[3]), k, m, stride, dil, pad, act, bias)  # >= 2 * 64K outputs
     model = _float_model("DEPTHWISE_CONV_2D", big, 19)
@@ -349,23 +377,24 @@ def test_depthwise_threaded_matches_litert(case: str, monkeypatch) -> None:
     it.invoke()
     got = it.get_tensor(it.get_output_details()[0]["index"])
     assert got.size >= 2 * 65536
+    assert 2 in splits, f"the depthwise layer was not split over two threads ({splits})"
     assert_same(got, run_litert(model, [x])[0], what="threaded depthwise")
 
 
 @pytest.mark.parametrize("case", [((1, 40, 36, 8), (3, 3), 16, (1, 1), (1, 1), "SAME", "RELU6", True),
                                   ((1, 40, 36, 8), (1, 1), 24, (1, 1), (1, 1), "VALID", "RELU", True)],
                          ids=["im2col", "direct"])
-def test_conv_threaded_matches_litert(case, monkeypatch) -> None:
-    """num_threads=2 deals a conv's row chunks to two threads (forced here: zoo-sized convs run
-    on one, see conv.PARALLEL_MACS)."""
+def test_conv_threaded_matches_litert(case, loops: str, monkeypatch) -> None:
+    """num_threads=2 deals a conv's row chunks to two threads, on the compiled loops' pool or
+    the Python one (forced here for a small conv: see conv.PROGRAM_MACS and PARALLEL_MACS)."""
     from gpulite.backends.cpu.kernels import conv
 
     monkeypatch.setattr(conv, "PARALLEL_MACS", 1)
     monkeypatch.setattr(conv, "PARALLEL_ROWS", 1)
+    monkeypatch.setattr(conv, "PROGRAM_MACS", 1)
+    monkeypatch.setattr(conv, "PROGRAM_ROWS", 1)
     monkeypatch.setattr(conv, "IM2COL_BUDGET", 1 << 12)  # several chunks per thread
-    calls = []
-    real = conv.run_chunks
-    monkeypatch.setattr(conv, "run_chunks", lambda fns: (calls.append(len(fns[0])), real(fns)))
+    splits = _record_splits(monkeypatch, conv)
     model = _float_model("CONV_2D", case, 23)
     x = np.random.default_rng(5).standard_normal(case[0]).astype(np.float32)
     it = Interpreter(model_content=model, num_threads=2)
@@ -373,5 +402,5 @@ def test_conv_threaded_matches_litert(case, monkeypatch) -> None:
     it.set_tensor(it.get_input_details()[0]["index"], x)
     it.invoke()
     got = it.get_tensor(it.get_output_details()[0]["index"])
-    assert calls and calls[0] == 2, "the conv was not split over two threads"
+    assert splits and splits[0] == 2, f"the conv was not split over two threads ({splits})"
     assert_same(got, run_litert(model, [x])[0], what="threaded conv")

@@ -63,14 +63,42 @@ def _load() -> ctypes.CDLL | None:
         for path in _candidates():
             try:
                 cand = ctypes.CDLL(path)
-                fn = cand.openblas_set_num_threads_local
-            except (OSError, AttributeError):
+            except OSError:
                 continue
-            fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
-            lib, _set_local = cand, fn
-            break
+            fn = _thread_setter(cand)
+            if fn is not None:
+                lib, _set_local = cand, fn
+                break
         _lib = lib
         return lib
+
+
+def _thread_setter(lib: ctypes.CDLL):
+    """``openblas_set_num_threads_local`` (int -> previous int), under the names OpenBLAS
+    builds export it, else the same made of its get/set pair (OpenBLAS 0.3.34 in numpy 2.5
+    exports only those; in a pthreads build the "local" count is process-wide anyway)."""
+    for name in ("openblas_set_num_threads_local", "scipy_openblas_set_num_threads_local64_",
+                 "scipy_openblas_set_num_threads_local"):
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+            return fn
+    for suffix in ("64_", ""):
+        get = getattr(lib, f"scipy_openblas_get_num_threads{suffix}", None) or getattr(
+            lib, f"openblas_get_num_threads{suffix}", None)
+        put = getattr(lib, f"scipy_openblas_set_num_threads{suffix}", None) or getattr(
+            lib, f"openblas_set_num_threads{suffix}", None)
+        if get is not None and put is not None:
+            get.argtypes, get.restype = [], ctypes.c_int
+            put.argtypes, put.restype = [ctypes.c_int], None
+
+            def set_threads(n: int, get=get, put=put) -> int:
+                prev = get()
+                if n != prev:
+                    put(n)
+                return prev
+            return set_threads
+    return None
 
 
 def set_local_threads(n: int) -> int | None:
@@ -84,6 +112,25 @@ def local_thread_setter():
     """The raw ``openblas_set_num_threads_local`` (int -> previous int), or None: for hot paths."""
     _load()
     return _set_local
+
+
+def sgemm() -> tuple[int, bool] | None:
+    """The address of numpy's OpenBLAS CBLAS ``sgemm`` and whether its integers are 64-bit
+    (numpy's wheels use the ILP64 build, whose symbols end in ``64_``); None if not found."""
+    lib = _load()
+    if lib is None:
+        return None
+    for name in ("scipy_cblas_sgemm64_", "cblas_sgemm64_", "scipy_cblas_sgemm", "cblas_sgemm"):
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            config = getattr(lib, "scipy_openblas_get_config64_" if name.endswith("64_") else "openblas_get_config",
+                             None)
+            ilp64 = name.endswith("64_")
+            if config is not None and not ilp64:
+                config.restype = ctypes.c_char_p
+                ilp64 = b"USE64BITINT" in (config() or b"")
+            return ctypes.cast(fn, ctypes.c_void_p).value, ilp64
+    return None
 
 
 def _corename(lib) -> str | None:

@@ -12,7 +12,7 @@ Per-channel vectors (bias, PReLU slopes) are tiled T times and the chunk viewed 
 
 With the compiled loops (:mod:`gpulite.backends.cpu.jit`) the steps run as one compiled pass over the
 chunk instead, block by cache-sized block, when all of them are among those it knows
-(everything but a run-time bias, a residual narrower than the output and LOGISTIC); the
+(everything but a run-time bias and LOGISTIC); the
 float32 operations are the same, so are the values.
 """
 
@@ -98,7 +98,7 @@ class Epilogue:
                 vec = np.tile(step[1], period // self.c)
             elif kind == "clip":
                 a, z = step[1], step[2]
-            elif kind == "add" and step[2] == self.c and res is None and step[1].flags.c_contiguous:
+            elif kind == "add" and res is None and step[1].flags.c_contiguous:
                 res = step[1]
             elif kind == "prelu1":
                 kind, vec = ("prelu_max" if step[2] is np.maximum else "prelu_min"), np.tile(step[1], period // self.c)
@@ -137,8 +137,8 @@ class Epilogue:
             return None
         if self.program is not None:
             codes, vecs, lo, hi, period, res = self.program
-            r = res[p0:p1].reshape(-1) if res is not None else None
-            return jit.epilogue_steps(self.out2[p0:p1].reshape(-1), r, codes, vecs, lo, hi, period)
+            r = res[p0:p1] if res is not None else None
+            return jit.epilogue_steps(self.out2[p0:p1].reshape(-1), r, codes, vecs, lo, hi, period, self.c)
         o = self.out2[p0:p1]
         flat = o.reshape(-1)
         t = tile_count(p1 - p0, self.c, TILE)

@@ -41,17 +41,24 @@ from pathlib import Path
 
 import numpy as np
 
+from gpulite.backends.cpu import blas
 from gpulite.backends.cpu.blas import cpu_flags
 from gpulite.environment import env
 
 log = logging.getLogger("gpulite.cpu")
 GROUP = 9  # taps summed per pass over an output segment; tap lists are padded to a multiple
 SOURCE = Path(__file__).with_name("loops.c")
-FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC"]
+FLAGS = ["-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC", "-pthread"]
 _lock = threading.Lock()
 _lib: ctypes.CDLL | bool | None = None  # None: not tried yet; False: unavailable
 _why = ""  # why the build failed, once it has
 _i64 = ctypes.c_int64
+TASKS = ("task_depthwise_f32", "task_depthwise_f64", "task_im2col_f32", "task_im2col_f64", "task_epilogue",
+         "task_copy_f32", "task_fill_f32", "task_gemm_f32", "task_up2_cols", "task_up2_rows")
+# How long an idle pool worker spins for the next stage before it sleeps: an invoke's next
+# kernel follows within tens of microseconds; after the invoke the process is idle again
+# within this time.
+SPIN_NS = 200_000
 
 
 def _cache_dir() -> Path:
@@ -141,8 +148,10 @@ def _load(lib: Path) -> ctypes.CDLL:
     dll = ctypes.CDLL(str(lib))
     # No argtypes: every bound call passes ready ctypes objects (_bind), which ctypes hands
     # over as they are; converting ten arguments per call was measured at several us.
-    for f in ("depthwise_rows_f32", "depthwise_rows_f64", "im2col_rows_f32", "im2col_rows_f64", "epilogue_steps"):
+    for f in ("depthwise_rows_f32", "depthwise_rows_f64", "im2col_rows_f32", "im2col_rows_f64", "epilogue_steps",
+              "run_program", *TASKS):
         getattr(dll, f).restype = None
+    dll.set_spin_ns(_i64(SPIN_NS))
     return dll
 
 
@@ -176,10 +185,78 @@ def _build() -> ctypes.CDLL:
     return _load(lib)
 
 
-def _bind(fn, *args):
-    """``fn`` with its arguments as ctypes objects: arrays as pointers (which keep the
-    arrays alive), ints as int64."""
-    return functools.partial(fn, *(_p(a) if isinstance(a, np.ndarray) else _i64(int(a)) for a in args))
+class Task:
+    """One compiled loop with its arguments bound (arrays as addresses, which it keeps alive):
+    call it, or put it in a :class:`Program`."""
+
+    __slots__ = ("addr", "args", "fn", "keep", "ptr")
+
+    def __init__(self, lib: ctypes.CDLL, name: str, *values) -> None:
+        self.keep = [v for v in values if isinstance(v, np.ndarray)]
+        self.args = np.array([v.ctypes.data if isinstance(v, np.ndarray) else int(v) for v in values], np.int64)
+        self.fn = getattr(lib, name)
+        self.addr = ctypes.cast(self.fn, ctypes.c_void_p).value
+        self.ptr = ctypes.c_void_p(self.args.ctypes.data)
+
+    def __call__(self) -> None:
+        self.fn(self.ptr)
+
+
+class Program:
+    """Stages run one after the other by one compiled call; ``stages[s][k][t]`` is the list
+    of tasks chunk ``k`` of stage ``s`` runs on thread ``t`` (every chunk of a stage has the
+    same number of variants, one per thread; variants differ only in their scratch). The
+    chunks of a stage are spread over the compiled loops' thread pool (see ``loops.c``);
+    chunks must write disjoint memory."""
+
+    def __init__(self, lib: ctypes.CDLL, stages: list[list[list[list[Task]]]]) -> None:
+        words = [len(stages)] + [0] * len(stages)
+        for s, chunks in enumerate(stages):
+            n, v = len(chunks), len(chunks[0])
+            if n == 0 or any(len(c) != v for c in chunks):
+                raise ValueError(f"program stage {s}: every chunk needs the same number of variants")
+            words[1 + s] = head = len(words)
+            words += [n, v] + [0] * (n * v)
+            for k, variants in enumerate(chunks):
+                for t, tasks in enumerate(variants):
+                    words[head + 2 + k * v + t] = len(words)
+                    words.append(len(tasks))
+                    for task in tasks:
+                        words += [task.addr, task.args.ctypes.data]
+        self.tasks = [task for chunks in stages for variants in chunks for tasks in variants for task in tasks]
+        self.words = np.array(words, np.int64)
+        self.fn, self.ptr = lib.run_program, ctypes.c_void_p(self.words.ctypes.data)
+
+    def __call__(self) -> None:
+        self.fn(self.ptr)
+
+
+def program(stages: list[list[list[list[Task]]]]) -> Program | None:
+    """A :class:`Program` of ``stages``; None when the compiled loops are unavailable."""
+    lib = _library()
+    return None if lib is None else Program(lib, stages)
+
+
+def kernel_program(source, stage: list[list[list]]):
+    """The run callable of a kernel whose chunks ``stage[k][t]`` are lists of tasks, after
+    ``source`` (a :class:`~gpulite.backends.cpu.window.PaddedInput` or
+    :class:`~gpulite.backends.cpu.phases.PhaseInput`, or None) is refreshed: its copy as a
+    first stage split over as many threads, else its ``refresh`` then the program. None
+    unless every chunk's piece is a compiled task."""
+    if not all(isinstance(task, Task) for variants in stage for tasks in variants for task in tasks):
+        return None
+    threads = len(stage[0])
+    copies = source.chunks(threads) if source is not None else []
+    first = [[list(tasks) for _ in range(threads)] for tasks in copies] if copies else []
+    run = program(([first] if first else []) + [stage])
+    if run is None or copies is not None:
+        return run
+    refresh = source.refresh
+
+    def run_after_refresh() -> None:
+        refresh()
+        run()
+    return run_after_refresh
 
 
 def _library() -> ctypes.CDLL | None:
@@ -248,8 +325,8 @@ def depthwise_rows(src: np.ndarray, offs: np.ndarray, row_stride: int, wt: np.nd
     if lib is None:
         return None
     check_rows(src, offs, row_stride, wt, bt, out, period)
-    fn = getattr(lib, f"depthwise_rows_{_suffix(out.dtype)}")
-    return _bind(fn, src, offs, len(offs), row_stride, wt, bt, out, out.shape[0], out.shape[1], period)
+    return Task(lib, f"task_depthwise_{_suffix(out.dtype)}", src, offs, len(offs), row_stride, wt, bt, out,
+                out.shape[0], out.shape[1], period)
 
 
 def check_im2col(src: np.ndarray, dst: np.ndarray, r0: int, ow: int, sh: int, sw: int, dh: int, dw: int,
@@ -275,28 +352,143 @@ def im2col_rows(src: np.ndarray, dst: np.ndarray, r0: int, ow: int, sh: int, sw:
     if lib is None:
         return None
     check_im2col(src, dst, r0, ow, sh, sw, dh, dw, kh, kw)
-    fn = getattr(lib, f"im2col_rows_{_suffix(dst.dtype)}")
-    return _bind(fn, src, src.shape[1], src.shape[2], dst, dst.shape[1], dst.shape[0] // ow, r0, ow, sh, sw, dh, dw,
-                 kh, kw)
+    return Task(lib, f"task_im2col_{_suffix(dst.dtype)}", src, src.shape[1], src.shape[2], dst, dst.shape[1],
+                dst.shape[0] // ow, r0, ow, sh, sw, dh, dw, kh, kw)
 
 
 def epilogue_steps(o: np.ndarray, res: np.ndarray | None, codes: np.ndarray, vecs: np.ndarray, lo: np.ndarray,
-                   hi: np.ndarray, period: int):
-    """The bound call applying steps ``codes`` to the 1-D float32 ``o`` block by block of
-    ``period`` elements (whole pixels): 0 bias ``vecs[s]``, 1 clamp to [lo, hi], 2 add
-    ``res`` (same length as ``o``), 3/4/5 PReLU with slopes ``vecs[s]`` (max(x, ax), min(x,
-    ax), general), 6 hard swish. Each step does its numpy kernel's float32 operations in
-    the same order, so the values are identical. None when unavailable."""
+                   hi: np.ndarray, period: int, channels: int):
+    """The bound call applying steps ``codes`` to the 1-D float32 ``o`` (pixels of
+    ``channels`` values) block by block of ``period`` elements (whole pixels): 0 bias
+    ``vecs[s]``, 1 clamp to [lo, hi], 2 add ``res`` ((pixels, RC): to each pixel's first RC
+    channels), 3/4/5 PReLU with slopes ``vecs[s]`` (max(x, ax), min(x, ax), general), 6 hard
+    swish. Each step does its numpy kernel's float32 operations in the same order, so the
+    values are identical. None when unavailable."""
     lib = _library()
     if lib is None:
         return None
     n = o.shape[0]
+    rc = channels if res is None else res.shape[-1]
     ok = (o.ndim == 1 and o.dtype == np.float32 and o.flags.c_contiguous and codes.dtype == np.int64
           and vecs.dtype == lo.dtype == hi.dtype == np.float32 and vecs.flags.c_contiguous
           and vecs.shape == (len(codes), period) and lo.shape == hi.shape == (len(codes),) and period > 0
-          and (res is None or (res.shape == o.shape and res.dtype == np.float32 and res.flags.c_contiguous))
+          and channels > 0 and period % channels == 0 and n % channels == 0
+          and (res is None or (res.ndim == 2 and res.shape[0] * channels == n and 0 < rc <= channels
+                               and res.dtype == np.float32 and res.flags.c_contiguous))
           and (res is not None or 2 not in codes))
     if not ok:
         raise ValueError(f"epilogue_steps: inconsistent program (out {o.shape} {o.dtype}, codes {list(codes)}, "
-                         f"vecs {vecs.shape}, period {period})")
-    return _bind(lib.epilogue_steps, o, res if res is not None else o, n, codes, len(codes), vecs, lo, hi, period)
+                         f"vecs {vecs.shape}, period {period}, channels {channels}, residual "
+                         f"{None if res is None else res.shape})")
+    return Task(lib, "task_epilogue", o, res if res is not None else o, n, codes, len(codes), vecs, lo, hi, period,
+                channels, rc)
+
+
+def _rows(a: np.ndarray) -> int | None:
+    """The row stride in elements of a 2-D float32 array with unit column stride (else None)."""
+    if a.ndim != 2 or a.dtype != np.float32 or (a.shape[1] > 1 and a.strides[1] != 4) or a.strides[0] % 4:
+        return None
+    return a.strides[0] // 4 if a.shape[0] > 1 else a.shape[1]
+
+
+def _runs(a: np.ndarray) -> tuple[list[int], list[int]] | None:
+    """A float32 array of at most 4 dimensions, contiguous along the last, as a 3-D grid of
+    runs: (d0, d1, d2, run length) and the grid's strides in elements; None otherwise."""
+    if a.dtype != np.float32 or a.ndim > 4 or any(st % 4 for st in a.strides):
+        return None
+    shape, strides = [1] * (4 - a.ndim) + list(a.shape), [0] * (4 - a.ndim) + [st // 4 for st in a.strides]
+    if shape[3] > 1 and strides[3] != 1:
+        return None
+    return shape, strides[:3]
+
+
+def copy_task(dst: np.ndarray, src: np.ndarray) -> Task | None:
+    """The task copying float32 ``src`` into ``dst`` (same shape, at most 4-D, contiguous along
+    the last axis: a view of a buffer); None when unavailable or the arrays are not of that form."""
+    lib, d, r = _library(), _runs(dst), _runs(src)
+    if lib is None or d is None or r is None or dst.shape != src.shape or dst.size == 0:
+        return None
+    return Task(lib, "task_copy_f32", dst, src, *d[0], *d[1], *r[1])
+
+
+def fill_task(dst: np.ndarray, value: float) -> Task | None:
+    """The task setting float32 ``dst`` (at most 4-D, contiguous along the last axis) to
+    ``value``; None when unavailable or ``dst`` is not of that form."""
+    lib, d = _library(), _runs(dst)
+    if lib is None or d is None or dst.size == 0:
+        return None
+    bits = int(np.array(value, np.float32).view(np.uint32))
+    return Task(lib, "task_fill_f32", dst, *d[0], *d[1], bits)
+
+
+def copy_chunks(copies: list[tuple[np.ndarray, np.ndarray]], fills: list[np.ndarray], fill: float,
+                parts: int) -> list[list[Task]] | None:
+    """Tasks doing ``np.copyto(dst, src)`` for each pair of 4-D (N, rows, W, C) arrays, split
+    by rows into up to ``parts`` chunks, and filling each of ``fills`` with ``fill`` (first
+    chunk); None unless every piece has a compiled task."""
+    chunks: list[list[Task]] = [[] for _ in range(max(1, parts))]
+    for dst, src in copies:
+        rows = dst.shape[1] if dst.ndim == 4 else 0
+        if rows == 0 or src.shape != dst.shape:
+            return None
+        cuts = [rows * i // len(chunks) for i in range(len(chunks) + 1)]
+        for chunk, a, b in zip(chunks, cuts, cuts[1:], strict=False):
+            if b > a:
+                task = copy_task(dst[:, a:b], src[:, a:b])
+                if task is None:
+                    return None
+                chunk.append(task)
+    for view in fills:
+        task = fill_task(view, fill)
+        if task is None:
+            return None
+        chunks[0].append(task)
+    return [c for c in chunks if c]
+
+
+def gemm_task(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> Task | None:
+    """The task computing ``c = a @ b`` in float32 through numpy's own BLAS (its CBLAS sgemm,
+    on the calling thread); ``b`` may be a transposed view. None when unavailable (compiled
+    loops off, no CBLAS sgemm found) or an array has no unit inner stride."""
+    lib, sgemm = _library(), blas.sgemm()
+    if lib is None or sgemm is None:
+        return None
+    addr, ilp64 = sgemm
+    m, k = a.shape
+    n = b.shape[1]
+    lda, ldc = _rows(a), _rows(c)
+    if b.shape[0] != k or c.shape != (m, n) or lda is None or ldc is None or b.dtype != np.float32:
+        return None
+    if m == 1 or n == 1:  # numpy's matmul calls gemv then, whose sums differ in the last bits
+        return None
+    if b.strides[1] == 4 or n == 1:
+        trans, ldb = 0, (b.strides[0] // 4 if k > 1 else n)
+    elif b.strides[0] == 4:
+        trans, ldb = 1, (b.strides[1] // 4 if n > 1 else k)
+    else:
+        return None
+    if ldb < (k if trans else n) or lda < k or ldc < n:
+        return None
+    return Task(lib, "task_gemm_f32", addr, int(ilp64), trans, m, n, k, a, lda, b, ldb, c, ldc)
+
+
+def upsample2x_program(src: np.ndarray, cols: np.ndarray, out: np.ndarray, threads: int) -> Program | None:
+    """Bilinear 2x upsampling with half-pixel centres of the (N, H, W, C) float32 ``src`` into
+    ``out`` (N, 2H, 2W, C) through the scratch ``cols`` (N, H, 2W, C): columns, then rows, each
+    stage split by rows over ``threads``. None when unavailable."""
+    lib = _library()
+    n, h, w, c = src.shape
+    ok = (src.dtype == cols.dtype == out.dtype == np.float32 and all(a.flags.c_contiguous for a in (src, cols, out))
+          and cols.shape == (n, h, 2 * w, c) and out.shape == (n, 2 * h, 2 * w, c) and h > 1 and w > 1)
+    if lib is None or not ok:
+        return None
+    rows, flat_src, flat_cols = n * h, src.reshape(n * h, w * c), cols.reshape(n * h, 2 * w * c)
+    cuts = [rows * i // threads for i in range(threads + 1)]
+    first = [[[Task(lib, "task_up2_cols", flat_src[a:], flat_cols[a:], b - a, w, c)]] * threads
+             for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+    second = []
+    for b in range(n):
+        ks = [h * i // threads for i in range(threads + 1)]
+        second += [[[Task(lib, "task_up2_rows", cols[b], out[b], h, 2 * w * c, k0, k1)]] * threads
+                   for k0, k1 in zip(ks, ks[1:], strict=False) if k1 > k0]
+    return Program(lib, [first, second])

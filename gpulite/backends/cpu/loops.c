@@ -77,15 +77,15 @@ IM2COL(im2col_rows_f32, float)
 IM2COL(im2col_rows_f64, double)
 
 /* Epilogue steps over n float32 values, block by block of `period` elements (whole
- * pixels): 0 bias vecs[s], 1 clamp [lo, hi], 2 add res, 3 max(x, a*x), 4 min(x, a*x),
- * 5 min(x, 0)*a + max(x, 0), 6 hard swish x * clamp(x + lo, 0, hi) / hi. Clamps keep NaN,
- * as np.clip does. */
+ * pixels of c channels): 0 bias vecs[s], 1 clamp [lo, hi], 2 add res (rc channels per
+ * pixel, added to the first rc), 3 max(x, a*x), 4 min(x, a*x), 5 min(x, 0)*a + max(x, 0),
+ * 6 hard swish x * clamp(x + lo, 0, hi) / hi. Clamps keep NaN, as np.clip does. */
 void epilogue_steps(float *o, const float *res, int64_t n, const int64_t *codes, int64_t nsteps,
-                    const float *vecs, const float *lo, const float *hi, int64_t period) {
+                    const float *vecs, const float *lo, const float *hi, int64_t period, int64_t c, int64_t rc) {
     for (int64_t b = 0; b < n; b += period) {
         int64_t len = n - b < period ? n - b : period;
         float *restrict seg = o + b;
-        const float *restrict r = res + b;
+        const float *restrict r = res + b / c * rc;
         for (int64_t s = 0; s < nsteps; s++) {
             const float *restrict v = vecs + s * period;
             const float a = lo[s], z = hi[s];
@@ -100,7 +100,12 @@ void epilogue_steps(float *o, const float *res, int64_t n, const int64_t *codes,
                 }
                 break;
             case 2:
-                for (int64_t m = 0; m < len; m++) seg[m] += r[m];
+                if (rc == c) {
+                    for (int64_t m = 0; m < len; m++) seg[m] += r[m];
+                } else {
+                    for (int64_t p = 0; p < len / c; p++)
+                        for (int64_t m = 0; m < rc; m++) seg[p * c + m] += r[p * rc + m];
+                }
                 break;
             case 3:
                 for (int64_t m = 0; m < len; m++) {
@@ -130,5 +135,248 @@ void epilogue_steps(float *o, const float *res, int64_t n, const int64_t *codes,
                 break;
             }
         }
+    }
+}
+
+/* ---- Programs: stages of chunks, each chunk a list of tasks, run over a thread pool ----
+ *
+ * A task is a function taking one int64 array of arguments (pointers and integers), so
+ * that Python binds a whole kernel once (jit.Program) and an invoke makes one call per
+ * kernel. A program is int64s:
+ *   [nstages, stage offsets...]; a stage: [nchunks, nvariants, list offsets (chunk-major)];
+ *   a list: [ntasks, (function, argument array) pairs].
+ * Chunk k of a stage runs list (k, t) on thread t (t < nvariants: each variant has its own
+ * scratch); stages run one after the other. The caller runs chunks too, taking the next
+ * unclaimed one from a shared counter, so a worker that wakes late only takes fewer chunks
+ * and correctness never depends on the workers. Workers spin for a bounded time after a
+ * stage (the next one usually follows within microseconds), then sleep on a condition
+ * variable: an idle process takes no CPU from others. One program runs on the pool at a
+ * time; a caller finding it busy runs its stage alone (variant 0). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <sched.h>
+
+typedef void (*task_fn)(const int64_t *);
+#define MAX_WORKERS 63
+#define CLOSED ((int64_t)0xFFFFFF)
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER, pool_busy = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
+static _Atomic int64_t ticket;      /* generation << 24 | next unclaimed chunk */
+static _Atomic int64_t finished;    /* chunks of the current stage done */
+static const int64_t *job_prog, *job_stage;
+static int64_t job_variants;
+static int pool_workers, pool_forked_hook;
+static int64_t spin_ns = 200000;
+
+static void run_list(const int64_t *prog, int64_t off) {
+    const int64_t *l = prog + off;
+    for (int64_t i = 0; i < l[0]; i++)
+        ((task_fn)(intptr_t)l[1 + 2 * i])((const int64_t *)(intptr_t)l[2 + 2 * i]);
+}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Claim and run chunks of generation `gen` as thread `id` until none is left. */
+static void take_chunks(int64_t gen, int64_t id) {
+    for (;;) {
+        int64_t t = atomic_load(&ticket);
+        if ((t >> 24) != gen) return;
+        int64_t k = t & CLOSED, n = job_stage[0];
+        if (k >= n || id >= job_variants) return;
+        if (!atomic_compare_exchange_weak(&ticket, &t, t + 1)) continue;
+        run_list(job_prog, job_stage[2 + k * job_variants + id]);
+        atomic_fetch_add(&finished, 1);
+    }
+}
+
+static void *pool_worker(void *arg) {
+    int64_t id = (int64_t)(intptr_t)arg, seen = atomic_load(&ticket) >> 24;
+    for (;;) {
+        int64_t start = now_ns();
+        for (int64_t s = 0; (atomic_load(&ticket) >> 24) == seen; s++) {
+            cpu_relax();
+            if ((s & 255) == 255 && now_ns() - start > spin_ns) {
+                pthread_mutex_lock(&pool_mu);
+                while ((atomic_load(&ticket) >> 24) == seen) pthread_cond_wait(&pool_cv, &pool_mu);
+                pthread_mutex_unlock(&pool_mu);
+            }
+        }
+        seen = atomic_load(&ticket) >> 24;
+        take_chunks(seen, id);
+    }
+    return NULL;
+}
+
+static void pool_after_fork(void) {  /* the child has none of the parent's threads */
+    pthread_mutex_init(&pool_mu, NULL);
+    pthread_mutex_init(&pool_busy, NULL);
+    pthread_cond_init(&pool_cv, NULL);
+    pool_workers = 0;
+}
+
+static void run_stage(const int64_t *prog, const int64_t *stage) {
+    int64_t n = stage[0], v = stage[1];
+    if (v > 1 && n > 1 && pthread_mutex_trylock(&pool_busy) == 0) {
+        if (!pool_forked_hook) {
+            pthread_atfork(NULL, NULL, pool_after_fork);
+            pool_forked_hook = 1;
+        }
+        while (pool_workers < v - 1 && pool_workers < MAX_WORKERS) {
+            pthread_t th;
+            if (pthread_create(&th, NULL, pool_worker, (void *)(intptr_t)(pool_workers + 1)) != 0) break;
+            pthread_detach(th);
+            pool_workers++;
+        }
+        int64_t gen = (atomic_load(&ticket) >> 24) + 1;
+        job_prog = prog;
+        job_stage = stage;
+        job_variants = v;
+        atomic_store(&finished, 0);
+        pthread_mutex_lock(&pool_mu);
+        atomic_store(&ticket, gen << 24);
+        pthread_cond_broadcast(&pool_cv);
+        pthread_mutex_unlock(&pool_mu);
+        take_chunks(gen, 0);
+        for (int64_t s = 0; atomic_load(&finished) < n; s++) {
+            cpu_relax();
+            if ((s & 1023) == 1023) sched_yield();
+        }
+        atomic_store(&ticket, gen << 24 | CLOSED);  /* late workers claim nothing */
+        pthread_mutex_unlock(&pool_busy);
+        return;
+    }
+    for (int64_t k = 0; k < n; k++) run_list(prog, stage[2 + k * v]);
+}
+
+void run_program(const int64_t *prog) {
+    for (int64_t s = 0; s < prog[0]; s++) run_stage(prog, prog + prog[1 + s]);
+}
+
+void set_spin_ns(int64_t ns) { spin_ns = ns; }
+int64_t pool_size(void) { return pool_workers; }
+
+/* ---- Tasks: the loops above, and a GEMM, with their arguments in one int64 array ---- */
+#define P(i, T) ((T *)(intptr_t)a[i])
+
+void task_depthwise_f32(const int64_t *a) {
+    depthwise_rows_f32(P(0, const float), P(1, const int64_t), a[2], a[3], P(4, const float),
+                       P(5, const float), P(6, float), a[7], a[8], a[9]);
+}
+
+void task_depthwise_f64(const int64_t *a) {
+    depthwise_rows_f64(P(0, const double), P(1, const int64_t), a[2], a[3], P(4, const double),
+                       P(5, const double), P(6, double), a[7], a[8], a[9]);
+}
+
+void task_im2col_f32(const int64_t *a) {
+    im2col_rows_f32(P(0, const float), a[1], a[2], P(3, float), a[4], a[5], a[6], a[7], a[8], a[9], a[10],
+                    a[11], a[12], a[13]);
+}
+
+void task_im2col_f64(const int64_t *a) {
+    im2col_rows_f64(P(0, const double), a[1], a[2], P(3, double), a[4], a[5], a[6], a[7], a[8], a[9], a[10],
+                    a[11], a[12], a[13]);
+}
+
+void task_epilogue(const int64_t *a) {
+    epilogue_steps(P(0, float), P(1, const float), a[2], P(3, const int64_t), a[4], P(5, const float),
+                   P(6, const float), P(7, const float), a[8], a[9], a[10]);
+}
+
+/* dst[i, j, k, :inner] = src[i, j, k, :inner] for a d0 x d1 x d2 grid of contiguous runs,
+ * strides in elements: dst a[6..8], src a[9..11]. */
+void task_copy_f32(const int64_t *a) {
+    float *dst = P(0, float);
+    const float *src = P(1, const float);
+    for (int64_t i = 0; i < a[2]; i++)
+        for (int64_t j = 0; j < a[3]; j++)
+            for (int64_t k = 0; k < a[4]; k++)
+                memcpy(dst + i * a[6] + j * a[7] + k * a[8], src + i * a[9] + j * a[10] + k * a[11],
+                       (size_t)a[5] * sizeof(float));
+}
+
+/* dst[i, j, k, :inner] = the float whose bits are a[8], over a d0 x d1 x d2 grid of runs
+ * (strides in elements a[5..7]). */
+void task_fill_f32(const int64_t *a) {
+    float *dst = P(0, float), value;
+    uint32_t bits = (uint32_t)a[8];
+    memcpy(&value, &bits, sizeof value);
+    for (int64_t i = 0; i < a[1]; i++)
+        for (int64_t j = 0; j < a[2]; j++)
+            for (int64_t k = 0; k < a[3]; k++) {
+                float *d = dst + i * a[5] + j * a[6] + k * a[7];
+                for (int64_t m = 0; m < a[4]; m++) d[m] = value;
+            }
+}
+
+/* C (M x N, row stride ldc) = A (M x K, lda) @ B (K x N, ldb; or N x K read transposed when
+ * a[2]) through the CBLAS sgemm at a[0], whose integers are 64-bit when a[1]. */
+typedef void (*sgemm64_t)(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
+                          const float *, int64_t, float, float *, int64_t);
+typedef void (*sgemm32_t)(int, int, int, int, int, int, float, const float *, int, const float *, int,
+                          float, float *, int);
+void task_gemm_f32(const int64_t *a) {
+    int tb = a[2] ? 112 : 111;  /* CblasTrans : CblasNoTrans; row-major is 101 */
+    if (a[1])
+        ((sgemm64_t)(intptr_t)a[0])(101, 111, tb, a[3], a[4], a[5], 1.0f, P(6, const float), a[7],
+                                    P(8, const float), a[9], 0.0f, P(10, float), a[11]);
+    else
+        ((sgemm32_t)(intptr_t)a[0])(101, 111, tb, (int)a[3], (int)a[4], (int)a[5], 1.0f, P(6, const float),
+                                    (int)a[7], P(8, const float), (int)a[9], 0.0f, P(10, float), (int)a[11]);
+}
+
+/* Bilinear 2x upsampling with half-pixel centres (resize.py's _upsample2x, same float32
+ * operations): output 2k blends inputs k-1, k with 1/4, 3/4 and 2k+1 inputs k, k+1 with 3/4,
+ * 1/4; at the start 5/4 and -1/4 of input 0, at the end 3/4 and 1/4 of the last input.
+ * Columns: a[2] rows of a[3] pixels of a[4] floats, from a[0] into a[1] (2*a[3] pixels per row). */
+void task_up2_cols(const int64_t *a) {
+    const float *src = P(0, const float);
+    float *dst = P(1, float);
+    int64_t rows = a[2], w = a[3], c = a[4];
+    for (int64_t r = 0; r < rows; r++) {
+        const float *x = src + r * w * c;
+        float *d = dst + r * 2 * w * c;
+        for (int64_t m = 0; m < c; m++) d[m] = x[m] * 1.25f + x[m] * -0.25f;
+        for (int64_t k = 1; k < w; k++)
+            for (int64_t m = 0; m < c; m++) d[2 * k * c + m] = x[(k - 1) * c + m] * 0.25f + x[k * c + m] * 0.75f;
+        for (int64_t k = 0; k < w - 1; k++)
+            for (int64_t m = 0; m < c; m++)
+                d[(2 * k + 1) * c + m] = x[k * c + m] * 0.75f + x[(k + 1) * c + m] * 0.25f;
+        for (int64_t m = 0; m < c; m++)
+            d[(2 * w - 1) * c + m] = x[(w - 1) * c + m] * 0.75f + x[(w - 1) * c + m] * 0.25f;
+    }
+}
+
+/* Rows: output rows 2k and 2k+1, k in [a[4], a[5]), of an image of a[2] input rows of a[3]
+ * floats each, from a[0] into a[1]. */
+void task_up2_rows(const int64_t *a) {
+    const float *src = P(0, const float);
+    float *dst = P(1, float);
+    int64_t h = a[2], len = a[3];
+    for (int64_t k = a[4]; k < a[5]; k++) {
+        const float *x = src + k * len;
+        float *ev = dst + 2 * k * len, *od = ev + len;
+        if (k == 0) {
+            for (int64_t m = 0; m < len; m++) ev[m] = x[m] * 1.25f + x[m] * -0.25f;
+        } else {
+            const float *up = x - len;
+            for (int64_t m = 0; m < len; m++) ev[m] = up[m] * 0.25f + x[m] * 0.75f;
+        }
+        const float *down = k + 1 < h ? x + len : x;
+        for (int64_t m = 0; m < len; m++) od[m] = x[m] * 0.75f + down[m] * 0.25f;
     }
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpulite.backends.cpu import jit
 from gpulite.backends.cpu.window import SHARE_MIN_BYTES, Window
 
 
@@ -77,6 +78,13 @@ class PhaseInput:
                 border = [self.buf[p]]
             if shared:  # other kernels write this memory too: rewrite the border each time
                 self.borders.extend(b for b in border if b.size)
+
+    def chunks(self, parts: int):
+        """:meth:`refresh` as compiled tasks in up to ``parts`` chunks of rows ([]: nothing to
+        do; None: not expressible, see :func:`gpulite.backends.cpu.jit.copy_chunks`)."""
+        if not self.copies and not self.borders:
+            return []
+        return jit.copy_chunks(self.copies, self.borders, self.fill, parts)
 
     def refresh(self) -> None:
         for b in self.borders:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from gpulite.backends.cpu import jit
 from gpulite.errors import ShapeError
 from gpulite.graph.shape_rules.conv import out_size, pad_before_after
 
@@ -117,6 +118,13 @@ class PaddedInput:
             self.interior = None
             if self.buf is not x:  # a non-contiguous constant: copied once, never changes
                 self.x = None
+
+    def chunks(self, parts: int):
+        """:meth:`refresh` as compiled tasks in up to ``parts`` chunks of rows ([]: nothing to
+        do; None: not expressible, see :func:`gpulite.backends.cpu.jit.copy_chunks`)."""
+        if self.interior is None:
+            return []
+        return jit.copy_chunks([(self.interior, self.x)], self.borders, self.fill, parts)
 
     def refresh(self) -> None:
         """Copy the current input into the interior (no-op when unpadded)."""

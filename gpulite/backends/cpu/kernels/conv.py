@@ -38,6 +38,10 @@ PARALLEL_MACS = 1 << 26
 # GEMM rows (output pixels) per thread below which a conv runs on one thread: every chunk's
 # GEMM packs the whole weight matrix again, which costs more than the split saves on few rows.
 PARALLEL_ROWS = 256
+# The same with the compiled loops, whose pool hands a stage to a spinning worker in a few
+# microseconds (jit.Program): convs split from about 20 us of work per thread.
+PROGRAM_MACS = 1 << 19
+PROGRAM_ROWS = 32
 
 
 def conv_geometry(node, x_shape, w_shape, out_shape) -> tuple[Window, int]:
@@ -103,8 +107,8 @@ class ConvGemm:
                 for t in range(threads):
                     if augment:
                         mat = mats[t][: p1 - p0]
-                        copies = [functools.partial(np.copyto, mat[:, :k], x2[p0:p1]),
-                                  functools.partial(np.copyto, mat[:, k], 1.0)]
+                        copies = [jit.copy_task(mat[:, :k], x2[p0:p1]) or functools.partial(np.copyto, mat[:, :k], x2[p0:p1]),
+                                  jit.fill_task(mat[:, k:], 1.0) or functools.partial(np.copyto, mat[:, k], 1.0)]
                         a = mat
                     else:
                         copies, a = [], x2[p0:p1]
@@ -135,7 +139,7 @@ class ConvGemm:
                                      (win.ow * self.k * item, self.k * item, win.kw * win.c * item, win.c * item, item))
                     copies = [functools.partial(np.copyto, dst, patches_view(self.pad.buf, win, n, r0, r1))]
                 if augment and pool is not None:  # the shared scratch holds other data between runs
-                    copies.append(functools.partial(np.copyto, cols[:, k], 1.0))
+                    copies.append(jit.fill_task(cols[:, k:], 1.0) or functools.partial(np.copyto, cols[:, k], 1.0))
                 post = epilogue.chunk(p0, p1, t) if epilogue is not None else None
                 variants.append((copies, cols, out2[p0:p1], post))
             self.chunks.append(variants)
@@ -143,6 +147,10 @@ class ConvGemm:
     def bind(self, wt: np.ndarray):
         """The run closure multiplying by ``wt`` (read at run time: it may be refreshed in place)."""
         pad = self.pad
+        program = jit.kernel_program(pad, [[[*copies, jit.gemm_task(a, wt, o)] + ([post] if post is not None else [])
+                                            for copies, a, o, post in variants] for variants in self.chunks])
+        if program is not None:
+            return program
         if len(self.chunks[0]) == 1:  # one thread: one job over every chunk
             job = functools.partial(_run_items, [c[0] for c in self.chunks], wt)
             if pad is None:
@@ -182,7 +190,11 @@ def _run_items(items: list, wt: np.ndarray) -> None:
 
 
 def conv_parts(num_threads: int, macs: int, rows: int) -> int:
-    """Threads worth using for a conv of ``macs`` multiply-adds over ``rows`` output pixels."""
+    """Threads worth using for a conv of ``macs`` multiply-adds over ``rows`` output pixels:
+    with the compiled loops' pool (a stage costs microseconds) from PROGRAM_MACS per thread,
+    else (Python workers) from PARALLEL_MACS."""
+    if jit.available():
+        return max(1, min(num_threads, macs // PROGRAM_MACS, rows // PROGRAM_ROWS))
     return max(1, min(num_threads, macs // PARALLEL_MACS, rows // PARALLEL_ROWS))
 
 

@@ -40,6 +40,7 @@ PERIOD = 2048  # minimum inner-loop length in elements (longer measured faster; 
 # GIL hand-offs): on a quiet 2-core machine splitting made every zoo layer slower (pose_landmark's
 # 256x256x8 3x3: 0.47 ms on one thread, 0.63 on two at 64K), so only layers far bigger split.
 PARALLEL_MIN = 1 << 20
+PROGRAM_MIN = 1 << 14  # the same with the compiled loops' pool (jit.Program), a few us per stage
 ROW_PERIOD = 256  # compiled loop: minimum segment (elements) sharing one tiled weight row; 128-512 measured alike
 
 
@@ -188,6 +189,11 @@ def plan_runner(phased: PhaseInput, chunks: list[list], fn=accumulate, act=None)
     """The run closure: refresh the phase buffers, then run the chunks with ``fn`` (spread
     over threads when they have variants for several; the callables are built here, not
     per invoke)."""
+    if fn is run_rows and act is None:  # each chunk's loop, then its epilogue, as one compiled program
+        program = jit.kernel_program(phased, [[[call] + ([post] if post is not None else []) for call, _, post in variants]
+                                              for variants in chunks])
+        if program is not None:
+            return program
     if len(chunks[0]) == 1:
         plan = [c[0] for c in chunks]
 
@@ -215,7 +221,7 @@ def float_depthwise_conv_2d(node, ctx):
         raise UnsupportedOpError(node.op, node.index, "cpu", "needs a constant bias")
     bias = np.asarray(ctx.const(2), np.float32).reshape(co) if ctx.has_input(2) else None
     # Threads only pay off on big layers: below ~64K outputs the handoff costs more than it saves.
-    parts = max(1, min(ctx.num_threads, out.size // PARALLEL_MIN))
+    parts = max(1, min(ctx.num_threads, out.size // (PROGRAM_MIN if jit.available() else PARALLEL_MIN)))
     # The plan adds the bias with the taps; activation and fused steps run per chunk, while
     # it is in cache (epilogue.py).
     ep = Epilogue(node, ctx, out)

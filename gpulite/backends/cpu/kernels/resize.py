@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.backends.cpu import jit
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -24,6 +25,7 @@ from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
 
 F32 = np.float32
+PROGRAM_MIN = 1 << 15  # output elements per thread from which the compiled upsampling splits
 
 
 def _scale(n_in: int, n_out: int, align_corners: bool) -> np.float32:
@@ -207,6 +209,10 @@ def _upsample2x(src: np.ndarray, out: np.ndarray, ctx: CpuContext) -> Callable[[
     n, h, w, c = src.shape
     pool = ctx.scratch
     cols = pool.get(("resize", 0), (n, h, 2 * w, c), F32)
+    threads = max(1, min(ctx.num_threads, out.size // PROGRAM_MIN))
+    program = jit.upsample2x_program(src, cols, out, threads)  # the same operations, compiled
+    if program is not None:
+        return program
     q1, q3 = pool.get(("resize", 1), (n, h, 2 * w, c), F32), pool.get(("resize", 3), (n, h, 2 * w, c), F32)
     even, odd = pool.get(("resize", 4), (n, h, w, c), F32), pool.get(("resize", 5), (n, h, w, c), F32)
     quarter, three, five, minus = F32(0.25), F32(0.75), F32(1.25), F32(-0.25)
