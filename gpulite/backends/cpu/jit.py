@@ -26,8 +26,8 @@ The loops do not check bounds: every call is bound once, when its kernel is buil
 from __future__ import annotations
 
 import ctypes
-import functools
 import hashlib
+import itertools
 import logging
 import os
 import platform
@@ -432,7 +432,7 @@ def copy_chunks(copies: list[tuple[np.ndarray, np.ndarray]], fills: list[np.ndar
         if rows == 0 or src.shape != dst.shape:
             return None
         cuts = [rows * i // len(chunks) for i in range(len(chunks) + 1)]
-        for chunk, a, b in zip(chunks, cuts, cuts[1:], strict=False):
+        for chunk, (a, b) in zip(chunks, itertools.pairwise(cuts), strict=True):
             if b > a:
                 task = copy_task(dst[:, a:b], src[:, a:b])
                 if task is None:
@@ -485,10 +485,10 @@ def upsample2x_program(src: np.ndarray, cols: np.ndarray, out: np.ndarray, threa
     rows, flat_src, flat_cols = n * h, src.reshape(n * h, w * c), cols.reshape(n * h, 2 * w * c)
     cuts = [rows * i // threads for i in range(threads + 1)]
     first = [[[Task(lib, "task_up2_cols", flat_src[a:], flat_cols[a:], b - a, w, c)]] * threads
-             for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
+             for a, b in itertools.pairwise(cuts) if b > a]
     second = []
     for b in range(n):
         ks = [h * i // threads for i in range(threads + 1)]
         second += [[[Task(lib, "task_up2_rows", cols[b], out[b], h, 2 * w * c, k0, k1)]] * threads
-                   for k0, k1 in zip(ks, ks[1:], strict=False) if k1 > k0]
+                   for k0, k1 in itertools.pairwise(ks) if k1 > k0]
     return Program(lib, [first, second])

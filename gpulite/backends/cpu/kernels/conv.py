@@ -107,7 +107,8 @@ class ConvGemm:
                 for t in range(threads):
                     if augment:
                         mat = mats[t][: p1 - p0]
-                        copies = [jit.copy_task(mat[:, :k], x2[p0:p1]) or functools.partial(np.copyto, mat[:, :k], x2[p0:p1]),
+                        copies = [jit.copy_task(mat[:, :k], x2[p0:p1])
+                                  or functools.partial(np.copyto, mat[:, :k], x2[p0:p1]),
                                   jit.fill_task(mat[:, k:], 1.0) or functools.partial(np.copyto, mat[:, k], 1.0)]
                         a = mat
                     else:

@@ -190,8 +190,8 @@ def plan_runner(phased: PhaseInput, chunks: list[list], fn=accumulate, act=None)
     over threads when they have variants for several; the callables are built here, not
     per invoke)."""
     if fn is run_rows and act is None:  # each chunk's loop, then its epilogue, as one compiled program
-        program = jit.kernel_program(phased, [[[call] + ([post] if post is not None else []) for call, _, post in variants]
-                                              for variants in chunks])
+        program = jit.kernel_program(phased, [[[call] + ([post] if post is not None else [])
+                                               for call, _, post in variants] for variants in chunks])
         if program is not None:
             return program
     if len(chunks[0]) == 1:
