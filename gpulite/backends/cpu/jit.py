@@ -53,7 +53,8 @@ _lock = threading.Lock()
 _lib: ctypes.CDLL | bool | None = None  # None: not tried yet; False: unavailable
 _why = ""  # why the build failed, once it has
 _i64 = ctypes.c_int64
-TASKS = ("task_depthwise_f32", "task_depthwise_f64", "task_im2col_f32", "task_im2col_f64", "task_epilogue",
+TASKS = ("task_depthwise_f32", "task_depthwise_ind_f32", "task_depthwise_f64", "task_im2col_f32", "task_im2col_f64",
+         "task_epilogue",
          "task_copy_f32", "task_fill_f32", "task_gemm_f32", "task_up2_cols", "task_up2_rows")
 # How long an idle pool worker spins for the next stage before it sleeps: an invoke's next
 # kernel follows within tens of microseconds; after the invoke the process is idle again
@@ -492,3 +493,42 @@ def upsample2x_program(src: np.ndarray, cols: np.ndarray, out: np.ndarray, threa
         second += [[[Task(lib, "task_up2_rows", cols[b], out[b], h, 2 * w * c, k0, k1)]] * threads
                    for k0, k1 in itertools.pairwise(ks) if k1 > k0]
     return Program(lib, [first, second])
+
+
+def indirection(x: np.ndarray, win, zero: np.ndarray) -> np.ndarray:
+    """The (N*OH*OW, T) table of a window op over the C-contiguous (N, H, W, C) float32 ``x``:
+    for each output pixel and filter tap (T = KH*KW padded to a multiple of :data:`GROUP`),
+    the address of the C values it reads, or ``zero``'s where it falls in the padding (and for
+    the padding taps). ``win`` is the op's :class:`~gpulite.backends.cpu.window.Window`."""
+    n, h, w, c = x.shape
+    if not (x.dtype == zero.dtype == np.float32 and x.flags.c_contiguous and zero.size >= c and x.size > 0):
+        raise ValueError(f"indirection: needs a C-contiguous float32 input and a zero vector of {c} (got "
+                         f"{x.dtype} {x.shape}, zero {zero.size})")
+    iy = (np.arange(win.oh) * win.sh)[:, None] + (np.arange(win.kh) * win.dh)[None, :] - win.pad_t  # (OH, KH)
+    ix = (np.arange(win.ow) * win.sw)[:, None] + (np.arange(win.kw) * win.dw)[None, :] - win.pad_l  # (OW, KW)
+    inside = ((iy >= 0) & (iy < h))[:, None, :, None] & ((ix >= 0) & (ix < w))[None, :, None, :]
+    pix = iy[:, None, :, None] * w + ix[None, :, None, :]  # (OH, OW, KH, KW) pixel index within an image
+    base = x.ctypes.data + (np.arange(n) * (h * w * c * 4))[:, None, None, None, None]
+    addr = np.where(inside[None], base + pix[None] * (c * 4), zero.ctypes.data).reshape(n * win.oh * win.ow, -1)
+    taps = addr.shape[1]
+    table = np.full((addr.shape[0], -(-taps // GROUP) * GROUP), zero.ctypes.data, np.int64)
+    table[:, :taps] = addr
+    return table
+
+
+def depthwise_ind(table: np.ndarray, wt: np.ndarray, bt: np.ndarray, out: np.ndarray, keep: list) -> Task | None:
+    """The task computing output pixels ``out`` ((pixels, C) float32, C-contiguous) from the rows
+    of an :func:`indirection` table (same pixels), taps' weights ``wt`` (T, C) and bias ``bt``
+    (C,); ``keep`` holds what the table points into. None when unavailable."""
+    lib = _library()
+    if lib is None:
+        return None
+    npix, c = out.shape
+    ok = (table.dtype == np.int64 and table.ndim == 2 and table.shape[0] == npix and table.shape[1] % GROUP == 0
+          and table.flags.c_contiguous and wt.shape == (table.shape[1], c) and bt.shape == (c,)
+          and wt.dtype == bt.dtype == out.dtype == np.float32 and wt.flags.c_contiguous and out.flags.c_contiguous)
+    if not ok:
+        raise ValueError(f"depthwise_ind: inconsistent plan (table {table.shape}, weights {wt.shape}, out {out.shape})")
+    task = Task(lib, "task_depthwise_ind_f32", table, table.shape[1], wt, bt, out, npix, c)
+    task.keep.extend(keep)
+    return task

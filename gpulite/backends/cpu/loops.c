@@ -53,6 +53,43 @@ void NAME(const T *src, const int64_t *offs, int64_t ntap, int64_t row_stride,  
 DEPTHWISE(depthwise_rows_f32, float)
 DEPTHWISE(depthwise_rows_f64, double)
 
+/* Depthwise taps through an indirection table: for each of `npix` output pixels and each
+ * of its `ntap` taps (a multiple of 9), ind holds the address of the C input values the tap
+ * reads (a zero vector where it falls in the padding), so no padded or phase-split copy of
+ * the input is made, whatever the stride. out[p, m] = bt[m] + sum_t ind[p, t][m] * wt[t, m],
+ * summed nine taps at a time in the order of DEPTHWISE above. */
+void depthwise_ind_f32(const int64_t *ind, int64_t ntap, const float *restrict wt, const float *restrict bt,
+                       float *out, int64_t npix, int64_t c) {
+    for (int64_t p = 0; p < npix; p++) {
+        const int64_t *ip = ind + p * ntap;
+        float *restrict seg = out + p * c;
+        for (int64_t g = 0; g < ntap; g += 9) {
+            const float *restrict a0 = (const float *)(intptr_t)ip[g];
+            const float *restrict a1 = (const float *)(intptr_t)ip[g + 1];
+            const float *restrict a2 = (const float *)(intptr_t)ip[g + 2];
+            const float *restrict a3 = (const float *)(intptr_t)ip[g + 3];
+            const float *restrict a4 = (const float *)(intptr_t)ip[g + 4];
+            const float *restrict a5 = (const float *)(intptr_t)ip[g + 5];
+            const float *restrict a6 = (const float *)(intptr_t)ip[g + 6];
+            const float *restrict a7 = (const float *)(intptr_t)ip[g + 7];
+            const float *restrict a8 = (const float *)(intptr_t)ip[g + 8];
+            const float *w = wt + g * c;
+            const float *restrict w0 = w, *restrict w1 = w + c, *restrict w2 = w + 2 * c;
+            const float *restrict w3 = w + 3 * c, *restrict w4 = w + 4 * c, *restrict w5 = w + 5 * c;
+            const float *restrict w6 = w + 6 * c, *restrict w7 = w + 7 * c, *restrict w8 = w + 8 * c;
+            if (g == 0) {
+                for (int64_t m = 0; m < c; m++)
+                    seg[m] = bt[m] + a0[m] * w0[m] + a1[m] * w1[m] + a2[m] * w2[m] + a3[m] * w3[m]
+                             + a4[m] * w4[m] + a5[m] * w5[m] + a6[m] * w6[m] + a7[m] * w7[m] + a8[m] * w8[m];
+            } else {
+                for (int64_t m = 0; m < c; m++)
+                    seg[m] += a0[m] * w0[m] + a1[m] * w1[m] + a2[m] * w2[m] + a3[m] * w3[m]
+                              + a4[m] * w4[m] + a5[m] * w5[m] + a6[m] * w6[m] + a7[m] * w7[m] + a8[m] * w8[m];
+            }
+        }
+    }
+}
+
 /* Patches of output rows r0.. of one padded (H, W, C) image into the first KH*KW*C
  * columns of dst (one row of `k` elements per output pixel, `ow` pixels per row). */
 #define IM2COL(NAME, T)                                                                     \
@@ -379,4 +416,8 @@ void task_up2_rows(const int64_t *a) {
         const float *down = k + 1 < h ? x + len : x;
         for (int64_t m = 0; m < len; m++) od[m] = x[m] * 0.75f + down[m] * 0.25f;
     }
+}
+
+void task_depthwise_ind_f32(const int64_t *a) {
+    depthwise_ind_f32(P(0, const int64_t), a[1], P(2, const float), P(3, const float), P(4, float), a[5], a[6]);
 }

@@ -209,6 +209,34 @@ def plan_runner(phased: PhaseInput, chunks: list[list], fn=accumulate, act=None)
     return run
 
 
+def indirect_program(win: Window, x: np.ndarray, out: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
+                     parts: int = 1, epilogue=None):
+    """The run callable of a float32 depthwise conv with depth multiplier 1 through the
+    compiled loops' indirection table (:func:`gpulite.backends.cpu.jit.indirection`): each
+    chunk of output rows sums its taps reading the input where it is (no padded or
+    phase-split copy), then runs its epilogue; None when the compiled loops are unavailable
+    or the arrays do not suit them."""
+    co = out.shape[3]
+    if not (jit.available() and x.dtype == out.dtype == np.float32 and x.flags.c_contiguous
+            and out.flags.c_contiguous and x.shape[3] == co):
+        return None
+    zero = np.zeros(co, np.float32)
+    table = jit.indirection(x, win, zero)
+    taps = win.kh * win.kw
+    wt = np.zeros((table.shape[1], co), np.float32)
+    wt[:taps] = np.asarray(w, np.float32).reshape(taps, co)
+    bt = np.zeros(co, np.float32) if bias is None else np.asarray(bias, np.float32)
+    out2 = out.reshape(-1, co)
+    spans, _, threads = _spans(win, co, parts)
+    stage = []
+    for n, y0, y1 in spans:
+        p0, p1 = (n * win.oh + y0) * win.ow, (n * win.oh + y1) * win.ow
+        task = jit.depthwise_ind(table[p0:p1], wt, bt, out2[p0:p1], [zero])
+        post = epilogue.chunk(p0, p1, 0) if epilogue else None  # threads need no scratch of their own
+        stage.append([[task] + ([post] if post is not None else [])] * threads)
+    return jit.kernel_program(None, stage)
+
+
 def float_depthwise_conv_2d(node, ctx):
     """DEPTHWISE_CONV_2D on float32 input (registered, with the integer paths, in :mod:`.quantized_conv`)."""
     x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
@@ -225,6 +253,10 @@ def float_depthwise_conv_2d(node, ctx):
     # The plan adds the bias with the taps; activation and fused steps run per chunk, while
     # it is in cache (epilogue.py).
     ep = Epilogue(node, ctx, out)
+    if mult == 1 and (win.sh > 1 or win.sw > 1):  # stride 1 keeps the row loop: faster on few channels
+        program = indirect_program(win, x, out, np.asarray(w)[0], bias, parts, ep or None)
+        if program is not None:
+            return program
     phased, plans, fn = depthwise_plan(win, x, out, mult, np.asarray(w)[0], bias, 0.0, np.float32, parts,
                                        ep or None, ctx.scratch)
     return plan_runner(phased, plans, fn)
