@@ -53,7 +53,7 @@ _lock = threading.Lock()
 _lib: ctypes.CDLL | bool | None = None  # None: not tried yet; False: unavailable
 _why = ""  # why the build failed, once it has
 _i64 = ctypes.c_int64
-TASKS = ("task_depthwise_f32", "task_depthwise_ind_f32", "task_depthwise_f64", "task_im2col_f32", "task_im2col_f64",
+TASKS = ("task_depthwise_f32", "task_depthwise_ind_f32", "task_maxpool_ind_f32", "task_depthwise_f64", "task_im2col_f32", "task_im2col_f64",
          "task_epilogue",
          "task_copy_f32", "task_fill_f32", "task_gemm_f32", "task_up2_cols", "task_up2_rows")
 # How long an idle pool worker spins for the next stage before it sleeps: an invoke's next
@@ -495,9 +495,9 @@ def upsample2x_program(src: np.ndarray, cols: np.ndarray, out: np.ndarray, threa
     return Program(lib, [first, second])
 
 
-def indirection(x: np.ndarray, win, zero: np.ndarray) -> np.ndarray:
+def indirection(x: np.ndarray, win, zero: np.ndarray, group: int = GROUP) -> np.ndarray:
     """The (N*OH*OW, T) table of a window op over the C-contiguous (N, H, W, C) float32 ``x``:
-    for each output pixel and filter tap (T = KH*KW padded to a multiple of :data:`GROUP`),
+    for each output pixel and filter tap (T = KH*KW padded to a multiple of ``group``),
     the address of the C values it reads, or ``zero``'s where it falls in the padding (and for
     the padding taps). ``win`` is the op's :class:`~gpulite.backends.cpu.window.Window`."""
     n, h, w, c = x.shape
@@ -511,7 +511,7 @@ def indirection(x: np.ndarray, win, zero: np.ndarray) -> np.ndarray:
     base = x.ctypes.data + (np.arange(n) * (h * w * c * 4))[:, None, None, None, None]
     addr = np.where(inside[None], base + pix[None] * (c * 4), zero.ctypes.data).reshape(n * win.oh * win.ow, -1)
     taps = addr.shape[1]
-    table = np.full((addr.shape[0], -(-taps // GROUP) * GROUP), zero.ctypes.data, np.int64)
+    table = np.full((addr.shape[0], -(-taps // group) * group), zero.ctypes.data, np.int64)
     table[:, :taps] = addr
     return table
 
@@ -530,5 +530,21 @@ def depthwise_ind(table: np.ndarray, wt: np.ndarray, bt: np.ndarray, out: np.nda
     if not ok:
         raise ValueError(f"depthwise_ind: inconsistent plan (table {table.shape}, weights {wt.shape}, out {out.shape})")
     task = Task(lib, "task_depthwise_ind_f32", table, table.shape[1], wt, bt, out, npix, c)
+    task.keep.extend(keep)
+    return task
+
+
+def maxpool_ind(table: np.ndarray, out: np.ndarray, keep: list) -> Task | None:
+    """The task writing output pixels ``out`` ((pixels, C) float32, C-contiguous) as the max
+    over the taps of an :func:`indirection` table's rows (same pixels); ``keep`` holds what
+    the table points into. None when unavailable."""
+    lib = _library()
+    if lib is None:
+        return None
+    npix, c = out.shape
+    if not (table.dtype == np.int64 and table.ndim == 2 and table.shape[0] == npix and table.shape[1] > 0
+            and table.flags.c_contiguous and out.dtype == np.float32 and out.flags.c_contiguous):
+        raise ValueError(f"maxpool_ind: inconsistent plan (table {table.shape}, out {out.shape} {out.dtype})")
+    task = Task(lib, "task_maxpool_ind_f32", table, table.shape[1], out, npix, c)
     task.keep.extend(keep)
     return task

@@ -90,6 +90,23 @@ void depthwise_ind_f32(const int64_t *ind, int64_t ntap, const float *restrict w
     }
 }
 
+/* Max pooling through an indirection table (see depthwise_ind_f32; padding taps point at a
+ * vector of the lowest float): out[p, m] = max_t ind[p, t][m], NaN propagating as np.maximum. */
+void maxpool_ind_f32(const int64_t *ind, int64_t ntap, float *out, int64_t npix, int64_t c) {
+    for (int64_t p = 0; p < npix; p++) {
+        const int64_t *ip = ind + p * ntap;
+        float *restrict o = out + p * c;
+        memcpy(o, (const float *)(intptr_t)ip[0], (size_t)c * sizeof(float));
+        for (int64_t t = 1; t < ntap; t++) {
+            const float *restrict a = (const float *)(intptr_t)ip[t];
+            for (int64_t m = 0; m < c; m++) {
+                float x = o[m], y = a[m];
+                o[m] = (x >= y || x != x) ? x : y;
+            }
+        }
+    }
+}
+
 /* Patches of output rows r0.. of one padded (H, W, C) image into the first KH*KW*C
  * columns of dst (one row of `k` elements per output pixel, `ow` pixels per row). */
 #define IM2COL(NAME, T)                                                                     \
@@ -421,3 +438,5 @@ void task_up2_rows(const int64_t *a) {
 void task_depthwise_ind_f32(const int64_t *a) {
     depthwise_ind_f32(P(0, const int64_t), a[1], P(2, const float), P(3, const float), P(4, float), a[5], a[6]);
 }
+
+void task_maxpool_ind_f32(const int64_t *a) { maxpool_ind_f32(P(0, const int64_t), a[1], P(2, float), a[3], a[4]); }

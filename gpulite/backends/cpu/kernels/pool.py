@@ -10,9 +10,12 @@ activation's range.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from gpulite.backends.cpu import jit
 from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.cpu.quant import output_bounds, per_tensor
 from gpulite.backends.cpu.window import PaddedInput, Window, tap_view, window
@@ -21,6 +24,7 @@ from gpulite.errors import UnsupportedOpError
 from gpulite.model.opdefs import Op
 
 SMALL_WINDOW = 16  # up to this many taps, fold tap views; beyond, reduce (separably)
+PROGRAM_MIN = 1 << 14  # output elements per thread from which compiled max pooling splits
 _LOWEST = {np.dtype(np.float32): np.finfo(np.float32).min, np.dtype(np.int8): -128, np.dtype(np.uint8): 0,
            np.dtype(np.int16): -32768}
 
@@ -86,6 +90,10 @@ def window_reducer(ufunc, buf: np.ndarray, win: Window, acc: np.ndarray):
 @register_kernel(Op.MAX_POOL_2D, "cpu")
 def max_pool_2d(node, ctx):
     x, out, win = _setup(node, ctx)
+    if x.dtype == np.float32 and clamp_fn(node.activation) is None:
+        program = _max_pool_program(x, out, win, ctx.num_threads)
+        if program is not None:
+            return program
     pad = PaddedInput(x, win, _LOWEST[x.dtype])
     reduce = window_reducer(np.maximum, pad.buf, win, out)
     if x.dtype == np.float32:
@@ -101,6 +109,23 @@ def max_pool_2d(node, ctx):
         if bounds is not None:
             np.clip(out, bounds[0], bounds[1], out=out)
     return run
+
+
+def _max_pool_program(x: np.ndarray, out: np.ndarray, win: Window, num_threads: int):
+    """Float max pooling as compiled tasks reading the input through an indirection table
+    (no padded copy; padding reads a vector of the lowest float), chunks of output rows split
+    over up to ``num_threads`` threads; None when the compiled loops are unavailable."""
+    if not (jit.available() and x.flags.c_contiguous and out.flags.c_contiguous):
+        return None
+    lowest = np.full(win.c, _LOWEST[x.dtype], np.float32)
+    table = jit.indirection(x, win, lowest, group=1)
+    out2 = out.reshape(-1, win.c)
+    rows = win.n * win.oh
+    threads = max(1, min(num_threads, out.size // PROGRAM_MIN, rows))
+    cuts = [rows * i // threads for i in range(threads + 1)]
+    stage = [[[jit.maxpool_ind(table[a * win.ow:b * win.ow], out2[a * win.ow:b * win.ow], [lowest])]] * threads
+             for a, b in itertools.pairwise(cuts) if b > a]
+    return jit.kernel_program(None, stage)
 
 
 @register_kernel(Op.AVERAGE_POOL_2D, "cpu")
