@@ -53,9 +53,9 @@ _lock = threading.Lock()
 _lib: ctypes.CDLL | bool | None = None  # None: not tried yet; False: unavailable
 _why = ""  # why the build failed, once it has
 _i64 = ctypes.c_int64
-TASKS = ("task_depthwise_f32", "task_depthwise_ind_f32", "task_maxpool_ind_f32", "task_depthwise_f64", "task_im2col_f32", "task_im2col_f64",
-         "task_epilogue",
-         "task_copy_f32", "task_fill_f32", "task_gemm_f32", "task_up2_cols", "task_up2_rows")
+TASKS = ("task_depthwise_f32", "task_depthwise_ind_f32", "task_maxpool_ind_f32", "task_depthwise_f64",
+         "task_im2col_f32", "task_im2col_f64", "task_epilogue", "task_copy_f32", "task_fill_f32", "task_gemm_f32",
+         "task_up2_cols", "task_up2_rows")
 # How long an idle pool worker spins for the next stage before it sleeps: an invoke's next
 # kernel follows within tens of microseconds; after the invoke the process is idle again
 # within this time.
@@ -409,7 +409,10 @@ def copy_task(dst: np.ndarray, src: np.ndarray) -> Task | None:
     lib, d, r = _library(), _runs(dst), _runs(src)
     if lib is None or d is None or r is None or dst.shape != src.shape or dst.size == 0:
         return None
-    return Task(lib, "task_copy_f32", dst, src, *d[0], *d[1], *r[1])
+    (shape, ds), rs = d, r[1]
+    while shape[2] > 1 and ds[2] == rs[2] == shape[3]:  # whole rows contiguous in both: one longer run
+        shape, ds, rs = [1, shape[0], shape[1], shape[2] * shape[3]], [0, ds[0], ds[1]], [0, rs[0], rs[1]]
+    return Task(lib, "task_copy_f32", dst, src, *shape, *ds, *rs)
 
 
 def fill_task(dst: np.ndarray, value: float) -> Task | None:

@@ -117,7 +117,10 @@ void NAME(const T *src, int64_t wp, int64_t c, T *dst, int64_t k, int64_t rows, 
             const T *row = src + ((r0 + yy) * sh + i * dh) * wp * c;                        \
             for (int64_t x = 0; x < ow; x++) {                                              \
                 T *d = dst + (yy * ow + x) * k + i * kw * c;                                \
-                if (dw == 1) {                                                              \
+                if (dw == 1 && kw * c <= 16) { /* short runs: a loop, not a libc call */   \
+                    const T *s = row + x * sw * c;                                          \
+                    for (int64_t e = 0; e < kw * c; e++) d[e] = s[e];                       \
+                } else if (dw == 1) {                                                       \
                     memcpy(d, row + x * sw * c, (size_t)(kw * c) * sizeof(T));              \
                 } else {                                                                    \
                     for (int64_t j = 0; j < kw; j++)                                        \
