@@ -305,7 +305,9 @@ def check_rows(src: np.ndarray, offs: np.ndarray, row_stride: int, wt: np.ndarra
                out: np.ndarray, period: int) -> None:
     """Raise ``ValueError`` unless a :func:`depthwise_rows` call stays inside its arrays."""
     rows, length = out.shape
-    ok = (src.ndim == 1 and src.flags.c_contiguous and out.flags.c_contiguous and wt.flags.c_contiguous
+    item = out.itemsize
+    ok = (src.ndim == 1 and src.flags.c_contiguous and out.ndim == 2 and out.strides[1] == item
+          and out.strides[0] >= length * item and out.strides[0] % item == 0 and wt.flags.c_contiguous
           and bt.flags.c_contiguous and offs.dtype == np.int64 and offs.flags.c_contiguous
           and period > 0 and length % period == 0 and len(offs) % GROUP == 0 and len(offs) > 0
           and wt.shape == (len(offs), period) and bt.shape == (period,)
@@ -318,16 +320,16 @@ def check_rows(src: np.ndarray, offs: np.ndarray, row_stride: int, wt: np.ndarra
 
 def depthwise_rows(src: np.ndarray, offs: np.ndarray, row_stride: int, wt: np.ndarray, bt: np.ndarray,
                    out: np.ndarray, period: int):
-    """The bound call setting, for every row r of the 2-D ``out`` and every m,
-    ``out[r, m] = bt[m % P] + sum_t src[r*row_stride + offs[t] + m] * wt[t, m % P]`` (P =
-    ``period``, dividing ``out.shape[1]``; ``offs`` a multiple of :data:`GROUP` taps, padded
-    with zero weights). None when the compiled loops are unavailable."""
+    """The bound call setting, for every row r of the 2-D ``out`` (rows may be apart: a view)
+    and every m, ``out[r, m] = bt[m % P] + sum_t src[r*row_stride + offs[t] + m] * wt[t, m % P]``
+    (P = ``period``, dividing ``out.shape[1]``; ``offs`` a multiple of :data:`GROUP` taps,
+    padded with zero weights). None when the compiled loops are unavailable."""
     lib = _library()
     if lib is None:
         return None
     check_rows(src, offs, row_stride, wt, bt, out, period)
     return Task(lib, f"task_depthwise_{_suffix(out.dtype)}", src, offs, len(offs), row_stride, wt, bt, out,
-                out.shape[0], out.shape[1], period)
+                out.shape[0], out.shape[1], period, out.strides[0] // out.itemsize)
 
 
 def check_im2col(src: np.ndarray, dst: np.ndarray, r0: int, ow: int, sh: int, sw: int, dh: int, dw: int,
@@ -519,20 +521,24 @@ def indirection(x: np.ndarray, win, zero: np.ndarray, group: int = GROUP) -> np.
     return table
 
 
-def depthwise_ind(table: np.ndarray, wt: np.ndarray, bt: np.ndarray, out: np.ndarray, keep: list) -> Task | None:
-    """The task computing output pixels ``out`` ((pixels, C) float32, C-contiguous) from the rows
-    of an :func:`indirection` table (same pixels), taps' weights ``wt`` (T, C) and bias ``bt``
-    (C,); ``keep`` holds what the table points into. None when unavailable."""
+def depthwise_ind(table: np.ndarray, wt: np.ndarray, bt: np.ndarray, out: np.ndarray, keep: list,
+                  pixels: np.ndarray | None = None) -> Task | None:
+    """The task computing output pixels from the rows of an :func:`indirection` table, taps'
+    weights ``wt`` (T, C) and bias ``bt`` (C,): all of ``out`` ((pixels, C) float32,
+    C-contiguous) in order, or with ``pixels`` (one index into ``out``'s rows per table row)
+    those. ``keep`` holds what the table points into. None when unavailable."""
     lib = _library()
     if lib is None:
         return None
-    npix, c = out.shape
+    npix, c = (out.shape[0] if pixels is None else len(pixels)), out.shape[1]
     ok = (table.dtype == np.int64 and table.ndim == 2 and table.shape[0] == npix and table.shape[1] % GROUP == 0
           and table.flags.c_contiguous and wt.shape == (table.shape[1], c) and bt.shape == (c,)
-          and wt.dtype == bt.dtype == out.dtype == np.float32 and wt.flags.c_contiguous and out.flags.c_contiguous)
+          and wt.dtype == bt.dtype == out.dtype == np.float32 and wt.flags.c_contiguous and out.flags.c_contiguous
+          and (pixels is None or (len(pixels) > 0 and 0 <= int(pixels.min()) and int(pixels.max()) < out.shape[0])))
     if not ok:
         raise ValueError(f"depthwise_ind: inconsistent plan (table {table.shape}, weights {wt.shape}, out {out.shape})")
-    task = Task(lib, "task_depthwise_ind_f32", table, table.shape[1], wt, bt, out, npix, c)
+    outs = 0 if pixels is None else out.ctypes.data + np.asarray(pixels, np.int64) * (c * 4)
+    task = Task(lib, "task_depthwise_ind_f32", table, table.shape[1], wt, bt, out, outs, npix, c)
     task.keep.extend(keep)
     return task
 

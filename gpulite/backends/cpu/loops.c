@@ -7,14 +7,14 @@
 #include <stdint.h>
 #include <string.h>
 
-/* out[r, m] = bt[m % P] + sum_t src[r*row_stride + offs[t] + m] * wt[t, m % P], nine taps
- * per pass over a segment of P elements (ntap is a multiple of 9). */
+/* out[r*out_stride + m] = bt[m % P] + sum_t src[r*row_stride + offs[t] + m] * wt[t, m % P]
+ * for m < length, nine taps per pass over a segment of P elements (ntap is a multiple of 9). */
 #define DEPTHWISE(NAME, T)                                                                  \
 void NAME(const T *src, const int64_t *offs, int64_t ntap, int64_t row_stride,            \
           const T *restrict wt, const T *restrict bt, T *out, int64_t rows, int64_t length,   \
-          int64_t period) {                                                                 \
+          int64_t period, int64_t out_stride) {                                             \
     for (int64_t r = 0; r < rows; r++) {                                                    \
-        T *o = out + r * length;                                                            \
+        T *o = out + r * out_stride;                                                        \
         const T *base = src + r * row_stride;                                               \
         for (int64_t s = 0; s < length; s += period) {                                      \
             T *restrict seg = o + s;                                                        \
@@ -57,12 +57,13 @@ DEPTHWISE(depthwise_rows_f64, double)
  * of its `ntap` taps (a multiple of 9), ind holds the address of the C input values the tap
  * reads (a zero vector where it falls in the padding), so no padded or phase-split copy of
  * the input is made, whatever the stride. out[p, m] = bt[m] + sum_t ind[p, t][m] * wt[t, m],
- * summed nine taps at a time in the order of DEPTHWISE above. */
+ * summed nine taps at a time in the order of DEPTHWISE above; pixel p is written at outs[p]
+ * (an address) when outs is given, else at out + p*c. */
 void depthwise_ind_f32(const int64_t *ind, int64_t ntap, const float *restrict wt, const float *restrict bt,
-                       float *out, int64_t npix, int64_t c) {
+                       float *out, const int64_t *outs, int64_t npix, int64_t c) {
     for (int64_t p = 0; p < npix; p++) {
         const int64_t *ip = ind + p * ntap;
-        float *restrict seg = out + p * c;
+        float *restrict seg = outs ? (float *)(intptr_t)outs[p] : out + p * c;
         for (int64_t g = 0; g < ntap; g += 9) {
             const float *restrict a0 = (const float *)(intptr_t)ip[g];
             const float *restrict a1 = (const float *)(intptr_t)ip[g + 1];
@@ -331,12 +332,12 @@ int64_t pool_size(void) { return pool_workers; }
 
 void task_depthwise_f32(const int64_t *a) {
     depthwise_rows_f32(P(0, const float), P(1, const int64_t), a[2], a[3], P(4, const float),
-                       P(5, const float), P(6, float), a[7], a[8], a[9]);
+                       P(5, const float), P(6, float), a[7], a[8], a[9], a[10]);
 }
 
 void task_depthwise_f64(const int64_t *a) {
     depthwise_rows_f64(P(0, const double), P(1, const int64_t), a[2], a[3], P(4, const double),
-                       P(5, const double), P(6, double), a[7], a[8], a[9]);
+                       P(5, const double), P(6, double), a[7], a[8], a[9], a[10]);
 }
 
 void task_im2col_f32(const int64_t *a) {
@@ -439,7 +440,8 @@ void task_up2_rows(const int64_t *a) {
 }
 
 void task_depthwise_ind_f32(const int64_t *a) {
-    depthwise_ind_f32(P(0, const int64_t), a[1], P(2, const float), P(3, const float), P(4, float), a[5], a[6]);
+    depthwise_ind_f32(P(0, const int64_t), a[1], P(2, const float), P(3, const float), P(4, float),
+                      P(5, const int64_t), a[6], a[7]);
 }
 
 void task_maxpool_ind_f32(const int64_t *a) { maxpool_ind_f32(P(0, const int64_t), a[1], P(2, float), a[3], a[4]); }

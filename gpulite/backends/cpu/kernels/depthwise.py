@@ -237,6 +237,61 @@ def indirect_program(win: Window, x: np.ndarray, out: np.ndarray, w: np.ndarray,
     return jit.kernel_program(None, stage)
 
 
+def split_program(win: Window, x: np.ndarray, out: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
+                  parts: int = 1, epilogue=None):
+    """The run callable of a padded stride-1 float32 depthwise conv with depth multiplier 1,
+    without a padded copy of the input: the interior pixels (every tap inside the input) by
+    the row loop reading the input in place, the border pixels through the indirection
+    table, then each chunk's epilogue. None when the compiled loops are unavailable or the
+    arrays do not suit them; with no interior, :func:`indirect_program`."""
+    co = out.shape[3]
+    if not (jit.available() and win.sh == win.sw == 1 and x.dtype == out.dtype == np.float32
+            and x.flags.c_contiguous and out.flags.c_contiguous and x.shape[3] == co):
+        return None
+    y_lo, y_hi = win.pad_t, min(win.oh, win.h - (win.kh - 1) * win.dh + win.pad_t)
+    x_lo, x_hi = win.pad_l, min(win.ow, win.w - (win.kw - 1) * win.dw + win.pad_l)
+    if y_hi <= y_lo or x_hi <= x_lo:
+        return indirect_program(win, x, out, w, bias, parts, epilogue)
+    zero = np.zeros(co, np.float32)
+    table = jit.indirection(x, win, zero)
+    taps = win.kh * win.kw
+    w = np.asarray(w, np.float32).reshape(taps, co)
+    wt = np.zeros((table.shape[1], co), np.float32)
+    wt[:taps] = w
+    bt = np.zeros(co, np.float32) if bias is None else np.asarray(bias, np.float32)
+    # the row loop over interior rows: tap (i, j) of output (y, x) reads input (y - pad_t + i*dh, x - pad_l + j*dw)
+    iw = x_hi - x_lo
+    t = tile_count(iw, co, ROW_PERIOD)
+    period = t * co
+    offs = [((i * win.dh - win.pad_t) * win.w + x_lo - win.pad_l + j * win.dw) * co
+            for i in range(win.kh) for j in range(win.kw)]
+    row_w = [np.tile(w[k], t) for k in range(taps)]
+    while len(offs) % jit.GROUP:
+        offs.append(offs[0])
+        row_w.append(np.zeros(period, np.float32))
+    offs0, row_wt, row_bt = np.array(offs, np.int64), np.ascontiguousarray(row_w), np.tile(bt, t)
+    src, out2, item = x.reshape(-1), out.reshape(-1, co), out.itemsize
+    xs = np.arange(win.ow)
+    spans, _, threads = _spans(win, co, parts)
+    stage = []
+    for n, y0, y1 in spans:
+        p0, p1 = (n * win.oh + y0) * win.ow, (n * win.oh + y1) * win.ow
+        tasks = []
+        ys = np.arange(y0, y1)[:, None]
+        border = ((ys < y_lo) | (ys >= y_hi) | (xs < x_lo) | (xs >= x_hi)).reshape(-1)
+        pixels = np.flatnonzero(border) + p0
+        if len(pixels):
+            tasks.append(jit.depthwise_ind(np.ascontiguousarray(table[pixels]), wt, bt, out2, [zero], pixels))
+        ya, yb = max(y0, y_lo), min(y1, y_hi)
+        if yb > ya:
+            rows = as_strided(out[n, ya, x_lo:], (yb - ya, iw * co), (win.ow * co * item, item))
+            tasks.append(jit.depthwise_rows(src, offs0 + (n * win.h + ya) * win.w * co, win.w * co, row_wt, row_bt,
+                                            rows, period))
+        post = epilogue.chunk(p0, p1, 0) if epilogue else None  # threads need no scratch of their own
+        stage.append([tasks + ([post] if post is not None else [])] * threads)
+    return jit.kernel_program(None, stage)
+
+
 def float_depthwise_conv_2d(node, ctx):
     """DEPTHWISE_CONV_2D on float32 input (registered, with the integer paths, in :mod:`.quantized_conv`)."""
     x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
@@ -253,8 +308,10 @@ def float_depthwise_conv_2d(node, ctx):
     # The plan adds the bias with the taps; activation and fused steps run per chunk, while
     # it is in cache (epilogue.py).
     ep = Epilogue(node, ctx, out)
-    if mult == 1 and (win.sh > 1 or win.sw > 1):  # stride 1 keeps the row loop: faster on few channels
-        program = indirect_program(win, x, out, np.asarray(w)[0], bias, parts, ep or None)
+    if mult == 1 and (win.padded or win.sh > 1 or win.sw > 1):  # no padded or phase-split copy
+        strided = win.sh > 1 or win.sw > 1
+        program = (indirect_program if strided else split_program)(win, x, out, np.asarray(w)[0], bias, parts,
+                                                                    ep or None)
         if program is not None:
             return program
     phased, plans, fn = depthwise_plan(win, x, out, mult, np.asarray(w)[0], bias, 0.0, np.float32, parts,
