@@ -204,12 +204,16 @@ void epilogue_steps(float *o, const float *res, int64_t n, const int64_t *codes,
  *   [nstages, stage offsets...]; a stage: [nchunks, nvariants, list offsets (chunk-major)];
  *   a list: [ntasks, (function, argument array) pairs].
  * Chunk k of a stage runs list (k, t) on thread t (t < nvariants: each variant has its own
- * scratch); stages run one after the other. The caller runs chunks too, taking the next
- * unclaimed one from a shared counter, so a worker that wakes late only takes fewer chunks
- * and correctness never depends on the workers. Workers spin for a bounded time after a
- * stage (the next one usually follows within microseconds), then sleep on a condition
- * variable: an idle process takes no CPU from others. One program runs on the pool at a
- * time; a caller finding it busy runs its stage alone (variant 0). */
+ * scratch); stages run one after the other. Thread t owns the t-th contiguous range of a
+ * stage's chunks (so consecutive kernels split alike keep their rows on one core's cache)
+ * and, done with it, takes what is left of the others' ranges. The caller runs chunks too,
+ * so a worker that wakes late only takes fewer chunks and correctness never depends on the
+ * workers. Each range's next chunk is claimed by compare-and-swap of (generation, index),
+ * so a worker still looking at an earlier stage claims nothing of a later one. Workers spin
+ * for a bounded time after a stage (the next one usually follows within microseconds),
+ * then sleep on a condition variable: an idle process takes no CPU from others. One
+ * program runs on the pool at a time; a caller finding it busy runs its stage alone
+ * (variant 0). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -217,12 +221,13 @@ void epilogue_steps(float *o, const float *res, int64_t n, const int64_t *codes,
 
 typedef void (*task_fn)(const int64_t *);
 #define MAX_WORKERS 63
-#define CLOSED ((int64_t)0xFFFFFF)
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER, pool_busy = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pool_cv = PTHREAD_COND_INITIALIZER;
-static _Atomic int64_t ticket;      /* generation << 24 | next unclaimed chunk */
-static _Atomic int64_t finished;    /* chunks of the current stage done */
+static _Atomic int64_t pool_gen;                   /* the current stage's generation */
+static _Atomic int64_t next_chunk[MAX_WORKERS + 1]; /* per range: generation << 32 | next chunk */
+static _Atomic int64_t range_end[MAX_WORKERS + 1];
+static _Atomic int64_t finished;                   /* chunks of the current stage done */
 static const int64_t *job_prog, *job_stage;
 static int64_t job_variants;
 static int pool_workers, pool_forked_hook;
@@ -248,32 +253,42 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-/* Claim and run chunks of generation `gen` as thread `id` until none is left. */
+/* Chunk index claimed from range r of generation gen, or -1 when it has none left. The range
+ * end is read after the counter shows this generation, which was stored after the end. */
+static int64_t claim(int64_t gen, int64_t r) {
+    int64_t c = atomic_load(&next_chunk[r]);
+    while ((c >> 32) == gen && (c & 0xFFFFFFFF) < atomic_load_explicit(&range_end[r], memory_order_relaxed))
+        if (atomic_compare_exchange_weak(&next_chunk[r], &c, c + 1)) return c & 0xFFFFFFFF;
+    return -1;
+}
+
+/* Run chunks of generation `gen` as thread `id`: its own range, then the others'. */
 static void take_chunks(int64_t gen, int64_t id) {
-    for (;;) {
-        int64_t t = atomic_load(&ticket);
-        if ((t >> 24) != gen) return;
-        int64_t k = t & CLOSED, n = job_stage[0];
-        if (k >= n || id >= job_variants) return;
-        if (!atomic_compare_exchange_weak(&ticket, &t, t + 1)) continue;
-        run_list(job_prog, job_stage[2 + k * job_variants + id]);
-        atomic_fetch_add(&finished, 1);
+    if ((atomic_load(&next_chunk[0]) >> 32) != gen) return;
+    int64_t v = job_variants;  /* this stage's: stored before its counters */
+    if (id >= v) return;
+    for (int64_t i = 0; i < v; i++) {
+        int64_t r = (id + i) % v, k;
+        while ((k = claim(gen, r)) >= 0) {
+            run_list(job_prog, job_stage[2 + k * job_variants + id]);
+            atomic_fetch_add(&finished, 1);
+        }
     }
 }
 
 static void *pool_worker(void *arg) {
-    int64_t id = (int64_t)(intptr_t)arg, seen = atomic_load(&ticket) >> 24;
+    int64_t id = (int64_t)(intptr_t)arg, seen = atomic_load(&pool_gen);
     for (;;) {
         int64_t start = now_ns();
-        for (int64_t s = 0; (atomic_load(&ticket) >> 24) == seen; s++) {
+        for (int64_t s = 0; atomic_load(&pool_gen) == seen; s++) {
             cpu_relax();
             if ((s & 255) == 255 && now_ns() - start > spin_ns) {
                 pthread_mutex_lock(&pool_mu);
-                while ((atomic_load(&ticket) >> 24) == seen) pthread_cond_wait(&pool_cv, &pool_mu);
+                while (atomic_load(&pool_gen) == seen) pthread_cond_wait(&pool_cv, &pool_mu);
                 pthread_mutex_unlock(&pool_mu);
             }
         }
-        seen = atomic_load(&ticket) >> 24;
+        seen = atomic_load(&pool_gen);
         take_chunks(seen, id);
     }
     return NULL;
@@ -288,7 +303,7 @@ static void pool_after_fork(void) {  /* the child has none of the parent's threa
 
 static void run_stage(const int64_t *prog, const int64_t *stage) {
     int64_t n = stage[0], v = stage[1];
-    if (v > 1 && n > 1 && pthread_mutex_trylock(&pool_busy) == 0) {
+    if (v > 1 && n > 1 && v <= MAX_WORKERS + 1 && pthread_mutex_trylock(&pool_busy) == 0) {
         if (!pool_forked_hook) {
             pthread_atfork(NULL, NULL, pool_after_fork);
             pool_forked_hook = 1;
@@ -299,13 +314,17 @@ static void run_stage(const int64_t *prog, const int64_t *stage) {
             pthread_detach(th);
             pool_workers++;
         }
-        int64_t gen = (atomic_load(&ticket) >> 24) + 1;
+        int64_t gen = atomic_load(&pool_gen) + 1;
         job_prog = prog;
         job_stage = stage;
         job_variants = v;
         atomic_store(&finished, 0);
+        for (int64_t r = 0; r < v; r++) {  /* the end first: claim() reads it after the counter */
+            atomic_store_explicit(&range_end[r], n * (r + 1) / v, memory_order_relaxed);
+            atomic_store(&next_chunk[r], gen << 32 | (n * r / v));
+        }
         pthread_mutex_lock(&pool_mu);
-        atomic_store(&ticket, gen << 24);
+        atomic_store(&pool_gen, gen);
         pthread_cond_broadcast(&pool_cv);
         pthread_mutex_unlock(&pool_mu);
         take_chunks(gen, 0);
@@ -313,7 +332,6 @@ static void run_stage(const int64_t *prog, const int64_t *stage) {
             cpu_relax();
             if ((s & 1023) == 1023) sched_yield();
         }
-        atomic_store(&ticket, gen << 24 | CLOSED);  /* late workers claim nothing */
         pthread_mutex_unlock(&pool_busy);
         return;
     }
