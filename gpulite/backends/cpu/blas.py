@@ -1,9 +1,13 @@
 """Control of numpy's OpenBLAS from the CPU backend: threads per invoke, and its kernel choice.
 
-Threads: ``openblas_set_num_threads_local`` sets how many threads BLAS calls made *from the
-calling thread* may use, and returns the previous count, so an invoke can run its GEMMs on
-exactly ``num_threads`` threads and put the caller's setting back afterwards, without
-touching BLAS calls made elsewhere in the process.
+Threads: ``openblas_set_num_threads_local`` sets how many threads BLAS calls may use and
+returns the previous count, so an invoke runs its GEMMs single-threaded (the kernels split
+work over their own threads) and puts the setting back afterwards. In OpenBLAS's pthreads
+builds, numpy's, the count is process-wide despite the name; OpenBLAS 0.3.34 (numpy 2.5)
+exports only the get/set pair, which serves the same way.
+
+GEMMs: :func:`sgemm` finds numpy's CBLAS ``sgemm``, which the compiled loops call directly
+(:func:`gpulite.backends.cpu.jit.gemm_task`).
 
 Kernels: OpenBLAS builds with ``DYNAMIC_ARCH`` pick their kernels from the CPU at load time.
 OpenBLAS up to 0.3.31 does not know AMD family 1Ah (Zen 5) and gives it its AVX2

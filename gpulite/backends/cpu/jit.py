@@ -1,11 +1,19 @@
-"""Compiled loops for the CPU backend's hottest spots: depthwise taps, conv epilogue, im2col.
+"""Compiled loops for the CPU backend's hottest spots, run as programs over a C thread pool.
 
 numpy has no fused loop over shifted rows: ``einsum`` sums a depthwise conv's taps at about
 7 GMAC/s here, where one compiled loop reading nine shifted rows and writing the output
 once runs at about 20; a conv epilogue of three numpy passes (residual add, PReLU) costs
-as much as the GEMM before it. The loops (``loops.c``, about a hundred lines) are only
-those loops: geometry, padding, chunks, threads and GEMMs stay numpy, and the numpy
-kernels stay the reference and the fallback.
+as much as the GEMM before it; and a Python thread pool costs 50-100 us per hand-off (a
+wake-up and GIL hand-offs around every numpy call), more than a zoo layer's share of work.
+So ``loops.c`` holds the loops (depthwise taps by rows or through an indirection table,
+epilogue steps, im2col, max pooling, 2x upsampling, strided copies and fills) and a small
+thread pool; GEMMs call numpy's own OpenBLAS ``sgemm`` (:func:`gemm_task`). A kernel binds
+its work once, when it is built, as :class:`Task` objects (a loop and an int64 array of its
+arguments) grouped into a :class:`Program`: stages of chunks, each chunk a list of tasks,
+one variant per thread. An invoke then makes one ctypes call per kernel, which spreads each
+stage's chunks over the pool (see ``loops.c`` for how threads take chunks and sleep when
+idle). Geometry, planning and everything else stay numpy, and the numpy kernels stay the
+reference and the fallback.
 
 ``loops.c`` is compiled on first use by the C compiler named by ``GPULITE_CC`` (else ``cc``,
 ``gcc`` or ``clang`` on PATH; no other variable is read), with
@@ -19,8 +27,8 @@ the ``cpu_jit`` flag off (``GPULITE_CPU_JIT=0``): the backend logs why once and 
 only. (numba did the same at the same speed,
 but importing it adds ~120 MiB to a process's peak memory.)
 
-The loops do not check bounds: every call is bound once, when its kernel is built, after
-:func:`check_rows` / :func:`check_im2col` proved it stays inside its arrays.
+The loops do not check bounds: every task is bound once, when its kernel is built, after
+:func:`check_rows`, :func:`check_im2col` and the like proved it stays inside its arrays.
 """
 
 from __future__ import annotations
@@ -147,10 +155,9 @@ def _compile(cc: str, lib: Path) -> None:
 
 def _load(lib: Path) -> ctypes.CDLL:
     dll = ctypes.CDLL(str(lib))
-    # No argtypes: every bound call passes ready ctypes objects (_bind), which ctypes hands
-    # over as they are; converting ten arguments per call was measured at several us.
-    for f in ("depthwise_rows_f32", "depthwise_rows_f64", "im2col_rows_f32", "im2col_rows_f64", "epilogue_steps",
-              "run_program", *TASKS):
+    # No argtypes: every call passes one ready ctypes pointer (Task, Program), which ctypes
+    # hands over as it is.
+    for f in ("run_program", *TASKS):
         getattr(dll, f).restype = None
     dll.set_spin_ns(_i64(SPIN_NS))
     return dll

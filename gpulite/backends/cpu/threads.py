@@ -1,4 +1,9 @@
-"""A tiny persistent thread pool for CPU kernels that split work by rows.
+"""A tiny persistent thread pool for CPU kernels that split work by rows, in Python.
+
+Kernels built on the compiled loops use their C pool instead (``jit.Program``, ``loops.c``),
+whose hand-off costs microseconds; this pool serves the numpy-only backend (no C compiler,
+``GPULITE_CPU_JIT=0``) and only splits layers far bigger than the zoo's, since each hand-off
+costs 50-100 us here.
 
 numpy releases the GIL inside ufunc loops, ``einsum`` and BLAS calls, so kernels made of a
 few large numpy calls per chunk (convs, depthwise convs) scale across cores with plain
