@@ -107,3 +107,27 @@ def test_idle_workers_take_no_cpu():
     assert done.returncode == 0, done.stderr
     cpu = float(done.stdout.split("IDLE_CPU")[1])
     assert cpu < 0.05, f"{cpu:.3f} s of CPU in 0.5 s idle: a worker is still spinning"
+
+
+def test_numpy_openblas_is_found_when_opencv_maps_its_own_first(monkeypatch):
+    """opencv-python bundles OpenBLAS 0.3.3, mapped into the process with cv2, sometimes before
+    numpy's in /proc/self/maps: GEMMs and thread control must go to numpy's (the version
+    ``np.show_config`` reports) whatever the order; another OpenBLAS gives other sums in the
+    last bits (a Ray test saw its driver disagree with its workers)."""
+    import glob
+
+    import cv2
+
+    from gpulite.backends.cpu import blas
+
+    site = Path(cv2.__file__).resolve().parents[1]
+    theirs = sorted(glob.glob(str(site / "opencv*.libs" / "*openblas*")))
+    if not theirs:
+        pytest.skip("this OpenCV bundles no OpenBLAS")
+    real = blas._candidates()
+    monkeypatch.setattr(blas, "_candidates", lambda: theirs + real)
+    monkeypatch.setattr(blas, "_lib", False)
+    monkeypatch.setattr(blas, "_set_local", None)
+    lib = blas._load()
+    assert lib is not None and blas._numpy_openblas() is not None
+    assert blas._version(lib) == blas._numpy_openblas(), (lib, blas._version(lib), blas._numpy_openblas())

@@ -39,8 +39,14 @@ _AVX512_FOR_SKYLAKEX = ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl
 
 
 def _candidates() -> list[str]:
-    """Shared libraries that may be numpy's OpenBLAS: those mapped into this process first."""
-    found = []
+    """Shared libraries that may be numpy's OpenBLAS: those in numpy's own wheel directories,
+    then those mapped into this process (a conda numpy links a system one). Other packages
+    bundle their own (opencv-python ships OpenBLAS 0.3.3), so :func:`_load` checks the version."""
+    root = Path(np.__file__).resolve().parent
+    found: list[str] = []
+    for d in (root.parent / "numpy.libs", root / ".dylibs", root.parent / "scipy_openblas64" / "lib",
+              root.parent / "scipy_openblas32" / "lib"):
+        found.extend(p for p in sorted(glob.glob(str(d / "*openblas*"))) if p not in found)
     try:
         with open("/proc/self/maps") as f:
             for line in f:
@@ -49,26 +55,48 @@ def _candidates() -> list[str]:
                     found.append(p)
     except OSError:
         pass
-    root = Path(np.__file__).resolve().parent
-    for d in (root.parent / "numpy.libs", root / ".dylibs", root.parent / "scipy_openblas64" / "lib",
-              root.parent / "scipy_openblas32" / "lib"):
-        found.extend(p for p in sorted(glob.glob(str(d / "*openblas*"))) if p not in found)
     return found
 
 
+def _numpy_openblas() -> str | None:
+    """"OpenBLAS <version>" of the OpenBLAS numpy was built with, from ``np.show_config``; None
+    when numpy does not say (another BLAS, an old numpy)."""
+    try:
+        conf = np.show_config(mode="dicts")["Build Dependencies"]["blas"].get("openblas configuration", "")
+    except Exception:  # any failure means: unknown
+        return None
+    words = str(conf).split()
+    return " ".join(words[:2]) if len(words) >= 2 and words[0] == "OpenBLAS" else None
+
+
+def _version(lib: ctypes.CDLL) -> str | None:
+    """"OpenBLAS <version>" of a loaded OpenBLAS (its ``openblas_get_config``), or None."""
+    for name in ("scipy_openblas_get_config64_", "scipy_openblas_get_config", "openblas_get_config"):
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.restype = ctypes.c_char_p
+            words = (fn() or b"").decode(errors="replace").split()
+            return " ".join(words[:2]) if len(words) >= 2 else None
+    return None
+
+
 def _load() -> ctypes.CDLL | None:
+    """numpy's OpenBLAS: the first candidate whose version is the one numpy reports (any, when
+    numpy reports none) and that can set its thread count; None if there is none."""
     global _lib, _set_local
     if _lib is not False:
         return _lib  # type: ignore[return-value]
     with _lock:
         if _lib is not False:
             return _lib  # type: ignore[return-value]
-        lib = None
+        lib, want = None, _numpy_openblas()
         for path in _candidates():
             try:
                 cand = ctypes.CDLL(path)
             except OSError:
                 continue
+            if want is not None and _version(cand) != want:
+                continue  # another package's OpenBLAS
             fn = _thread_setter(cand)
             if fn is not None:
                 lib, _set_local = cand, fn

@@ -507,11 +507,12 @@ def upsample2x_program(src: np.ndarray, cols: np.ndarray, out: np.ndarray, threa
     return Program(lib, [first, second])
 
 
-def indirection(x: np.ndarray, win, zero: np.ndarray, group: int = GROUP) -> np.ndarray:
+def indirection(x: np.ndarray, win, zero: np.ndarray, group: int = GROUP, order=None) -> np.ndarray:
     """The (N*OH*OW, T) table of a window op over the C-contiguous (N, H, W, C) float32 ``x``:
     for each output pixel and filter tap (T = KH*KW padded to a multiple of ``group``),
     the address of the C values it reads, or ``zero``'s where it falls in the padding (and for
-    the padding taps). ``win`` is the op's :class:`~gpulite.backends.cpu.window.Window`."""
+    the padding taps). ``win`` is the op's :class:`~gpulite.backends.cpu.window.Window`;
+    ``order`` lists the taps (i*KW + j) in the order to sum them (default: row-major)."""
     n, h, w, c = x.shape
     if not (x.dtype == zero.dtype == np.float32 and x.flags.c_contiguous and zero.size >= c and x.size > 0):
         raise ValueError(f"indirection: needs a C-contiguous float32 input and a zero vector of {c} (got "
@@ -522,6 +523,10 @@ def indirection(x: np.ndarray, win, zero: np.ndarray, group: int = GROUP) -> np.
     pix = iy[:, None, :, None] * w + ix[None, :, None, :]  # (OH, OW, KH, KW) pixel index within an image
     base = x.ctypes.data + (np.arange(n) * (h * w * c * 4))[:, None, None, None, None]
     addr = np.where(inside[None], base + pix[None] * (c * 4), zero.ctypes.data).reshape(n * win.oh * win.ow, -1)
+    if order is not None:
+        if sorted(order) != list(range(addr.shape[1])):
+            raise ValueError(f"indirection: tap order {list(order)} is not a permutation of {addr.shape[1]} taps")
+        addr = addr[:, list(order)]
     taps = addr.shape[1]
     table = np.full((addr.shape[0], -(-taps // group) * group), zero.ctypes.data, np.int64)
     table[:, :taps] = addr

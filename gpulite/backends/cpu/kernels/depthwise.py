@@ -221,10 +221,13 @@ def indirect_program(win: Window, x: np.ndarray, out: np.ndarray, w: np.ndarray,
             and out.flags.c_contiguous and x.shape[3] == co):
         return None
     zero = np.zeros(co, np.float32)
-    table = jit.indirection(x, win, zero)
+    # the taps summed in the row loop's order (column stride phase first, as PhaseInput groups
+    # them): the same float operations per element, so the same values as that plan
+    order = sorted(range(win.kh * win.kw), key=lambda t: ((t % win.kw) * win.dw % win.sw, t // win.kw, t % win.kw))
+    table = jit.indirection(x, win, zero, order=order)
     taps = win.kh * win.kw
     wt = np.zeros((table.shape[1], co), np.float32)
-    wt[:taps] = np.asarray(w, np.float32).reshape(taps, co)
+    wt[:taps] = np.asarray(w, np.float32).reshape(taps, co)[order]
     bt = np.zeros(co, np.float32) if bias is None else np.asarray(bias, np.float32)
     out2 = out.reshape(-1, co)
     spans, _, threads = _spans(win, co, parts)
