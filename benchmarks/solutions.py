@@ -6,9 +6,11 @@ tests/solutions/video.py), on the backend gpulite picks by default (``auto``: a 
 ``litert`` where ai-edge-litert is installed, else the numpy ``cpu``; the benchmark installs
 gpulite's ``litert`` extra when it is missing), or on the ones named. gpulite and MediaPipe get the
 same frame in turn, frame by frame, so a slow phase of the machine hits both alike; the
-frames/s of each is the frame count over the time its own ``process`` calls took, after a
-warm-up (graph start, pipeline compilation). Ratios, not absolute numbers, are comparable
-between machines. MediaPipe runs on its CPU path (XNNPACK) in both rows.
+frames/s of each is one over the median time of its own ``process`` calls, after a warm-up
+(graph start, pipeline compilation), so that a frame during which another process took the
+core does not weigh. The last column gives the ratio of the mean frame times too. Ratios, not
+absolute numbers, are comparable between machines. MediaPipe runs on its CPU path (XNNPACK)
+in both rows.
 
     python benchmarks/solutions.py                         # 30 frames on the auto backend
     python benchmarks/solutions.py --backends cpu webgpu   # 30 frames on cpu, 5 on webgpu
@@ -66,6 +68,7 @@ class Row:
     gpulite_fps: float | None
     mediapipe_fps: float
     note: str = ""
+    mean_ratio: float | None = None  # the same ratio from mean frame times
 
     @property
     def ratio(self) -> float | None:
@@ -80,29 +83,31 @@ def measure(case: Case, backend: str, frames: list[np.ndarray], warmup: int) -> 
     except (ImportError, RuntimeError, ValueError) as e:
         ref.close()
         return Row(case.name, backend, 0, None, 0.0, f"gpulite: {e}")
-    spent = {"gpulite": 0.0, "mediapipe": 0.0}
+    spent: dict[str, list[float]] = {"gpulite": [], "mediapipe": []}
     try:
         for i, f in enumerate([*frames[:warmup], *frames]):
             for name, sol in (("gpulite", ours), ("mediapipe", ref)):
                 t0 = time.perf_counter()
                 sol.process(f)
                 if i >= warmup:
-                    spent[name] += time.perf_counter() - t0
+                    spent[name].append(time.perf_counter() - t0)
     finally:
         ours.close()
         ref.close()
-    n = len(frames)
     used = backend if backend != "auto" else f"auto:{getattr(ours, 'backend', '?')}"
-    return Row(case.name, used, n, n / spent["gpulite"], n / spent["mediapipe"])
+    ours_t, theirs_t = np.array(spent["gpulite"]), np.array(spent["mediapipe"])
+    return Row(case.name, used, len(frames), 1 / float(np.median(ours_t)), 1 / float(np.median(theirs_t)),
+               mean_ratio=float(theirs_t.mean() / ours_t.mean()))
 
 
 def table(rows: list[Row]) -> list[str]:
     lines = [f"{'solution':<21}{'backend':<13}{'frames':>7}{'gpulite fps':>13}{'MediaPipe fps':>15}"
-             f"{'gpulite/MediaPipe':>19}", "-" * 88]
+             f"{'gpulite/MediaPipe':>19}{'(means)':>9}", "-" * 97]
     for r in rows:
         fps = f"{r.gpulite_fps:13.1f}" if r.gpulite_fps else f"{'-':>13}"
         ratio = f"{r.ratio:18.2f}x" if r.ratio else f"{'-':>19}"
-        lines.append(f"{r.solution:<21}{r.backend:<13}{r.frames:>7}{fps}{r.mediapipe_fps:15.1f}{ratio}")
+        means = f"{r.mean_ratio:8.2f}x" if r.mean_ratio else f"{'-':>9}"
+        lines.append(f"{r.solution:<21}{r.backend:<13}{r.frames:>7}{fps}{r.mediapipe_fps:15.1f}{ratio}{means}")
     lines += [f"note: {r.solution} on {r.backend}: {r.note}" for r in rows if r.note]
     return lines
 
@@ -146,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             log.info("%s on %s: %d frames", case.name, backend, n)
             rows.append(measure(case, backend, frames, args.warmup))
     print("video mode, 640x480 frames (tests/solutions/video.py); MediaPipe 0.10.14 on its CPU path; "
-          "ratio > 1: gpulite faster")
+          "fps = 1 / median frame time; ratio > 1: gpulite faster")
     for line in table(rows):
         print(line)
     return 0
