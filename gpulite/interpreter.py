@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import operator
 import sys
 import threading
@@ -638,7 +639,9 @@ class Interpreter:
 def _extent(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """The first elements of ``value`` (a tensor's slot) in ``shape``: all of them but for a bounded
     tensor, whose slot holds its upper bound."""
-    return value.reshape(-1)[:int(np.prod(shape, dtype=np.int64))].reshape(shape)
+    if value.shape == shape:  # the common case: the slot is the tensor
+        return value
+    return value.reshape(-1)[:math.prod(shape)].reshape(shape)
 
 
 def _sparsity_details(sp) -> dict[str, Any]:
