@@ -434,6 +434,13 @@ def fill_task(dst: np.ndarray, value: float) -> Task | None:
     return Task(lib, "task_fill_f32", dst, *d[0], *d[1], bits)
 
 
+def spans(n: int, parts: int) -> list[tuple[int, int]]:
+    """``range(n)`` cut into ``parts`` consecutive (start, end) spans of nearly equal length,
+    empty ones left out."""
+    cuts = [n * i // parts for i in range(parts + 1)]
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
+
+
 def copy_chunks(copies: list[tuple[np.ndarray, np.ndarray]], fills: list[np.ndarray], fill: float,
                 parts: int) -> list[list[Task]] | None:
     """Tasks doing ``np.copyto(dst, src)`` for each pair of 4-D (N, rows, W, C) arrays, split
@@ -444,13 +451,11 @@ def copy_chunks(copies: list[tuple[np.ndarray, np.ndarray]], fills: list[np.ndar
         rows = dst.shape[1] if dst.ndim == 4 else 0
         if rows == 0 or src.shape != dst.shape:
             return None
-        cuts = [rows * i // len(chunks) for i in range(len(chunks) + 1)]
-        for chunk, (a, b) in zip(chunks, itertools.pairwise(cuts), strict=True):
-            if b > a:
-                task = copy_task(dst[:, a:b], src[:, a:b])
-                if task is None:
-                    return None
-                chunk.append(task)
+        for chunk, (a, b) in zip(chunks, spans(rows, len(chunks)), strict=False):
+            task = copy_task(dst[:, a:b], src[:, a:b])
+            if task is None:
+                return None
+            chunk.append(task)
     for view in fills:
         task = fill_task(view, fill)
         if task is None:
@@ -496,14 +501,10 @@ def upsample2x_program(src: np.ndarray, cols: np.ndarray, out: np.ndarray, threa
     if lib is None or not ok:
         return None
     rows, flat_src, flat_cols = n * h, src.reshape(n * h, w * c), cols.reshape(n * h, 2 * w * c)
-    cuts = [rows * i // threads for i in range(threads + 1)]
     first = [[[Task(lib, "task_up2_cols", flat_src[a:], flat_cols[a:], b - a, w, c)]] * threads
-             for a, b in itertools.pairwise(cuts) if b > a]
-    second = []
-    for b in range(n):
-        ks = [h * i // threads for i in range(threads + 1)]
-        second += [[[Task(lib, "task_up2_rows", cols[b], out[b], h, 2 * w * c, k0, k1)]] * threads
-                   for k0, k1 in itertools.pairwise(ks) if k1 > k0]
+             for a, b in spans(rows, threads)]
+    second = [[[Task(lib, "task_up2_rows", cols[b], out[b], h, 2 * w * c, k0, k1)]] * threads
+              for b in range(n) for k0, k1 in spans(h, threads)]
     return Program(lib, [first, second])
 
 

@@ -10,8 +10,6 @@ activation's range.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -122,9 +120,8 @@ def _max_pool_program(x: np.ndarray, out: np.ndarray, win: Window, num_threads: 
     out2 = out.reshape(-1, win.c)
     rows = win.n * win.oh
     threads = max(1, min(num_threads, out.size // PROGRAM_MIN, rows))
-    cuts = [rows * i // threads for i in range(threads + 1)]
     stage = [[[jit.maxpool_ind(table[a * win.ow:b * win.ow], out2[a * win.ow:b * win.ow], [lowest])]] * threads
-             for a, b in itertools.pairwise(cuts) if b > a]
+             for a, b in jit.spans(rows, threads)]
     return jit.kernel_program(None, stage)
 
 
