@@ -556,3 +556,42 @@ def test_backend_selection_logs_every_fallback(monkeypatch, caplog):
     assert _select.select_backend("cpu", "n4", "Inference") == "cpu"
     with pytest.raises(ValueError, match="backend must be one of"):
         ImageToTensorOptions(backend="cuda")
+
+
+def test_remap_tables_give_warp_perspectives_bytes():
+    """perspective_maps reproduces cv2.warpPerspective's fixed-point coordinates (its column
+    blocks, sums and ties included), so cv2.remap with them gives the same bytes: random
+    rotations, zooms and perspectives, output sizes across OpenCV's 64-column blocks, both
+    borders, RGB and RGBA, and simple-fraction scales whose positions fall on 1/32-pixel ties."""
+    from gpulite.pipeline.calculators.image_to_tensor import perspective_maps
+
+    rng = np.random.default_rng(3)
+    for trial in range(80):
+        img = rng.integers(0, 256, (int(rng.integers(20, 300)), int(rng.integers(20, 400)), 3 + trial % 2), np.uint8)
+        a, s = rng.uniform(-3, 3), rng.uniform(0.1, 4)
+        m = np.array([[np.cos(a) * s, -np.sin(a) * s, rng.uniform(-200, 200)],
+                      [np.sin(a) * s, np.cos(a) * s, rng.uniform(-200, 200)],
+                      [rng.uniform(-2e-3, 2e-3) * (trial % 3 == 0), rng.uniform(-2e-3, 2e-3) * (trial % 5 == 0), 1]])
+        if trial % 4 == 0:
+            m = np.array([[0.25 * (1 + trial % 3), 0, 0.5], [0, 0.5, 0.25], [0, 0, 1]])
+        ow, oh = int(rng.integers(1, 200)), int(rng.integers(1, 200))
+        border = (cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE)[trial % 2]
+        want = cv2.warpPerspective(img, m, (ow, oh), flags=cv2.INTER_LINEAR, borderMode=border)
+        xy, frac = perspective_maps(m, ow, oh)
+        got = cv2.remap(img, xy, frac, cv2.INTER_LINEAR, borderMode=border)
+        assert np.array_equal(got, want), f"trial {trial}: {(got != want).sum()} values differ"
+
+
+def test_a_projection_used_again_is_warped_from_kept_tables(monkeypatch):
+    from gpulite.pipeline.calculators import image_to_tensor as itt
+
+    img = np.random.default_rng(4).integers(0, 256, (480, 640, 3), dtype=np.uint8)
+    projection = opencv_projection((640, 480), None, 256, 256, keep_aspect_ratio=False)
+    calls = []
+    real = itt.cv2.warpPerspective
+    monkeypatch.setattr(itt.cv2, "warpPerspective", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    monkeypatch.setattr(itt, "_maps", itt.OrderedDict())
+    first = warp_to_tensor(img, projection, 256, 256, "zero", 1 / 255, 0.0)
+    second = warp_to_tensor(img, projection, 256, 256, "zero", 1 / 255, 0.0)
+    assert len(calls) == 1, "the second use should remap with the kept tables"
+    np.testing.assert_array_equal(first, second)

@@ -36,6 +36,8 @@ compute shader, which ``Inference`` binds as its input without a copy through th
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,15 +185,73 @@ def plan_transform(image_size: tuple[int, int], rect: NormalizedRect | None,
     return a, ImageTransform(matrix=m, padding=padding, image_size=(w, h), tensor_size=(ow, oh))
 
 
+INTER_BITS = 5  # OpenCV's sub-pixel precision of warps: 1/32 pixel
+MAPS_KEPT = 8  # projections whose remap tables are kept (full-frame inputs repeat theirs every frame)
+_maps: OrderedDict[tuple[bytes, int, int], tuple[np.ndarray, np.ndarray] | None] = OrderedDict()
+_maps_lock = threading.Lock()
+
+
+def perspective_maps(projection: np.ndarray, out_w: int, out_h: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The fixed-point tables ``cv2.warpPerspective`` computes for ``projection`` (bilinear):
+    per output pixel the source pixel (int16 x, y) and the 1/32-pixel fraction's table index,
+    from the inverted matrix in double precision, rounded half to even, as OpenCV 4.10/4.11 do,
+    so ``cv2.remap`` with them gives warpPerspective's bytes. None for a singular matrix."""
+    ok, inv = cv2.invert(np.asarray(projection, np.float64), flags=cv2.DECOMP_LU)
+    if not ok:
+        return None
+    tab = 1 << INTER_BITS
+    # OpenCV goes in blocks of bw columns: per row and block X0 = M0*xb + M1*y + M2, then per
+    # pixel (X0 + M0*x1) * W with x = xb + x1; the same sums in the same order give its ties
+    bw = min(1024 // min(16, out_h), out_w)
+    cols = np.arange(out_w)
+    xb, x1 = (cols // bw * bw).astype(np.float64)[None, :], (cols % bw).astype(np.float64)[None, :]
+    y = np.arange(out_h, dtype=np.float64)[:, None]
+    m = inv.reshape(-1)
+    w = (m[6] * xb + m[7] * y + m[8]) + m[6] * x1
+    w = np.where(w != 0, tab / np.where(w != 0, w, 1.0), 0.0)
+    lim = float(np.iinfo(np.int32).max)
+    xs = np.rint(np.clip(((m[0] * xb + m[1] * y + m[2]) + m[0] * x1) * w, -lim, lim)).astype(np.int64)
+    ys = np.rint(np.clip(((m[3] * xb + m[4] * y + m[5]) + m[3] * x1) * w, -lim, lim)).astype(np.int64)
+    xy = np.stack([np.clip(xs >> INTER_BITS, -32768, 32767), np.clip(ys >> INTER_BITS, -32768, 32767)], -1)
+    frac = (ys & (tab - 1)) * tab + (xs & (tab - 1))
+    return xy.astype(np.int16), frac.astype(np.uint16)
+
+
+def _cached_maps(projection: np.ndarray, out_w: int, out_h: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The remap tables of a projection seen before (built on its second use), else None: a
+    region that moves every frame (tracking) would pay for tables it uses once."""
+    key = (np.asarray(projection, np.float64).tobytes(), out_w, out_h)
+    with _maps_lock:
+        if key not in _maps:
+            _maps[key] = None
+            while len(_maps) > MAPS_KEPT:
+                _maps.popitem(last=False)
+            return None
+        _maps.move_to_end(key)
+        maps = _maps[key]
+    if maps is None:
+        maps = perspective_maps(projection, out_w, out_h)
+        with _maps_lock:
+            if key in _maps:
+                _maps[key] = maps
+    return maps
+
+
 def warp_to_tensor(image: np.ndarray, projection: np.ndarray, out_w: int, out_h: int, border: str,
                    scale: float, offset: float) -> np.ndarray:
     """``cv2.warpPerspective`` (bilinear, uint8) of an RGB/RGBA image, then ``value * scale + offset``.
 
     ``projection`` takes image pixels to tensor pixels (:func:`opencv_projection`); the result
-    is float32 (1, out_h, out_w, 3), alpha dropped.
+    is float32 (1, out_h, out_w, 3), alpha dropped. A projection used again (a full-frame
+    input: every frame the same) is warped by ``cv2.remap`` with its tables kept
+    (:func:`perspective_maps`), the same bytes at less than half the cost.
     """
-    warped = cv2.warpPerspective(image, projection, (out_w, out_h), flags=cv2.INTER_LINEAR,
-                                 borderMode=_CV_BORDERS[border])
+    maps = _cached_maps(projection, out_w, out_h)
+    if maps is not None:
+        warped = cv2.remap(image, maps[0], maps[1], cv2.INTER_LINEAR, borderMode=_CV_BORDERS[border])
+    else:
+        warped = cv2.warpPerspective(image, projection, (out_w, out_h), flags=cv2.INTER_LINEAR,
+                                     borderMode=_CV_BORDERS[border])
     # what MediaPipe's convertTo computes, in float32: float32(value) * scale, then + offset;
     # the multiply converts as it goes (one pass, no float copy first)
     tensor = np.multiply(warped[None, :, :, :3], np.float32(scale), dtype=np.float32)
