@@ -114,14 +114,15 @@ def run_litert(model: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     return _run(Interpreter(model_content=bytes(model)), inputs)
 
 
-def run_gpulite(model: bytes, inputs: Sequence[np.ndarray], backend: str) -> list[np.ndarray]:
+def run_gpulite(model: bytes, inputs: Sequence[np.ndarray], backend: str,
+                num_threads: int | None = None) -> list[np.ndarray]:
     """Outputs of ``model`` on ``inputs`` from ``gpulite.Interpreter`` on ``backend``.
 
     (On webgpu the op suite's conftest checks the placement when the test body is done.)
     """
     from gpulite import Interpreter
 
-    return _run(Interpreter(model_content=bytes(model), backend=backend), inputs)
+    return _run(Interpreter(model_content=bytes(model), backend=backend, num_threads=num_threads), inputs)
 
 
 def check_op(model: bytes, inputs: Sequence[np.ndarray], backend: str, *, rtol: float = 1e-5,

@@ -345,22 +345,13 @@ def _record_splits(monkeypatch, module) -> list[int]:
     return seen
 
 
-@pytest.fixture(params=["compiled", "numpy"])
-def loops(request, monkeypatch):
-    """The CPU backend with its compiled loops (and their thread pool) on, then off."""
-    from gpulite.backends.cpu import jit
-    from gpulite.environment import env
-
-    if request.param == "numpy":
-        monkeypatch.setenv("GPULITE_CPU_JIT", "0")
-    env().reset()
-    assert jit.available() == (request.param == "compiled")
-    yield request.param
-    env().reset()
+# The CPU backend with its compiled loops (and their thread pool) and without (the Python pool)
+CPU_VARIANTS = pytest.mark.parametrize("backend", ["cpu", "cpu_numpy"], indirect=True)
 
 
+@CPU_VARIANTS
 @pytest.mark.parametrize("case", ["k3-s1-same-relu6", "k3-s2-same-none", "mult2-s1"])
-def test_depthwise_threaded_matches_litert(case: str, loops: str, monkeypatch) -> None:
+def test_depthwise_threaded_matches_litert(case: str, backend: str, monkeypatch) -> None:
     """num_threads=2 deals a depthwise layer's row chunks to two threads: the compiled loops'
     pool from PROGRAM_MIN outputs per thread, the Python pool from PARALLEL_MIN (forced low here)."""
     from gpulite.backends.cpu.kernels import depthwise
@@ -371,11 +362,7 @@ def test_depthwise_threaded_matches_litert(case: str, loops: str, monkeypatch) -
     big = ((2, 128, 120, shape[3]), k, m, stride, dil, pad, act, bias)  # >= 2 * 64K outputs
     model = _float_model("DEPTHWISE_CONV_2D", big, 19)
     x = np.random.default_rng(4).standard_normal(big[0]).astype(np.float32)
-    it = Interpreter(model_content=model, num_threads=2)
-    it.allocate_tensors()
-    it.set_tensor(it.get_input_details()[0]["index"], x)
-    it.invoke()
-    got = it.get_tensor(it.get_output_details()[0]["index"])
+    got = run_gpulite(model, [x], backend, num_threads=2)[0]
     assert got.size >= 2 * 65536
     assert 2 in splits, f"the depthwise layer was not split over two threads ({splits})"
     assert_same(got, run_litert(model, [x])[0], what="threaded depthwise")
@@ -384,7 +371,8 @@ def test_depthwise_threaded_matches_litert(case: str, loops: str, monkeypatch) -
 @pytest.mark.parametrize("case", [((1, 40, 36, 8), (3, 3), 16, (1, 1), (1, 1), "SAME", "RELU6", True),
                                   ((1, 40, 36, 8), (1, 1), 24, (1, 1), (1, 1), "VALID", "RELU", True)],
                          ids=["im2col", "direct"])
-def test_conv_threaded_matches_litert(case, loops: str, monkeypatch) -> None:
+@CPU_VARIANTS
+def test_conv_threaded_matches_litert(case, backend: str, monkeypatch) -> None:
     """num_threads=2 deals a conv's row chunks to two threads, on the compiled loops' pool or
     the Python one (forced here for a small conv: see conv.PROGRAM_MACS and PARALLEL_MACS)."""
     from gpulite.backends.cpu.kernels import conv
@@ -397,10 +385,6 @@ def test_conv_threaded_matches_litert(case, loops: str, monkeypatch) -> None:
     splits = _record_splits(monkeypatch, conv)
     model = _float_model("CONV_2D", case, 23)
     x = np.random.default_rng(5).standard_normal(case[0]).astype(np.float32)
-    it = Interpreter(model_content=model, num_threads=2)
-    it.allocate_tensors()
-    it.set_tensor(it.get_input_details()[0]["index"], x)
-    it.invoke()
-    got = it.get_tensor(it.get_output_details()[0]["index"])
+    got = run_gpulite(model, [x], backend, num_threads=2)[0]
     assert splits and splits[0] == 2, f"the conv was not split over two threads ({splits})"
     assert_same(got, run_litert(model, [x])[0], what="threaded conv")
