@@ -15,7 +15,9 @@ depthwise (quantized_conv.py) runs the same plan in float64.
 
 Where the compiled loops are available (``cpu_jit`` flag on, a C compiler found), the taps are summed by one compiled
 loop instead (:func:`row_plan`, :mod:`gpulite.backends.cpu.jit`): same phase buffers, same
-chunks and epilogue, each tap a flat offset into the phase buffer; about 3x faster.
+chunks and epilogue, each tap a flat offset into the phase buffer; about 3x faster. A float
+layer with depth multiplier 1 that is padded or strided makes no phase buffer at all
+(:func:`indirect_program`): the same sums, read through an indirection table or in place.
 """
 
 from __future__ import annotations
@@ -211,11 +213,13 @@ def plan_runner(phased: PhaseInput, chunks: list[list], fn=accumulate, act=None)
 
 def indirect_program(win: Window, x: np.ndarray, out: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
                      parts: int = 1, epilogue=None):
-    """The run callable of a float32 depthwise conv with depth multiplier 1 through the
-    compiled loops' indirection table (:func:`gpulite.backends.cpu.jit.indirection`): each
-    chunk of output rows sums its taps reading the input where it is (no padded or
-    phase-split copy), then runs its epilogue; None when the compiled loops are unavailable
-    or the arrays do not suit them."""
+    """The run callable of a float32 depthwise conv with depth multiplier 1 that makes no
+    padded or phase-split copy of its input. Pixels with a tap outside the input (all of
+    them for a strided layer) sum their taps through the compiled loops' indirection table
+    (:func:`gpulite.backends.cpu.jit.indirection`); the interior of a stride-1 layer (every tap
+    inside) goes to the row loop, reading the input in place. Then each chunk of output rows
+    runs its epilogue. None when the compiled loops are unavailable or the arrays do not suit
+    them."""
     co = out.shape[3]
     if not (jit.available() and x.dtype == out.dtype == np.float32 and x.flags.c_contiguous
             and out.flags.c_contiguous and x.shape[3] == co):
@@ -223,76 +227,58 @@ def indirect_program(win: Window, x: np.ndarray, out: np.ndarray, w: np.ndarray,
     zero = np.zeros(co, np.float32)
     # the taps summed in the row loop's order (column stride phase first, as PhaseInput groups
     # them): the same float operations per element, so the same values as that plan
-    order = sorted(range(win.kh * win.kw), key=lambda t: ((t % win.kw) * win.dw % win.sw, t // win.kw, t % win.kw))
+    taps = win.kh * win.kw
+    order = sorted(range(taps), key=lambda t: ((t % win.kw) * win.dw % win.sw, t // win.kw, t % win.kw))
     table = jit.indirection(x, win, zero, order=order)
-    taps = win.kh * win.kw
-    wt = np.zeros((table.shape[1], co), np.float32)
-    wt[:taps] = np.asarray(w, np.float32).reshape(taps, co)[order]
-    bt = np.zeros(co, np.float32) if bias is None else np.asarray(bias, np.float32)
-    out2 = out.reshape(-1, co)
-    spans, _, threads = _spans(win, co, parts)
-    stage = []
-    for n, y0, y1 in spans:
-        p0, p1 = (n * win.oh + y0) * win.ow, (n * win.oh + y1) * win.ow
-        task = jit.depthwise_ind(table[p0:p1], wt, bt, out2[p0:p1], [zero])
-        post = epilogue.chunk(p0, p1, 0) if epilogue else None  # threads need no scratch of their own
-        stage.append([[task] + ([post] if post is not None else [])] * threads)
-    return jit.kernel_program(None, stage)
-
-
-def split_program(win: Window, x: np.ndarray, out: np.ndarray, w: np.ndarray, bias: np.ndarray | None,
-                  parts: int = 1, epilogue=None):
-    """The run callable of a padded stride-1 float32 depthwise conv with depth multiplier 1,
-    without a padded copy of the input: the interior pixels (every tap inside the input) by
-    the row loop reading the input in place, the border pixels through the indirection
-    table, then each chunk's epilogue. None when the compiled loops are unavailable or the
-    arrays do not suit them; with no interior, :func:`indirect_program`."""
-    co = out.shape[3]
-    if not (jit.available() and win.sh == win.sw == 1 and x.dtype == out.dtype == np.float32
-            and x.flags.c_contiguous and out.flags.c_contiguous and x.shape[3] == co):
-        return None
-    y_lo, y_hi = win.pad_t, min(win.oh, win.h - (win.kh - 1) * win.dh + win.pad_t)
-    x_lo, x_hi = win.pad_l, min(win.ow, win.w - (win.kw - 1) * win.dw + win.pad_l)
-    if y_hi <= y_lo or x_hi <= x_lo:
-        return indirect_program(win, x, out, w, bias, parts, epilogue)
-    zero = np.zeros(co, np.float32)
-    table = jit.indirection(x, win, zero)
-    taps = win.kh * win.kw
     w = np.asarray(w, np.float32).reshape(taps, co)
     wt = np.zeros((table.shape[1], co), np.float32)
-    wt[:taps] = w
+    wt[:taps] = w[order]
     bt = np.zeros(co, np.float32) if bias is None else np.asarray(bias, np.float32)
-    # the row loop over interior rows: tap (i, j) of output (y, x) reads input (y - pad_t + i*dh, x - pad_l + j*dw)
-    iw = x_hi - x_lo
-    t = tile_count(iw, co, ROW_PERIOD)
-    period = t * co
-    offs = [((i * win.dh - win.pad_t) * win.w + x_lo - win.pad_l + j * win.dw) * co
-            for i in range(win.kh) for j in range(win.kw)]
-    row_w = [np.tile(w[k], t) for k in range(taps)]
-    while len(offs) % jit.GROUP:
-        offs.append(offs[0])
-        row_w.append(np.zeros(period, np.float32))
-    offs0, row_wt, row_bt = np.array(offs, np.int64), np.ascontiguousarray(row_w), np.tile(bt, t)
-    src, out2, item = x.reshape(-1), out.reshape(-1, co), out.itemsize
-    xs = np.arange(win.ow)
+    row = _interior_rows(win, x, w, bt)
+    y_lo, y_hi, x_lo, x_hi = row[0] if row is not None else (0, 0, 0, 0)
+    out2, item, xs = out.reshape(-1, co), out.itemsize, np.arange(win.ow)
     spans, _, threads = _spans(win, co, parts)
     stage = []
     for n, y0, y1 in spans:
         p0, p1 = (n * win.oh + y0) * win.ow, (n * win.oh + y1) * win.ow
-        tasks = []
-        ys = np.arange(y0, y1)[:, None]
-        border = ((ys < y_lo) | (ys >= y_hi) | (xs < x_lo) | (xs >= x_hi)).reshape(-1)
-        pixels = np.flatnonzero(border) + p0
-        if len(pixels):
-            tasks.append(jit.depthwise_ind(np.ascontiguousarray(table[pixels]), wt, bt, out2, [zero], pixels))
         ya, yb = max(y0, y_lo), min(y1, y_hi)
-        if yb > ya:
-            rows = as_strided(out[n, ya, x_lo:], (yb - ya, iw * co), (win.ow * co * item, item))
-            tasks.append(jit.depthwise_rows(src, offs0 + (n * win.h + ya) * win.w * co, win.w * co, row_wt, row_bt,
+        if yb <= ya:  # no interior row here: every pixel through the table, in order
+            tasks = [jit.depthwise_ind(table[p0:p1], wt, bt, out2[p0:p1], [zero])]
+        else:
+            ys = np.arange(y0, y1)[:, None]
+            border = ((ys < y_lo) | (ys >= y_hi) | (xs < x_lo) | (xs >= x_hi)).reshape(-1)
+            pixels = np.flatnonzero(border) + p0
+            tasks = [jit.depthwise_ind(np.ascontiguousarray(table[pixels]), wt, bt, out2, [zero], pixels)
+                     ] if len(pixels) else []
+            src, offs, row_wt, row_bt, period = row[1]
+            rows = as_strided(out[n, ya, x_lo:], (yb - ya, (x_hi - x_lo) * co), (win.ow * co * item, item))
+            tasks.append(jit.depthwise_rows(src, offs + (n * win.h + ya) * win.w * co, win.w * co, row_wt, row_bt,
                                             rows, period))
         post = epilogue.chunk(p0, p1, 0) if epilogue else None  # threads need no scratch of their own
         stage.append([tasks + ([post] if post is not None else [])] * threads)
     return jit.kernel_program(None, stage)
+
+
+def _interior_rows(win: Window, x: np.ndarray, w: np.ndarray, bt: np.ndarray):
+    """For a stride-1 layer, the interior (output rows y_lo..y_hi, columns x_lo..x_hi: every
+    tap inside the input) and the row loop's plan over it: (flat input, tap offsets of output
+    row 0, tiled weights, tiled bias, period); None when the layer is strided or has no
+    interior. Tap (i, j) of output (y, x) reads input (y - pad_t + i*dh, x - pad_l + j*dw)."""
+    y_lo, y_hi = win.pad_t, min(win.oh, win.h - (win.kh - 1) * win.dh + win.pad_t)
+    x_lo, x_hi = win.pad_l, min(win.ow, win.w - (win.kw - 1) * win.dw + win.pad_l)
+    if win.sh != 1 or win.sw != 1 or y_hi <= y_lo or x_hi <= x_lo:
+        return None
+    co = w.shape[1]
+    t = tile_count(x_hi - x_lo, co, ROW_PERIOD)
+    period = t * co
+    offs = [((i * win.dh - win.pad_t) * win.w + x_lo - win.pad_l + j * win.dw) * co
+            for i in range(win.kh) for j in range(win.kw)]
+    row_w = [np.tile(tap, t) for tap in w]
+    while len(offs) % jit.GROUP:
+        offs.append(offs[0])
+        row_w.append(np.zeros(period, np.float32))
+    plan = (x.reshape(-1), np.array(offs, np.int64), np.ascontiguousarray(row_w), np.tile(bt, t), period)
+    return (y_lo, y_hi, x_lo, x_hi), plan
 
 
 def float_depthwise_conv_2d(node, ctx):
@@ -306,15 +292,13 @@ def float_depthwise_conv_2d(node, ctx):
     if ctx.has_input(2) and ctx.const(2) is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", "needs a constant bias")
     bias = np.asarray(ctx.const(2), np.float32).reshape(co) if ctx.has_input(2) else None
-    # Threads only pay off on big layers: below ~64K outputs the handoff costs more than it saves.
+    # Threads pay off from PROGRAM_MIN outputs each on the compiled loops' pool, from PARALLEL_MIN on the Python one.
     parts = max(1, min(ctx.num_threads, out.size // (PROGRAM_MIN if jit.available() else PARALLEL_MIN)))
     # The plan adds the bias with the taps; activation and fused steps run per chunk, while
     # it is in cache (epilogue.py).
     ep = Epilogue(node, ctx, out)
     if mult == 1 and (win.padded or win.sh > 1 or win.sw > 1):  # no padded or phase-split copy
-        strided = win.sh > 1 or win.sw > 1
-        program = (indirect_program if strided else split_program)(win, x, out, np.asarray(w)[0], bias, parts,
-                                                                    ep or None)
+        program = indirect_program(win, x, out, np.asarray(w)[0], bias, parts, ep or None)
         if program is not None:
             return program
     phased, plans, fn = depthwise_plan(win, x, out, mult, np.asarray(w)[0], bias, 0.0, np.float32, parts,
