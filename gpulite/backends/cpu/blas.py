@@ -69,15 +69,21 @@ def _numpy_openblas() -> str | None:
     return " ".join(words[:2]) if len(words) >= 2 and words[0] == "OpenBLAS" else None
 
 
-def _version(lib: ctypes.CDLL) -> str | None:
-    """"OpenBLAS <version>" of a loaded OpenBLAS (its ``openblas_get_config``), or None."""
-    for name in ("scipy_openblas_get_config64_", "scipy_openblas_get_config", "openblas_get_config"):
+def _string(lib: ctypes.CDLL, what: str) -> str | None:
+    """OpenBLAS's ``openblas_get_<what>()`` (``config``, ``corename``) under the names its builds
+    export it (scipy-openblas prefixes it, and suffixes ``64_`` in its ILP64 build); None if absent."""
+    for name in (f"scipy_openblas_get_{what}64_", f"scipy_openblas_get_{what}", f"openblas_get_{what}"):
         fn = getattr(lib, name, None)
         if fn is not None:
             fn.restype = ctypes.c_char_p
-            words = (fn() or b"").decode(errors="replace").split()
-            return " ".join(words[:2]) if len(words) >= 2 else None
+            return (fn() or b"").decode(errors="replace")
     return None
+
+
+def _version(lib: ctypes.CDLL) -> str | None:
+    """"OpenBLAS <version>" of a loaded OpenBLAS (its ``openblas_get_config``), or None."""
+    words = (_string(lib, "config") or "").split()
+    return " ".join(words[:2]) if len(words) >= 2 else None
 
 
 def _load() -> ctypes.CDLL | None:
@@ -155,23 +161,13 @@ def sgemm() -> tuple[int, bool] | None:
     for name in ("scipy_cblas_sgemm64_", "cblas_sgemm64_", "scipy_cblas_sgemm", "cblas_sgemm"):
         fn = getattr(lib, name, None)
         if fn is not None:
-            config = getattr(lib, "scipy_openblas_get_config64_" if name.endswith("64_") else "openblas_get_config",
-                             None)
-            ilp64 = name.endswith("64_")
-            if config is not None and not ilp64:
-                config.restype = ctypes.c_char_p
-                ilp64 = b"USE64BITINT" in (config() or b"")
+            ilp64 = name.endswith("64_") or "USE64BITINT" in (_string(lib, "config") or "")
             return ctypes.cast(fn, ctypes.c_void_p).value, ilp64
     return None
 
 
 def _corename(lib) -> str | None:
-    for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename"):
-        fn = getattr(lib, name, None)
-        if fn is not None:
-            fn.restype = ctypes.c_char_p
-            return (fn() or b"").decode(errors="replace")
-    return None
+    return _string(lib, "corename")
 
 
 def cpu_flags() -> set[str]:
