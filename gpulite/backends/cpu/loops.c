@@ -343,7 +343,6 @@ void run_program(const int64_t *prog) {
 }
 
 void set_spin_ns(int64_t ns) { spin_ns = ns; }
-int64_t pool_size(void) { return pool_workers; }
 
 /* ---- Tasks: the loops above, and a GEMM, with their arguments in one int64 array ---- */
 #define P(i, T) ((T *)(intptr_t)a[i])
