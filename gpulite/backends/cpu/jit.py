@@ -394,13 +394,6 @@ def epilogue_steps(o: np.ndarray, res: np.ndarray | None, codes: np.ndarray, vec
                 channels, rc)
 
 
-def _rows(a: np.ndarray) -> int | None:
-    """The row stride in elements of a 2-D float32 array with unit column stride (else None)."""
-    if a.ndim != 2 or a.dtype != np.float32 or (a.shape[1] > 1 and a.strides[1] != 4) or a.strides[0] % 4:
-        return None
-    return a.strides[0] // 4 if a.shape[0] > 1 else a.shape[1]
-
-
 def _runs(a: np.ndarray) -> tuple[list[int], list[int]] | None:
     """A float32 array of at most 4 dimensions, contiguous along the last, as a 3-D grid of
     runs: (d0, d1, d2, run length) and the grid's strides in elements; None otherwise."""
@@ -410,6 +403,14 @@ def _runs(a: np.ndarray) -> tuple[list[int], list[int]] | None:
     if shape[3] > 1 and strides[3] != 1:
         return None
     return shape, strides[:3]
+
+
+def _rows(a: np.ndarray) -> int | None:
+    """The row stride in elements of a 2-D float32 array with unit column stride (else None)."""
+    grid = _runs(a) if a.ndim == 2 else None
+    if grid is None:
+        return None
+    return grid[1][2] if a.shape[0] > 1 else a.shape[1]
 
 
 def copy_task(dst: np.ndarray, src: np.ndarray) -> Task | None:
@@ -479,10 +480,10 @@ def gemm_task(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> Task | None:
         return None
     if m == 1 or n == 1:  # numpy's matmul calls gemv then, whose sums differ in the last bits
         return None
-    if b.strides[1] == 4 or n == 1:
+    if b.strides[1] == 4:
         trans, ldb = 0, (b.strides[0] // 4 if k > 1 else n)
-    elif b.strides[0] == 4:
-        trans, ldb = 1, (b.strides[1] // 4 if n > 1 else k)
+    elif b.strides[0] == 4:  # a transposed view: BLAS reads the (N, K) matrix it shows
+        trans, ldb = 1, b.strides[1] // 4
     else:
         return None
     if ldb < (k if trans else n) or lda < k or ldc < n:
