@@ -73,6 +73,27 @@ _WEIGHT_READS = {
                    "    return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));\n}\n"),
 }
 
+# The entry point: one ``run(i)`` per thread, or one ``run_group(g, t)`` per thread of
+# cooperating workgroups (make_program's ``groups``).
+_THREAD_MAIN = """@compute @workgroup_size($WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    // Large grids spill into y (65535 workgroups per dimension); fold them back to one index.
+    let i = gid.x + gid.y * nwg.x * ${WG}u;
+    if (i >= P.n) {
+        return;
+    }
+    run(i);
+}"""
+_GROUP_MAIN = """@compute @workgroup_size($WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let g = wid.x + wid.y * nwg.x;  // uniform in the workgroup: the return keeps barriers valid
+    if (g >= P.n) {
+        return;
+    }
+    run_group(g, t);
+}"""
+
 _SCALAR = {"u32": "I", "i32": "i", "f32": "f"}
 _VEC4 = {"vec4u": ("vec4<u32>", "I"), "vec4i": ("vec4<i32>", "i"), "vec4f": ("vec4<f32>", "f")}
 
@@ -104,6 +125,12 @@ class Program:
     weights : {"f32", "f16"}
         How its weights are stored; ``"f16"`` programs (either way of reading them) need the
         device's f16 bind-group layout, with the arena as a fourth binding.
+    reduction_per_thread : int
+        For reductions and matrix products (MEAN, SOFTMAX, pools, CONV_2D, FULLY_CONNECTED,
+        ...): the most input elements one thread folds, one after the other, into one output
+        or partial result (a dot product's K, a pool's window, a row's share of a
+        workgroup's tree). 0 for kernels that reduce nothing. Declared by the kernel, checked
+        against every compiled plan by tests (tests/webgpu/test_reduction_work.py).
     """
 
     name: str
@@ -114,6 +141,7 @@ class Program:
     params: bytes
     threads: int
     weights: str = "f32"
+    reduction_per_thread: int = 0
 
 
 def _pack(fields: list[tuple[str, str, Any]]) -> tuple[str, bytes]:
@@ -188,7 +216,8 @@ def dispatch_size(threads: int, workgroup_size: int) -> tuple[int, int, int]:
 
 def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[str, str, Any]], threads: int, *,
                  act: FusedActivation = FusedActivation.NONE, workgroup_size: int = DEFAULT_WORKGROUP_SIZE,
-                 word: str = "f32", weights: str = "f32", **subs: str) -> Program:
+                 word: str = "f32", weights: str = "f32", groups: bool = False, reduction_per_thread: int = 0,
+                 **subs: str) -> Program:
     """Build a :class:`Program` from ``wgsl/<source>.wgsl``.
 
     Parameters
@@ -206,7 +235,7 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
         The uniform block after the implicit leading ``n: u32`` (= ``threads``). Types:
         ``u32``, ``i32``, ``f32``, ``vec4u``, ``vec4i``, ``vec4f``. Sizes and offsets only.
     threads : int
-        One thread per ``i`` in ``0 .. threads-1``.
+        One thread per ``i`` in ``0 .. threads-1``; with ``groups``, the number of workgroups.
     act : FusedActivation, optional
         The fused activation (``node.activation``); becomes ``fn act(v: W) -> W`` for the
         word type ``W`` (:func:`wgsl_clamp`). The activation is part of the program key: a
@@ -220,6 +249,14 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
         words: ``GpuContext.weights``, matching what ``GpuContext.weight``/``weight_input``
         stored. Both return f32: f16 weights are widened on load (with WGSL's f16 type, or
         ``unpack2x16float`` for ``"f16-packed"``), all arithmetic stays f32.
+    groups : bool
+        Workgroups that cooperate (workgroup memory, barriers): the source defines
+        ``fn run_group(g: u32, t: u32)`` instead of ``run``, called by every thread ``t`` in
+        ``0 .. workgroup_size-1`` of workgroup ``g`` in ``0 .. threads-1`` (``P.n`` is the
+        workgroup count; ``g`` is uniform in the workgroup, so barriers may follow a branch
+        on it). :attr:`Program.threads` is then ``threads * workgroup_size``.
+    reduction_per_thread : int
+        See :class:`Program`; every reduction and matrix-product kernel declares it.
     **subs : str
         ``$NAME`` template substitutions in the source (dtypes, options); part of the key.
     """
@@ -230,7 +267,8 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
         raise ValueError(f"weights {weights!r}: expected one of {WEIGHT_FORMATS}")
     struct_src, data = _pack([("n", "u32", threads), *params])
     header = string.Template(_sources(("common",))[0]).substitute(
-        PARAMS=struct_src, WG=workgroup_size, ACT=act_body, WORD=word)
+        PARAMS=struct_src, WG=workgroup_size, ACT=act_body, WORD=word,
+        MAIN=string.Template(_GROUP_MAIN if groups else _THREAD_MAIN).substitute(WG=workgroup_size))
     if word == "f32":
         header += "\n" + _WEIGHT_READS[weights]
     if weights == "f16":  # an enable directive must precede every declaration
@@ -238,9 +276,13 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     sources = (source,) if isinstance(source, str) else tuple(source)
     body = "\n".join(string.Template(text).substitute(subs) for text in _sources(sources))
     layout = tuple((f, t) for f, t, _ in params)
-    key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, weights)
-    return Program(name, key, header + "\n" + body, workgroup_size, dispatch_size(threads, workgroup_size),
-                   data, threads, "f32" if weights == "f32" else "f16")
+    key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, groups, weights)
+    if groups:
+        dispatch, threads = dispatch_size(threads, 1), threads * workgroup_size
+    else:
+        dispatch = dispatch_size(threads, workgroup_size)
+    return Program(name, key, header + "\n" + body, workgroup_size, dispatch, data, threads,
+                   "f32" if weights == "f32" else "f16", reduction_per_thread)
 
 
 def get_pipeline(gdev: Any, program: Program) -> Any:

@@ -36,7 +36,8 @@ def _arg(cmp: str):
         params = [("r", "u32", x.shape[a]), ("inner", "u32", int(np.prod(x.shape[a + 1:], dtype=np.int64))),
                   ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
         return make_program(f"{node.op.lower()} {x.shape} axis {a}", "arg", params, out.size, word="u32",
-                            T=typ, LOAD=load, CMP=cmp, OW=str(out.dtype.itemsize // 4))
+                            T=typ, LOAD=load, CMP=cmp, OW=str(out.dtype.itemsize // 4),
+                            reduction_per_thread=x.shape[a])
     return factory
 
 

@@ -40,4 +40,5 @@ def batch_matmul(node: Node, ctx: GpuContext) -> Program:
         ("b_k", "u32", 1 if adj_y else n), ("b_n", "u32", k if adj_y else 1),
         ("a_off", "u32", a.offset), ("b_off", "u32", b.offset), ("out_off", "u32", out.offset),
     ]
-    return make_program(f"batch_matmul {a.shape}x{b.shape}->{out.shape}", "batch_matmul", params, out.size)
+    return make_program(f"batch_matmul {a.shape}x{b.shape}->{out.shape}", "batch_matmul", params, out.size,
+                        reduction_per_thread=k)

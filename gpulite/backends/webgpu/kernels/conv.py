@@ -89,10 +89,10 @@ def conv2d(node: Node, ctx: GpuContext) -> Program:
     if cin % 4 == 0 and x.offset % 4 == 0:  # whole vec4s per pixel: read through buf4
         params += [("in_c4", "u32", cin // 4), ("w_off", "u32", ctx.weight(packed_weights_c4(w)).offset), *extra]
         return make_program(name, "conv2d_c4", params, n * oh * ow * groups, act=node.activation,
-                            weights=ctx.weights, **fin)
+                            weights=ctx.weights, reduction_per_thread=kh * kw * cin, **fin)
     params += [("out_c4", "u32", groups * 4), ("w_off", "u32", ctx.weight(packed_weights(w)[0]).offset), *extra]
     return make_program(name, "conv2d", params, n * oh * ow * groups, act=node.activation, weights=ctx.weights,
-                        **fin)
+                        reduction_per_thread=kh * kw * cin, **fin)
 
 
 def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> Program:
@@ -110,7 +110,7 @@ def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: Tens
     params = [*_window(ctx, node.options or sg.Conv2DOptions(), x, out, w.shape[1], w.shape[2]),
               ("w_off", "u32", w.offset), ("bias_off", "u32", bias.offset), ("bias_step", "u32", step)]
     return make_program(f"conv_2d {x.shape}*{w.shape}->{out.shape} (run-time weights)", "conv2d_ohwi", params,
-                        out.size, act=node.activation)
+                        out.size, act=node.activation, reduction_per_thread=w.shape[1] * w.shape[2] * w.shape[3])
 
 
 @register_kernel(Op.DEPTHWISE_CONV_2D, "webgpu")
@@ -135,6 +135,7 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> Program:
         params = [p for p in window if p[0] not in ("in_c", "out_c")] + [
             ("c4", "u32", cin // 4), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off), *extra]
         return make_program(name, "depthwise_conv2d_c4", params, n * oh * ow * cin // 4, act=node.activation,
-                            weights=ctx.weights, **fin)
+                            weights=ctx.weights, reduction_per_thread=kh * kw, **fin)
     params = [*window, ("mult", "u32", cout // cin), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off), *extra]
-    return make_program(name, "depthwise_conv2d", params, out.size, act=node.activation, weights=ctx.weights, **fin)
+    return make_program(name, "depthwise_conv2d", params, out.size, act=node.activation, weights=ctx.weights,
+                        reduction_per_thread=kh * kw, **fin)

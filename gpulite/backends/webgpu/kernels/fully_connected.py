@@ -46,4 +46,4 @@ def fully_connected(node: Node, ctx: GpuContext) -> Program:
     params = [("n_out", "u32", n_out), ("k", "u32", k), ("x_off", "u32", x.offset), ("w_off", "u32", w.offset),
               ("bias_off", "u32", ctx.weight(bias).offset), ("out_off", "u32", out.offset)]
     return make_program(f"fully_connected {x.shape}x{wshape}->{out.shape}", "fully_connected", params, out.size,
-                        act=node.activation, weights=ctx.weights, W=w_read)
+                        act=node.activation, weights=ctx.weights, W=w_read, reduction_per_thread=k)

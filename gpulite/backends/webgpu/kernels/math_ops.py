@@ -83,4 +83,5 @@ def log_softmax(node: Node, ctx: GpuContext) -> Program:
         raise ctx.unsupported(f"shapes {x.shape} -> {out.shape}")
     depth = x.shape[-1]
     params = [("depth", "u32", depth), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
-    return make_program(f"log_softmax {x.shape}", "log_softmax", params, x.size // depth)
+    return make_program(f"log_softmax {x.shape}", "log_softmax", params, x.size // depth,
+                        reduction_per_thread=depth)

@@ -39,7 +39,8 @@ def _pool(init: str, reduce: str, finish: str):
             ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
         ]
         return make_program(f"{node.op.lower()} {x.shape}->{out.shape} k{kh}x{kw}", "pool2d", params, out.size,
-                            act=node.activation, INIT=init, REDUCE=reduce, FINISH=finish)
+                            act=node.activation, INIT=init, REDUCE=reduce, FINISH=finish,
+                            reduction_per_thread=kh * kw)
     return factory
 
 

@@ -72,10 +72,11 @@ def _reduce(op: str):
         if word == "bool":
             params[-1:-1] = [("outs", "u32", out.size)]
             return make_program(f"{node.op.lower()} {x.shape} axes {sorted(axes)}", "reduce_bool", params,
-                                words(out), word="u32", INIT=_BOOL[op][0], OPR=_BOOL[op][1])
+                                words(out), word="u32", INIT=_BOOL[op][0], OPR=_BOOL[op][1],
+                                reduction_per_thread=count)
         init, update, finish = _KINDS[op][word]
         return make_program(f"{node.op.lower()} {x.shape} axes {sorted(axes)}", "reduce", params, out.size,
-                            word=word, INIT=init, REDUCE=update, FINISH=finish)
+                            word=word, INIT=init, REDUCE=update, FINISH=finish, reduction_per_thread=count)
     return factory
 
 

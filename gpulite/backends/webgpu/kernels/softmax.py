@@ -20,7 +20,8 @@ def softmax(node: Node, ctx: GpuContext) -> Program:
     # which the memory plan guarantees: an op's output never aliases its live input.
     params = [("depth", "u32", depth), ("beta", "f32", float(getattr(node.options, "beta", 1.0))),
               ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
-    return make_program(f"softmax {x.shape}", "softmax", params, x.size // depth)
+    return make_program(f"softmax {x.shape}", "softmax", params, x.size // depth,
+                        reduction_per_thread=depth)
 
 
 @register_kernel(Op.L2_NORMALIZATION, "webgpu")
@@ -31,7 +32,8 @@ def l2_normalization(node: Node, ctx: GpuContext) -> Program:
         raise ctx.unsupported(f"shapes {x.shape} -> {out.shape}, activation {node.activation} (LiteRT takes none)")
     depth = x.shape[-1]
     params = [("depth", "u32", depth), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
-    return make_program(f"l2_normalization {x.shape}", "l2_norm", params, x.size // depth)
+    return make_program(f"l2_normalization {x.shape}", "l2_norm", params, x.size // depth,
+                        reduction_per_thread=depth)
 
 
 @register_kernel(Op.LOCAL_RESPONSE_NORMALIZATION, "webgpu")

@@ -38,7 +38,8 @@ def _program(node: Node, ctx: GpuContext, x: TensorRef, w_index: int, bias_index
         ("w_off", "u32", ctx.weight(wt).offset), ("bias_off", "u32", bias_ref(ctx, oc, groups * 4, bias_index).offset),
     ]
     return make_program(f"{node.op.lower()} {x.shape}*{w.shape}->{out.shape}", "transpose_conv", params,
-                        n * oh * ow * groups, act=node.activation, weights=ctx.weights)
+                        n * oh * ow * groups, act=node.activation, weights=ctx.weights,
+                        reduction_per_thread=w.shape[1] * w.shape[2] * ic)
 
 
 @register_kernel(Op.TRANSPOSE_CONV, "webgpu")

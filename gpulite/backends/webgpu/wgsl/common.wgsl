@@ -4,7 +4,8 @@
 // Binding 1 is this dispatch's uniform block: tensor offsets (in f32 words) and sizes.
 // Binding 2 is the same arena seen as vec4s, for kernels that read 4 channels at once
 // (tensor and constant offsets are 16-byte aligned, so word offset w is buf4[w / 4]).
-// A kernel file defines `fn run(i: u32)`; thread i is only called for i < P.n.
+// A kernel file defines `fn run(i: u32)`; thread i is only called for i < P.n (or, for
+// cooperating workgroups, `fn run_group(g: u32, t: u32)`: program.py, make_program's `groups`).
 
 $PARAMS
 
@@ -19,12 +20,4 @@ fn act(v: $WORD) -> $WORD { $ACT }
 // always returned as f32 (program.py).
 fn ld(i: u32) -> $WORD { return buf[i]; }
 
-@compute @workgroup_size($WG)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    // Large grids spill into y (65535 workgroups per dimension); fold them back to one index.
-    let i = gid.x + gid.y * nwg.x * ${WG}u;
-    if (i >= P.n) {
-        return;
-    }
-    run(i);
-}
+$MAIN
