@@ -6,12 +6,7 @@ kernels (``register_kernel``, ``copy_kernels``; op names are :class:`Op` members
 your own is declared with ``declare_custom_op``), flags (``env()``), eager tensors
 (``tensor``, :mod:`gpulite.ops`) and their memory management (``tidy``, ``keep``,
 ``memory``, ``profile``, ``time``).
-
-``gpulite.solutions`` (imported on first use) has MediaPipe's legacy ``mp.solutions`` modules, so
-MediaPipe 0.10.x code switches with ``import gpulite as mp`` (docs/solutions.md).
 """
-
-from typing import Any
 
 from gpulite import ops
 from gpulite.backends.kernels import copy_kernels, get_kernels_for_backend, register_kernel, unregister_kernel
@@ -49,21 +44,6 @@ from gpulite.runtime import (
 from gpulite.tensor import Tensor, tensor
 
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str) -> Any:
-    """``gpulite.solutions`` on first use, so ``import gpulite as mp; mp.solutions.hands`` works and
-    ``import gpulite`` does not load the pipeline."""
-    if name == "solutions":
-        import gpulite.solutions as solutions
-
-        return solutions
-    raise AttributeError(f"module 'gpulite' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), "solutions"])
-
 
 __all__ = [
     "BackendError", "BackendNotFoundError", "ConcurrentUseError", "DeviceLimitsError", "DeviceLostError",

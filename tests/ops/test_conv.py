@@ -37,6 +37,14 @@ CASES = {
     "o1-k3-s2-same-relu6": ((2, 9, 10, 5), (3, 3), 1, (2, 2), (1, 1), "SAME", "RELU6", True),
     "o1-nobias-d2": ((1, 11, 9, 4), (3, 3), 1, (1, 1), (2, 2), "SAME", "NONE", False),
     "k3-s1-same-tanh-c3": ((1, 6, 6, 3), (3, 3), 3, (1, 1), (1, 1), "SAME", "TANH", True),
+    # The WebGPU tiled product's edges (kernels/gemm.py: 32x32 output tiles, K in steps of 16):
+    # 99 pixels x 37 channels, K = 108 read as vec4s; a 1x1 conv read as a matrix of 13 columns
+    # (not vec4s) at batch 2; K = 864 over few tiles (four K groups per workgroup); K = 4200
+    # (past 4 x 1024: K split across workgroups, then summed).
+    "gemm-edges-k3": ((1, 9, 11, 12), (3, 3), 37, (1, 1), (1, 1), "SAME", "RELU", True),
+    "gemm-1x1-c13-batch2": ((2, 5, 7, 13), (1, 1), 33, (1, 1), (1, 1), "VALID", "RELU6", True),
+    "gemm-k3-c96-groups": ((1, 5, 5, 96), (3, 3), 40, (1, 1), (1, 1), "SAME", "NONE", True),
+    "gemm-1x1-c4200-split": ((1, 2, 3, 4200), (1, 1), 5, (1, 1), (1, 1), "VALID", "NONE", True),
 }
 QUANT_CASES = ["k3-s1-same-relu6", "k3-s2-valid-relu", "k3-d2-same-relu_n1_to_1", "k3-d2-valid-tanh",
                "k1-s1-valid", "k1-s2-same", "k2-s1-same-even", "nobias", "batch2"]

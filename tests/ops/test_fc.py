@@ -21,6 +21,10 @@ FC_CASES = {
     "nobias": ((4, 16), 9, False, False, "NONE"),
     "hand-landmark": ((1, 1, 1, 1152), 63, False, True, "NONE"),
     "4d-flatten-all-nobias": ((1, 4, 4, 3), 10, False, False, "NONE"),
+    # The WebGPU tiled product's edges (kernels/gemm.py): 70 rows x 45 units over K = 37 (no
+    # vec4 rows); one row with K = 5000 (K split across workgroups, then summed).
+    "gemm-edges": ((70, 37), 45, False, True, "RELU"),
+    "gemm-one-row-split": ((1, 5000), 7, False, True, "NONE"),
 }
 FC_DEPTH = {"3d-flatten-across-dims": 12, "4d-flatten-all-nobias": 48}
 
@@ -50,17 +54,22 @@ def test_fully_connected_float(case: str, backend: str) -> None:
     check_op(mb.build(), [rng.standard_normal(shape).astype(np.float32)], backend)
 
 
-def test_fully_connected_runtime_weights(backend: str) -> None:
-    """Weights fed as a graph input, not a constant."""
+@pytest.mark.parametrize("rows,depth,units,has_bias,act", [(3, 6, 4, False, "NONE"), (35, 37, 33, True, "RELU")],
+                         ids=["small", "gemm-edges-bias-relu"])
+def test_fully_connected_runtime_weights(rows: int, depth: int, units: int, has_bias: bool, act: str,
+                                         backend: str) -> None:
+    """Weights fed as a graph input, not a constant (the second case: 35 x 33 outputs over K = 37,
+    past the WebGPU tiles' edges, with a constant bias and a fused activation)."""
     rng = np.random.default_rng(31)
     mb = ModelBuilder()
-    x = mb.input("x", (3, 6), np.float32)
-    w = mb.input("w", (4, 6), np.float32)
-    y = mb.tensor("y", (3, 4), np.float32)
-    mb.op("FULLY_CONNECTED", [x, w, -1], [y])
+    x = mb.input("x", (rows, depth), np.float32)
+    w = mb.input("w", (units, depth), np.float32)
+    b = mb.const("b", rng.standard_normal(units).astype(np.float32)) if has_bias else -1
+    y = mb.tensor("y", (rows, units), np.float32)
+    mb.op("FULLY_CONNECTED", [x, w, b], [y], fused_activation_function=act)
     mb.output(y)
-    check_op(mb.build(), [rng.standard_normal((3, 6)).astype(np.float32),
-                          rng.standard_normal((4, 6)).astype(np.float32)], backend)
+    check_op(mb.build(), [rng.standard_normal((rows, depth)).astype(np.float32),
+                          rng.standard_normal((units, depth)).astype(np.float32)], backend)
 
 
 def _fc_quant_model(case, kind: str, seed: int) -> tuple[bytes, np.ndarray]:
@@ -139,6 +148,10 @@ BMM_CASES = {
     "broadcast-rank": ((3, 4), (2, 4, 5), False, False, False),
     "const-rhs-adj_y": ((1, 6, 8), (1, 7, 8), False, True, True),
     "rank2": ((5, 3), (3, 2), False, False, False),
+    # The WebGPU tiled product's edges (kernels/gemm.py): 40 x 33 outputs over K = 37 in 3
+    # batches; K = 4500 (split across workgroups) with adj_x.
+    "gemm-edges": ((3, 40, 37), (3, 37, 33), False, False, False),
+    "gemm-split-adj_x": ((1, 4500, 2), (1, 4500, 3), True, False, False),
 }
 
 

@@ -1,19 +1,39 @@
-"""BATCH_MATMUL (float32; adj_x / adj_y; batch dims broadcast, up to 4 after merging)."""
+"""BATCH_MATMUL (float32; adj_x / adj_y; batch dims broadcast, up to 4 after merging) as a tiled
+matrix product (kernels/gemm.py, gemm_bmm.wgsl)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from gpulite.backends.kernels import register_kernel
-from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.context import GpuContext, TensorRef
+from gpulite.backends.webgpu.kernels import gemm
 from gpulite.backends.webgpu.kernels.elementwise import broadcast_strides
-from gpulite.backends.webgpu.program import Program, make_program
+from gpulite.backends.webgpu.program import Program
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
 
 
+def matrices(a: TensorRef, b: TensorRef, out: TensorRef, m: int, k: int, n: int, bias: TensorRef, *,
+             adj_x: bool = False, adj_y: bool = False, dims: list[int] | None = None, sa: list[int] | None = None,
+             sb: list[int] | None = None) -> list:
+    """gemm_bmm.wgsl's params: A [m, k] (adj_x: [k, m]) and B [k, n] (adj_y: [n, k]) at their
+    offsets; the output's batch dims ``dims`` with A's and B's strides in matrices (0 where
+    broadcast); ``bias``, float32, one value per column or a single one for every column."""
+    dims, sa, sb = dims or [], sa or [], sb or []
+    pad = 4 - len(dims)
+    return [
+        ("batch", "vec4u", [1] * pad + dims), ("sa", "vec4u", [0] * pad + [s * m * k for s in sa]),
+        ("sb", "vec4u", [0] * pad + [s * k * n for s in sb]),
+        ("a_m", "u32", 1 if adj_x else k), ("a_k", "u32", m if adj_x else 1),
+        ("b_k", "u32", 1 if adj_y else n), ("b_n", "u32", k if adj_y else 1),
+        ("a_off", "u32", a.offset), ("b_off", "u32", b.offset), ("out_off", "u32", out.offset),
+        ("bias_off", "u32", bias.offset), ("bias_step", "u32", int(bias.size > 1)),
+    ]
+
+
 @register_kernel(Op.BATCH_MATMUL, "webgpu")
-def batch_matmul(node: Node, ctx: GpuContext) -> Program:
+def batch_matmul(node: Node, ctx: GpuContext) -> list[Program]:
     a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
     ctx.require_f32(a, b, out)
     adj_x, adj_y = bool(getattr(node.options, "adj_x", False)), bool(getattr(node.options, "adj_y", False))
@@ -31,14 +51,7 @@ def batch_matmul(node: Node, ctx: GpuContext) -> Program:
     dims, sa, sb = broadcast_strides(a.shape[:-2], b.shape[:-2], batch)
     if len(dims) > 4:
         raise ctx.unsupported(f"{len(dims)} batch dims after merging (kernel has 4)")
-    pad = 4 - len(dims)
-    params = [
-        ("batch", "vec4u", [1] * pad + dims), ("sa", "vec4u", [0] * pad + [s * m * k for s in sa]),
-        ("sb", "vec4u", [0] * pad + [s * k * n for s in sb]),
-        ("rows", "u32", m), ("cols", "u32", n), ("k", "u32", k),
-        ("a_m", "u32", 1 if adj_x else k), ("a_k", "u32", m if adj_x else 1),
-        ("b_k", "u32", 1 if adj_y else n), ("b_n", "u32", k if adj_y else 1),
-        ("a_off", "u32", a.offset), ("b_off", "u32", b.offset), ("out_off", "u32", out.offset),
-    ]
-    return make_program(f"batch_matmul {a.shape}x{b.shape}->{out.shape}", "batch_matmul", params, out.size,
-                        reduction_per_thread=k)
+    p = gemm.plan(m, n, k, int(np.prod(batch, dtype=np.int64)))
+    params = matrices(a, b, out, m, k, n, ctx.upload(np.zeros(1, np.float32)), adj_x=adj_x, adj_y=adj_y,
+                      dims=dims, sa=sa, sb=sb)
+    return gemm.programs(ctx, f"batch_matmul {a.shape}x{b.shape}->{out.shape}", ("gemm_bmm",), p, params)

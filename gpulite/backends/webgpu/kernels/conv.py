@@ -9,8 +9,9 @@ import numpy as np
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.geometry import check_window, pad_before
+from gpulite.backends.webgpu.kernels import gemm
 from gpulite.backends.webgpu.kernels.prelu import alpha_per_channel, finish, keep_fused_prelu
-from gpulite.backends.webgpu.kernels.weights import bias_ref, packed_weights, packed_weights_c4
+from gpulite.backends.webgpu.kernels.weights import bias_ref
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Graph, Node
 from gpulite.graph.shape_rules.conv import out_size
@@ -67,7 +68,7 @@ def prelu_fusable(g: Graph, conv: Node, prelu: Node) -> bool:
 
 @register_kernel(Op.CONV_2D, "webgpu")
 @keep_fused_prelu
-def conv2d(node: Node, ctx: GpuContext) -> Program:
+def conv2d(node: Node, ctx: GpuContext) -> Program | list[Program]:
     x, out = ctx.input(0), ctx.output(0)
     _check(node, ctx, x, out)
     w = ctx.const(1)
@@ -81,18 +82,19 @@ def conv2d(node: Node, ctx: GpuContext) -> Program:
                               " (grouped convolution is not supported)")
     opts = node.options or sg.Conv2DOptions()
     n, oh, ow, _ = out.shape
-    groups = -(-cout // 4)
-    params = [*_window(ctx, opts, x, out, kh, kw), ("groups", "u32", groups),
-              ("bias_off", "u32", bias_ref(ctx, cout, groups * 4).offset)]
-    name = f"conv_2d {x.shape}*{w.shape}->{out.shape}"
+    window = _window(ctx, opts, x, out, kh, kw)
+    p = gemm.plan(n * oh * ow, cout, kh * kw * cin)
+    w_off = ctx.weight(gemm.packed_b(w.transpose(1, 2, 3, 0).reshape(-1, cout), p)).offset
     extra, fin = finish(node, ctx)
-    if cin % 4 == 0 and x.offset % 4 == 0:  # whole vec4s per pixel: read through buf4
-        params += [("in_c4", "u32", cin // 4), ("w_off", "u32", ctx.weight(packed_weights_c4(w)).offset), *extra]
-        return make_program(name, "conv2d_c4", params, n * oh * ow * groups, act=node.activation,
-                            weights=ctx.weights, reduction_per_thread=kh * kw * cin, **fin)
-    params += [("out_c4", "u32", groups * 4), ("w_off", "u32", ctx.weight(packed_weights(w)[0]).offset), *extra]
-    return make_program(name, "conv2d", params, n * oh * ow * groups, act=node.activation, weights=ctx.weights,
-                        reduction_per_thread=kh * kw * cin, **fin)
+    params = [("w_off", "u32", w_off), ("bias_off", "u32", bias_ref(ctx, cout, p.n_pad).offset), *extra]
+    pads = {name: v for name, _, v in window if name.startswith("pad_")}
+    if kh == kw == 1 and (opts.stride_h or 1) == (opts.stride_w or 1) == 1 and not any(pads.values()):
+        a, window = "gemm_rows", [f for f in window if f[0] in ("x_off", "out_off")]  # the input is A
+    else:
+        a = "gemm_im2col"
+    vec = cin % 4 == 0 and x.offset % 4 == 0
+    return gemm.programs(ctx, f"conv_2d {x.shape}*{w.shape}->{out.shape}", (a, "gemm_weights"), p,
+                         window + params, act=node.activation, weights=ctx.weights, A_VEC=str(vec).lower(), **fin)
 
 
 def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> Program:

@@ -1,5 +1,6 @@
-"""FULLY_CONNECTED (float32, default weights format, bias and fused activation; constant weights
-and the bias through ``ctx.weight``: float16 in fp16 plans, math in f32)."""
+"""FULLY_CONNECTED (float32, default weights format, bias and fused activation) as a tiled matrix
+product (kernels/gemm.py): constant weights packed once through ``ctx.weight`` (float16 in fp16
+plans, math in f32), run-time weights read in place as BATCH_MATMUL's B."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.program import Program, make_program
+from gpulite.backends.webgpu.kernels import gemm
+from gpulite.backends.webgpu.kernels.batch_matmul import matrices
+from gpulite.backends.webgpu.kernels.prelu import finish
+from gpulite.backends.webgpu.program import Program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
 from gpulite.model.opdefs import Op
 
 
 @register_kernel(Op.FULLY_CONNECTED, "webgpu")
-def fully_connected(node: Node, ctx: GpuContext) -> Program:
+def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_f32(x, out)
     o = node.options or sg.FullyConnectedOptions()
@@ -36,14 +40,18 @@ def fully_connected(node: Node, ctx: GpuContext) -> Program:
         if b is None:
             raise ctx.unsupported("bias computed at run time")
         bias[:] = b.astype(np.float32).reshape(-1)
-    # Constant weights are weights (float16 in fp16 plans, read with wt; in fp32 wt and ld are
-    # the same load, and ld keeps one pipeline for both); run-time ones are activations (ld).
-    if ctx.const(1) is not None:
-        w_read, w = ("ld" if ctx.weights == "f32" else "wt"), ctx.weight_input(1)
-    else:
-        w_read, w = "ld", ctx.input(1)
-        ctx.require_f32(w)
-    params = [("n_out", "u32", n_out), ("k", "u32", k), ("x_off", "u32", x.offset), ("w_off", "u32", w.offset),
-              ("bias_off", "u32", ctx.weight(bias).offset), ("out_off", "u32", out.offset)]
-    return make_program(f"fully_connected {x.shape}x{wshape}->{out.shape}", "fully_connected", params, out.size,
-                        act=node.activation, weights=ctx.weights, W=w_read, reduction_per_thread=k)
+    p = gemm.plan(rows, n_out, k)
+    name = f"fully_connected {x.shape}x{wshape}->{out.shape}"
+    if ctx.const(1) is not None:  # packed once, as a weight (float16 in fp16 plans)
+        w = ctx.weight(gemm.packed_b(ctx.const(1).T, p))
+        b_pad = np.zeros(p.n_pad, np.float32)
+        b_pad[:n_out] = bias
+        extra, fin = finish(node, ctx)
+        params = [("x_off", "u32", x.offset), ("out_off", "u32", out.offset), ("w_off", "u32", w.offset),
+                  ("bias_off", "u32", ctx.weight(b_pad).offset), *extra]
+        return gemm.programs(ctx, name, ("gemm_rows", "gemm_weights"), p, params, act=node.activation,
+                             weights=ctx.weights, A_VEC=str(k % 4 == 0 and x.offset % 4 == 0).lower(), **fin)
+    w = ctx.input(1)  # run-time weights: B[k][n] = w[n][k], read in place
+    ctx.require_f32(w)
+    params = matrices(x, w, out, rows, k, n_out, ctx.upload(bias), adj_y=True)
+    return gemm.programs(ctx, name, ("gemm_bmm",), p, params, act=node.activation)

@@ -1,0 +1,122 @@
+"""Tiled matrix products (``gemm.wgsl``), shared by CONV_2D, FULLY_CONNECTED and BATCH_MATMUL:
+how a product is cut into workgroups (:func:`plan`) and its programs (:func:`programs`).
+
+A workgroup computes a 32 x 32 tile of the output, 4 x 4 outputs per thread, walking K 16 at a
+time through workgroup memory. Where the tiles are few and K is long, each workgroup runs four
+groups of 64 threads over interleaved K steps (``kg = 4``, one dispatch); and no thread ever sums
+more than :data:`MAX_SERIAL` products of one output: past that, K is split across workgroups
+into partial sums (``splits``), which a second dispatch (``gemm_sum.wgsl``) adds up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.program import Program, make_program
+from gpulite.model.opdefs import FusedActivation
+
+TILE = 32  # output rows and columns per workgroup
+K_STEP = 16  # K per step through workgroup memory
+GROUP = 64  # threads per 32 x 32 tile (8 x 8, 4 x 4 outputs each)
+MAX_SERIAL = 1024  # the most products one thread sums for one output
+FEW_TILES = 64  # below this many tiles, a long K runs in four groups per workgroup
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    """The cut of ``batches`` products [m x k] x [k x n] into workgroups."""
+
+    m: int
+    n: int
+    k: int
+    batches: int
+    kg: int  # groups of 64 threads per workgroup, each on every kg-th K step
+    splits: int  # slices of K across workgroups (partial sums, then gemm_sum.wgsl)
+
+    @property
+    def tiles_m(self) -> int:
+        return _cdiv(self.m, TILE)
+
+    @property
+    def tiles_n(self) -> int:
+        return _cdiv(self.n, TILE)
+
+    @property
+    def n_pad(self) -> int:
+        return self.tiles_n * TILE
+
+    @property
+    def kt_total(self) -> int:
+        return max(1, _cdiv(self.k, K_STEP))
+
+    @property
+    def k_pad(self) -> int:
+        return self.kt_total * K_STEP
+
+    @property
+    def k_tiles(self) -> int:
+        """K steps per slice."""
+        return _cdiv(self.kt_total, self.splits)
+
+    @property
+    def workgroups(self) -> int:
+        return self.tiles_m * self.tiles_n * self.batches * self.splits
+
+    @property
+    def serial(self) -> int:
+        """The most products one thread sums for one output (before the groups' and slices' sums)."""
+        return _cdiv(self.k_tiles, self.kg) * K_STEP
+
+    def describe(self) -> str:
+        return (f"{self.workgroups} workgroups x {GROUP * self.kg} threads, 4x4 outputs and <= {self.serial}"
+                f" products per thread{f', K in {self.splits} slices' if self.splits > 1 else ''}")
+
+
+def plan(m: int, n: int, k: int, batches: int = 1) -> GemmPlan:
+    """The workgroups of a product: four groups per workgroup when tiles are few (under
+    :data:`FEW_TILES`) and K spans 8 steps or more, or when K is longer than :data:`MAX_SERIAL`;
+    slices of K across workgroups only when one workgroup's groups would still leave a thread
+    more than :data:`MAX_SERIAL` products."""
+    tiles = _cdiv(m, TILE) * _cdiv(n, TILE) * batches
+    kt = max(1, _cdiv(k, K_STEP))
+    kg = 4 if (tiles < FEW_TILES and kt >= 8) or kt * K_STEP > MAX_SERIAL else 1
+    per_slice = kg * MAX_SERIAL // K_STEP  # K steps one slice may take
+    splits = _cdiv(kt, per_slice)
+    splits = _cdiv(kt, _cdiv(kt, splits))  # no empty slice
+    return GemmPlan(m, n, k, batches, kg, splits)
+
+
+def packed_b(b: np.ndarray, p: GemmPlan) -> np.ndarray:
+    """A constant [k, n] B as gemm_weights.wgsl reads it: [k_pad, n_pad] float32, zero-padded."""
+    out = np.zeros((p.k_pad, p.n_pad), np.float32)
+    out[:p.k, :p.n] = b
+    return out
+
+
+def programs(ctx: GpuContext, name: str, sources: tuple[str, ...], p: GemmPlan, params: list[tuple[str, str, Any]],
+             *, act: FusedActivation = FusedActivation.NONE, weights: str = "f32", **subs: str) -> list[Program]:
+    """The dispatches of product ``p``: ``sources`` (before ``gemm.wgsl``) define ``mm_a``,
+    ``mm_b`` and ``mm_out`` over ``params``; the gemm fields come first."""
+    part = ctx.scratch((p.splits * p.batches * p.m * p.n_pad,)).offset if p.splits > 1 else 0
+    fields = [("m", "u32", p.m), ("n_cols", "u32", p.n), ("k", "u32", p.k), ("n_pad", "u32", p.n_pad),
+              ("batches", "u32", p.batches), ("tiles_m", "u32", p.tiles_m), ("tiles_n", "u32", p.tiles_n),
+              ("kt_total", "u32", p.kt_total), ("k_tiles", "u32", p.k_tiles), ("splits", "u32", p.splits),
+              ("part_off", "u32", part), *params]
+    wg = GROUP * p.kg
+    main = make_program(f"{name} [{p.describe()}]", (*sources, "gemm"), fields, p.workgroups, act=act,
+                        workgroup_size=wg, weights=weights, groups=True, reduction_per_thread=p.serial,
+                        KG=str(p.kg), SLOTS=str(128 * p.kg), **subs)
+    if p.splits == 1:
+        return [main]
+    total = make_program(f"{name} [sum of {p.splits} K slices]", (*sources, "gemm_sum"), fields,
+                         p.batches * p.m * p.n_pad // 4, act=act, weights=weights,
+                         reduction_per_thread=p.splits, **subs)
+    return [main, total]
