@@ -16,6 +16,8 @@ flag                      type         default   meaning
 ``pipeline_cache_dir``    str or None  None      directory for compiled pipelines (reserved:
                                                  wgpu-py exposes no pipeline cache yet)
 ``num_threads``           int or None  None      CPU threads when an Interpreter does not say
+``auto_measure``          bool         True      solutions' ``auto``: time each backend on first
+                                                 use, keep the fastest (gpulite.solutions.auto)
 ========================  ===========  ========  ==========================================
 """
 
@@ -124,6 +126,9 @@ FLAGS: dict[str, Flag] = {f.name: f for f in (
          _check_bool, _parse_bool),
     Flag("num_threads", "int >= 1 | None", None, "CPU threads when an Interpreter does not say",
          _check_threads, _parse_optional_int),
+    Flag("auto_measure", "bool", True,
+         "solutions' backend auto: time each usable backend on first use and keep the fastest (off: rank)",
+         _check_bool, _parse_bool),
     Flag("webgpu_quantized", "'float' | 'exact'", "float",
          "how the WebGPU backend runs quantized models when an Interpreter does not say",
          _check_choice("float", "exact"), str.strip),

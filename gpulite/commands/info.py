@@ -62,11 +62,25 @@ def info(out: Callable[[str], None] = print) -> None:
         if b.name == "webgpu":
             adapters = _adapters(out)
     out(f"active     {active or 'none'} ({why})")
+    _measured(out)
     e = env()
     _precision(out, active, e.get("precision"), e.source("precision"), adapters)
     out("flags      " + ", ".join(f"{k}={v!r}" + (f" [{e.source(k)}]" if e.source(k) != "default" else "")
                                   for k, v in e.flags().items()))
     out(f"cpu loops  {jit.status()}")
+
+
+def _measured(out: Callable[[str], None]) -> None:
+    """What solutions' ``auto`` measured on this machine (gpulite.solutions.auto), fastest first."""
+    from gpulite.solutions import auto
+
+    path = auto.cache_path()
+    entries = sorted(auto.read_cache(path).values(), key=lambda e: str(e.get("subject")))
+    out(f"auto       solutions' backend auto, measured on first use ({path}): "
+        + ("nothing measured yet" if not entries else f"{len(entries)} configuration(s)"))
+    for e in entries:
+        ms = ", ".join(f"{n} {v:.2f}" for n, v in sorted(e.get("ms", {}).items(), key=lambda kv: kv[1]))
+        out(f"             {e.get('subject')}: {e.get('chosen')} (ms per frame: {ms}; {e.get('measured')})")
 
 
 def _size(v: int, key: str) -> str:

@@ -206,9 +206,23 @@ def explain_bad_arguments(init: Any) -> Any:
                 problem = str(e)
         if problem is not None:
             raise TypeError(f"{owner}(): {problem}; accepted arguments: {', '.join(names)}")
+        if "_arguments" not in self.__dict__:  # the most derived class's: what auto measures (solutions.auto)
+            self._arguments = _keywords(sig, sig.bind(self, *args, **kwargs).arguments)
         init(self, *args, **kwargs)
 
     return wrapper
+
+
+def _keywords(sig: inspect.Signature, bound: dict[str, Any]) -> dict[str, Any]:
+    """Bound arguments as keywords (``**kwargs`` spread), to build the same solution again."""
+    out: dict[str, Any] = {}
+    for name, value in bound.items():
+        kind = sig.parameters[name].kind
+        if kind == inspect.Parameter.VAR_KEYWORD:
+            out.update(value)
+        elif name != "self" and kind != inspect.Parameter.VAR_POSITIONAL:
+            out[name] = value
+    return out
 
 
 def check_image(image: Any, *, where: str = "process") -> np.ndarray:
@@ -256,13 +270,15 @@ def check_image(image: Any, *, where: str = "process") -> np.ndarray:
     return np.ascontiguousarray(image)
 
 
-def resolve_backend(backend: str | None) -> tuple[str, str]:
+def resolve_backend(backend: str | None, solution: Solution | None = None) -> tuple[str, str]:
     """``(name, why)``: ``"cpu"``, ``"webgpu"`` or ``"litert"`` (models on LiteRT's kernels, image work
     on the cpu) for a solution's ``backend=`` argument.
 
-    None and ``"auto"`` take gpulite's automatic choice (:func:`gpulite.get_backend`: a real
-    GPU through WebGPU when there is one, else numpy). ``"webgpu"`` with no usable adapter
-    raises :class:`gpulite.BackendError` rather than run somewhere else silently.
+    None and ``"auto"``: ``set_backend``/``GPULITE_BACKEND`` when used, else (given the
+    ``solution``) the fastest backend measured on this machine for its configuration
+    (:mod:`gpulite.solutions.auto`), else gpulite's ranking (:func:`gpulite.get_backend`).
+    ``"webgpu"`` with no usable adapter raises :class:`gpulite.BackendError` rather than run
+    somewhere else silently.
     """
     from gpulite import runtime
     from gpulite.errors import BackendError
@@ -271,6 +287,12 @@ def resolve_backend(backend: str | None) -> tuple[str, str]:
         raise ValueError(f"backend must be one of {BACKENDS} or None, got {backend!r}")
     if backend in (None, "auto"):
         try:
+            if solution is not None and not runtime.chosen_explicitly():
+                from gpulite.solutions import auto
+
+                measured = auto.choose(type(solution), getattr(solution, "_arguments", {}))
+                if measured is not None:
+                    return measured
             name, why = runtime.get_backend(), runtime.backend_choice()
         except GpuliteError as e:
             return "cpu", f"automatic choice failed ({e}); using the cpu"
@@ -328,7 +350,7 @@ class Solution:
             cls.__init__ = explain_bad_arguments(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     def __init__(self, *, backend: str | None = None, static_image_mode: bool = False) -> None:
-        self.backend, self.backend_reason = resolve_backend(backend)
+        self.backend, self.backend_reason = resolve_backend(backend, self)
         self.static_image_mode = bool(static_image_mode)
         self.last_timings: dict[str, float] = {}
         self.frames = 0

@@ -1,0 +1,219 @@
+"""``backend="auto"`` for solutions, by measurement: time each usable backend once per machine, keep the fastest.
+
+On the first ``auto`` use of a solution configuration (its class and arguments) on a machine
+(gpulite version, CPU, core count, each candidate backend's adapter/driver or library version),
+the solution is built on each candidate backend and runs :data:`WARMUP` + up to :data:`FRAMES`
+frames of the bundled sample image (``gpulite/data/astronaut.png``, 320x320, one face) in the
+mode the caller asked for; the backend with the lowest median frame time wins. The result goes
+to ``$GPULITE_CACHE_DIR/auto_backend.json`` (default ``~/.cache/gpulite``) and is reused by every
+later process on that machine: the measurement is never repeated until something in the key
+changes (a driver update, a new gpulite). ``gpulite info`` lists what was measured; the
+solution's ``backend_reason`` says what was measured for it.
+
+Candidates are the pipeline backends (``webgpu``, ``litert``, ``cpu``) that the backend registry
+says can start, except a WebGPU adapter of CPU type (lavapipe, SwiftShader: never faster than the
+numpy backend on the same cores, and compiling its shaders would dominate the first use).
+The rule: ``auto`` never picks a backend that it measured slower than another on that machine.
+``backend="cpu"/"webgpu"/"litert"``, ``gpulite.set_backend`` and ``GPULITE_BACKEND`` skip the
+measurement; the ``auto_measure`` flag (``GPULITE_AUTO_MEASURE=0``) turns it off, and the choice
+falls back to the registry's ranking.
+
+First-use cost, bounded: per candidate, building the solution (model load, pipeline compile) and
+``WARMUP + FRAMES`` frames, with timing stopped after :data:`BUDGET_S` seconds per backend (at least
+one timed frame). On a 2-core machine that is about 1-3 s for face detection or face mesh, once.
+Processes measuring the same key at once take turns on a lock file, so concurrent workers (Ray
+actors) measure once and the others read the result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import json
+import logging
+import os
+import platform
+import statistics
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+PIPELINE_BACKENDS = ("webgpu", "litert", "cpu")
+WARMUP = 1  # untimed frames per backend (pipeline compilation, first-dispatch costs)
+FRAMES = 5  # timed frames per backend at most
+BUDGET_S = 2.0  # timing stops after this many seconds per backend (at least one frame)
+CACHE_FILE = "auto_backend.json"
+
+
+def cache_path() -> Path:
+    """``$GPULITE_CACHE_DIR/auto_backend.json`` (default ``~/.cache/gpulite/auto_backend.json``)."""
+    return Path(os.environ.get("GPULITE_CACHE_DIR") or Path.home() / ".cache" / "gpulite") / CACHE_FILE
+
+
+def candidates() -> tuple[list[str], list[str]]:
+    """``(names, notes)``: the pipeline backends to measure, and why each other one is not measured."""
+    from gpulite import runtime
+
+    names, notes = [], []
+    for b in runtime.describe_backends():
+        if b.name not in PIPELINE_BACKENDS:
+            continue
+        if b.rank is None:
+            notes.append(f"{b.name} cannot start ({b.note})")
+        elif b.name == "webgpu" and b.rank < 1:
+            notes.append(f"webgpu not measured ({b.note})")
+        else:
+            names.append(b.name)
+    return names, notes
+
+
+def _cpu_name() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def machine(names: list[str]) -> dict[str, Any]:
+    """What a measurement depends on besides the solution: gpulite, CPU, cores, each candidate's note."""
+    import gpulite
+    from gpulite import runtime
+    from gpulite.environment import env
+
+    notes = {b.name: b.note for b in runtime.describe_backends() if b.name in names}
+    return {"gpulite": gpulite.__version__, "cpu": _cpu_name(), "cores": os.cpu_count(),
+            "num_threads": env().get("num_threads"), "backends": notes}
+
+
+def subject(cls: type, arguments: dict[str, Any]) -> str:
+    """The solution configuration measured: its class and its arguments but ``backend``."""
+    args = ", ".join(f"{k}={v!r}" for k, v in sorted(arguments.items()) if k != "backend")
+    return f"{cls.__name__}({args})"
+
+
+def _key(subj: str, mach: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps([subj, mach], sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def read_cache(path: Path | None = None) -> dict[str, Any]:
+    """The cached measurements (an empty dict when there are none or the file is unreadable)."""
+    path = path or cache_path()
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        log.warning("ignoring the unreadable auto-backend cache %s (%s); measuring again", path, e)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_cache(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold ``path.lock`` (an advisory lock; nothing where fcntl is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # not on Linux/macOS: measure without taking turns
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def sample_image() -> Any:
+    """The bundled sample image, RGB uint8 (what the measurement processes)."""
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(Path(__file__).resolve().parents[1] / "data" / "astronaut.png") as im:
+        return np.asarray(im.convert("RGB"))
+
+
+def time_backend(cls: type, arguments: dict[str, Any], backend: str, image: Any) -> float:
+    """Median milliseconds per ``process`` of the solution on ``backend`` (after the warm-up frames)."""
+    with cls(**{**arguments, "backend": backend}) as sol:
+        for _ in range(WARMUP):
+            sol.process(image)
+        times: list[float] = []
+        stop = time.perf_counter() + BUDGET_S
+        while len(times) < FRAMES and (not times or time.perf_counter() < stop):
+            t0 = time.perf_counter()
+            sol.process(image)
+            times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def _describe(entry: dict[str, Any], path: Path, fresh: bool) -> str:
+    ms = ", ".join(f"{n} {v:.2f} ms" for n, v in sorted(entry["ms"].items(), key=lambda kv: kv[1]))
+    when = "just now" if fresh else f"on {entry['measured']}"
+    parts = [f"auto: measured {when} on this machine, median ms per frame of the sample image: {ms}; "
+             f"{entry['chosen']!r} is the fastest (cached in {path})"]
+    parts += entry.get("failed", []) + entry.get("not_measured", [])
+    return "; ".join(parts)
+
+
+def choose(cls: type, arguments: dict[str, Any]) -> tuple[str, str] | None:
+    """``(backend, reason)`` measured (or cached) for a solution configuration; None when there is
+    nothing to measure (fewer than two candidates) or measurement is off: rank decides then."""
+    from gpulite.environment import env
+
+    if not env().get("auto_measure"):
+        return None
+    names, notes = candidates()
+    if len(names) < 2:
+        return None
+    subj, mach = subject(cls, arguments), machine(names)
+    key, path = _key(subj, mach), cache_path()
+    entry = read_cache(path).get(key)
+    fresh = False
+    if entry is None:
+        with _locked(path):
+            entry = read_cache(path).get(key)  # another process may have measured meanwhile
+            if entry is None:
+                entry = measure(cls, arguments, names, notes)
+                entry.update(subject=subj, machine=mach)
+                if entry["ms"]:
+                    data = read_cache(path)
+                    data[key] = entry
+                    try:
+                        _write_cache(path, data)
+                    except OSError as e:
+                        log.warning("could not keep the auto-backend measurement in %s (%s)", path, e)
+                fresh = True
+    if not entry.get("ms"):
+        return None
+    return entry["chosen"], _describe(entry, path, fresh)
+
+
+def measure(cls: type, arguments: dict[str, Any], names: list[str], notes: list[str]) -> dict[str, Any]:
+    """Time the solution on each of ``names``; the entry that :func:`choose` caches."""
+    image = sample_image()
+    ms: dict[str, float] = {}
+    failed: list[str] = []
+    t0 = time.perf_counter()
+    for name in names:
+        try:
+            ms[name] = time_backend(cls, arguments, name, image)
+        except Exception as e:  # a backend that fails here is not chosen; why is kept
+            failed.append(f"{name} failed while measured ({type(e).__name__}: {e})")
+    chosen = min(ms, key=ms.__getitem__) if ms else ""
+    log.info("auto backend for %s: measured %s in %.1f s, chose %s", cls.__name__, ms, time.perf_counter() - t0, chosen)
+    return {"ms": ms, "chosen": chosen, "failed": failed, "not_measured": notes,
+            "measured": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")}

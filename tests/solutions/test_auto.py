@@ -1,0 +1,129 @@
+"""Solutions' ``backend="auto"`` by measurement (gpulite.solutions.auto): a slowed backend is never chosen."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+
+import pytest
+
+import gpulite
+from gpulite import runtime
+from gpulite.backends import registry
+from gpulite.environment import env
+from gpulite.solutions import FaceDetector, auto
+
+SLOW_S = 0.05  # added to every invoke of the slowed backend: far above face detection's few ms
+
+
+class _SlowExecutable:
+    """An executable that sleeps before each invoke, else the real one."""
+
+    def __init__(self, exe):
+        self._exe = exe
+
+    def __getattr__(self, name):
+        return getattr(self._exe, name)
+
+    def invoke(self, observer=None):
+        time.sleep(SLOW_S)
+        return self._exe.invoke(observer)
+
+
+def _slowed(factory):
+    def make(**kw):
+        backend = factory(**kw)
+        compile_ = backend.compile
+        backend.compile = lambda graph, plan: _SlowExecutable(compile_(graph, plan))
+        return backend
+    return make
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty cache directory (the short-range face detector ships in the package), nothing chosen explicitly."""
+    monkeypatch.setenv("GPULITE_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("GPULITE_BACKEND", raising=False)
+    runtime.reset_active()
+    yield tmp_path / auto.CACHE_FILE
+    runtime.reset_active()
+
+
+def _slow(monkeypatch, name):
+    """Register a slowed copy of backend ``name`` under its own name for this test."""
+    e = registry.entry(name)
+    monkeypatch.setitem(registry._entries, name, dataclasses.replace(e, factory=_slowed(e.factory)))
+
+
+def _needs_two():
+    names, _ = auto.candidates()
+    if not {"litert", "cpu"} <= set(names):
+        pytest.skip(f"needs the litert and cpu backends as candidates, have {names}")
+
+
+@pytest.mark.parametrize("slow, fast", [("litert", "cpu"), ("cpu", "litert")])
+def test_auto_never_chooses_the_backend_it_measured_slower(cache, monkeypatch, slow, fast):
+    _needs_two()
+    _slow(monkeypatch, slow)
+    with FaceDetector(model="short") as fd:
+        assert fd.backend == fast, fd.backend_reason
+        assert "measured just now" in fd.backend_reason
+    entry = next(iter(json.loads(cache.read_text()).values()))
+    assert entry["chosen"] == fast
+    assert entry["ms"][slow] > entry["ms"][fast] + SLOW_S * 1e3 / 2  # the slow one was timed, and was slow
+    assert entry["subject"] == "FaceDetector(model='short')"
+
+
+def test_the_measurement_is_kept_and_reused(cache, monkeypatch):
+    _needs_two()
+    _slow(monkeypatch, "litert")
+    with FaceDetector(model="short") as fd:
+        first = fd.backend
+    monkeypatch.setattr(auto, "time_backend", lambda *a: pytest.fail("measured twice"))
+    with FaceDetector(model="short") as fd:
+        assert fd.backend == first == "cpu"
+        assert "measured on " in fd.backend_reason and str(cache) in fd.backend_reason
+    lines = []
+    from gpulite.commands.info import info
+    info(lines.append)
+    assert any("FaceDetector(model='short')" in ln and "cpu" in ln for ln in lines), lines
+
+
+def test_a_different_configuration_is_measured_on_its_own(cache, monkeypatch):
+    _needs_two()
+    calls = []
+    monkeypatch.setattr(auto, "time_backend", lambda cls, args, name, img: calls.append(name) or 1.0)
+    FaceDetector(model="short").close()
+    FaceDetector(model="short", min_detection_confidence=0.7).close()
+    assert len(calls) == 2 * len(auto.candidates()[0])
+
+
+def test_explicit_choices_skip_the_measurement(cache, monkeypatch):
+    monkeypatch.setattr(auto, "time_backend", lambda *a: pytest.fail("measured"))
+    with FaceDetector(model="short", backend="cpu") as fd:
+        assert fd.backend_reason == "requested"
+    monkeypatch.setenv("GPULITE_BACKEND", "cpu")
+    runtime.reset_active()
+    with FaceDetector(model="short") as fd:
+        assert (fd.backend, fd.backend_reason) == ("cpu", "automatic: GPULITE_BACKEND=cpu")
+    monkeypatch.delenv("GPULITE_BACKEND")
+    runtime.reset_active()
+    monkeypatch.setenv("GPULITE_AUTO_MEASURE", "0")
+    env().reset()
+    try:
+        with FaceDetector(model="short") as fd:
+            assert fd.backend == gpulite.get_backend() and fd.backend_reason.startswith("automatic: auto:")
+    finally:
+        monkeypatch.delenv("GPULITE_AUTO_MEASURE")
+        env().reset()
+    assert not cache.exists()
+
+
+def test_an_unreadable_cache_is_measured_again(cache, monkeypatch):
+    _needs_two()
+    cache.write_text("{not json")
+    monkeypatch.setattr(auto, "time_backend", lambda cls, args, name, img: {"cpu": 2.0}.get(name, 3.0))
+    with FaceDetector(model="short") as fd:
+        assert fd.backend == "cpu"
+    assert next(iter(json.loads(cache.read_text()).values()))["ms"]["cpu"] == 2.0
