@@ -1,9 +1,9 @@
 """The solutions against MediaPipe 0.10.14's Python solutions: frames per second, side by side.
 
-Face detection, face mesh, hands, pose (with segmentation) and selfie segmentation, each in
-video mode on the 640x480 test clip (astronaut.png moving, turning and zooming:
-tests/solutions/video.py), on the backend gpulite picks by default (``auto``: a real GPU, else
-``litert`` where ai-edge-litert is installed, else the numpy ``cpu``; the benchmark installs
+Face detection, face mesh (plain and ``refine_landmarks=True``), hands, pose (with segmentation)
+and selfie segmentation, each in video mode on the 640x480 test clip (astronaut.png moving, turning and zooming:
+tests/solutions/video.py), on the backend gpulite picks by default (``auto``: the fastest measured
+on this machine on first use, gpulite/solutions/auto.py; the benchmark installs
 gpulite's ``litert`` extra when it is missing), or on the ones named. gpulite and MediaPipe get the
 same frame in turn, frame by frame, so a slow phase of the machine hits both alike; the
 frames/s of each is one over the median time of its own ``process`` calls, after a warm-up
@@ -52,6 +52,8 @@ def cases() -> list[Case]:
         Case("face_detection", lambda b: gs.FaceDetector(model="short", backend=b),
              lambda: mp.solutions.face_detection.FaceDetection(model_selection=0)),
         Case("face_mesh", lambda b: gs.FaceMesh(backend=b), lambda: mp.solutions.face_mesh.FaceMesh()),
+        Case("face_mesh_refined", lambda b: gs.FaceMesh(refine_landmarks=True, backend=b),
+             lambda: mp.solutions.face_mesh.FaceMesh(refine_landmarks=True)),
         Case("hands", lambda b: gs.Hands(backend=b), lambda: mp.solutions.hands.Hands()),
         Case("pose", lambda b: gs.Pose(enable_segmentation=True, backend=b),
              lambda: mp.solutions.pose.Pose(enable_segmentation=True)),
@@ -132,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--webgpu-frames", type=int, default=5, help="timed frames on webgpu (default 5; lavapipe is slow)")
     p.add_argument("--warmup", type=int, default=2, help="untimed frames first (default 2)")
     p.add_argument("--backends", nargs="+", default=["auto"], choices=["auto", "cpu", "webgpu", "litert"])
-    p.add_argument("--solutions", nargs="+", help="subset of: face_detection face_mesh hands pose selfie_segmentation")
+    p.add_argument("--solutions", nargs="+", help="subset of: face_detection face_mesh face_mesh_refined hands pose "
+                   "selfie_segmentation")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")

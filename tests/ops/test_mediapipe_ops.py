@@ -461,6 +461,38 @@ def test_transform_tensor_bilinear_resized_input(ttb_options: bytes, backend: st
     assert_same(out, ref_transform_tensor_bilinear(img, m, 16, 16))
 
 
+def test_transform_tensor_bilinear_compiled_is_the_numpy_kernel_bit_for_bit(ttb_options: bytes, monkeypatch) -> None:
+    """The compiled sampler (loops.c) makes the numpy kernel's every bit, NaN and inf included:
+    non-finite matrix entries, inf/NaN pixels, points exactly on the edges."""
+    from gpulite.backends.cpu import jit
+    from gpulite.environment import env
+
+    if not jit.available():
+        pytest.skip(f"compiled loops unavailable: {jit.status()}")
+    rng = np.random.default_rng(36)
+    img = rng.standard_normal((1, 48, 48, 32)).astype(F32)
+    img[0, 47, ::3] = np.inf
+    img[0, ::5, 47] = np.nan
+    img[0, 10, 10] = -np.inf
+    mats = [m.reshape(1, 4, 4) for m in BILINEAR_MATRICES.values()]
+    for k, bad in enumerate((np.nan, np.inf, -np.inf)):
+        m = BILINEAR_MATRICES["affine"].copy()
+        m[k % 2, (0, 2, 3)[k]] = bad
+        mats.append(m.reshape(1, 4, 4))
+    model = ttb_model(img.shape, ttb_options)
+    compiled = [run_gpulite(model, [img, m], "cpu")[0] for m in mats]
+    monkeypatch.setenv("GPULITE_CPU_JIT", "0")
+    env().reset()
+    try:
+        reference = [run_gpulite(model, [img, m], "cpu")[0] for m in mats]
+    finally:
+        monkeypatch.delenv("GPULITE_CPU_JIT")
+        env().reset()
+    assert any(np.isnan(r).any() for r in reference) and any(np.isinf(r).any() for r in reference)
+    for m, out, ref in zip(mats, compiled, reference, strict=True):
+        np.testing.assert_array_equal(out.view(np.uint32), ref.view(np.uint32), err_msg=str(m[0]))
+
+
 def test_landmarks_matrix_then_sampler(l2tm_options: list[bytes], ttb_options: bytes, backend: str) -> None:
     """The face model's pattern -- Landmarks2TransformMatrix feeding TransformTensorBilinear --
     as one two-op model against the two references chained."""

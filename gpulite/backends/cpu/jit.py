@@ -6,8 +6,8 @@ once runs at about 20; a conv epilogue of three numpy passes (residual add, PReL
 as much as the GEMM before it; and a Python thread pool costs 50-100 us per hand-off (a
 wake-up and GIL hand-offs around every numpy call), more than a zoo layer's share of work.
 So ``loops.c`` holds the loops (depthwise taps by rows or through an indirection table,
-epilogue steps, im2col, max pooling, 2x upsampling, strided copies and fills) and a small
-thread pool; GEMMs call numpy's own OpenBLAS ``sgemm`` (:func:`gemm_task`). A kernel binds
+epilogue steps, im2col, max pooling, 2x upsampling, strided copies and fills, MediaPipe's
+bilinear sampler) and a small thread pool; GEMMs call numpy's own OpenBLAS ``sgemm`` (:func:`gemm_task`). A kernel binds
 its work once, when it is built, as :class:`Task` objects (a loop and an int64 array of its
 arguments) grouped into a :class:`Program`: stages of chunks, each chunk a list of tasks,
 one variant per thread. An invoke then makes one ctypes call per kernel, which spreads each
@@ -63,7 +63,7 @@ _why = ""  # why the build failed, once it has
 _i64 = ctypes.c_int64
 TASKS = ("task_depthwise_f32", "task_depthwise_ind_f32", "task_maxpool_ind_f32", "task_depthwise_f64",
          "task_im2col_f32", "task_im2col_f64", "task_epilogue", "task_copy_f32", "task_fill_f32", "task_gemm_f32",
-         "task_up2_cols", "task_up2_rows")
+         "task_up2_cols", "task_up2_rows", "task_bilinear_f32")
 # How long an idle pool worker spins for the next stage before it sleeps: an invoke's next
 # kernel follows within tens of microseconds; after the invoke the process is idle again
 # within this time.
@@ -571,3 +571,16 @@ def maxpool_ind(table: np.ndarray, out: np.ndarray, keep: list) -> Task | None:
     task = Task(lib, "task_maxpool_ind_f32", table, table.shape[1], out, npix, c)
     task.keep.extend(keep)
     return task
+
+
+def bilinear_task(src: np.ndarray, matrix: np.ndarray, out: np.ndarray) -> Task | None:
+    """The task running MediaPipe's TransformTensorBilinear v2 (``loops.c``, ``task_bilinear_f32``)
+    from float32 ``src`` (1, H, W, C) through ``matrix`` (16 floats) into ``out`` (1, OH, OW, C);
+    None when unavailable or an array is not C-contiguous float32."""
+    lib = _library()
+    arrays = (src, matrix, out)
+    if (lib is None or any(a.dtype != np.float32 or not a.flags.c_contiguous for a in arrays)
+            or src.ndim != 4 or out.ndim != 4 or matrix.size != 16 or src.shape[3] != out.shape[3]):
+        return None
+    _, h, w, c = src.shape
+    return Task(lib, "task_bilinear_f32", src, matrix, out, h, w, c, out.shape[1], out.shape[2])

@@ -4,6 +4,7 @@
  * gets the float operations written here, in this order, and no fused multiply-adds.
  * Bounds are checked in Python (jit.check_*) before a call is bound; nothing here checks.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -462,3 +463,50 @@ void task_depthwise_ind_f32(const int64_t *a) {
 }
 
 void task_maxpool_ind_f32(const int64_t *a) { maxpool_ind_f32(P(0, const int64_t), a[1], P(2, float), a[3], a[4]); }
+
+/* MediaPipe's TransformTensorBilinear v2 (mediapipe_ops.transform_tensor_bilinear, the numpy
+ * reference): out (oh, ow, c) samples src (h, w, c) at m[0:4] . (x, y, 0, 1) and
+ * m[4:8] . (x, y, 0, 1) after the half-pixel correction, computed in double and stored to
+ * float; float32 dot products in MediaPipe's order. Outside [0, w-1] x [0, h-1]: weights 0
+ * and corners 0; a non-finite coordinate inside: corners 0, weights as computed (NaN out);
+ * corners past the last row or column read 0. a: src, m (16 floats), out, h, w, c, oh, ow. */
+void task_bilinear_f32(const int64_t *a) {
+    const float *src = P(0, const float), *m = P(1, const float);
+    float *out = P(2, float);
+    const int64_t h = a[3], w = a[4], c = a[5], oh = a[6], ow = a[7];
+    const float ox = (float)((double)m[3] + ((double)m[0] * 0.5 + (double)m[1] * 0.5 - 0.5));
+    const float oy = (float)((double)m[7] + ((double)m[4] * 0.5 + (double)m[5] * 0.5 - 0.5));
+    const float zx = m[2] * 0.0f, zy = m[6] * 0.0f;
+    const float wmax = (float)(w - 1), hmax = (float)(h - 1);
+    for (int64_t y = 0; y < oh; y++) {
+        for (int64_t x = 0; x < ow; x++) {
+            const float fxp = (float)x, fyp = (float)y;
+            float tx = fxp * m[0], ty = fxp * m[4], t;
+            t = fyp * m[1]; tx = tx + t; tx = tx + zx; tx = tx + ox;
+            t = fyp * m[5]; ty = ty + t; ty = ty + zy; ty = ty + oy;
+            const int outside = tx < 0.0f || tx > wmax || ty < 0.0f || ty > hmax;
+            float fx = floorf(tx), fy = floorf(ty);
+            float right = tx - fx, lower = ty - fy;
+            const int bad = outside || !isfinite(fx) || !isfinite(fy);
+            if (outside) right = lower = 0.0f;
+            const float *q00 = 0, *q01 = 0, *q10 = 0, *q11 = 0;
+            if (!bad) {
+                const int64_t ix = (int64_t)fx, iy = (int64_t)fy;
+                const float *row0 = src + (iy * w + ix) * c;
+                q00 = row0;
+                q01 = ix + 1 < w ? row0 + c : 0;
+                q10 = iy + 1 < h ? row0 + w * c : 0;
+                q11 = ix + 1 < w && iy + 1 < h ? row0 + w * c + c : 0;
+            }
+            const float r1 = 1.0f - right, l1 = 1.0f - lower;
+            float *o = out + (y * ow + x) * c;
+            for (int64_t k = 0; k < c; k++) {
+                const float v00 = q00 ? q00[k] : 0.0f, v01 = q01 ? q01[k] : 0.0f;
+                const float v10 = q10 ? q10[k] : 0.0f, v11 = q11 ? q11[k] : 0.0f;
+                const float up = v00 * r1 + v01 * right;
+                const float lo = v10 * r1 + v11 * right;
+                o[k] = lo * lower + up * l1;
+            }
+        }
+    }
+}

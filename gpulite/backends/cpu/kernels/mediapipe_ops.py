@@ -8,7 +8,10 @@
   4x4 matrix mapping crop pixels to landmark space -- rotation from two landmarks, centre
   and size from the bounding box of a landmark subset in the rotated frame.
 * ``TransformTensorBilinear`` v2: samples an NHWC tensor at ``M @ (x + .5, y + .5, 0, 1) - .5``
-  of every output pixel, bilinear, 0 where the point leaves ``[0, W-1] x [0, H-1]``.
+  of every output pixel, bilinear, 0 where the point leaves ``[0, W-1] x [0, H-1]``. Run by
+  the compiled loop ``task_bilinear_f32`` (``loops.c``: 7 us instead of numpy's 75 for the
+  face model's 16x16x32 crops) when the compiled loops are available; the numpy kernel here
+  is the reference it matches bit for bit.
 * ``TransformLandmarks`` v2: ``(x, y) -> M[:2] @ (x, y, 0, 1)``, other coordinates kept.
 
 MediaPipe's CPU resolver registers only version 2 of the last three, so other versions are
@@ -24,6 +27,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from gpulite.backends.cpu import jit
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -203,6 +207,9 @@ def transform_tensor_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]
     if out.shape != (1, oh, ow, c):
         raise ShapeError(f"node {node.index} ({node.op}): expected output {[1, oh, ow, c]} (options "
                          f"output_height={oh}, output_width={ow}), got {list(out.shape)}")
+    task = jit.bilinear_task(src, m_arr, out)  # the same float operations, compiled (loops.c)
+    if task is not None:
+        return task
     npix = oh * ow
     gy, gx = np.meshgrid(np.arange(oh, dtype=np.float32), np.arange(ow, dtype=np.float32), indexing="ij")
     gx, gy = gx.reshape(-1), gy.reshape(-1)
@@ -232,6 +239,11 @@ def transform_tensor_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]
         np.add(dst, offset, out=dst)
 
     def run() -> None:
+        # inf/NaN inputs propagate as in the C++ (0 * inf = NaN), without numpy's warnings.
+        with np.errstate(invalid="ignore", over="ignore"):
+            sample()
+
+    def sample() -> None:
         np.copyto(padded_in, src[0])
         rx, ry = m_flat[0:4], m_flat[4:8]
         # The correction is computed in double and stored to float, as in the C++.
@@ -266,17 +278,15 @@ def transform_tensor_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]
         np.take(table, i11, axis=0, out=q[3])
         right, lower = tx[:, None], ty[:, None]
         # upper = (1-rc) q11 + rc q21; lower = (1-rc) q12 + rc q22; lc*lower + (1-lc)*upper.
-        # inf/NaN inputs propagate as in the C++ (0 * inf = NaN), without numpy's warnings.
-        with np.errstate(invalid="ignore", over="ignore"):
-            np.multiply(q[0], 1 - right, out=q[0])
-            np.multiply(q[1], right, out=q[1])
-            np.add(q[0], q[1], out=q[0])  # upper
-            np.multiply(q[2], 1 - right, out=q[2])
-            np.multiply(q[3], right, out=q[3])
-            np.add(q[2], q[3], out=q[2])  # lower
-            np.multiply(q[2], lower, out=mix)
-            np.multiply(q[0], 1 - lower, out=q[0])
-            np.add(mix, q[0], out=res)
+        np.multiply(q[0], 1 - right, out=q[0])
+        np.multiply(q[1], right, out=q[1])
+        np.add(q[0], q[1], out=q[0])  # upper
+        np.multiply(q[2], 1 - right, out=q[2])
+        np.multiply(q[3], right, out=q[3])
+        np.add(q[2], q[3], out=q[2])  # lower
+        np.multiply(q[2], lower, out=mix)
+        np.multiply(q[0], 1 - lower, out=q[0])
+        np.add(mix, q[0], out=res)
 
     return run
 
