@@ -44,6 +44,62 @@ def test_mean_large_spatial(backend):
     check_op(*single_op("MEAN", [In(x), C(_axes([1, 2]))], keep_dims=True), backend)
 
 
+# Shapes around the GPU kernel's edges (reduce_rows.wgsl: 256-thread workgroups, a thread
+# folds up to 16 elements before more threads or workgroups join, a second dispatch folds
+# the partials of few long reductions): (shape, axes).
+ROW_EDGES = {
+    "short-rows-many": ((3000, 5), [1]),
+    "row-eq-group": ((7, 256), [1]),
+    "row-gt-group-npow2": ((5, 4099), [-1]),
+    "row-16x-group": ((3, 4096), [1]),
+    "one-long-row": ((1, 200003), [1]),
+    "global-pool": ((1, 128, 128, 16), [1, 2]),
+    "global-pool-odd-channels": ((2, 33, 31, 5), [1, 2]),
+    "global-pool-wide-channels": ((1, 9, 9, 300), [1, 2]),
+    "middle-axis": ((4, 1000, 3), [1]),
+    "outer-and-inner": ((6, 5, 70, 9), [0, 3]),
+    "all": ((37, 41, 3), [0, 1, 2]),
+}
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["keep", "drop"])
+@pytest.mark.parametrize("case", ROW_EDGES)
+@pytest.mark.parametrize("op", ["MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"])
+def test_reduce_float_row_edges(op, case, keep, backend):
+    shape, axes = ROW_EDGES[case]
+    x = np.random.default_rng(list(ROW_EDGES).index(case)).standard_normal(shape).astype(np.float32)
+    check_op(*single_op(op, [In(x), C(_axes(axes))], keep_dims=keep), backend)
+
+
+@pytest.mark.parametrize("case", ["row-gt-group-npow2", "one-long-row", "global-pool", "outer-and-inner"])
+@pytest.mark.parametrize("op", ["SUM", "REDUCE_MAX", "MEAN"])
+def test_reduce_int32_row_edges(op, case, backend):
+    shape, axes = ROW_EDGES[case]
+    x = np.random.default_rng(3).integers(-1000, 1000, shape).astype(np.int32)
+    check_op(*single_op(op, [In(x), C(_axes(axes))], keep_dims=False), backend)
+
+
+@pytest.mark.parametrize("case", ["row-gt-group-npow2", "global-pool-odd-channels"])
+def test_reduce_prod_row_edges(case, backend):
+    """Products of values near 1 (so they stay finite), over long rows and global pools."""
+    shape, axes = ROW_EDGES[case]
+    x = (1 + 0.01 * np.random.default_rng(5).standard_normal(shape)).astype(np.float32)
+    check_op(*single_op("REDUCE_PROD", [In(x), C(_axes(axes))], keep_dims=True), backend, rtol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["REDUCE_MAX", "REDUCE_MIN", "SUM"])
+def test_reduce_infinities(op, backend):
+    """Rows of -inf / +inf (all or some) and mixed signs: the results LiteRT gives."""
+    x = np.random.default_rng(9).standard_normal((6, 700)).astype(np.float32)
+    x[0] = -np.inf
+    x[1] = np.inf
+    x[2, 500] = np.inf
+    x[3, 3] = -np.inf
+    x[4, ::2] = np.inf
+    x[4, 1::2] = -np.inf  # SUM: nan
+    check_op(*single_op(op, [In(x), C(_axes([1]))], keep_dims=False), backend)
+
+
 @pytest.mark.parametrize("op", ["MEAN", "SUM", "REDUCE_MAX"])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_reduce_int(op, dtype, backend):

@@ -1,5 +1,6 @@
-"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD over any axes (float32 and int32),
-REDUCE_ANY / REDUCE_ALL (bool); CUMSUM."""
+"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD over any axes (float32 and int32), as
+cooperating workgroups (:func:`row_programs`, shared with the global pools); REDUCE_ANY /
+REDUCE_ALL (bool, one output per thread); CUMSUM."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.movement import words
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
-from gpulite.model.opdefs import Op
+from gpulite.model.opdefs import FusedActivation, Op
 
 _F_NEG_INF, _F_POS_INF = "bitcast<f32>(0xff800000u)", "bitcast<f32>(0x7f800000u)"
 _I_MIN, _I_MAX = "i32(-2147483647 - 1)", "2147483647"
 # op -> word -> (initial value, update of acc with v, result from acc and P.count).
 # Integer MEAN truncates toward zero (WGSL's i32 division), as TFLite.
 _KINDS = {
-    Op.MEAN: {"f32": ("0.0", "acc + v", "acc / f32(P.count)"), "i32": ("0", "acc + v", "acc / i32(P.count)")},
+    Op.MEAN: {"f32": ("0.0", "acc + v", "acc / f32(P.total)"), "i32": ("0", "acc + v", "acc / i32(P.total)")},
     Op.SUM: {"f32": ("0.0", "acc + v", "acc"), "i32": ("0", "acc + v", "acc")},
     Op.REDUCE_MAX: {"f32": (_F_NEG_INF, "max(acc, v)", "acc"), "i32": (_I_MIN, "max(acc, v)", "acc")},
     Op.REDUCE_MIN: {"f32": (_F_POS_INF, "min(acc, v)", "acc"), "i32": (_I_MAX, "min(acc, v)", "acc")},
@@ -48,8 +49,63 @@ def _vec4(dims: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
     return [n for n, _ in dims], [t for _, t in dims]
 
 
+ROW_GROUP = 256  # threads of a reduce_rows workgroup (its workgroup-memory tree is this long)
+TARGET = 16  # elements one thread folds before more threads (or workgroups) pay
+MAX_PER_THREAD = 1024  # never more than this per thread: then the work is split across workgroups
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: list[tuple[int, int]],
+                 red: list[tuple[int, int]], *, word: str, init: str, update: str, finish: str,
+                 act: FusedActivation = FusedActivation.NONE, total: int | None = None) -> list[Program]:
+    """Dispatches of a reduction of the elements at ``x_off`` into ``out_off`` (``reduce_rows.wgsl``).
+
+    ``kept`` / ``reduced`` are :func:`split_dims`' runs (at most 4 each); ``update`` folds ``v``
+    into ``acc`` (associative: the order is a tree), ``finish`` turns ``acc`` into the output
+    (``P.total``: the element count of the whole reduction, ``total`` when given). Outputs that
+    are few with long reductions get several workgroups each and a second dispatch that folds
+    their partials (in scratch memory), so no thread folds more than ``MAX_PER_THREAD``.
+    """
+    outs = int(np.prod([n for n, _ in kept], dtype=np.int64))
+    count = int(np.prod([n for n, _ in red], dtype=np.int64))
+    total = count if total is None else total
+    # Neighbouring threads should read neighbouring words: along the kept dims when their
+    # innermost run is contiguous (a global pool's channels), else along the reduced ones.
+    lanes_on_cols = bool(kept) and kept[-1][1] == 1
+    need = _pow2(-(-count // TARGET))
+    if lanes_on_cols:
+        cols = min(_pow2(kept[-1][0]), 32)
+        split = min(ROW_GROUP // cols, need)
+        cols = ROW_GROUP // split
+    else:
+        split = min(ROW_GROUP, need)
+        cols = ROW_GROUP // split
+    blocks = -(-outs // cols)
+    per = -(-count // split)
+    chunks = min(-(-per // TARGET), max(1, 1024 // blocks)) if per > TARGET and blocks < 256 else 1
+    chunks = max(chunks, -(-per // MAX_PER_THREAD))
+    dst = ctx.scratch((outs * chunks,)).offset if chunks > 1 else out_off
+    (ks, kt), (rs, rt) = _vec4(kept), _vec4(red)
+    params = [("kshape", "vec4u", ks), ("kstride", "vec4u", kt), ("rshape", "vec4u", rs), ("rstride", "vec4u", rt),
+              ("count", "u32", count), ("total", "u32", total), ("outs", "u32", outs), ("cols", "u32", cols),
+              ("split", "u32", split), ("chunks", "u32", chunks), ("lanes_on_cols", "u32", int(lanes_on_cols)),
+              ("x_off", "u32", x_off), ("out_off", "u32", dst)]
+    ridx = "j * P.rstride.w" if len(red) <= 1 else "dot(coords4(j, P.rshape), P.rstride)"
+    first = make_program(f"{name} ({outs} outputs of {count}: {blocks * chunks} groups of {cols}x{split})",
+                         "reduce_rows", params, blocks * chunks, act=act, word=word, workgroup_size=ROW_GROUP,
+                         groups=True, reduction_per_thread=-(-per // chunks), T=word, INIT=init, REDUCE=update,
+                         FINISH=finish, RIDX=ridx)
+    if chunks == 1:
+        return [first]
+    return [first, *row_programs(ctx, f"{name} partials", dst, out_off, [(outs, chunks)], [(chunks, 1)], word=word,
+                                 init=init, update=update, finish=finish, act=act, total=total)]
+
+
 def _reduce(op: str):
-    def factory(node: Node, ctx: GpuContext) -> Program:
+    def factory(node: Node, ctx: GpuContext) -> Program | list[Program]:
         x, out = ctx.input(0), ctx.output(0)
         ctx.require_quant_free(0)
         word = "bool" if op in _BOOL else _WORDS.get(x.dtype)
@@ -66,17 +122,17 @@ def _reduce(op: str):
             raise ctx.unsupported(f"axes {sorted(axes)} of {x.shape} alternate too often (4 runs of each kind)")
         if int(np.prod([n for n, _ in kept], dtype=np.int64)) != out.size or count == 0:
             raise ctx.unsupported(f"reduction of {x.shape} over {sorted(axes)} does not give {out.shape}")
-        (ks, kt), (rs, rt) = _vec4(kept), _vec4(red)
-        params = [("kshape", "vec4u", ks), ("kstride", "vec4u", kt), ("rshape", "vec4u", rs), ("rstride", "vec4u", rt),
-                  ("count", "u32", count), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
+        name = f"{node.op.lower()} {x.shape} axes {sorted(axes)}"
         if word == "bool":
-            params[-1:-1] = [("outs", "u32", out.size)]
-            return make_program(f"{node.op.lower()} {x.shape} axes {sorted(axes)}", "reduce_bool", params,
-                                words(out), word="u32", INIT=_BOOL[op][0], OPR=_BOOL[op][1],
-                                reduction_per_thread=count)
+            (ks, kt), (rs, rt) = _vec4(kept), _vec4(red)
+            params = [("kshape", "vec4u", ks), ("kstride", "vec4u", kt), ("rshape", "vec4u", rs),
+                      ("rstride", "vec4u", rt), ("count", "u32", count), ("x_off", "u32", x.offset),
+                      ("outs", "u32", out.size), ("out_off", "u32", out.offset)]
+            return make_program(name, "reduce_bool", params, words(out), word="u32", INIT=_BOOL[op][0],
+                                OPR=_BOOL[op][1], reduction_per_thread=count)
         init, update, finish = _KINDS[op][word]
-        return make_program(f"{node.op.lower()} {x.shape} axes {sorted(axes)}", "reduce", params, out.size,
-                            word=word, INIT=init, REDUCE=update, FINISH=finish, reduction_per_thread=count)
+        return row_programs(ctx, name, x.offset, out.offset, kept, red, word=word, init=init, update=update,
+                            finish=finish)
     return factory
 
 

@@ -1,0 +1,55 @@
+// MEAN, SUM, REDUCE_MAX / MIN / PROD and global pools as cooperating workgroups of 256
+// threads. Output o's inputs: the kept dims (P.kshape / P.kstride, merged to 4) locate its
+// first element, the reduced dims (P.rshape / P.rstride) the P.count it folds. A workgroup
+// takes P.cols consecutive outputs with P.split threads each (cols * split = 256); thread
+// t's lane in the group is its column (P.lanes_on_cols = 1: neighbouring threads read
+// neighbouring kept elements, e.g. channels of a global pool) or its part (0: neighbouring
+// reduced elements, a row along the last axis). P.chunks workgroups may share a block of
+// outputs: each folds every (chunks * split)-th element from its own start, the partials
+// meet in a workgroup-memory tree, and with chunks > 1 the group writes a raw partial to
+// out[o * chunks + chunk] for a second dispatch (this kernel again, chunks = 1) to fold.
+// $T is f32 or i32; $FINISH sees the folded value as acc (MEAN divides by P.total); $RIDX
+// is the offset of reduced element j (one multiply when the reduced dims merge into one).
+//#include "coords.wgsl"
+
+var<workgroup> part_acc: array<$T, 256>;
+
+fn run_group(g: u32, t: u32) {
+    let block = g / P.chunks;
+    let chunk = g % P.chunks;
+    var col = t / P.split;
+    var part = t % P.split;
+    var step = 1u;  // distance in part_acc between neighbouring parts of a column
+    if (P.lanes_on_cols == 1u) {
+        col = t % P.cols;
+        part = t / P.cols;
+        step = P.cols;
+    }
+    let o = block * P.cols + col;
+    var acc = $INIT;
+    if (o < P.outs) {
+        let base = P.x_off + dot(coords4(o, P.kshape), P.kstride);
+        let stride = P.chunks * P.split;
+        for (var j = chunk * P.split + part; j < P.count; j += stride) {
+            let v = buf[base + $RIDX];
+            acc = $REDUCE;
+        }
+    }
+    part_acc[t] = acc;
+    workgroupBarrier();
+    for (var s = P.split / 2u; s > 0u; s = s / 2u) {
+        if (part < s) {
+            let v = part_acc[t + s * step];
+            acc = $REDUCE;
+            part_acc[t] = acc;
+        }
+        workgroupBarrier();
+    }
+    if (part == 0u && o < P.outs) {
+        if (P.chunks == 1u) {
+            buf[P.out_off + o] = act($FINISH);
+        } else {
+            buf[P.out_off + o * P.chunks + chunk] = acc;
+        }
+    }
+}
