@@ -27,6 +27,11 @@ CASES = {
     "f7x4-s2x3-valid-separable": ((2, 15, 14, 3), (7, 4), (2, 3), "VALID", "NONE"),
     "global-32x24": ((1, 32, 24, 16), (32, 24), (1, 1), "VALID", "NONE"),
     "global-128-selfie": ((1, 128, 128, 16), (128, 128), (128, 128), "VALID", "NONE"),
+    # Global pools on the GPU's row reduction: batch, channels not a power of two, a window
+    # larger than the image with SAME padding (still every pixel), a fused activation.
+    "global-batch3-c37-relu": ((3, 19, 23, 37), (19, 23), (1, 1), "VALID", "RELU"),
+    "global-same-window-over": ((2, 5, 4, 6), (6, 5), (6, 5), "SAME", "RELU6"),
+    "global-1x1-image": ((2, 1, 1, 9), (1, 1), (1, 1), "VALID", "NONE"),
 }
 
 

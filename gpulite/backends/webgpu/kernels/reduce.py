@@ -50,8 +50,14 @@ def _vec4(dims: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
 
 
 ROW_GROUP = 256  # threads of a reduce_rows workgroup (its workgroup-memory tree is this long)
-TARGET = 16  # elements one thread folds before more threads (or workgroups) pay
-MAX_PER_THREAD = 1024  # never more than this per thread: then the work is split across workgroups
+TARGET = 16  # elements one thread folds before more threads of its workgroup pay
+# Several workgroups per output block (and a second dispatch folding their partials) only
+# when one workgroup would leave more than this to a thread (a global pool of 128x128: 1024;
+# of 64x64: 256, one dispatch): a dispatch more costs about what a workgroup folding this
+# many per thread does, and it counts against the plan's dispatches per invoke. Never more
+# than MAX_PER_THREAD (tests/webgpu/test_reduction_work.py).
+SPLIT_ABOVE = 256
+MAX_PER_THREAD = 1024
 
 
 def _pow2(n: int) -> int:
@@ -85,7 +91,7 @@ def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: lis
         cols = ROW_GROUP // split
     blocks = -(-outs // cols)
     per = -(-count // split)
-    chunks = min(-(-per // TARGET), max(1, 1024 // blocks)) if per > TARGET and blocks < 256 else 1
+    chunks = min(-(-per // TARGET), max(1, 1024 // blocks)) if per > SPLIT_ABOVE and blocks < 256 else 1
     chunks = max(chunks, -(-per // MAX_PER_THREAD))
     dst = ctx.scratch((outs * chunks,)).offset if chunks > 1 else out_off
     (ks, kt), (rs, rt) = _vec4(kept), _vec4(red)
