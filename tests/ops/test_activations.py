@@ -109,6 +109,31 @@ def test_softmax(shape, beta: float, backend: str) -> None:
     check_op(unary_model("SOFTMAX", shape, beta=beta), [x], backend)
 
 
+# Rows around the GPU kernel's edges (row_tree.wgsl: 256 threads a workgroup, about 16
+# elements a thread): many short rows, rows of 16/17, one workgroup's worth (4096), longer
+# and not a power of two, one very long row.
+ROW_EDGE_SHAPES = [(3000, 5), (40, 16), (33, 17), (2, 4096), (3, 5000), (1, 70001)]
+
+
+@pytest.mark.parametrize("op", ["SOFTMAX", "LOG_SOFTMAX", "L2_NORMALIZATION"])
+@pytest.mark.parametrize("shape", ROW_EDGE_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_row_ops_at_kernel_edges(op: str, shape, backend: str) -> None:
+    x = np.random.default_rng(shape[1]).normal(0, 3, shape).astype(np.float32)
+    options = {"beta": 0.7} if op == "SOFTMAX" else {}
+    check_op(unary_model(op, shape, **options), [x], backend)
+
+
+@pytest.mark.parametrize("op", ["SOFTMAX", "LOG_SOFTMAX"])
+def test_softmax_infinities_and_nan(op: str, backend: str) -> None:
+    """-inf logits (some, all), +inf, a NaN: the values (and NaNs) LiteRT gives."""
+    x = np.random.default_rng(4).normal(0, 3, (5, 300)).astype(np.float32)
+    x[0, ::3] = -np.inf
+    x[1] = -np.inf
+    x[2, 7] = np.inf
+    x[3, 100] = np.nan
+    check_op(unary_model(op, x.shape), [x], backend)
+
+
 def test_softmax_large_logits(backend: str) -> None:
     # exp(1000) overflows: only a kernel that subtracts the row max first gets finite output.
     x = np.array([[1000.0, 999.0, 990.0, -1000.0], [-500.0, -501.0, -499.0, -2000.0]], np.float32)

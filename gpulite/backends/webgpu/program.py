@@ -259,6 +259,7 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
         See :class:`Program`; every reduction and matrix-product kernel declares it.
     **subs : str
         ``$NAME`` template substitutions in the source (dtypes, options); part of the key.
+        ``$WG`` (the workgroup size) is always substituted, e.g. to size workgroup memory.
     """
     if word not in WORDS:
         raise ValueError(f"word {word!r}: expected one of {sorted(WORDS)}")
@@ -274,7 +275,7 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     if weights == "f16":  # an enable directive must precede every declaration
         header = "enable f16;\n" + header
     sources = (source,) if isinstance(source, str) else tuple(source)
-    body = "\n".join(string.Template(text).substitute(subs) for text in _sources(sources))
+    body = "\n".join(string.Template(text).substitute(subs, WG=workgroup_size) for text in _sources(sources))
     layout = tuple((f, t) for f, t, _ in params)
     key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, groups, weights)
     if groups:

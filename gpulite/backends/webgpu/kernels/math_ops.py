@@ -1,7 +1,7 @@
 """Float math as elementwise maps: FLOOR, CEIL, ROUND (half to even), LOG, SIN, COS, ELU,
-GELU (tanh form and exact, with the CPU kernel's erfc), SIGN (also int32), LOG_SOFTMAX
-(rows), FLOOR_DIV, FLOOR_MOD and POW (float32; int32 FLOOR_DIV / FLOOR_MOD by a constant
-without zeros, since a shader cannot fail the invoke as LiteRT does on a zero divisor)."""
+GELU (tanh form and exact, with the CPU kernel's erfc), SIGN (also int32), FLOOR_DIV,
+FLOOR_MOD and POW (float32; int32 FLOOR_DIV / FLOOR_MOD by a constant without zeros, since a
+shader cannot fail the invoke as LiteRT does on a zero divisor)."""
 
 from __future__ import annotations
 
@@ -73,15 +73,3 @@ def _binary(exprs: dict[str, str]):
 
 for _op, _exprs in BINARY.items():
     register_kernel(_op, "webgpu", _binary(_exprs))
-
-
-@register_kernel(Op.LOG_SOFTMAX, "webgpu")
-def log_softmax(node: Node, ctx: GpuContext) -> Program:
-    x, out = ctx.input(0), ctx.output(0)
-    ctx.require_f32(x, out)
-    if x.shape != out.shape or not x.shape or x.shape[-1] == 0:
-        raise ctx.unsupported(f"shapes {x.shape} -> {out.shape}")
-    depth = x.shape[-1]
-    params = [("depth", "u32", depth), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
-    return make_program(f"log_softmax {x.shape}", "log_softmax", params, x.size // depth,
-                        reduction_per_thread=depth)

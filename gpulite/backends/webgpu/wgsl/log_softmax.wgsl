@@ -1,18 +1,28 @@
-// LOG_SOFTMAX over the last axis, one row of P.depth values per thread, as TFLite's float
-// kernel: out = (x - max) - log(sum(exp(x - max))).
+// LOG_SOFTMAX over the last axis, as TFLite's float kernel: out = (x - max) - log(sum(exp(x
+// - max))). Rows are shared by P.split threads each (row_tree.wgsl).
+//#include "row_tree.wgsl"
 
-fn run(i: u32) {
-    let base = i * P.depth;
-    var m = buf[P.x_off + base];
-    for (var k = 1u; k < P.depth; k++) {
-        m = max(m, buf[P.x_off + base + k]);
+fn run_group(g: u32, t: u32) {
+    let row = row_of(g, t);
+    let live = row < P.rows;
+    let base = row * P.depth;
+    var m = bitcast<f32>(0xff800000u);  // -inf
+    if (live) {
+        for (var k = row_part(t); k < P.depth; k += P.split) {
+            m = max(m, buf[P.x_off + base + k]);
+        }
     }
+    m = row_max(t, m);
     var sum = 0.0;
-    for (var k = 0u; k < P.depth; k++) {
-        sum += exp(buf[P.x_off + base + k] - m);
+    if (live) {
+        for (var k = row_part(t); k < P.depth; k += P.split) {
+            sum += exp(buf[P.x_off + base + k] - m);
+        }
     }
-    let lse = log(sum);
-    for (var k = 0u; k < P.depth; k++) {
-        buf[P.out_off + base + k] = (buf[P.x_off + base + k] - m) - lse;
+    let lse = log(row_sum(t, sum));
+    if (live) {
+        for (var k = row_part(t); k < P.depth; k += P.split) {
+            buf[P.out_off + base + k] = (buf[P.x_off + base + k] - m) - lse;
+        }
     }
 }

@@ -1,21 +1,30 @@
-// SOFTMAX over the last axis: one row of P.depth values per thread, as TFLite's float kernel:
-// the row max is subtracted first (so exp never overflows), then out = exp((x - max) * beta)
-// / sum of those exps.
+// SOFTMAX over the last axis, as TFLite's float kernel: the row max is subtracted first (so
+// exp never overflows), then out = exp((x - max) * beta) * (1 / sum of those exps). Rows are
+// shared by P.split threads each (row_tree.wgsl); exps are computed again for the output
+// rather than stored and scaled, so the output may not alias the input but is written once.
+//#include "row_tree.wgsl"
 
-fn run(i: u32) {
-    let base = i * P.depth;
-    var m = buf[P.x_off + base];
-    for (var k = 1u; k < P.depth; k++) {
-        m = max(m, buf[P.x_off + base + k]);
+fn run_group(g: u32, t: u32) {
+    let row = row_of(g, t);
+    let live = row < P.rows;
+    let base = row * P.depth;
+    var m = bitcast<f32>(0xff800000u);  // -inf
+    if (live) {
+        for (var k = row_part(t); k < P.depth; k += P.split) {
+            m = max(m, buf[P.x_off + base + k]);
+        }
     }
+    m = row_max(t, m);
     var sum = 0.0;
-    for (var k = 0u; k < P.depth; k++) {
-        let e = exp((buf[P.x_off + base + k] - m) * P.beta);
-        buf[P.out_off + base + k] = e;
-        sum += e;
+    if (live) {
+        for (var k = row_part(t); k < P.depth; k += P.split) {
+            sum += exp((buf[P.x_off + base + k] - m) * P.beta);
+        }
     }
-    let inv = 1.0 / sum;
-    for (var k = 0u; k < P.depth; k++) {
-        buf[P.out_off + base + k] *= inv;
+    let inv = 1.0 / row_sum(t, sum);
+    if (live) {
+        for (var k = row_part(t); k < P.depth; k += P.split) {
+            buf[P.out_off + base + k] = exp((buf[P.x_off + base + k] - m) * P.beta) * inv;
+        }
     }
 }
