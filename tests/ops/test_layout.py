@@ -376,6 +376,44 @@ ARGS = {
 }
 
 
+def _arg_edges() -> dict:
+    """Around the GPU kernel's edges (arg.wgsl: 256 threads a workgroup, about 16 elements a
+    thread): long axes last and in the middle, not powers of two; ties across threads; NaN
+    first, later and everywhere (TFLite keeps index 0 when element 0 is NaN and skips later
+    NaNs); -inf everywhere; int8 and int32 inputs."""
+    rng = np.random.default_rng(11)
+    long_last = rng.standard_normal((3, 5000)).astype(np.float32)
+    long_last[1, [700, 4000, 4999]] = 50.0  # a three-way tie: the first wins
+    middle = rng.standard_normal((2, 3001, 7)).astype(np.float32)
+    nans = rng.standard_normal((5, 600)).astype(np.float32)
+    nans[0, 0] = np.nan
+    nans[1, 3] = np.nan
+    nans[2] = np.nan
+    nans[3] = -np.inf
+    nans[4, 599] = np.inf
+    return {
+        "long-last-ties": (long_last, i32(1), "INT32"),
+        "long-middle-int64": (middle, i32(1), "INT64"),
+        "many-short": (rng.standard_normal((4000, 3)).astype(np.float32), i32(1), "INT32"),
+        "nan-inf": (nans, i32(1), "INT32"),
+        "int32-long": (rng.integers(-5, 5, (3, 1000)).astype(np.int32), i32(1), "INT32"),
+        "int8-middle": (rng.integers(-128, 128, (2, 700, 5)).astype(np.int8), i32(1), "INT32"),
+    }
+
+
+ARG_EDGES = _arg_edges()
+
+
+@pytest.mark.parametrize("op", ["ARG_MAX", "ARG_MIN"])
+@pytest.mark.parametrize("case", ARG_EDGES)
+def test_arg_max_min_kernel_edges(op, case, backend):
+    x, axis, out_type = ARG_EDGES[case]
+    quant = (0.1, 3) if x.dtype == np.int8 else None
+    dtype = np.int32 if out_type == "INT32" else np.int64
+    check_op(*single_op(op, [In(x, quant), C(axis)], out_dtype=dtype, out_quant=None, output_type=out_type),
+             backend)
+
+
 @pytest.mark.parametrize("op", ["ARG_MAX", "ARG_MIN"])
 @pytest.mark.parametrize("case", ARGS)
 def test_arg_max_min(op, case, backend):

@@ -100,10 +100,26 @@ def _arg(fn: Callable[..., np.ndarray]):
 
         def run() -> None:
             fn(src, axis=a, out=buf)  # first occurrence on ties, as TFLite's strict compare
+            if src.dtype.kind == "f":
+                _skip_nan(fn, src, a, buf)
             if not direct:
                 np.copyto(out, buf, casting="unsafe")
         return run
     return factory
+
+
+def _skip_nan(fn, src: np.ndarray, a: int, out: np.ndarray) -> None:
+    """As LiteRT, NaN is never the extreme (numpy picks the first NaN): indices again where a
+    row holds NaN, with NaN as the worst value; a row of NaN (or of NaN and the worst value
+    only) gives its first other element, or 0."""
+    nan = np.isnan(src)
+    if not nan.any():
+        return
+    worst = -np.inf if fn is np.argmax else np.inf
+    fn(np.where(nan, worst, src), axis=a, out=out)
+    picked_nan = np.take_along_axis(nan, np.expand_dims(out, a), a).squeeze(a)
+    if picked_nan.any():
+        out[picked_nan] = np.argmax(~nan, axis=a)[picked_nan]
 
 
 register_kernel(Op.ARG_MAX, "cpu", _arg(np.argmax))

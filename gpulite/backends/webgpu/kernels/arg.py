@@ -1,4 +1,5 @@
-"""ARG_MAX and ARG_MIN (float32, int32, int8, uint8 input; int32 or int64 output)."""
+"""ARG_MAX and ARG_MIN (float32, int32, int8, uint8 input; int32 or int64 output), as
+cooperating workgroups (``arg.wgsl``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.kernels.reduce import ROW_GROUP, TARGET, _pow2
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
@@ -33,11 +35,19 @@ def _arg(cmp: str):
         if not 0 <= a < rank or x.shape[a] == 0 or out.shape != x.shape[:a] + x.shape[a + 1:]:
             raise ctx.unsupported(f"axis {axis[0]} of {x.shape} does not give {out.shape}")
         typ, load = _LOADS[x.dtype]
-        params = [("r", "u32", x.shape[a]), ("inner", "u32", int(np.prod(x.shape[a + 1:], dtype=np.int64))),
+        r, inner = x.shape[a], int(np.prod(x.shape[a + 1:], dtype=np.int64))
+        need = _pow2(-(-r // TARGET))
+        lanes_on_cols = inner > 1  # neighbouring outputs read neighbouring words
+        split = min(ROW_GROUP // min(_pow2(inner), 32), need) if lanes_on_cols else min(ROW_GROUP, need)
+        cols = ROW_GROUP // split
+        params = [("r", "u32", r), ("inner", "u32", inner), ("outs", "u32", out.size), ("cols", "u32", cols),
+                  ("split", "u32", split), ("lanes_on_cols", "u32", int(lanes_on_cols)),
                   ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
-        return make_program(f"{node.op.lower()} {x.shape} axis {a}", "arg", params, out.size, word="u32",
-                            T=typ, LOAD=load, CMP=cmp, OW=str(out.dtype.itemsize // 4),
-                            reduction_per_thread=x.shape[a])
+        isnan = "(bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u" if typ == "f32" else "false"
+        return make_program(f"{node.op.lower()} {x.shape} axis {a} ({split} threads an output)", "arg", params,
+                            -(-out.size // cols), word="u32", workgroup_size=ROW_GROUP, groups=True,
+                            reduction_per_thread=-(-r // split), T=typ, LOAD=load, CMP=cmp, ISNAN=isnan,
+                            OW=str(out.dtype.itemsize // 4))
     return factory
 
 
