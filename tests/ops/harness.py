@@ -64,7 +64,10 @@ def watch_webgpu() -> Iterator[list[tuple[dict[str, Any], list[str]]]]:
         start = len(handler.lines)
         real(self)
         if self.backend == "webgpu":
-            seen.append((self.get_plan(), handler.lines[start:]))
+            plan = self.get_plan()
+            if self._exe is not None and hasattr(self._exe, "parts"):
+                plan["reduction_problems"] = reduction_problems(self._exe)
+            seen.append((plan, handler.lines[start:]))
 
     old_level = log.level
     log.addHandler(handler)
@@ -80,11 +83,34 @@ def watch_webgpu() -> Iterator[list[tuple[dict[str, Any], list[str]]]]:
 
 
 def check_watched(seen: list[tuple[dict[str, Any], list[str]]]) -> None:
-    """Raise :class:`NotOnGpuError` for the first recorded webgpu plan that is not all-GPU."""
+    """Raise :class:`NotOnGpuError` for the first recorded webgpu plan that is not all-GPU;
+    then AssertionError for the first whose reductions leave too much to one thread."""
     for plan, why in seen:
         problem = placement_problem(plan)
         if problem is not None:
             raise NotOnGpuError(f"webgpu case not on the GPU: {problem}" + "".join(f"\n  {w}" for w in why))
+    for plan, _ in seen:
+        if plan.get("reduction_problems"):
+            raise AssertionError("webgpu reductions leave too much to one thread:\n  "
+                                 + "\n  ".join(plan["reduction_problems"]))
+
+
+def reduction_problems(exe: Any) -> list[str]:
+    """What is wrong with the reduction and matrix-product dispatches of a compiled webgpu plan:
+    one that declares no ``reduction_per_thread``, or leaves a thread more than
+    ``MAX_REDUCTION_PER_THREAD`` elements (ops in ``REDUCTION_WORK_PENDING`` excepted)."""
+    from gpulite.backends.webgpu.instrument import reduction_work
+    from tests.ops.expected_failures import MAX_REDUCTION_PER_THREAD, REDUCTION_WORK_PENDING
+
+    problems = []
+    for r in reduction_work(exe):
+        where = f"node {r['node']} {r['op']}: {r['program']}"
+        if r["per_thread"] <= 0:
+            problems.append(f"{where} declares no reduction_per_thread")
+        elif r["per_thread"] > MAX_REDUCTION_PER_THREAD and r["op"] not in REDUCTION_WORK_PENDING:
+            problems.append(f"{where} folds {r['per_thread']} elements per thread (at most "
+                            f"{MAX_REDUCTION_PER_THREAD})")
+    return problems
 
 
 def _run(interp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -54,6 +54,44 @@ def dispatch_counts(exe: Any, kernels: str, part: pt.Partition) -> list[int] | N
     return counts if sum(counts) == len(part.work) else None
 
 
+# Ops whose kernels fold many inputs into each output (reductions, pools, normalizations,
+# matrix products): each of their dispatches declares Program.reduction_per_thread.
+REDUCING_OPS = frozenset({
+    "MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_ANY", "REDUCE_ALL",
+    "AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D", "SOFTMAX", "LOG_SOFTMAX", "L2_NORMALIZATION",
+    "ARG_MAX", "ARG_MIN", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "Convolution2DTransposeBias",
+    "FULLY_CONNECTED", "BATCH_MATMUL",
+})
+
+
+def node_programs(exe: Any) -> list[tuple[Node, list[Program]]]:
+    """Every GPU node of ``exe``'s plan with its dispatches, in order; a partition whose
+    dispatches cannot be matched to its nodes comes as one entry per node with all of them."""
+    pairs: list[tuple[Node, list[Program]]] = []
+    for p in exe.parts:
+        if p.backend != pt.GPU:
+            continue
+        counts = dispatch_counts(exe, exe.kernels, p)
+        if counts is None:
+            pairs += [(n, list(p.work)) for n in p.nodes]
+            continue
+        pos = 0
+        for n, c in zip(p.nodes, counts, strict=True):
+            pairs.append((n, list(p.work[pos:pos + c])))
+            pos += c
+    return pairs
+
+
+def reduction_work(exe: Any) -> list[dict[str, Any]]:
+    """One row per dispatch of a :data:`REDUCING_OPS` node (or of any node whose dispatch
+    declares ``reduction_per_thread``): node index and op, program name, threads, and the
+    most elements one thread folds (0: the kernel declared nothing)."""
+    return [{"node": n.index, "op": str(n.op), "program": prog.name, "threads": prog.threads,
+             "per_thread": prog.reduction_per_thread}
+            for n, progs in node_programs(exe) for prog in progs
+            if str(n.op) in REDUCING_OPS or prog.reduction_per_thread]
+
+
 def split_plan(exe: Any, kernels: str, probe: Probe, wrap_cpu: WrapCpu,
                counts: dict[int, list[int] | None]) -> tuple[list[pt.Partition], dict, dict]:
     """The probed plan: ``(parts, dispatches, readbacks)`` in the executable's own format.
