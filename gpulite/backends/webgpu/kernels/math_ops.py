@@ -13,7 +13,7 @@ import numpy as np
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.mapping import kind, map_program
-from gpulite.backends.webgpu.program import Program, make_program
+from gpulite.backends.webgpu.program import Program
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
 
