@@ -176,10 +176,3 @@ def gpu_gap(qualified_name: str) -> tuple[str, str] | None:
 # --- reductions and matrix products: elements one thread folds (tests/ops/harness.py's
 # work check after every webgpu case, tests/webgpu/test_reduction_work.py on the zoo) ---
 MAX_REDUCTION_PER_THREAD = 1024
-# Ops whose dispatches may still leave more than that to a thread, each with the work that
-# removes it; an entry goes once its kernels split the work (then the check holds them too).
-REDUCTION_WORK_PENDING: dict[str, str] = {
-    op: "issue 20, helper gpumm: tiled matrix products that split K across threads or workgroups"
-    for op in ("CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL")
-}
-

@@ -98,16 +98,16 @@ def check_watched(seen: list[tuple[dict[str, Any], list[str]]]) -> None:
 def reduction_problems(exe: Any) -> list[str]:
     """What is wrong with the reduction and matrix-product dispatches of a compiled webgpu plan:
     one that declares no ``reduction_per_thread``, or leaves a thread more than
-    ``MAX_REDUCTION_PER_THREAD`` elements (ops in ``REDUCTION_WORK_PENDING`` excepted)."""
+    ``MAX_REDUCTION_PER_THREAD`` elements."""
     from gpulite.backends.webgpu.instrument import reduction_work
-    from tests.ops.expected_failures import MAX_REDUCTION_PER_THREAD, REDUCTION_WORK_PENDING
+    from tests.ops.expected_failures import MAX_REDUCTION_PER_THREAD
 
     problems = []
     for r in reduction_work(exe):
         where = f"node {r['node']} {r['op']}: {r['program']}"
         if r["per_thread"] <= 0:
             problems.append(f"{where} declares no reduction_per_thread")
-        elif r["per_thread"] > MAX_REDUCTION_PER_THREAD and r["op"] not in REDUCTION_WORK_PENDING:
+        elif r["per_thread"] > MAX_REDUCTION_PER_THREAD:
             problems.append(f"{where} folds {r['per_thread']} elements per thread (at most "
                             f"{MAX_REDUCTION_PER_THREAD})")
     return problems
