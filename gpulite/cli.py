@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from gpulite.commands.common import report_error
 
 # Command modules of gpulite.commands, in the order ``gpulite --help`` lists them.
-COMMANDS = ("demo", "detect", "run", "inspect", "ops", "bench", "info", "models", "graph_run", "batch")
+COMMANDS = ("demo", "detect", "run", "inspect", "ops", "bench", "profile", "info", "models", "graph_run", "batch")
 
 
 def _add_verbose(parser: argparse.ArgumentParser, default: object) -> None:

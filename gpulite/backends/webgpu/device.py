@@ -160,6 +160,8 @@ class GpuDevice:
     has_f16 : bool
         Whether ``shader-f16`` is enabled on the device (gpulite enables it on devices it
         creates whenever the adapter has it).
+    has_timestamps : bool
+        Whether ``timestamp-query`` is enabled (likewise), for per-dispatch GPU times.
     lost : str or None
         Why the device is known to be lost, or None while it is usable as far as known.
     """
@@ -172,11 +174,13 @@ class GpuDevice:
         else:
             self.adapter = adapter if adapter is not None else choose_adapter()
             limits = {k: self.adapter.limits[k] for k in _WANTED_LIMITS if k in self.adapter.limits}
-            features = ["shader-f16"] if "shader-f16" in self.adapter.features else []
+            # shader-f16 for fp16 plans; timestamp-query for `gpulite profile` (per-dispatch GPU time)
+            features = [f for f in ("shader-f16", "timestamp-query") if f in self.adapter.features]
             self.device = self.adapter.request_device_sync(
                 label="gpulite", required_limits=limits, required_features=features)
             self.owns_device = True
         self.has_f16 = "shader-f16" in self.device.features
+        self.has_timestamps = "timestamp-query" in self.device.features
         self.limits = dict(self.device.limits)
         self.name = _adapter_name(self.adapter)
         self.queue = self.device.queue

@@ -92,6 +92,58 @@ def reduction_work(exe: Any) -> list[dict[str, Any]]:
             if str(n.op) in REDUCING_OPS or prog.reduction_per_thread]
 
 
+MAX_QUERIES = 4096  # WebGPU's limit on a timestamp query set
+
+
+def dispatch_times(exe: Any, runs: int = 10) -> list[tuple[Node, Program, float]] | None:
+    """GPU time of every dispatch of ``exe``'s GPU partitions (ms, median of ``runs``), from
+    timestamp queries written at the start and end of a compute pass of its own per dispatch;
+    None when the device has no ``timestamp-query``.
+
+    The plan's own pipelines, bind groups and arena are used, in plan order, without its CPU
+    partitions, bound-input copies or readbacks (the arena holds the last invoke's data).
+    Times are the resolved timestamps' differences read as nanoseconds, wgpu-native's unit
+    where the driver's tick is one (NVIDIA, lavapipe).
+    """
+    gdev = exe.gdev
+    if not getattr(gdev, "has_timestamps", False):
+        return None
+    work: list[tuple[Node, Program, tuple]] = []
+    for node, progs in node_programs(exe):
+        work += [(node, p, None) for p in progs]
+    flat = [d for k, p in enumerate(exe.parts) if p.backend == pt.GPU for d in exe._dispatches[k]]
+    if len(flat) != len(work):
+        return None
+    per = MAX_QUERIES // 2
+    samples: list[list[float]] = [[] for _ in flat]
+    with gdev.guard("profile"):
+        for start in range(0, len(flat), per):
+            chunk = flat[start:start + per]
+            qs = gdev.device.create_query_set(label="gpulite.profile", type="timestamp", count=2 * len(chunk))
+            dst = gdev.device.create_buffer(label="gpulite.profile", size=16 * len(chunk),
+                                            usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+            try:
+                for _ in range(runs):
+                    enc = gdev.device.create_command_encoder(label="gpulite.profile")
+                    for j, (pipeline, bg, groups) in enumerate(chunk):
+                        cp = enc.begin_compute_pass(timestamp_writes={
+                            "query_set": qs, "beginning_of_pass_write_index": 2 * j,
+                            "end_of_pass_write_index": 2 * j + 1})
+                        cp.set_pipeline(pipeline)
+                        cp.set_bind_group(0, bg)
+                        cp.dispatch_workgroups(*groups)
+                        cp.end()
+                    enc.resolve_query_set(qs, 0, 2 * len(chunk), dst, 0)
+                    gdev.queue.submit([enc.finish()])
+                    ticks = np.frombuffer(gdev.queue.read_buffer(dst), np.uint64).astype(np.int64).reshape(-1, 2)
+                    for j, (a, b) in enumerate(ticks):
+                        samples[start + j].append(max(0, int(b - a)) / 1e6)
+            finally:
+                dst.destroy()
+                qs.destroy()
+    return [(node, prog, float(np.median(s))) for (node, prog, _), s in zip(work, samples, strict=True)]
+
+
 def split_plan(exe: Any, kernels: str, probe: Probe, wrap_cpu: WrapCpu,
                counts: dict[int, list[int] | None]) -> tuple[list[pt.Partition], dict, dict]:
     """The probed plan: ``(parts, dispatches, readbacks)`` in the executable's own format.
