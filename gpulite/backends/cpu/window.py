@@ -101,7 +101,8 @@ class PaddedInput:
     def __init__(self, x: np.ndarray, win: Window, fill, dtype=None, pool=None) -> None:
         self.x, self.fill, self.borders = x, fill, []
         widen = dtype is not None and np.dtype(dtype) != x.dtype
-        if win.padded or widen:
+        # a strided view (one group's channels of a grouped conv) is copied at every refresh too
+        if win.padded or widen or not x.flags.c_contiguous:
             hp, wp = win.h + win.pad_t + win.pad_b, win.w + win.pad_l + win.pad_r
             shape, dt = (win.n, hp, wp, win.c), dtype or x.dtype
             if pool is None or int(np.prod(shape)) * np.dtype(dt).itemsize < SHARE_MIN_BYTES:
@@ -114,10 +115,7 @@ class PaddedInput:
                                             b[:, rows, win.pad_l + win.w:]) if v.size]
             self.interior = self.buf[:, win.pad_t:win.pad_t + win.h, win.pad_l:win.pad_l + win.w, :]
         else:
-            self.buf = np.ascontiguousarray(x)
-            self.interior = None
-            if self.buf is not x:  # a non-contiguous constant: copied once, never changes
-                self.x = None
+            self.buf, self.interior = x, None
 
     def chunks(self, parts: int):
         """:meth:`refresh` as compiled tasks in up to ``parts`` chunks of rows ([]: nothing to

@@ -5,7 +5,8 @@ GEMM needs nothing else (BLAS reads it transposed, no copy), else a copy with th
 an extra last row where the patches carry a ones column. Each chunk's bias (when not in
 the GEMM), activation and fused elementwise steps run right after its GEMM, in cache
 (:mod:`gpulite.backends.cpu.epilogue`). Single-output convs take their own path
-(:func:`_single_output_conv`). Quantized convs are in quantized_conv.py.
+(:func:`_single_output_conv`); grouped convs run one GEMM per group (:func:`group_gemms`).
+Quantized convs are in quantized_conv.py.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from dataclasses import replace
+
 from numpy.lib.stride_tricks import as_strided
 
 from gpulite.backends.cpu import blas, jit
@@ -207,7 +210,7 @@ def float_conv_2d(node, ctx):
     win, groups = conv_geometry(node, x.shape, w.shape, out.shape)
     o, kh, kw, ci = w.shape
     if groups != 1:
-        raise UnsupportedOpError(Op.CONV_2D, node.index, "cpu", f"grouped conv ({groups} groups) is not supported")
+        return _grouped_conv(node, ctx, win, groups)
     wconst = ctx.const(1)
     if o == 1 and kh * kw > 1 and wconst is not None:
         return _single_output_conv(node, ctx, win, wconst)
@@ -236,6 +239,48 @@ def float_conv_2d(node, ctx):
     def run() -> None:
         np.copyto(wt[:k], w.reshape(o, k).T)
         run_gemm()
+    return run
+
+
+def group_gemms(win: Window, groups: int, x: np.ndarray, out: np.ndarray, w: np.ndarray, fill, dtype=None,
+                pool=None, parts: int = 1) -> list:
+    """The run closures of a grouped conv (``groups`` > 1), one :class:`ConvGemm` per group.
+
+    Group ``g`` reads input channels ``g*ci:(g+1)*ci`` and writes output channels
+    ``g*og:(g+1)*og``, both strided views (a 1x1 conv's GEMM reads its input view in place,
+    BLAS with a row stride; the others copy it into their padded buffer), and multiplies by
+    the transposed view of its rows of ``w`` (OHWI, read at run time). The groups share the
+    scratch: they run one after the other.
+    """
+    o, ci = w.shape[0], win.c // groups
+    og, k = o // groups, win.kh * win.kw * ci
+    wing = replace(win, c=ci)
+    runs = []
+    for g in range(groups):
+        gemm = ConvGemm(wing, x[..., g * ci:(g + 1) * ci], out[..., g * og:(g + 1) * og], fill, dtype,
+                        pool=pool, parts=parts)
+        wt = w[g * og:(g + 1) * og].reshape(og, k).T
+        runs.append(gemm.bind(wt if dtype is None else np.ascontiguousarray(wt, dtype)))
+    return runs
+
+
+def _grouped_conv(node, ctx, win: Window, groups: int):
+    """A grouped CONV_2D (filter of C/groups input channels: ResNeXt, RegNet, ShuffleNet): one
+    GEMM per group, as LiteRT's reference conv sums over the group's channels; then the bias,
+    activation and fused steps over the whole output."""
+    x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    o, kh, kw, ci = w.shape
+    bias = ctx.input(2).reshape(o) if ctx.has_input(2) else None
+    parts = conv_parts(ctx.num_threads, out.size * kh * kw * ci, out.size // o)
+    runs = group_gemms(win, groups, x, out, w, 0.0, pool=ctx.scratch, parts=parts)
+    ep = Epilogue(node, ctx, out, bias=bias, bias_const=ctx.const(2) is not None)
+    post = ep.chunk(0, out.size // o)
+    if post is not None:
+        runs.append(post)
+
+    def run() -> None:
+        for r in runs:
+            r()
     return run
 
 

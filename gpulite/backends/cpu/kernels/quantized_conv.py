@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.conv import ConvGemm, conv_geometry, float_conv_2d
+from gpulite.backends.cpu.kernels.conv import ConvGemm, conv_geometry, float_conv_2d, group_gemms
 from gpulite.backends.cpu.kernels.depthwise import (
     depthwise_geometry,
     depthwise_plan,
@@ -99,18 +99,22 @@ def quantized_conv_2d(node, ctx):
     x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
     win, groups = conv_geometry(node, x.shape, w.shape, out.shape)
     o = w.shape[0]
-    if groups != 1 or ctx.const(1) is None:
-        raise UnsupportedOpError(node.op, node.index, "cpu", "quantized conv needs one group and a constant filter")
+    if ctx.const(1) is None:
+        raise UnsupportedOpError(node.op, node.index, "cpu", "quantized conv needs a constant filter")
     rq, zp_w, zp_in = requantizer(node, ctx, o, 0, out.shape)
     wq = w.astype(np.int64) - zp_w.reshape(-1, 1, 1, 1)
-    wt = np.ascontiguousarray(wq.reshape(o, -1).T, dtype=np.float64)
-    corr = -zp_in * wq.reshape(o, -1).sum(axis=1)
+    corr = -zp_in * wq.reshape(o, -1).sum(axis=1)  # per output channel: over its group's channels
     acc64 = np.empty(out.shape, np.float64)
-    gemm = ConvGemm(win, x, acc64, zp_in, np.float64)
+    if groups != 1:  # as TFLite's reference ConvPerChannel: each output channel sums its group
+        gemms = group_gemms(win, groups, x, acc64, wq, zp_in, np.float64)
+    else:
+        gemm = ConvGemm(win, x, acc64, zp_in, np.float64)
+        gemms = [gemm.bind(np.ascontiguousarray(wq.reshape(o, -1).T, dtype=np.float64))]
     finish = epilogue(ctx, acc64, corr, rq, out)
 
     def run() -> None:
-        gemm(wt)
+        for gemm in gemms:
+            gemm()
         finish()
     return run
 
