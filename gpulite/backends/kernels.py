@@ -19,6 +19,8 @@ from gpulite.model.opdefs import OpName, op_named, op_of
 
 KernelFactory = Callable[..., Any]
 _KERNELS: dict[tuple[OpName, str], KernelFactory] = {}
+# (op, backend) -> [(applies, factory)]: kernels for some nodes of an op (register_case)
+_CASES: dict[tuple[OpName, str], list[tuple[Callable[..., bool], KernelFactory]]] = {}
 _INT8: set[tuple[OpName, str]] = set()  # (op, backend) whose kernel runs int8-quantized tensors
 _DISCOVERED: set[str] = set()
 _PACKAGES = {"cpu": "gpulite.backends.cpu.kernels", "webgpu": "gpulite.backends.webgpu.kernels"}
@@ -46,6 +48,30 @@ def register_kernel(op: str, backend: str, fn: KernelFactory | None = None, *, i
     return deco(fn) if fn is not None else deco
 
 
+def register_case(op: str, backend: str, applies: Callable[..., bool]):
+    """Decorator: a kernel for the nodes of ``op`` on ``backend`` for which ``applies(node, ctx)``
+    holds (e.g. grouped convolutions), so a case lives in its own module beside the op's kernel.
+    :func:`get_kernel` then returns a factory running the first case that applies, else the
+    op's kernel (registered with :func:`register_kernel`, which the case needs)."""
+    name = op_named(op)
+
+    def deco(f: KernelFactory) -> KernelFactory:
+        cases = _CASES.setdefault((name, backend), [])
+        if all(g is not f for _, g in cases):
+            cases.append((applies, f))
+        return f
+    return deco
+
+
+def _with_cases(kernel: KernelFactory, cases: tuple[tuple[Callable[..., bool], KernelFactory], ...]) -> KernelFactory:
+    def factory(node: Any, ctx: Any) -> Any:
+        for applies, case in cases:
+            if applies(node, ctx):
+                return case(node, ctx)
+        return kernel(node, ctx)
+    return factory
+
+
 def unregister_kernel(op: str, backend: str) -> None:
     _KERNELS.pop((op_of(op), backend), None)
 
@@ -62,7 +88,9 @@ def discover(backend: str) -> None:
 
 def get_kernel(op: str, backend: str) -> KernelFactory | None:
     discover(backend)
-    return _KERNELS.get((op_of(op), backend))
+    key = (op_of(op), backend)
+    kernel, cases = _KERNELS.get(key), _CASES.get(key)
+    return _with_cases(kernel, tuple(cases)) if kernel is not None and cases else kernel
 
 
 def get_kernels_for_backend(backend: str) -> dict[OpName, KernelFactory]:

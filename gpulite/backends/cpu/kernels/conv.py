@@ -12,10 +12,9 @@ Quantized convs are in quantized_conv.py.
 from __future__ import annotations
 
 import functools
-
-import numpy as np
 from dataclasses import replace
 
+import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from gpulite.backends.cpu import blas, jit
