@@ -45,9 +45,19 @@ from gpulite.tensor import Tensor, tensor
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # MediaPipe's mp.Image / mp.ImageFormat (gpulite.tasks), imported on first use
+    if name in ("Image", "ImageFormat"):
+        import importlib
+
+        return getattr(importlib.import_module("gpulite.tasks.vision.core.image"), name)
+    raise AttributeError(f"module 'gpulite' has no attribute {name!r}")
+
 __all__ = [
     "BackendError", "BackendNotFoundError", "ConcurrentUseError", "DeviceLimitsError", "DeviceLostError",
-    "DeviceMismatchError", "DisposedTensorError", "FlagError", "FusedActivation", "GpuliteError", "Interpreter",
+    "DeviceMismatchError", "DisposedTensorError", "FlagError", "FusedActivation", "GpuliteError", "Image",
+    "ImageFormat", "Interpreter",
     "ModelError", "NaNError", "Op", "OutOfMemoryError", "ShapeError", "SignatureRunner", "StaleTensorError", "Tensor",
     "UnsupportedOpError", "backend_choice", "copy_kernels", "declare_custom_op", "dispose", "enable_debug_mode",
     "enable_prod_mode", "env", "find_backend", "get_backend", "get_kernels_for_backend", "keep", "list_backends",
