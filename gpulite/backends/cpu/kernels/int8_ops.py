@@ -25,5 +25,7 @@ INT8_OPS = (
     # issue 12's int8 kernels (bit-exact with LiteRT on every input code)
     Op.HARD_SWISH, Op.LEAKY_RELU, Op.PRELU, Op.RESIZE_BILINEAR, Op.BATCH_MATMUL, Op.TRANSPOSE_CONV,
     Op.EXP, Op.LOG, Op.SQRT, Op.RSQRT, Op.ELU, Op.GELU, Op.SQUARED_DIFFERENCE, Op.SUM, Op.L2_NORMALIZATION,
+    # issue 23
+    Op.ABS,
 )
 declare_int8("cpu", *INT8_OPS)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.backends.cpu import quant
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.cpu.kernels import quantized_activations as qa
 from gpulite.backends.cpu.kernels.elementwise import check_broadcast
@@ -148,9 +149,48 @@ def _names(dtypes) -> str:
     return ", ".join(str(d) for d in dtypes)
 
 
+def quantized_abs(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """int8 / int16 ABS as LiteRT's ``AbsEvalQuantized``: ``|q - zp_in|``, rescaled by
+    ``MultiplyByQuantizedMultiplier`` with the multiplier of the float32 quotient ``s_in / s_out``
+    (only when the scales differ), plus ``zp_out``, clamped to the dtype (int16: zero points 0).
+    int8 through a table over the 256 codes."""
+    xi, oi = ctx.in_info(0), ctx.out_info(0)
+    if xi.dtype not in (I8, I16) or oi.dtype != xi.dtype:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized ABS takes int8 or int16 in and out "
+                                 f"(LiteRT's kernel), got {xi.dtype} -> {oi.dtype}")
+    s_in, zp_in = quant.per_tensor(node, xi, "input")
+    s_out, zp_out = quant.per_tensor(node, oi, "output")
+    if xi.dtype == I16 and (zp_in or zp_out):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 ABS needs zero points 0 (LiteRT's kernel), "
+                                 f"got {zp_in} and {zp_out}")
+    lo, hi = quant.QRANGE[xi.dtype]
+    rescale = np.float32(s_in) != np.float32(s_out)
+    mult, shift = quant.quantize_multiplier(float(np.float32(s_in) / np.float32(s_out))) if rescale else (0, 0)
+
+    def codes(q: np.ndarray) -> np.ndarray:
+        v = np.abs(q.astype(np.int64) - zp_in)
+        if rescale:
+            v = quant.multiply_by_quantized_multiplier(v, mult, shift)
+        return np.clip(v + zp_out, lo, hi).astype(xi.dtype)
+
+    x, out = ctx.input(0), ctx.output(0)
+    if xi.dtype == I8:
+        table = codes(np.arange(256, dtype=np.uint8).view(I8))  # indexed by the code's bits
+
+        def run_table() -> None:
+            np.take(table, x.view(np.uint8), out=out)
+        return run_table
+
+    def run() -> None:
+        np.copyto(out, codes(x))
+    return run
+
+
 def _unary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
     if node.op in FLOAT_LUT_FUNCTIONS and is_quantized(ctx.in_info(0)):
         return quantized_float_lut(node, ctx)
+    if node.op == Op.ABS and is_quantized(ctx.in_info(0)):
+        return quantized_abs(node, ctx)
     if node.op == Op.GELU:
         dtypes, fn = (F32,), _gelu(bool(getattr(node.options, "approximate", False)))
     else:
