@@ -121,7 +121,13 @@ DW_CASES = {**CASES, "mult2-s1": ((1, 8, 9, 3), (3, 3), 2, (1, 1), (1, 1), "SAME
             "mult1-k3-s1-same-tanh-c3": ((1, 6, 6, 3), (3, 3), 1, (1, 1), (1, 1), "SAME", "TANH", True),
             "mult1-k2-s1-same-even-c3": ((1, 6, 6, 3), (2, 2), 1, (1, 1), (1, 1), "SAME", "NONE", True),
             "mult1-k3-s2-valid-relu-c4": ((1, 9, 10, 4), (3, 3), 1, (2, 2), (1, 1), "VALID", "RELU", True),
-            "mult2-k3-s2-same": ((1, 9, 10, 4), (3, 3), 2, (2, 2), (1, 1), "SAME", "NONE", True)}
+            "mult2-k3-s2-same": ((1, 9, 10, 4), (3, 3), 2, (2, 2), (1, 1), "SAME", "NONE", True),
+            # WebGPU's register-blocked kernel (four output columns per thread): 9 columns (a
+            # block of one at the end) at batch 2; stride 2 with dilation 2 on a 5x5 filter (the
+            # four windows span 15 input columns); a 1x5 filter with column stride 2.
+            "rb-tail-batch2": ((2, 7, 9, 8), (3, 3), 1, (1, 1), (1, 1), "SAME", "RELU6", True),
+            "rb-k5-s2-d2": ((1, 15, 17, 8), (5, 5), 1, (2, 2), (2, 2), "SAME", "RELU", True),
+            "rb-k1x5-s1x2": ((1, 6, 13, 12), (1, 5), 1, (1, 2), (1, 1), "VALID", "NONE", False)}
 DW_CASES["chunked"] = ((1, 64, 64, 16), (3, 3), 1, (1, 1), (1, 1), "SAME", "RELU6", True)
 
 

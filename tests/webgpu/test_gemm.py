@@ -33,7 +33,7 @@ def test_programs_declare_their_work():
     K slices add the sum's dispatch, which folds one partial per slice."""
     ctx = _Ctx()
     (one,) = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(40, 33, 37), [])
-    assert "fn run_group(" in one.wgsl and one.dispatch == (2, 1, 1) and one.threads == 2 * 64
+    assert "fn run_group(" in one.wgsl and one.dispatch == (4, 1, 1) and one.threads == 4 * 64
     assert one.reduction_per_thread == 48
     main, total = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(1, 7, 5000), [])
     assert main.workgroup_size == 256 and main.dispatch == (2, 1, 1) and main.reduction_per_thread == 640

@@ -132,12 +132,16 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> Program:
     window = _window(ctx, opts, x, out, kh, kw)
     w_off, bias_off = ctx.weight_input(1).offset, bias_ref(ctx, cout, cout).offset
     extra, fin = finish(node, ctx)
-    if cout == cin and cin % 4 == 0 and x.offset % 4 == 0 and out.offset % 4 == 0:  # common: vec4 per thread
+    if cout == cin and cin % 4 == 0 and x.offset % 4 == 0 and out.offset % 4 == 0:  # common: register-blocked
         n, oh, ow, _ = out.shape
-        params = [p for p in window if p[0] not in ("in_c", "out_c")] + [
-            ("c4", "u32", cin // 4), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off), *extra]
-        return make_program(name, "depthwise_conv2d_c4", params, n * oh * ow * cin // 4, act=node.activation,
-                            weights=ctx.weights, reduction_per_thread=kh * kw, **fin)
+        sw, dw = opts.stride_w or 1, opts.dilation_w_factor or 1
+        blocks = -(-ow // 4)  # four output columns per thread
+        params = [p for p in window if p[0] not in ("in_c", "out_c", "k_w", "stride_w", "dil_w")] + [
+            ("c4", "u32", cin // 4), ("col_blocks", "u32", blocks), ("w_off", "u32", w_off),
+            ("bias_off", "u32", bias_off), *extra]
+        return make_program(name, "depthwise_conv2d_c4", params, n * oh * blocks * cin // 4, act=node.activation,
+                            weights=ctx.weights, reduction_per_thread=kh * kw, KW=str(kw), SW=str(sw), DW=str(dw),
+                            COLS=str(3 * sw + (kw - 1) * dw + 1), **fin)
     params = [*window, ("mult", "u32", cout // cin), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off), *extra]
     return make_program(name, "depthwise_conv2d", params, out.size, act=node.activation, weights=ctx.weights,
                         reduction_per_thread=kh * kw, **fin)

@@ -1,24 +1,56 @@
-// DEPTHWISE_CONV_2D with multiplier 1, NHWC, four channels per thread through buf4 (bias and
-// activation fused). Used when channels are a multiple of 4: one thread's index math and
-// bounds checks then serve four outputs, and every load moves four values. Weights and bias
-// through wt4 (float16 in fp16 plans).
-//#include "window.wgsl"
+// DEPTHWISE_CONV_2D with multiplier 1 and channels a multiple of 4, NHWC, register-blocked:
+// each thread computes four consecutive output columns of four channels (a vec4 each), bias and
+// activation fused. Per filter row it loads the $COLS input pixels its four windows span once
+// (vec4s through buf4, zero in the padding) and each tap's four weights once (wt4: float16 in
+// fp16 plans), which then serve all four columns. $KW, $SW and $DW (filter width, column stride
+// and dilation) are constants of the pipeline, so the inner loops unroll. Threads run channels
+// fastest, so neighbours read neighbouring vec4s.
+//#include "nhwc.wgsl"
 //#include "conv_out.wgsl"
 
+const KW: u32 = $KW;
+const SW: u32 = $SW;
+const DW: u32 = $DW;
+
 fn run(i: u32) {
-    let p = out_pixel(i, P.c4);
-    let c = p.c * 4u;
-    var acc = wt4((P.bias_off + c) / 4u);
-    let win = window(p, vec2<u32>(P.dil_h, P.dil_w));
+    let c4 = i % P.c4;
+    var r = i / P.c4;
+    let x0 = (r % P.col_blocks) * 4u;
+    r = r / P.col_blocks;
+    let y = r % P.out_h;
+    let b = r / P.out_h;
+    let c = c4 * 4u;
     let ch = P.c4 * 4u;
-    for (var ky = win.taps.x; ky < win.taps.y; ky++) {
-        for (var kx = win.taps.z; kx < win.taps.w; kx++) {
-            let cell = window_cell(win, ky, kx);
-            let xb = P.x_off + in_index(p.b, cell.x, cell.y, ch) + c;
-            let wb = P.w_off + (ky * P.k_w + kx) * ch + c;
-            acc += buf4[xb / 4u] * wt4(wb / 4u);
+    let bias = wt4((P.bias_off + c) / 4u);
+    var acc = array<vec4<f32>, 4>(bias, bias, bias, bias);
+    let iy0 = i32(y * P.stride_h) - P.pad_top;
+    let ix0 = i32(x0 * SW) - P.pad_left;
+    for (var ky = 0u; ky < P.k_h; ky++) {
+        let iy = iy0 + i32(ky * P.dil_h);
+        if (iy < 0 || iy >= i32(P.in_h)) {
+            continue;
+        }
+        let row = (P.x_off + in_index(b, u32(iy), 0u, ch) + c) / 4u;
+        var xs: array<vec4<f32>, $COLS>;
+        for (var t = 0u; t < ${COLS}u; t++) {
+            let ix = ix0 + i32(t);
+            if (ix >= 0 && ix < i32(P.in_w)) {
+                xs[t] = buf4[row + u32(ix) * P.c4];
+            }
+        }
+        let wrow = (P.w_off + ky * KW * ch + c) / 4u;
+        for (var kx = 0u; kx < KW; kx++) {
+            let w = wt4(wrow + kx * P.c4);
+            for (var j = 0u; j < 4u; j++) {
+                acc[j] += xs[j * SW + kx * DW] * w;
+            }
         }
     }
-    let ob = (P.out_off + out_index(p, ch) + c) / 4u;
-    buf4[ob] = vec4<f32>(finish(acc.x, c), finish(acc.y, c + 1u), finish(acc.z, c + 2u), finish(acc.w, c + 3u));
+    for (var j = 0u; j < 4u; j++) {
+        if (x0 + j < P.out_w) {
+            let a = acc[j];
+            let ob = (P.out_off + out_index(Pixel(b, y, x0 + j, 0u), ch) + c) / 4u;
+            buf4[ob] = vec4<f32>(finish(a.x, c), finish(a.y, c + 1u), finish(a.z, c + 2u), finish(a.w, c + 3u));
+        }
+    }
 }
