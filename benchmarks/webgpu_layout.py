@@ -8,10 +8,10 @@ Every distinct CONV_2D / DEPTHWISE_CONV_2D shape of the models (input, filter, o
 padding, fused activation) runs, with random data, on gpulite's own shaders and weight
 re-layouts (``kernels/conv.py``; no kernel is changed here) in three variants:
 
-- ``scalar``: ``conv2d.wgsl`` / ``depthwise_conv2d.wgsl``, one f32 load per input channel.
-  Applies to every layer.
-- ``vec4``: ``conv2d_c4.wgsl`` (Cin % 4 == 0) / ``depthwise_conv2d_c4.wgsl`` (C % 4 == 0),
-  reading 4-channel slices through the vec4 binding. What gpulite's NHWC layout runs when it
+- ``scalar``: CONV_2D's tiled product (``gemm.wgsl``) reading its input one f32 at a time /
+  ``depthwise_conv2d.wgsl`` (one output per thread). Applies to every layer.
+- ``vec4``: the tiled product reading 4-channel slices (Cin % 4 == 0) /
+  ``depthwise_conv2d_c4.wgsl`` (C % 4 == 0), through the vec4 binding. What gpulite's NHWC layout runs when it
   applies ("-" when it does not; gpulite then runs ``scalar``).
 - ``phwc4``: PHWC4 emulated, i.e. what that layout costs per layer: the same layer with every
   channel count rounded up to a multiple of 4, the extra input channels zero, the weights
@@ -106,7 +106,7 @@ class Layer:
         n, h, w, _ = self.x
         act = n * h * w * (_up4(self.cin) - self.cin) * 4 + int(np.prod(self.y[:3])) * (_up4(self.cout) - self.cout) * 4
         kh, kw = self.w[1:3]
-        if self.op == "conv":  # gpulite's packed weights already pad Cout to 4; PHWC4 adds Cin padding
+        if self.op == "conv":  # PHWC4's Cin padding (gpulite's packed weights pad Cout and K themselves)
             wt = _up4(self.cout) * kh * kw * (_up4(self.cin) - self.cin) * 4
         else:
             wt = kh * kw * (_up4(self.cout) - self.cout) * 4 + (_up4(self.cout) - self.cout) * 4
@@ -153,7 +153,7 @@ class Bench:
         import wgpu
 
         from gpulite.backends.webgpu.geometry import pad_before
-        from gpulite.backends.webgpu.kernels.weights import packed_weights, packed_weights_c4
+        from gpulite.backends.webgpu.kernels import gemm
         from gpulite.backends.webgpu.program import get_pipeline, make_program
 
         self.gdev, self.layer = gdev, layer
@@ -187,26 +187,29 @@ class Bench:
         ]
         fin = {"FINISH": "return act(v);"}
         name = f"{lay.label()} [{variant}]"
-        if lay.op == "conv":
-            groups = -(-oc // 4)
-            b = np.zeros(groups * 4, np.float32)
+        if lay.op == "conv":  # the tiled product (kernels/gemm.py), as kernels/conv.py builds it
+            p = gemm.plan(oh * ow, oc, kh * kw * ic)
+            b = np.zeros(p.n_pad, np.float32)
             b[:oc] = bias
-            params = [*window, ("groups", "u32", groups), ("bias_off", "u32", put(b))]
-            if variant == "scalar":
-                params += [("out_c4", "u32", groups * 4), ("w_off", "u32", put(packed_weights(w)[0]))]
-                prog = make_program(name, "conv2d", params, oh * ow * groups, act=lay.act, **fin)
-            else:
-                params += [("in_c4", "u32", ic // 4), ("w_off", "u32", put(packed_weights_c4(w)))]
-                prog = make_program(name, "conv2d_c4", params, oh * ow * groups, act=lay.act, **fin)
+            params = [*window, ("w_off", "u32", put(gemm.packed_b(w.transpose(1, 2, 3, 0).reshape(-1, oc), p))),
+                      ("bias_off", "u32", put(b))]
+            pads = [v for f, _, v in window if f.startswith("pad_")]
+            a = "gemm_rows" if (kh, kw, *lay.stride, *pads) == (1, 1, 1, 1, 0, 0) else "gemm_im2col"
+            (prog,) = gemm.programs(None, name, (a, "gemm_weights"), p, params, act=lay.act,
+                                    A_VEC=str(variant != "scalar").lower(), **fin)
         else:
             w_off, bias_off = put(w), put(bias)
             if variant == "scalar":
                 params = [*window, ("mult", "u32", 1), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off)]
                 prog = make_program(name, "depthwise_conv2d", params, oh * ow * oc, act=lay.act, **fin)
             else:
-                params = [p for p in window if p[0] not in ("in_c", "out_c")] + [
-                    ("c4", "u32", ic // 4), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off)]
-                prog = make_program(name, "depthwise_conv2d_c4", params, oh * ow * ic // 4, act=lay.act, **fin)
+                sw, dw = lay.stride[1], lay.dilation[1]
+                blocks = -(-ow // 4)
+                params = [p for p in window if p[0] not in ("in_c", "out_c", "k_w", "stride_w", "dil_w")] + [
+                    ("c4", "u32", ic // 4), ("col_blocks", "u32", blocks), ("w_off", "u32", w_off),
+                    ("bias_off", "u32", bias_off)]
+                prog = make_program(name, "depthwise_conv2d_c4", params, oh * blocks * ic // 4, act=lay.act,
+                                    KW=str(kw), SW=str(sw), DW=str(dw), COLS=str(3 * sw + (kw - 1) * dw + 1), **fin)
         dev = gdev.device
         data = np.concatenate(words)
         self.arena = dev.create_buffer_with_data(

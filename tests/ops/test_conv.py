@@ -347,6 +347,21 @@ def test_conv2d_runtime_filter_and_bias(backend: str) -> None:
     check_op(mb.build(), inputs, backend)
 
 
+def test_conv2d_runtime_filter_past_tile_edges(backend: str) -> None:
+    """A run-time filter and bias on WebGPU's tiled product: 99 pixels x 37 channels over K = 72
+    read as vec4s, at batch 2, with a fused RELU6."""
+    rng = np.random.default_rng(19)
+    mb = ModelBuilder()
+    x = mb.input("x", (2, 9, 11, 8), np.float32)
+    w = mb.input("w", (37, 3, 3, 8), np.float32)
+    b = mb.input("b", (37,), np.float32)
+    y = mb.tensor("y", (2, 9, 11, 37), np.float32)
+    mb.op("CONV_2D", [x, w, b], [y], padding="SAME", stride_h=1, stride_w=1, fused_activation_function="RELU6")
+    mb.output(y)
+    check_op(mb.build(), [rng.standard_normal(s).astype(np.float32) for s in ((2, 9, 11, 8), (37, 3, 3, 8), (37,))],
+             backend)
+
+
 def _record_splits(monkeypatch, module) -> list[int]:
     """The thread counts kernels split over from now on: the variants of every compiled
     program's last stage (jit.Program), or the Python pool's (threads.run_chunks) in ``module``."""

@@ -97,8 +97,9 @@ def conv2d(node: Node, ctx: GpuContext) -> Program | list[Program]:
                          window + params, act=node.activation, weights=ctx.weights, A_VEC=str(vec).lower(), **fin)
 
 
-def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> Program:
-    """Weights (and bias) computed at run time: read OHWI in place, one output per thread."""
+def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> list[Program]:
+    """Weights (and bias) computed at run time: the tiled product over the input's windows,
+    reading the OHWI weights in place as B (gemm_ohwi.wgsl)."""
     w = ctx.input(1)
     ctx.require_f32(w)
     if len(w.shape) != 4 or w.shape[3] != x.shape[3] or w.shape[0] != out.shape[3]:
@@ -109,10 +110,14 @@ def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: Tens
         ctx.require_f32(bias)
         if bias.size != out.shape[3]:
             raise ctx.unsupported(f"bias {bias.shape} for {out.shape[3]} channels")
-    params = [*_window(ctx, node.options or sg.Conv2DOptions(), x, out, w.shape[1], w.shape[2]),
+    cout, kh, kw, cin = w.shape
+    n, oh, ow, _ = out.shape
+    params = [*_window(ctx, node.options or sg.Conv2DOptions(), x, out, kh, kw),
               ("w_off", "u32", w.offset), ("bias_off", "u32", bias.offset), ("bias_step", "u32", step)]
-    return make_program(f"conv_2d {x.shape}*{w.shape}->{out.shape} (run-time weights)", "conv2d_ohwi", params,
-                        out.size, act=node.activation, reduction_per_thread=w.shape[1] * w.shape[2] * w.shape[3])
+    return gemm.programs(ctx, f"conv_2d {x.shape}*{w.shape}->{out.shape} (run-time weights)",
+                         ("gemm_im2col", "gemm_ohwi"), gemm.plan(n * oh * ow, cout, kh * kw * cin), params,
+                         act=node.activation, A_VEC=str(cin % 4 == 0 and x.offset % 4 == 0).lower(),
+                         FINISH="return act(v);")
 
 
 @register_kernel(Op.DEPTHWISE_CONV_2D, "webgpu")

@@ -1,4 +1,4 @@
-"""Allocate-time weight re-layouts shared by the convolution kernels (conv.py, transpose_conv.py)."""
+"""Allocate-time weight re-layouts: biases (conv.py, transpose_conv.py) and TRANSPOSE_CONV's weights."""
 
 from __future__ import annotations
 
@@ -30,17 +30,3 @@ def packed_weights(w: np.ndarray) -> tuple[np.ndarray, int]:
     wt = np.zeros((kh, kw, cin, groups * 4), np.float32)
     wt[..., :cout] = w.transpose(1, 2, 3, 0)
     return wt, groups
-
-
-def packed_weights_c4(w: np.ndarray) -> np.ndarray:
-    """OHWI weights as [G, KH, KW, Cin/4, 4 (input), 4 (output)], output channels zero-padded.
-
-    For Cin a multiple of 4. Each thread (one group of 4 output channels) then reads its
-    weights front to back, one 4x4 block per 4 input channels.
-    """
-    cout, kh, kw, cin = w.shape
-    groups = -(-cout // 4)
-    wp = np.zeros((groups * 4, kh, kw, cin), np.float32)
-    wp[:cout] = w
-    # [G, 4o, KH, KW, Cin4, 4i] -> [G, KH, KW, Cin4, 4i, 4o]
-    return np.ascontiguousarray(wp.reshape(groups, 4, kh, kw, cin // 4, 4).transpose(0, 2, 3, 4, 5, 1))
