@@ -6,7 +6,12 @@ kernels (``register_kernel``, ``copy_kernels``; op names are :class:`Op` members
 your own is declared with ``declare_custom_op``), flags (``env()``), eager tensors
 (``tensor``, :mod:`gpulite.ops`) and their memory management (``tidy``, ``keep``,
 ``memory``, ``profile``, ``time``).
+
+``gpulite.solutions`` (imported on first use) has MediaPipe's legacy ``mp.solutions`` modules, so
+MediaPipe 0.10.x code switches with ``import gpulite as mp`` (docs/solutions.md).
 """
+
+from typing import Any
 
 from gpulite import ops
 from gpulite.backends.kernels import copy_kernels, get_kernels_for_backend, register_kernel, unregister_kernel
@@ -46,13 +51,24 @@ from gpulite.tensor import Tensor, tensor
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
-    # MediaPipe's mp.Image / mp.ImageFormat (gpulite.tasks), imported on first use
+def __getattr__(name: str) -> Any:
+    """``gpulite.solutions`` on first use, so ``import gpulite as mp; mp.solutions.hands`` works and
+    ``import gpulite`` does not load the pipeline; MediaPipe's ``mp.Image`` / ``mp.ImageFormat``
+    (gpulite.tasks), imported on first use too."""
+    if name == "solutions":
+        import gpulite.solutions as solutions
+
+        return solutions
     if name in ("Image", "ImageFormat"):
         import importlib
 
         return getattr(importlib.import_module("gpulite.tasks.vision.core.image"), name)
     raise AttributeError(f"module 'gpulite' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "solutions", "Image", "ImageFormat"])
+
 
 __all__ = [
     "BackendError", "BackendNotFoundError", "ConcurrentUseError", "DeviceLimitsError", "DeviceLostError",

@@ -18,11 +18,12 @@ Result types are in :mod:`gpulite.solutions.results`. Names are imported on firs
 ``import gpulite.solutions`` stays cheap.
 
 Switching from MediaPipe: the submodules carry ``mp.solutions``' module names, classes,
-arguments, enums and connection sets, so ``mp.solutions`` can be replaced by
-``gpulite.solutions`` (docs/solutions.md has the table)::
+arguments, enums, connection sets and drawing helpers (``drawing_utils``, ``drawing_styles``),
+and ``gpulite.solutions`` is ``gpulite``'s attribute, so MediaPipe 0.10.x code changes one line
+(docs/solutions.md has the table)::
 
-    from gpulite import solutions as mp_solutions        # was: mp_solutions = mp.solutions
-    mp_hands, mp_drawing = mp_solutions.hands, mp_solutions.drawing_utils
+    import gpulite as mp                                 # was: import mediapipe as mp
+    mp_hands, mp_drawing = mp.solutions.hands, mp.solutions.drawing_utils
     with mp_hands.Hands(max_num_hands=2, min_detection_confidence=0.5) as hands:
         results = hands.process(rgb, timestamp_ms=t)     # timestamp_ms: optional, gpulite's
     for lms in results.multi_hand_landmarks or []:
@@ -47,7 +48,10 @@ _LAZY = {
 }
 
 # MediaPipe's module names (mp.solutions.<name>), imported on first attribute access
-_SUBMODULES = ("connections", "drawing_utils", "face_detection", "face_mesh", "hands", "pose", "selfie_segmentation")
+_SUBMODULES = ("connections", "drawing_styles", "drawing_utils", "face_detection", "face_mesh", "hands", "pose",
+               "selfie_segmentation")
+# mediapipe's per-solution connection modules: all their sets are in gpulite.solutions.connections
+_CONNECTION_MODULES = ("face_mesh_connections", "hands_connections", "pose_connections")
 
 __all__ = ["ImageError", "Solution", "SolutionClosedError", *_LAZY]
 
@@ -55,6 +59,8 @@ __all__ = ["ImageError", "Solution", "SolutionClosedError", *_LAZY]
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"gpulite.solutions.{name}")
+    if name in _CONNECTION_MODULES:
+        return importlib.import_module("gpulite.solutions.connections")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'gpulite.solutions' has no attribute {name!r}")

@@ -1,15 +1,20 @@
-"""MediaPipe's ``mp.solutions.drawing_utils``: ``draw_landmarks``, ``draw_detection``, ``DrawingSpec``.
+"""MediaPipe's ``mp.solutions.drawing_utils``: ``draw_landmarks``, ``draw_detection``, ``draw_axis``,
+``plot_landmarks``, ``DrawingSpec``.
 
 The same names, arguments, defaults and colour constants as mediapipe 0.10.14, and the same
-OpenCV calls (``cv2.line``, ``cv2.circle``, ``cv2.rectangle``), so the pixels drawn are MediaPipe's::
+OpenCV calls (``cv2.line``, ``cv2.circle``, ``cv2.rectangle``, ``cv2.arrowedLine``), so the pixels
+drawn are MediaPipe's (tests/solutions/test_mediapipe_api.py compares them)::
 
-    from gpulite.solutions import drawing_utils as mp_drawing, hands as mp_hands
+    import gpulite as mp                                   # was: import mediapipe as mp
+    mp_drawing, mp_hands = mp.solutions.drawing_utils, mp.solutions.hands
 
     with mp_hands.Hands() as hands:
         results = hands.process(rgb)
     for lms in results.multi_hand_landmarks or []:
         mp_drawing.draw_landmarks(rgb, lms, mp_hands.HAND_CONNECTIONS,
                                   mp_drawing.DrawingSpec(color=(0, 0, 255), thickness=2, circle_radius=3))
+    for world in results.multi_hand_world_landmarks or []:
+        mp_drawing.plot_landmarks(world, mp_hands.HAND_CONNECTIONS, azimuth=5)   # matplotlib, 3-D
 
 As in MediaPipe: drawing is in place on an (H, W, 3) uint8 image; colours are used as given
 (MediaPipe's constants are BGR, for OpenCV images: ``RED_COLOR`` is ``(0, 0, 255)``);
@@ -18,8 +23,10 @@ the connections that touch them; a connection naming a landmark that does not ex
 ``ValueError``; each landmark is a circle of ``circle_radius`` inside a light grey one, both
 ``thickness`` wide (a negative thickness fills, as OpenCV's ``FILLED``); ``None`` as a
 drawing spec draws nothing of that kind. Lines and circles are OpenCV's default ``LINE_8``, not
-anti-aliased, as MediaPipe draws them. ``draw_axis`` and ``plot_landmarks`` (matplotlib) are
-not provided.
+anti-aliased, as MediaPipe draws them. Unlike MediaPipe, a read-only image is refused with a
+``ValueError`` (MediaPipe's OpenCV call fails on it), and a detection keypoint outside the
+image is skipped (MediaPipe's ``cv2.circle`` fails on it). ``_normalized_to_pixel_coordinates``
+is MediaPipe's helper of that name, which samples import.
 """
 
 from __future__ import annotations
@@ -33,8 +40,8 @@ import numpy as np
 
 from gpulite.pipeline.calculators._opencv import cv2
 
-__all__ = ["BLACK_COLOR", "BLUE_COLOR", "GREEN_COLOR", "RED_COLOR", "WHITE_COLOR", "DrawingSpec", "draw_detection",
-           "draw_landmarks"]
+__all__ = ["BLACK_COLOR", "BLUE_COLOR", "GREEN_COLOR", "RED_COLOR", "WHITE_COLOR", "DrawingSpec", "draw_axis",
+           "draw_detection", "draw_landmarks", "plot_landmarks"]
 
 PRESENCE_THRESHOLD = 0.5
 VISIBILITY_THRESHOLD = 0.5
@@ -56,6 +63,9 @@ class DrawingSpec:
 
 _RED_SPEC = DrawingSpec(color=RED_COLOR)     # MediaPipe's defaults for landmarks and keypoints
 _WHITE_SPEC = DrawingSpec()                  # ... and for connections and boxes
+_PLOT_LANDMARK_SPEC = DrawingSpec(color=RED_COLOR, thickness=5)         # plot_landmarks' defaults
+_PLOT_CONNECTION_SPEC = DrawingSpec(color=BLACK_COLOR, thickness=5)
+
 
 def _check_image(image: Any) -> np.ndarray:
     if not isinstance(image, np.ndarray):
@@ -69,21 +79,40 @@ def _check_image(image: Any) -> np.ndarray:
     return image
 
 
-def _to_pixel(x: float, y: float, width: int, height: int) -> tuple[int, int] | None:
-    """MediaPipe's ``_normalized_to_pixel_coordinates``: None outside [0, 1]."""
+def _normalized_to_pixel_coordinates(normalized_x: float, normalized_y: float, image_width: int,
+                                     image_height: int) -> tuple[int, int] | None:
+    """Normalised (x, y) -> integer pixel (x, y), or None outside [0, 1] (MediaPipe's helper, same name).
+
+    Values within ``math.isclose`` of 0 or 1 count as inside; 1.0 maps to the last pixel.
+    """
     def valid(v: float) -> bool:
         return (v > 0 or math.isclose(0, v)) and (v < 1 or math.isclose(1, v))
 
-    if not (valid(x) and valid(y)):
+    if not (valid(normalized_x) and valid(normalized_y)):
         return None
-    return min(math.floor(x * width), width - 1), min(math.floor(y * height), height - 1)
+    return (min(math.floor(normalized_x * image_width), image_width - 1),
+            min(math.floor(normalized_y * image_height), image_height - 1))
 
 
 def _has(landmark: Any, name: str) -> bool:
-    """Whether ``landmark`` sets ``name`` (gpulite: not None; a MediaPipe protobuf: ``HasField``)."""
-    if hasattr(landmark, "HasField"):
-        return landmark.HasField(name)
-    return getattr(landmark, name, None) is not None
+    """Whether ``landmark`` sets ``name``: ``HasField`` (gpulite's results, MediaPipe's protobufs), else not None
+    (e.g. MediaPipe Tasks' landmark dataclasses)."""
+    has_field = getattr(landmark, "HasField", None)
+    return has_field(name) if has_field is not None else getattr(landmark, name, None) is not None
+
+
+def _hidden(landmark: Any) -> bool:
+    """Whether a landmark sets a visibility or presence below 0.5 (then it is not drawn)."""
+    return ((_has(landmark, "visibility") and landmark.visibility < VISIBILITY_THRESHOLD)
+            or (_has(landmark, "presence") and landmark.presence < PRESENCE_THRESHOLD))
+
+
+def _check_connection(connection: tuple[int, int], count: int) -> tuple[int, int]:
+    a, b = connection[0], connection[1]
+    if not (0 <= a < count and 0 <= b < count):
+        raise ValueError(f"Landmark index is out of range. Invalid connection from landmark #{a} to landmark "
+                         f"#{b} ({count} landmarks).")
+    return a, b
 
 
 def _color(color: Any) -> tuple[int, int, int]:
@@ -129,18 +158,12 @@ def draw_landmarks(image: np.ndarray, landmark_list: Any, connections: Iterable[
     points = list(landmark_list.landmark)
     px: dict[int, tuple[int, int]] = {}
     for i, p in enumerate(points):
-        if ((_has(p, "visibility") and p.visibility < VISIBILITY_THRESHOLD)
-                or (_has(p, "presence") and p.presence < PRESENCE_THRESHOLD)):
-            continue
-        xy = _to_pixel(p.x, p.y, w, h)
+        xy = None if _hidden(p) else _normalized_to_pixel_coordinates(p.x, p.y, w, h)
         if xy is not None:
             px[i] = xy
     if connections and connection_drawing_spec:
         for connection in connections:
-            a, b = connection[0], connection[1]
-            if not (0 <= a < len(points) and 0 <= b < len(points)):
-                raise ValueError(f"Landmark index is out of range. Invalid connection from landmark #{a} to landmark "
-                                 f"#{b} ({len(points)} landmarks).")
+            a, b = _check_connection(connection, len(points))
             if a in px and b in px:
                 spec = (connection_drawing_spec[connection] if isinstance(connection_drawing_spec, Mapping)
                         else connection_drawing_spec)
@@ -166,13 +189,86 @@ def draw_detection(image: np.ndarray, detection: Any, keypoint_drawing_spec: Dra
     h, w = image.shape[:2]
     location = detection.location_data
     for k in location.relative_keypoints:
-        xy = _to_pixel(k.x, k.y, w, h)
+        xy = _normalized_to_pixel_coordinates(k.x, k.y, w, h)
         if xy is not None:
             _circle(image, xy, keypoint_drawing_spec.circle_radius, keypoint_drawing_spec.color,
                     keypoint_drawing_spec.thickness)
     box = location.relative_bounding_box
-    start = _to_pixel(box.xmin, box.ymin, w, h)
-    end = _to_pixel(box.xmin + box.width, box.ymin + box.height, w, h)
+    start = _normalized_to_pixel_coordinates(box.xmin, box.ymin, w, h)
+    end = _normalized_to_pixel_coordinates(box.xmin + box.width, box.ymin + box.height, w, h)
     if start is None or end is None:
         return
     cv2.rectangle(image, start, end, _color(bbox_drawing_spec.color), bbox_drawing_spec.thickness)
+
+
+def draw_axis(image: np.ndarray, rotation: np.ndarray, translation: np.ndarray,
+              focal_length: tuple[float, float] = (1.0, 1.0), principal_point: tuple[float, float] = (0.0, 0.0),
+              axis_length: float = 0.1, axis_drawing_spec: DrawingSpec = _WHITE_SPEC) -> None:
+    """Draw an object's x, y, z axes (red, green, blue arrows) on ``image``, in place (MediaPipe's ``draw_axis``).
+
+    ``rotation`` (3, 3) and ``translation`` (3,) take the object's frame to the camera's;
+    the axes, ``axis_length`` long, are projected with ``focal_length`` and ``principal_point``
+    in normalised device coordinates (clipped to [-1, 1]), as MediaPipe projects them.
+    """
+    image = _check_image(image)
+    h, w = image.shape[:2]
+    axes = np.float32([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])     # origin, x, y, z
+    cam = np.matmul(rotation, axis_length * axes.T).T + translation
+    x, y, z = cam[..., 0], cam[..., 1], cam[..., 2]
+    (fx, fy), (px, py) = focal_length, principal_point
+    x_ndc = np.clip(-fx * x / (z + 1e-5) + px, -1., 1.)
+    y_ndc = np.clip(-fy * y / (z + 1e-5) + py, -1., 1.)
+    cols = np.int32((1 + x_ndc) * 0.5 * w)
+    rows = np.int32((1 - y_ndc) * 0.5 * h)
+    origin = (int(cols[0]), int(rows[0]))
+    for k, color in ((1, RED_COLOR), (2, GREEN_COLOR), (3, BLUE_COLOR)):
+        cv2.arrowedLine(image, origin, (int(cols[k]), int(rows[k])), color, axis_drawing_spec.thickness)
+
+
+def _rgb_unit(color: Any) -> tuple[float, ...]:
+    """A BGR DrawingSpec colour as matplotlib's RGB in [0, 1]."""
+    return tuple(v / 255.0 for v in tuple(color)[::-1])
+
+
+def plot_landmarks(landmark_list: Any, connections: Iterable[tuple[int, int]] | None = None,
+                   landmark_drawing_spec: DrawingSpec = _PLOT_LANDMARK_SPEC,
+                   connection_drawing_spec: DrawingSpec = _PLOT_CONNECTION_SPEC,
+                   elevation: int = 10, azimuth: int = 10) -> None:
+    """Plot landmarks and connections in 3-D with matplotlib, then ``plt.show()`` (MediaPipe's ``plot_landmarks``).
+
+    As MediaPipe plots them: a new 10x10 inch figure, axes (-z, x, -y), viewed from
+    ``elevation`` and ``azimuth`` degrees; landmarks with visibility or presence below 0.5 and
+    the connections touching them are left out. Meant for world landmarks
+    (``results.pose_world_landmarks``, ``multi_hand_world_landmarks``); any landmark list works.
+
+    Raises
+    ------
+    ImportError
+        matplotlib is not installed.
+    ValueError
+        A connection names a landmark that does not exist.
+    """
+    if not landmark_list:
+        return
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise ImportError(f"plot_landmarks needs matplotlib (pip install matplotlib): {e}") from None
+    points = list(landmark_list.landmark)
+    plt.figure(figsize=(10, 10))
+    ax = plt.axes(projection="3d")
+    ax.view_init(elev=elevation, azim=azimuth)
+    plotted: dict[int, tuple[float, float, float]] = {}
+    for i, p in enumerate(points):
+        if _hidden(p):
+            continue
+        ax.scatter3D(xs=[-p.z], ys=[p.x], zs=[-p.y], color=_rgb_unit(landmark_drawing_spec.color),
+                     linewidth=landmark_drawing_spec.thickness)
+        plotted[i] = (-p.z, p.x, -p.y)
+    for connection in connections or ():
+        a, b = _check_connection(connection, len(points))
+        if a in plotted and b in plotted:
+            (xa, ya, za), (xb, yb, zb) = plotted[a], plotted[b]
+            ax.plot3D(xs=[xa, xb], ys=[ya, yb], zs=[za, zb], color=_rgb_unit(connection_drawing_spec.color),
+                      linewidth=connection_drawing_spec.thickness)
+    plt.show()

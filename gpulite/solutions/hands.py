@@ -63,6 +63,7 @@ from gpulite.solutions.results import (
     Detection,
     LandmarkList,
     NormalizedRect,
+    WorldLandmarkList,
 )
 
 PALM_MODELS = {0: "palm_detection_lite", 1: "palm_detection_full"}
@@ -80,8 +81,9 @@ class HandsResult:
         roughly x's scale); None when there is no hand, as in MediaPipe.
     multi_handedness : list of ClassificationList or None
         One per hand, same order: ``classification[0].label`` is "Left" or "Right".
-    multi_hand_world_landmarks : list of LandmarkList or None
-        21 world landmarks per hand, same order: metres, origin at the hand's centre.
+    multi_hand_world_landmarks : list of WorldLandmarkList or None
+        21 world landmarks per hand (:class:`~gpulite.solutions.results.Landmark`, as MediaPipe's
+        ``LandmarkList``), same order: metres, origin at the hand's centre.
     palm_detections : list of Detection or None
         The palm detector's output; None on frames where tracking skipped it.
     hand_rects : list of NormalizedRect
@@ -93,7 +95,7 @@ class HandsResult:
 
     multi_hand_landmarks: list[LandmarkList] | None
     multi_handedness: list[ClassificationList] | None
-    multi_hand_world_landmarks: list[LandmarkList] | None = None
+    multi_hand_world_landmarks: list[WorldLandmarkList] | None = None
     palm_detections: list[Detection] | None = None
     hand_rects: list[NormalizedRect] = field(default_factory=list)
     image_size: tuple[int, int] = (0, 0)
@@ -173,8 +175,8 @@ class Hands(Solution):
         return HandsResult(
             multi_hand_landmarks=[LandmarkList.from_pipeline(h) for h in hands] or None,
             multi_handedness=[_handedness(c) for c in out["multi_handedness"] or []] or None,
-            multi_hand_world_landmarks=[LandmarkList.from_pipeline(h) for h in out["multi_hand_world_landmarks"] or []]
-            or None,
+            multi_hand_world_landmarks=[WorldLandmarkList.from_pipeline(h)
+                                        for h in out["multi_hand_world_landmarks"] or []] or None,
             palm_detections=None if palms is None else [Detection.from_pipeline(d) for d in palms],
             hand_rects=list(out["hand_rects"] or []),
             image_size=(image.shape[1], image.shape[0]),

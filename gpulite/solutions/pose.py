@@ -51,7 +51,7 @@ from gpulite.solutions.base import (
     set_options,
 )
 from gpulite.solutions.connections import POSE_CONNECTIONS, PoseLandmark  # noqa: F401  (MediaPipe's pose exports)
-from gpulite.solutions.results import Detection, LandmarkList, NormalizedRect
+from gpulite.solutions.results import Detection, LandmarkList, NormalizedRect, WorldLandmarkList
 
 LANDMARK_MODELS = {0: "pose_landmark_lite", 1: "pose_landmark_full", 2: "pose_landmark_heavy"}
 SEGMENTATION_NODES = ("segmentation_mask_roi", "segmentation_projection", "smooth_segmentation")
@@ -85,8 +85,9 @@ class PoseResult:
         33 landmarks (MediaPipe's topology: 0 nose ... 32 right foot index) with
         ``visibility``; x, y normalised to the image, z in roughly x's scale, relative to the
         hips. None when there is no person.
-    pose_world_landmarks : LandmarkList or None
-        The same 33 landmarks in metres, origin at the centre between the hips (x right, y
+    pose_world_landmarks : WorldLandmarkList or None
+        The same 33 landmarks (:class:`~gpulite.solutions.results.Landmark`, as MediaPipe's
+        ``LandmarkList``) in metres, origin at the centre between the hips (x right, y
         down, z towards the camera's far side, in the image's orientation), with visibility.
     segmentation_mask : numpy.ndarray or None
         (H, W) float32 in [0, 1], 1 = person; only with ``enable_segmentation`` and a person.
@@ -100,7 +101,7 @@ class PoseResult:
     """
 
     pose_landmarks: LandmarkList | None
-    pose_world_landmarks: LandmarkList | None = None
+    pose_world_landmarks: WorldLandmarkList | None = None
     segmentation_mask: np.ndarray | None = None
     pose_detection: Detection | None = None
     pose_rect: NormalizedRect | None = None
@@ -163,7 +164,7 @@ class Pose(Solution):
         return PoseResult(
             # MediaPipe's Python solution clears presence; so does this
             pose_landmarks=None if lms is None else LandmarkList.from_pipeline(lms, keep_presence=False),
-            pose_world_landmarks=None if world is None or lms is None else LandmarkList.from_pipeline(
+            pose_world_landmarks=None if world is None or lms is None else WorldLandmarkList.from_pipeline(
                 world, keep_presence=False),
             segmentation_mask=None if mask is None or lms is None else mask.mask,
             pose_detection=Detection.from_pipeline(dets[0]) if dets else None,

@@ -11,6 +11,9 @@ MediaPipe                                        gpulite
 ``d.score[0]``                                   same (:class:`Score`: a float that also indexes)
 ``lms.landmark[i].x`` / ``.y`` / ``.z``          same (``lms[i]`` and ``len(lms)`` work too)
 ``h.classification[0].label``                    same (:class:`ClassificationList`)
+``lm.HasField("visibility")``                    same: each result type answers ``HasField`` as
+                                                 MediaPipe's message answers it
+``results.pose_world_landmarks.landmark[i]``     a :class:`Landmark` (metres), as MediaPipe's
 ==============================================  ==============================================
 
 Everything is in *normalised* image coordinates (x from the left edge, y from the top, both
@@ -35,9 +38,10 @@ Usage::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -46,7 +50,8 @@ from gpulite.pipeline.calculators.types import NormalizedRect
 
 __all__ = [
     "Classification", "ClassificationList", "Detection", "FaceDetectionResult", "FaceMeshResult", "Keypoint",
-    "LandmarkList", "LocationData", "NormalizedLandmark", "NormalizedRect", "RelativeBoundingBox", "Score",
+    "Landmark", "LandmarkList", "LocationData", "NormalizedLandmark", "NormalizedRect", "RelativeBoundingBox", "Score",
+    "WorldLandmarkList",
 ]
 
 
@@ -54,6 +59,44 @@ def _pixel(x: float, y: float, width: int, height: int) -> tuple[int, int]:
     """Normalised (x, y) -> integer pixel (clamped to the image), as MediaPipe's drawing utils do."""
     return (min(int(np.floor(x * width)), width - 1) if x >= 0 else 0,
             min(int(np.floor(y * height)), height - 1) if y >= 0 else 0)
+
+
+class _Message:
+    """Protobuf-style ``HasField``, answered as MediaPipe's message of the same kind answers it.
+
+    ``_FIELDS`` names every field of MediaPipe's message (``_PROTO``) and how gpulite holds it:
+    ``"value"`` (set unless None or empty), ``"unset"`` (a field gpulite never fills), or
+    ``"repeated"`` (a list: protobuf has no presence for it and raises, so this does too).
+    """
+
+    __slots__ = ()
+    _PROTO: ClassVar[str]
+    _FIELDS: ClassVar[Mapping[str, str]]
+
+    def HasField(self, field_name: str) -> bool:  # noqa: N802  (protobuf's name)
+        """Whether the field is set, e.g. a landmark's ``"visibility"`` (protobuf's ``Message.HasField``).
+
+        Raises
+        ------
+        ValueError
+            MediaPipe's message has no such field, or it is a repeated one (as protobuf raises).
+        """
+        kind = self._FIELDS.get(field_name)
+        if kind is None:
+            raise ValueError(f'Protocol message {self._PROTO} has no "{field_name}" field.')
+        if kind == "repeated":
+            raise ValueError(f"Field mediapipe.{self._PROTO}.{field_name} does not have presence.")
+        value = getattr(self, field_name) if kind == "value" else None
+        return value is not None and value != ""
+
+
+def _fields(value: str = "", *, unset: str = "", repeated: str = "") -> Mapping[str, str]:
+    """A ``_Message._FIELDS`` table from space-separated field names."""
+    return MappingProxyType({**dict.fromkeys(value.split(), "value"), **dict.fromkeys(unset.split(), "unset"),
+                             **dict.fromkeys(repeated.split(), "repeated")})
+
+
+_POINT_FIELDS = _fields("x y z visibility presence")
 
 
 class Score(float):
@@ -82,13 +125,16 @@ class Score(float):
 
 
 @dataclass(frozen=True)
-class RelativeBoundingBox(ptypes.RelativeBox):
+class RelativeBoundingBox(_Message, ptypes.RelativeBox):
     """An axis-aligned box, normalised to the image (MediaPipe ``RelativeBoundingBox``).
 
     The pipeline's :class:`~gpulite.pipeline.calculators.types.RelativeBox` (``xmin``, ``ymin``,
     ``width``, ``height``, ``xmax``, ``ymax``, ``area``, ``iou``) under MediaPipe's name, plus
     pixel conversion.
     """
+
+    _PROTO = "LocationData.RelativeBoundingBox"
+    _FIELDS = _fields("xmin ymin width height")
 
     def to_pixels(self, width: int, height: int) -> tuple[int, int, int, int]:
         """``(x0, y0, x1, y1)`` in pixels of a ``width`` x ``height`` image (not clamped)."""
@@ -97,8 +143,11 @@ class RelativeBoundingBox(ptypes.RelativeBox):
 
 
 @dataclass(frozen=True)
-class Keypoint:
+class Keypoint(_Message):
     """A normalised keypoint (MediaPipe ``RelativeKeypoint``)."""
+
+    _PROTO = "LocationData.RelativeKeypoint"
+    _FIELDS = _fields("x y", unset="keypoint_label score")
 
     x: float
     y: float
@@ -108,15 +157,20 @@ class Keypoint:
 
 
 @dataclass(frozen=True)
-class LocationData:
+class LocationData(_Message):
     """MediaPipe's ``LocationData`` view of a detection (``relative_bounding_box``, ``relative_keypoints``)."""
+
+    _PROTO = "LocationData"
+    _FIELDS = _fields("format relative_bounding_box", unset="bounding_box mask", repeated="relative_keypoints")
+    RELATIVE_BOUNDING_BOX: ClassVar[int] = 2        # MediaPipe's LocationData.Format value
+    format: ClassVar[int] = RELATIVE_BOUNDING_BOX   # what MediaPipe's solutions set (drawing checks it)
 
     relative_bounding_box: RelativeBoundingBox
     relative_keypoints: tuple[Keypoint, ...]
 
 
 @dataclass(frozen=True)
-class Detection:
+class Detection(_Message):
     """One detection: box, keypoints and score, normalised to the image.
 
     Attributes
@@ -134,6 +188,10 @@ class Detection:
     >>> d.relative_bounding_box.xmin, d.keypoints[2].x, d.score
     >>> d.location_data.relative_bounding_box.width, d.score[0]      # MediaPipe's spelling works too
     """
+
+    _PROTO = "Detection"
+    _FIELDS = _fields("location_data", unset="feature_tag track_id detection_id timestamp_usec",
+                      repeated="label label_id score associated_detections display_name")
 
     relative_bounding_box: RelativeBoundingBox
     keypoints: tuple[Keypoint, ...] = ()
@@ -161,13 +219,15 @@ class Detection:
 
 
 @dataclass(frozen=True)
-class NormalizedLandmark:
-    """One landmark (MediaPipe ``NormalizedLandmark``): x, y normalised; z roughly in x's scale.
+class NormalizedLandmark(_Message):
+    """One image landmark (MediaPipe ``NormalizedLandmark``): x, y normalised; z roughly in x's scale.
 
-    ``visibility`` and ``presence`` are None where the model does not give them (face mesh).
-    For world landmarks (``pose_world_landmarks``, ``multi_hand_world_landmarks``; MediaPipe's
-    ``Landmark``) x, y, z are metres from the hips' centre or the hand's centre, not image units.
+    ``visibility`` and ``presence`` are None where the model does not give them (face mesh,
+    hands), and ``HasField`` says False for them there, as MediaPipe's does.
     """
+
+    _PROTO = "NormalizedLandmark"
+    _FIELDS = _POINT_FIELDS
 
     x: float
     y: float
@@ -180,8 +240,27 @@ class NormalizedLandmark:
         return _pixel(self.x, self.y, width, height)
 
 
-class LandmarkList:
-    """The landmarks of one object (MediaPipe ``NormalizedLandmarkList``: ``.landmark[i]``).
+@dataclass(frozen=True)
+class Landmark(_Message):
+    """One world landmark (MediaPipe ``Landmark``): x, y, z in metres, not image units.
+
+    The points of ``pose_world_landmarks`` (origin at the centre between the hips) and
+    ``multi_hand_world_landmarks`` (origin at the hand's centre); ``visibility`` / ``presence``
+    as for :class:`NormalizedLandmark`.
+    """
+
+    _PROTO = "Landmark"
+    _FIELDS = _POINT_FIELDS
+
+    x: float
+    y: float
+    z: float = 0.0
+    visibility: float | None = None
+    presence: float | None = None
+
+
+class LandmarkList(_Message):
+    """The image landmarks of one object (MediaPipe ``NormalizedLandmarkList``: ``.landmark[i]``).
 
     A solution's result keeps the pipeline's arrays and builds the per-point objects of
     ``landmark`` only when they are read; ``array()`` and ``pixels()`` never need them.
@@ -189,6 +268,9 @@ class LandmarkList:
     """
 
     __slots__ = ("_columns", "_landmark")
+    _PROTO = "NormalizedLandmarkList"
+    _FIELDS = _fields(repeated="landmark")
+    _point: ClassVar[type] = NormalizedLandmark
     _landmark: tuple[NormalizedLandmark, ...] | None
     _columns: Any  # (xyz, visibility, presence) of the pipeline's list, until ``landmark`` is built
 
@@ -200,7 +282,7 @@ class LandmarkList:
     def landmark(self) -> tuple[NormalizedLandmark, ...]:
         points = self._landmark
         if points is None:
-            points = ptypes.points_from_columns(NormalizedLandmark, *self._columns)
+            points = ptypes.points_from_columns(self._point, *self._columns)
             object.__setattr__(self, "_landmark", points)  # the one lazy fill-in of an immutable value
         return points
 
@@ -214,19 +296,20 @@ class LandmarkList:
         return iter(self.landmark)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, LandmarkList) and self.landmark == other.landmark
+        return isinstance(other, LandmarkList) and type(self)._point is type(other)._point \
+            and self.landmark == other.landmark
 
     def __hash__(self) -> int:
         return hash(self.landmark)
 
     def __repr__(self) -> str:
-        return f"LandmarkList(landmark={self.landmark!r})"
+        return f"{type(self).__name__}(landmark={self.landmark!r})"
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"LandmarkList is immutable; cannot set {name!r}")
+        raise AttributeError(f"{type(self).__name__} is immutable; cannot set {name!r}")
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return LandmarkList, (self.landmark,)
+        return type(self), (self.landmark,)
 
     def array(self) -> np.ndarray:
         """(N, 3) float32 array of x, y, z."""
@@ -244,7 +327,7 @@ class LandmarkList:
                    presence: Iterable[float] | None = None) -> LandmarkList:
         """From an (N, 3) array, with optional per-landmark visibility and presence."""
         a = np.asarray(xyz, np.float64).reshape(-1, 3)
-        return cls(ptypes.points_from_columns(NormalizedLandmark, a, None if visibility is None else list(visibility),
+        return cls(ptypes.points_from_columns(cls._point, a, None if visibility is None else list(visibility),
                                               None if presence is None else list(presence)))
 
     @classmethod
@@ -258,9 +341,28 @@ class LandmarkList:
         return out
 
 
+class WorldLandmarkList(LandmarkList):
+    """The world landmarks of one object (MediaPipe ``LandmarkList``): :class:`Landmark` points, in metres.
+
+    Reads as :class:`LandmarkList` does (``.landmark[i]``, ``array()``), except ``pixels()``:
+    metres have no pixels.
+    """
+
+    __slots__ = ()
+    _PROTO = "LandmarkList"
+    _point = Landmark
+
+    def pixels(self, width: int, height: int) -> np.ndarray:
+        raise TypeError("world landmarks are in metres, not image coordinates: pixels() needs the image landmarks "
+                        "(pose_landmarks, multi_hand_landmarks)")
+
+
 @dataclass(frozen=True)
-class Classification:
+class Classification(_Message):
     """One class (MediaPipe ``Classification``), e.g. handedness ``label="Left"``."""
+
+    _PROTO = "Classification"
+    _FIELDS = _fields("index score label display_name")
 
     index: int
     score: float
@@ -269,8 +371,11 @@ class Classification:
 
 
 @dataclass(frozen=True)
-class ClassificationList:
+class ClassificationList(_Message):
     """MediaPipe ``ClassificationList``: ``.classification[0].label``."""
+
+    _PROTO = "ClassificationList"
+    _FIELDS = _fields(repeated="classification")
 
     classification: tuple[Classification, ...]
 
