@@ -46,7 +46,8 @@ from gpulite.graph.cost import flops
 CORES = os.cpu_count() or 1
 # Every zoo model file but face_landmark_with_attention (LiteRT cannot run MediaPipe's custom
 # ops: no reference); .task bundles are zips of models.
-ZOO = [n for n in zoo.NAMES if n != "face_landmark_with_attention" and not zoo.SOURCE_OF[n].members[n].endswith(".task")]
+ZOO = [n for n in zoo.NAMES
+       if n != "face_landmark_with_attention" and not zoo.SOURCE_OF[n].members[n].endswith(".task")]
 BATCH_MODELS = ("pose_landmark_full", "selfie_segmentation")
 SOLUTIONS = ("face_detection", "face_mesh", "hands", "pose", "selfie_segmentation")
 PROFILED = ("pose_landmark_full", "selfie_segmentation")
