@@ -270,6 +270,15 @@ def check_image(image: Any, *, where: str = "process") -> np.ndarray:
     return np.ascontiguousarray(image)
 
 
+def _transfer_counters() -> Any:
+    """``transfer_stats`` of the webgpu pipeline work (bytes up, bytes down, submits), or None without wgpu."""
+    try:
+        from gpulite.backends.webgpu.pipeline import transfer_stats
+    except ImportError:
+        return None
+    return transfer_stats
+
+
 def resolve_backend(backend: str | None, solution: Solution | None = None) -> tuple[str, str]:
     """``(name, why)``: ``"cpu"``, ``"webgpu"`` or ``"litert"`` (models on LiteRT's kernels, image work
     on the cpu) for a solution's ``backend=`` argument.
@@ -338,6 +347,10 @@ class Solution:
     static_image_mode : bool
     last_timings : dict of str to float
         Milliseconds per stage of the last ``process`` call, ending with "total".
+    last_transfers : dict of str to int
+        On webgpu, what the last ``process`` call moved: ``bytes_uploaded``, ``bytes_read_back``
+        and ``submits`` (queue submits). Counted process-wide, so exact when one solution runs
+        at a time. Empty on the other backends.
     frames : int
         ``process`` calls since construction or the last ``reset``.
     timestamp_us : int or None
@@ -353,6 +366,7 @@ class Solution:
         self.backend, self.backend_reason = resolve_backend(backend, self)
         self.static_image_mode = bool(static_image_mode)
         self.last_timings: dict[str, float] = {}
+        self.last_transfers: dict[str, int] = {}
         self.frames = 0
         self.timestamp_us: int | None = None
         self._closed = False
@@ -392,6 +406,8 @@ class Solution:
         self.timestamp_us = frame_timestamp_us(timestamp_ms, self.timestamp_us, where=where)
         timings: dict[str, float] = {}
         self.last_timings = timings
+        counters = _transfer_counters() if self.backend == "webgpu" else None
+        before = counters() if counters else {}
         t0 = time.perf_counter()
         try:
             result = self._process(img)
@@ -406,6 +422,8 @@ class Solution:
                 f"{where}: the GPU device was lost ({why}), so this frame has no result; the next process() "
                 "call runs a fresh graph on a working device (tracking starts over)") from e
         timings["total"] = (time.perf_counter() - t0) * 1e3
+        if counters:
+            self.last_transfers = {k: v - before[k] for k, v in counters().items()}
         self.frames += 1
         return result
 

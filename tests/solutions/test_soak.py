@@ -33,8 +33,14 @@ def test_memory_stays_flat_on_webgpu(clip, name, frames, warmup, every):
 
     with getattr(solutions, name)(backend="webgpu") as sol:
         samples = soak(sol, clip, frames=frames, warmup=warmup, every=every)
+        moved = sol.last_transfers
     assert len(samples) == frames // every + 1
     assert not verdict(samples), f"{name}: {verdict(samples)}; samples {samples}"
+    if name == "FaceMesh":  # a tracked frame: the frame goes up once, landmarks come down, few submits
+        frame = clip[0].nbytes
+        assert frame <= moved["bytes_uploaded"] <= frame + 1024, moved
+        assert 0 < moved["bytes_read_back"] <= 16 << 10, moved
+        assert 1 <= moved["submits"] <= 5, moved
 
 
 def test_the_soak_catches_leaks(clip):

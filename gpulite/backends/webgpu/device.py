@@ -183,7 +183,7 @@ class GpuDevice:
         self.has_timestamps = "timestamp-query" in self.device.features
         self.limits = dict(self.device.limits)
         self.name = _adapter_name(self.adapter)
-        self.queue = self.device.queue
+        self.queue = CountedQueue(self.device.queue)
         self.lost: str | None = None
         self._layouts: dict[str, Any] = {}  # weight storage ("f32"/"f16") -> bind-group layout
         self._pipeline_layouts: dict[str, Any] = {}
@@ -323,6 +323,32 @@ class GpuDevice:
             if self.owns_device:
                 self.device.destroy()
             self._closed = True
+
+
+class CountedQueue:
+    """A device's queue that counts ``submit`` calls process-wide (:func:`submit_count`); the
+    rest is the wgpu queue's own. The solutions report submits per frame from it."""
+
+    __slots__ = ("_queue",)
+
+    def __init__(self, queue: Any) -> None:
+        self._queue = queue
+
+    def submit(self, command_buffers: Any) -> None:
+        global _submits
+        _submits += 1  # one bytecode increment under the GIL: a race can lose a count, never corrupt
+        self._queue.submit(command_buffers)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._queue, name)
+
+
+_submits = 0
+
+
+def submit_count() -> int:
+    """Queue submits by gpulite's devices in this process so far."""
+    return _submits
 
 
 _devices: dict[str | None, GpuDevice] = {}

@@ -123,7 +123,8 @@ class RunSummary:
     startup_seconds: float = 0.0
     first_frame_seconds: float = 0.0
     drops: int = 0
-    bytes_per_frame: float | None = None
+    bytes_per_frame: float | None = None  # up + down
+    transfers_per_frame: dict[str, float] = field(default_factory=dict)  # bytes_uploaded, bytes_read_back, submits
     per_node_ms: dict[str, float] = field(default_factory=dict)
     first_node_ms: dict[str, float] = field(default_factory=dict)
 
@@ -139,7 +140,10 @@ class RunSummary:
         else:
             out.append(f"time       {first}; per-frame figures need two frames or more")
         if self.bytes_per_frame is not None:
-            out.append(f"transfers  {self.bytes_per_frame / 1024:.1f} KiB host<->GPU per frame after the first")
+            t = self.transfers_per_frame
+            out.append(f"transfers  {self.bytes_per_frame / 1024:.1f} KiB host<->GPU per frame after the first "
+                       f"({t['bytes_uploaded'] / 1024:.1f} KiB up, {t['bytes_read_back'] / 1024:.1f} KiB down, "
+                       f"{t['submits']:.1f} submits)")
         nodes, label = (self.per_node_ms, "per node  ") if self.per_node_ms else (self.first_node_ms, "1st frame ")
         if nodes:
             out.append(label + " " + ", ".join(f"{k} {v:.2f} ms" for k, v in nodes.items()))
@@ -269,8 +273,10 @@ def run_media(graph: str | Path, input_spec: str, *, output: str | None = None, 
             summary.per_node_ms[k] = 1e3 * (s.busy_s - (s0.busy_s if s0 else 0.0)) / n
     transfers_end = _transfers(backend)
     if transfers_first is not None and transfers_end is not None and summary.frames_in > 1:
-        moved = sum(transfers_end.values()) - sum(transfers_first.values())
-        summary.bytes_per_frame = moved / (summary.frames_in - 1)
+        summary.transfers_per_frame = {k: (transfers_end[k] - transfers_first[k]) / (summary.frames_in - 1)
+                                       for k in ("bytes_uploaded", "bytes_read_back", "submits")}
+        summary.bytes_per_frame = (summary.transfers_per_frame["bytes_uploaded"]
+                                   + summary.transfers_per_frame["bytes_read_back"])
     return summary
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from gpulite.backends.webgpu.device import GpuDevice, get_device
+from gpulite.backends.webgpu.device import GpuDevice, get_device, submit_count
 from gpulite.backends.webgpu.program import KernelError
 
 _HERE = Path(__file__).parent
@@ -45,8 +45,9 @@ COUNTERS = TransferCounters()
 
 
 def transfer_stats() -> dict[str, int]:
-    """Bytes uploaded and read back by pipeline calculators (and their interpreters) so far."""
-    return COUNTERS.snapshot()
+    """Bytes uploaded and read back by pipeline calculators (and their interpreters) so far, and
+    the queue submits of gpulite's devices (``submits``, every submit in the process)."""
+    return {**COUNTERS.snapshot(), "submits": submit_count()}
 
 
 def record_transfer(uploaded: int = 0, read_back: int = 0) -> None:
