@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.solutions.soak import LIMIT, growth, soak, verdict
+from tests.solutions.soak import LIMIT, gpu_usage, growth, rss_bytes, soak, verdict
 from tests.solutions.video import make_frames
 from tests.webgpu.support import adapter_problem
 
@@ -44,17 +44,21 @@ def test_memory_stays_flat_on_webgpu(clip, name, frames, warmup, every):
 
 
 def test_the_soak_catches_leaks(clip):
-    """A leaked wgpu buffer (256 KiB: 16 of them are 8% of FaceMesh's ~190 objects) and 2 MiB of host
-    memory per frame fail it."""
+    """Leaked wgpu buffers (1% of the live objects and bytes) and host memory (1% of the resident
+    set) per frame fail it within 16 frames."""
     from gpulite.backends.webgpu import get_device
     from gpulite.solutions import FaceMesh
 
     kept = []
     device = get_device().device
+    # 1% of the process's memory and objects per frame, however much the suite has made alive
+    host = rss_bytes() // 100
+    gpu_bytes, gpu_objects = gpu_usage()
+    size, count = max(256 << 10, gpu_bytes // 100 // 4 * 4), gpu_objects // 100 + 1
 
     def leak(i, result):
-        kept.append(device.create_buffer(size=256 << 10, usage="STORAGE"))
-        kept.append(np.ones(2 << 20, np.uint8))
+        kept.extend(device.create_buffer(size=size, usage="STORAGE") for _ in range(count))
+        kept.append(np.ones(host, np.uint8))
 
     with FaceMesh(backend="webgpu") as sol:
         samples = soak(sol, clip, frames=16, warmup=4, every=8, after_frame=leak)
