@@ -45,3 +45,30 @@ class _Ctx:
 
     def scratch(self, shape):
         return type("Ref", (), {"offset": 0})()
+
+
+def test_grid_past_the_per_dimension_limit(monkeypatch):
+    """A product with more workgroups than one grid dimension holds spills into y (as a batch-128
+    pose_landmark_full's 131,072 tiles of its largest 1x1 conv would); here the limit is
+    lowered to 5 so that a 6 x 3-tile FULLY_CONNECTED spills, and its values must not change."""
+    import numpy as np
+
+    from gpulite.backends.webgpu import program
+    from gpulite.testing.tflite_writer import ModelBuilder
+    from tests.compare import assert_same
+    from tests.ops.harness import run_gpulite, run_litert
+    from tests.webgpu.support import require_adapter
+
+    require_adapter()
+    rng = np.random.default_rng(40)
+    mb = ModelBuilder()
+    x = mb.input("x", (190, 24), np.float32)
+    w = mb.const("w", rng.standard_normal((70, 24)).astype(np.float32))
+    b = mb.const("b", rng.standard_normal(70).astype(np.float32))
+    y = mb.tensor("y", (190, 70), np.float32)
+    mb.op("FULLY_CONNECTED", [x, w, b], [y])
+    mb.output(y)
+    model, xv = mb.build(), rng.standard_normal((190, 24)).astype(np.float32)
+    monkeypatch.setattr(program, "MAX_WORKGROUPS_PER_DIM", 5)
+    assert program.dispatch_size(18, 1) == (5, 4, 1)
+    assert_same(run_gpulite(model, [xv], "webgpu")[0], run_litert(model, [xv])[0], what="spilled grid")
