@@ -72,3 +72,50 @@ def test_grid_past_the_per_dimension_limit(monkeypatch):
     monkeypatch.setattr(program, "MAX_WORKGROUPS_PER_DIM", 5)
     assert program.dispatch_size(18, 1) == (5, 4, 1)
     assert_same(run_gpulite(model, [xv], "webgpu")[0], run_litert(model, [xv])[0], what="spilled grid")
+
+
+def test_float16_weights_read_packed(monkeypatch):
+    """precision="fp16" through the tiled product and the register-blocked depthwise: their
+    weights (and biases) stored as float16, offsets counted in halves, read with
+    unpack2x16float ("f16-packed", core WGSL, so this runs on adapters without shader-f16,
+    whose fp16 plans otherwise run in fp32). Within docs/webgpu.md's fp16 bound of LiteRT."""
+    import numpy as np
+
+    from gpulite import Interpreter
+    from gpulite.backends.webgpu.device import get_device
+    from gpulite.testing.tflite_writer import ModelBuilder
+    from tests.ops.harness import run_litert
+    from tests.webgpu.support import require_adapter
+
+    require_adapter()
+    monkeypatch.setattr(get_device(), "has_f16", True)
+    monkeypatch.setenv("GPULITE_F16_LOADS", "packed")
+    rng = np.random.default_rng(41)
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 9, 10, 12), np.float32)
+    w1 = mb.const("w1", rng.standard_normal((37, 3, 3, 12)).astype(np.float32))
+    b1 = mb.const("b1", rng.standard_normal(37).astype(np.float32))
+    h1 = mb.tensor("h1", (1, 9, 10, 37), np.float32)
+    mb.op("CONV_2D", [x, w1, b1], [h1], padding="SAME", stride_h=1, stride_w=1, fused_activation_function="RELU")
+    w2 = mb.const("w2", rng.standard_normal((1, 3, 3, 12)).astype(np.float32))
+    b2 = mb.const("b2", rng.standard_normal(12).astype(np.float32))
+    h2 = mb.tensor("h2", (1, 9, 10, 12), np.float32)
+    mb.op("DEPTHWISE_CONV_2D", [x, w2, b2], [h2], padding="SAME", stride_h=1, stride_w=1, depth_multiplier=1)
+    w3 = mb.const("w3", rng.standard_normal((5, 1080)).astype(np.float32))
+    b3 = mb.const("b3", rng.standard_normal(5).astype(np.float32))
+    h3 = mb.tensor("h3", (1, 5), np.float32)
+    mb.op("FULLY_CONNECTED", [h2, w3, b3], [h3])
+    mb.output(h1)
+    mb.output(h3)
+    model, xv = mb.build(), rng.standard_normal((1, 9, 10, 12)).astype(np.float32)
+    it = Interpreter(model_content=model, backend="webgpu", precision="fp16")
+    it.allocate_tensors()
+    formats = {p.weights for part in it._exe.parts for p in getattr(part, "work", []) if hasattr(p, "weights")}
+    assert formats == {"f16"}, formats  # every program here reads float16 weights
+    it.set_tensor(it.get_input_details()[0]["index"], xv)
+    it.invoke()
+    for d, ref in zip(it.get_output_details(), run_litert(model, [xv]), strict=True):
+        got = it.get_tensor(d["index"])
+        err = float(np.max(np.abs(got - ref))) / max(1.0, float(np.max(np.abs(ref))))
+        assert err <= 5e-3, (d["name"], err)
+        assert err > 0  # the weights were rounded: not an fp32 run
