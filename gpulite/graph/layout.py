@@ -25,6 +25,21 @@ def where(node: Node) -> str:
     return f"node {node.index} ({node.op}): "
 
 
+def gather_index_error(node: Node, lo: int, hi: int, n: int) -> IndexError:
+    """GATHER's run-time index error (every backend raises this one): indices span [lo, hi]."""
+    return IndexError(f"{where(node)}gather index out of range: indices span [{lo}, {hi}], expected [0, {n})")
+
+
+def gather_nd_index_error(node: Node, index: list[int], at: list[int], bounds: list[int]) -> IndexError:
+    """GATHER_ND's run-time index error: the first index row out of range, at ``at``."""
+    return IndexError(f"{where(node)}gather_nd index {index} at {at} is out of bounds for params dims {bounds}")
+
+
+def embedding_index_error(node: Node, index: int, rows: int) -> IndexError:
+    """EMBEDDING_LOOKUP's run-time index error: the first id outside the table."""
+    return IndexError(f"{where(node)}embedding id {index} is outside the table of {rows} rows")
+
+
 def ints(value: np.ndarray | Sequence[int] | None) -> list[int]:
     """A constant index tensor as a flat list of Python ints."""
     return [] if value is None else [int(v) for v in np.asarray(value).reshape(-1)]

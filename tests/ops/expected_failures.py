@@ -106,7 +106,7 @@ GPU_GAPS: list[tuple[str, str]] = [
     *((f"test_tensor_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
         "topk_v2", "scatter_nd", "matrix_diag",
         "matrix_set_diag", "right_shift", "bitwise_xor", "unsorted_segment", "segment_sum", "dynamic_update_slice",
-        "reverse_sequence", "embedding_lookup", "embedding_lookup_hybrid", "add_n", "bucketize", "fake_quant",
+        "reverse_sequence", "embedding_lookup_hybrid", "add_n", "bucketize", "fake_quant",
         "sparse_to_dense", "bitcast", "dilate", "hashtable_lookup", "reduce_window", "embedding_lookup_sparse")),
     ("test_tensor_ops.py::test_atan2", f"ATAN2: {_CPU_ONLY}"),
     ("test_conv3d.py::test_conv3d[*]", f"CONV_3D: {_CPU_ONLY}"),
@@ -146,8 +146,6 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_logic.py::test_compare_int[*int64]", "int64 comparisons: WGSL has no 64-bit integers; runs on the CPU"),
     ("test_logic.py::test_compare_int[*int16]", "int16 comparisons: the WebGPU kernels take float32/int32/bool"),
     ("test_logic.py::test_compare_quantized[*]", f"int8/uint8 comparisons (rescaled in fixed point): {_INT8}"),
-    ("test_data_movement.py::test_gather_nd[*-runtime]", "GATHER_ND with run-time indices: LiteRT fails the "
-     "invoke on an index out of range, a shader cannot; runs on the CPU (constant indices run on the GPU)"),
     ("test_shape_ops.py::test_range[*-runtime]", "RANGE of run-time operands: the CPU kernel checks the count "
      "against the planned size at invoke, a shader cannot (constant operands run on the GPU)"),
     ("test_shape_ops.py::test_broadcast_args[*]", f"BROADCAST_ARGS: {_CPU_ONLY}"),

@@ -15,6 +15,8 @@ one bind-group layout serves every pipeline and offsets are plain word indices i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,17 @@ REGION_ALIGN = 256
 
 def _align(n: int, a: int) -> int:
     return -(-n // a) * a
+
+
+@dataclass(frozen=True)
+class IndexCheck:
+    """Words a kernel writes at every invoke (index checks: ``kernels/index_check.py``) that the
+    executable reads back with the outputs; ``error(words)`` is the exception the invoke raises
+    (as the CPU kernel would), or None."""
+
+    offset: int  # bytes into the arena
+    words: int
+    error: Callable[[np.ndarray], Exception | None]
 
 
 class GpuArena:
@@ -44,6 +57,7 @@ class GpuArena:
         self.const_bytes = 0
         self._consts: list[tuple[int, np.ndarray, Any]] = []  # (byte offset, data, dedup key)
         self._by_key: dict[Any, int] = {}
+        self.checks: list[tuple[int, IndexCheck]] = []  # (constants before it, check)
         self.buffer: Any = None
 
     @property
@@ -65,6 +79,13 @@ class GpuArena:
         self.const_bytes += _align(max(data.nbytes, 4), CONST_ALIGN)
         return off
 
+    def add_check(self, words: int, error: Callable[[np.ndarray], Exception | None]) -> IndexCheck:
+        """Reserve ``words`` u32 words a kernel writes at every invoke and the executable reads
+        back after it, raising ``error(words)`` when that is not None."""
+        check = IndexCheck(self.add_constant(np.zeros(words, np.uint32)), words, error)
+        self.checks.append((len(self._consts) - 1, check))
+        return check
+
     def checkpoint(self) -> int:
         return len(self._consts)
 
@@ -75,6 +96,7 @@ class GpuArena:
         if mark < len(self._consts):
             self.const_bytes = self._consts[mark][0] - self.plan_bytes
         del self._consts[mark:]
+        self.checks = [(m, c) for m, c in self.checks if m < mark]
 
     def realize(self, gdev: Any) -> Any:
         """Create the buffer and upload every constant once; returns the buffer."""

@@ -16,6 +16,7 @@ byte that crosses between host and GPU is counted (``bytes_uploaded``/``bytes_re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from gpulite.graph.plan import MemoryPlan
 
 from . import instrument
 from . import partition as pt
-from .arena import GpuArena
+from .arena import GpuArena, IndexCheck
 from .binding import check_binding, check_input
 from .context import NHWC
 from .device import GpuDevice
@@ -97,8 +98,10 @@ class WebGpuExecutable:
         programs = [p for part in self.parts if part.backend == pt.GPU for p in part.work]
         slots, ubytes = self._uniform_layout(programs)
         cpu_inputs = [i for i in self.graph.inputs if i in self._cpu_reads and i in self.plan.offsets]
+        self._checks = [c for _, c in self.garena.checks]  # read with the last GPU partition's outputs
         stage_bytes = max([sum(t.padded for t in trs) for trs in self._readbacks.values()]
                           + [sum(-(-self.graph.tensors[i].nbytes // 4) * 4 for i in cpu_inputs), 4])
+        stage_bytes += 4 * sum(c.words for c in self._checks)
         needs = plan_needs(arena_bytes=self.garena.total_bytes, programs=programs,
                            buffer_bytes=max(self.garena.total_bytes, ubytes, stage_bytes))
         features = ("shader-f16",) if any(p.key[-1] == "f16" for p in programs) else ()  # enable f16;
@@ -180,6 +183,7 @@ class WebGpuExecutable:
             self._copy_bound(enc)
             self._readback(enc, host_bound, "bound inputs read by the cpu")
             pending = False
+        last_gpu = max((k for k, p in enumerate(parts) if p.backend == pt.GPU), default=-1)
         for k, part in enumerate(parts):
             if part.backend == pt.CPU:
                 for run in part.work:
@@ -198,7 +202,8 @@ class WebGpuExecutable:
                 cp.set_bind_group(0, bg)
                 cp.dispatch_workgroups(*groups)
             cp.end()
-            self._readback(enc, readbacks[k], f"partition {k} ({len(part.work)} dispatches)")
+            self._readback(enc, readbacks[k], f"partition {k} ({len(part.work)} dispatches)",
+                           self._checks if k == last_gpu else [])
 
     def _transfer(self, i: int) -> pt.Transfer:
         return pt.Transfer(i, self.plan.offsets[i], self.graph.tensors[i].nbytes)
@@ -209,17 +214,22 @@ class WebGpuExecutable:
             if tr.padded:
                 enc.copy_buffer_to_buffer(src, off, self.garena.buffer, tr.offset, tr.padded)
 
-    def _readback(self, enc: Any, transfers: list[pt.Transfer], what: str) -> None:
-        """Finish ``enc`` with copies of ``transfers`` into staging, submit, and copy to the host."""
+    def _readback(self, enc: Any, transfers: list[pt.Transfer], what: str, checks: Sequence[IndexCheck] = ()) -> None:
+        """Finish ``enc`` with copies of ``transfers`` (then of ``checks``' words) into staging,
+        submit, and copy to the host; raise the first error a check reports."""
         pos = 0
         for tr in transfers:
             enc.copy_buffer_to_buffer(self.garena.buffer, tr.offset, self.staging, pos, tr.padded)
             pos += tr.padded
+        at = pos
+        for c in checks:
+            enc.copy_buffer_to_buffer(self.garena.buffer, c.offset, self.staging, pos, 4 * c.words)
+            pos += 4 * c.words
         try:
             self.gdev.queue.submit([enc.finish()])
         except wgpu.GPUError as e:
             raise KernelError(f"{what}: the GPU rejected the submitted work: {e}") from e
-        if not transfers:
+        if not pos:
             return
         # Mapping waits for the submitted work; it is the invoke's only synchronisation point.
         self.staging.map_sync(wgpu.MapMode.READ, 0, pos)
@@ -233,9 +243,15 @@ class WebGpuExecutable:
                 self.bytes_read_back += tr.nbytes
                 if tr.tensor in self.graph.outputs or tr.tensor in self.graph.inputs:
                     self._fresh.add(tr.tensor)  # whole-invoke lifetime: the mirror stays right
+            words = mem[at:].view(np.uint32).copy() if checks else None
         finally:
             del mem
             self.staging.unmap()
+        for c in checks:
+            error = c.error(words[:c.words])
+            if error is not None:
+                raise error
+            words = words[c.words:]
 
     def wait(self) -> None:
         """Block until all work submitted so far has finished (a 4-byte fence copy, not counted)."""

@@ -34,15 +34,15 @@ def gather(node: Node, ctx: CpuContext) -> Callable[[], None]:
         raise ShapeError(f"{layout.where(node)}output is {list(out.shape)} {out.dtype}; gathering {list(idx.shape)} "
                          f"indices from {list(params.shape)} on axis {axis} gives {list(expected)} {params.dtype}")
 
-    def bad(lo: int, hi: int) -> str:
-        return f"{layout.where(node)}gather index out of range: indices span [{lo}, {hi}], expected [0, {n})"
+    def bad(lo: int, hi: int) -> IndexError:
+        return layout.gather_index_error(node, lo, hi, n)
 
     if batch_dims:
         return _batched(node, params, idx, out, axis, batch_dims, bad)
     if ctx.const(1) is not None:
         fixed = np.asarray(ctx.const(1), dtype=np.intp)
         if fixed.size and (fixed.min() < 0 or fixed.max() >= n):
-            raise ShapeError(bad(int(fixed.min()), int(fixed.max())))
+            raise ShapeError(str(bad(int(fixed.min()), int(fixed.max()))))
 
         def run_const() -> None:
             np.take(params, fixed, axis=axis, out=out, mode="clip")
@@ -53,7 +53,7 @@ def gather(node: Node, ctx: CpuContext) -> Callable[[], None]:
         if idx.size:
             lo, hi = idx.min(), idx.max()
             if lo < 0 or hi >= n:
-                raise IndexError(bad(int(lo), int(hi)))
+                raise bad(int(lo), int(hi))
         np.copyto(buf, idx)
         np.take(params, buf, axis=axis, out=out, mode="clip")
     return run
@@ -74,7 +74,7 @@ def _batched(node: Node, params, idx, out, axis: int, bd: int, bad) -> Callable[
         if idx.size:
             lo, hi = idx.min(), idx.max()
             if lo < 0 or hi >= n:
-                raise IndexError(bad(int(lo), int(hi)))
+                raise bad(int(lo), int(hi))
         np.copyto(dst, p[rows, cols, i[:, None, :]])
     return run
 

@@ -19,7 +19,7 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError
 from gpulite.graph import data_layout as dl
 from gpulite.graph.ir import Node
-from gpulite.graph.layout import where
+from gpulite.graph.layout import gather_nd_index_error, where
 from gpulite.model.opdefs import Op
 
 _GATHER_ND_INDEX = tuple(np.dtype(t) for t in (np.int16, np.int32, np.int64))
@@ -42,8 +42,7 @@ def gather_nd(node: Node, ctx: CpuContext) -> Callable[[], None]:
         bad = (v < 0) | (v >= bounds)
         if bad.any():
             at = tuple(int(i) for i in np.argwhere(bad)[0][:-1])
-            raise IndexError(f"{where(node)}gather_nd index {v[at].tolist()} at {list(at)} is out of bounds for "
-                             f"params dims {bounds.tolist()}")
+            raise gather_nd_index_error(node, v[at].tolist(), list(at), bounds.tolist())
 
     if ctx.const(1) is not None:
         fixed = np.asarray(ctx.const(1), np.int64)

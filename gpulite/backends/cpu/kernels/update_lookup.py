@@ -18,7 +18,7 @@ from gpulite.backends.cpu.kernels.shape_ops import arity, check_out, unsupported
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError
 from gpulite.graph.ir import Node
-from gpulite.graph.layout import normalize_axis, where
+from gpulite.graph.layout import embedding_index_error, normalize_axis, where
 from gpulite.model.opdefs import Op
 
 _INDEX = (np.dtype(np.int32), np.dtype(np.int64))
@@ -99,8 +99,7 @@ def embedding_lookup(node: Node, ctx: CpuContext) -> Callable[[], None]:
     def run() -> None:
         bad = (ids < 0) | (ids >= value.shape[0])
         if bad.any():
-            raise IndexError(f"{where(node)}embedding id {int(ids[np.argmax(bad)])} is outside the table of "
-                             f"{value.shape[0]} rows")
+            raise embedding_index_error(node, int(ids[np.argmax(bad)]), value.shape[0])
         if scale is None:
             np.take(value, ids, axis=0, out=out)
             return
