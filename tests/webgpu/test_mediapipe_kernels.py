@@ -15,7 +15,14 @@ import pytest
 from flatbuffers import flexbuffers
 
 from tests.compare import assert_same
-from tests.ops.test_mediapipe_ops import face_like_landmarks, l2tm_model, tl_model, ttb_model
+from tests.ops.test_mediapipe_ops import (
+    assert_within_contraction,
+    face_like_landmarks,
+    l2tm_model,
+    ref_transform_tensor_bilinear,
+    tl_model,
+    ttb_model,
+)
 from tests.webgpu.support import gpu_only, require_adapter, run
 
 require_adapter()
@@ -46,9 +53,14 @@ def test_half_pixel_correction_rounds_once_as_in_double():
     stepwise = F32(F32(F32(F32(-0.5) + F32(r1 * F32(0.5))) - F32(0.5)) + F32(24))
     assert stepwise == 23 and F32(24 + (-0.5 + float(r1) * 0.5 - 0.5)) > 23  # the case is what it claims
     img = np.random.default_rng(0).uniform(1, 2, (1, 24, 24, 4)).astype(F32)  # no zeros to hide behind
-    (out,), (ref,) = _both(ttb_model(img.shape, TTB_OPTIONS), [img, m])
-    assert not ref[0, :, 0].any() and ref[0, :, 1].all()
-    np.testing.assert_array_equal(out, ref)
+    (out,), (cpu,) = _both(ttb_model(img.shape, TTB_OPTIONS), [img, m])
+    # the edge decisions are the kernel's own rounding, bit-exact on every driver: column 0 outside
+    assert not out[0, :, 0].any() and out[0, :, 1:].all() and not cpu[0, :, 0].any() and cpu[0, :, 1:].all()
+    # the sampled values within the ulps float32 arithmetic and WGSL's a*b+c contraction allow
+    # (NVIDIA's compiler fuses r1 * y into the sum, one ulp of 23 off in 225 of 1024 values)
+    ref = ref_transform_tensor_bilinear(img, m, 16, 16)
+    assert_within_contraction(out, ref, img, m)
+    assert_within_contraction(cpu, ref, img, m)
 
 
 def _random_affine(rng: np.random.Generator, k: int) -> np.ndarray:
