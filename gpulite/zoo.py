@@ -236,11 +236,13 @@ def resolve(name_or_path: str | Path, *, download: bool | None = None) -> Path:
     if name not in NAMES:
         raise ModelError(f"no model file or zoo model named {name!r}; looked in "
                          f"{[str(d) for d in _search_dirs()]}. Known names: {', '.join(NAMES)}")
+    offline = os.environ.get("GPULITE_OFFLINE", "").strip()
+    off = offline.lower() in ("1", "true", "yes", "on")
     if download is None:
-        download = os.environ.get("GPULITE_OFFLINE", "").strip().lower() not in ("1", "true", "yes", "on")
-    if not download:
-        raise ModelError(f"zoo model {name!r} is not cached (looked in {[str(d) for d in _search_dirs()]}) "
-                         "and downloads are off (GPULITE_OFFLINE)")
+        download = not off
+    if not download:  # say GPULITE_OFFLINE only when it is what turned downloads off
+        why = f" and downloads are off (GPULITE_OFFLINE={offline})" if off else ""
+        raise ModelError(f"zoo model {name!r} is not cached (looked in {[str(d) for d in _search_dirs()]}){why}")
     fetch([name])
     found = find(name)
     if found is None:  # fetch checked and wrote it: only a concurrent deletion gets here

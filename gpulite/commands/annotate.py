@@ -1,8 +1,10 @@
 """Drawing any solution's result on its image, for ``gpulite demo`` and ``gpulite detect -o``.
 
-Works by the result's attribute names (MediaPipe's): ``detections`` / ``palm_detections`` /
-``pose_detection`` (boxes and keypoints), ``multi_face_landmarks`` / ``multi_hand_landmarks``
-(lists of landmark lists), ``pose_landmarks`` (one list), ``segmentation_mask`` (blended).
+Works by the result's attribute names (MediaPipe's): ``detections`` / ``palm_detections``
+(boxes and keypoints), ``multi_face_landmarks`` / ``multi_hand_landmarks`` (lists of landmark
+lists), ``pose_landmarks`` (one list), ``segmentation_mask`` (blended). A pose result's
+``pose_detection`` is not drawn: its box is the pose detector's face box and its keypoints
+are body-scale points, which would read as a face detection; the landmarks show the pose.
 Landmarks are joined by MediaPipe's connection lists (face mesh tesselation and irises, hand,
 pose), all drawn with OpenCV, anti-aliased at sub-pixel positions. Thickness and dot size grow
 with the image, so annotations stay visible on large frames.
@@ -49,8 +51,6 @@ def _detections(result: Any) -> list[Any]:
     out: list[Any] = []
     for name in ("detections", "palm_detections"):
         out.extend(getattr(result, name, None) or [])
-    if getattr(result, "pose_detection", None) is not None:
-        out.append(result.pose_detection)
     return out
 
 

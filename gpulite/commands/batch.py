@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from gpulite.commands.common import EXIT_INPUT, EXIT_OK, InputError
+from gpulite.commands.common import EXIT_INPUT, EXIT_OK, InputError, check_backend, check_writable
 from gpulite.commands.detect import TASKS
 from gpulite.pipeline.calculators.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, image_files
 
@@ -71,6 +71,8 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     output = Path(args.output)
     if output.suffix.lower() != ".parquet":
         raise InputError(f"-o {args.output!r}: expected a .parquet file")
+    check_writable(output, option="-o")
+    check_backend(args.backend)
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}")
     files = input_paths(args.input)

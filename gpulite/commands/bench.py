@@ -20,15 +20,17 @@ import logging
 import math
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import gpulite
 from gpulite import zoo
-from gpulite.commands.common import InputError, litert_interpreter, prepared_invoke
+from gpulite.commands.common import InputError, check_backend, litert_interpreter, prepared_invoke
 from gpulite.errors import GpuliteError
 from gpulite.interpreter import Interpreter
+from gpulite.model.reader import load
 
 log = logging.getLogger(__name__)
 
@@ -53,13 +55,20 @@ def run(args: argparse.Namespace) -> int:
     if args.runs < 1 or args.threads < 1 or args.warmup < 1:
         raise InputError(f"gpulite bench: --runs, --warmup and --threads must be at least 1, got runs={args.runs}, "
                          f"warmup={args.warmup}, threads={args.threads}")
+    for m in args.models:  # a missing or malformed model file is an input error before anything is timed
+        load(zoo.resolve(m))
     if args.plot:
         from gpulite.commands.bench_plot import bench_plot, check_plot_path
 
         check_plot_path(args.plot)
         bench_plot(args.models, args.plot, runs=args.runs, threads=args.threads, warmup=args.warmup)
-    else:
-        bench(args.models, backend=args.backend, runs=args.runs, threads=args.threads, warmup=args.warmup)
+        return 0
+    check_backend(args.backend)
+    rows = bench(args.models, backend=args.backend, runs=args.runs, threads=args.threads, warmup=args.warmup)
+    failed = [r.model for r in rows if r.gpulite_ms is None]
+    if failed:  # gpulite could not run a model (its note says why): a runtime failure
+        print(f"gpulite: error: gpulite could not run {', '.join(failed)} (see the notes above)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpulite import zoo
-from gpulite.commands.common import InputError, litert_interpreter, prepared_invoke
+from gpulite.commands.common import InputError, check_writable, litert_interpreter, prepared_invoke
 from gpulite.errors import GpuliteError
 
 log = logging.getLogger(__name__)
@@ -110,6 +110,7 @@ def check_plot_path(path: str | Path) -> None:
     """InputError unless ``path`` ends in a chart format matplotlib writes (checked before measuring)."""
     if Path(path).suffix.lower() not in CHART_SUFFIXES:
         raise InputError(f"--plot {str(path)!r}: unsupported chart extension; use one of {', '.join(CHART_SUFFIXES)}")
+    check_writable(path, option="--plot")
 
 
 def _pyplot():

@@ -8,8 +8,10 @@ value), and 2 as well when a folder run skipped unreadable files.
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +24,6 @@ from gpulite.errors import BackendNotFoundError, GpuliteError, GraphConfigError,
 from gpulite.pipeline.calculators.sources import (
     IMAGE_SUFFIXES,
     VIDEO_SUFFIXES,
-    ImageReadError,
     SourceUnavailableError,
     image_files,
     load_image,
@@ -39,8 +40,10 @@ class InputError(GpuliteError, ValueError):
 
 
 def exit_code(e: BaseException) -> int:
-    """2 for input and usage errors (including a missing or malformed model file), else 1."""
-    input_errors = (InputError, ModelError, GraphConfigError, BackendNotFoundError, ImageReadError, FileNotFoundError)
+    """2 for input and usage errors (including a missing or malformed model file, an image or video
+    that cannot be read, a camera that is not there), else 1."""
+    input_errors = (InputError, ModelError, GraphConfigError, BackendNotFoundError, SourceUnavailableError,
+                    FileNotFoundError)
     return EXIT_INPUT if isinstance(e, input_errors) else EXIT_FAILURE
 
 
@@ -59,6 +62,26 @@ def report_error(e: BaseException, verbose: bool = False) -> int:
 def warn_skipped(why: BaseException | str) -> None:
     """The one stderr line for an input file a folder run skipped (``why`` names the file)."""
     print(f"gpulite: skipped: {why}", file=sys.stderr)
+
+
+def check_backend(name: str | None) -> None:
+    """InputError, before any work, when the backend ``--backend`` names cannot run on this machine.
+
+    ``None`` and ``"auto"`` pass (gpulite picks one that starts); so does a backend without a
+    probe. The message is the probe's reason (e.g. ``ai-edge-litert is not installed``).
+    """
+    if name in (None, "auto"):
+        return
+    from gpulite.backends import registry
+
+    try:
+        entry = registry.entry(name)
+    except GpuliteError as e:
+        raise InputError(f"--backend {name}: {e}") from None
+    if entry.probe is not None:
+        rank, why = registry.rank(entry)
+        if rank is None:
+            raise InputError(f"--backend {name} cannot run here: {why}")
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -122,6 +145,33 @@ def image_format(path: str | Path) -> str:
     return IMAGE_FORMATS[suffix]
 
 
+def check_writable(path: str | Path, *, folder: bool = False, option: str = "output") -> None:
+    """InputError, before any work, unless files can be written at ``path`` (a folder with ``folder``).
+
+    The nearest existing folder on the way to ``path`` must be a folder (not a file) in which a
+    file can be created (tried, then removed: this catches read-only mounts and ``/proc`` alike);
+    ``path`` itself must not be a folder (a file output) or a file (a folder output). Missing
+    folders on the way are made later, when the output is written.
+    """
+    p = Path(path).absolute()
+    if folder and p.exists() and not p.is_dir():
+        raise InputError(f"{option} {str(path)!r}: exists and is not a folder")
+    if not folder and p.is_dir():
+        raise InputError(f"{option} {str(path)!r}: is a folder; expected a file name")
+    here = p if folder else p.parent
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    if not here.is_dir():
+        raise InputError(f"{option} {str(path)!r}: cannot be made because {str(here)!r} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(dir=here, prefix=".gpulite-write-check-")
+    except OSError as e:
+        raise InputError(f"{option} {str(path)!r}: cannot write files in {str(here)!r} "
+                         f"({e.strerror or type(e).__name__})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def save_image(path: str | Path, rgb: np.ndarray) -> Path:
     """Write ``rgb`` (H, W, 3 uint8) in the format its extension names; parent folders are made."""
     from PIL import Image
@@ -148,6 +198,12 @@ def check_output(kind: str, output: str | None, input_spec: str, *, frames_folde
     """
     if not output:
         return None
+    what = _output_kind(kind, output, input_spec, frames_folder)
+    check_writable(output, folder=what == "folder")
+    return what
+
+
+def _output_kind(kind: str, output: str, input_spec: str, frames_folder: bool) -> str:
     p = Path(output)
     suffix = p.suffix.lower()
     if kind == "folder":

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpulite.commands.common import image_format, read_image, save_image
+from gpulite.commands.common import check_backend, check_writable, image_format, read_image, save_image
 from gpulite.errors import GpuliteError
 
 log = logging.getLogger(__name__)
@@ -101,8 +101,10 @@ def run_demo(*, output: str | Path | None = DEFAULT_OUTPUT, backend: str | None 
     from gpulite.solutions import FaceDetector, FaceMesh
     from gpulite.solutions.results import FaceMeshResult
 
-    if output is not None:
-        image_format(output)  # an unsupported extension fails before anything runs
+    if output is not None:  # an unsupported extension or an unwritable place fails before anything runs
+        image_format(output)
+        check_writable(output)
+    check_backend(backend)
     rgb = read_image(image or SAMPLE_IMAGE)
     with FaceDetector(backend=backend) as fd:
         det, det_first, det_stages = _timed(fd, rgb)
@@ -160,6 +162,8 @@ def report(res: DemoResult, image: str | Path | None, out: Callable[[str], None]
     if res.mesh_error is None:
         busy = {k: v for k, v in res.mesh_timings.items() if v >= 0.05 or k == "total"}
         out(f"  mesh     {res.mesh_timings.get('total', 0.0):8.2f} total  [{res.mesh_first_ms:.0f}]  {_stages(busy)}")
-    if res.output is not None:
+    if res.output is not None and res.detections:
         out(f"wrote      {res.output} (the image and a close-up of the first face: box green, keypoints red, "
             "landmarks cyan, irises yellow)")
+    elif res.output is not None:
+        out(f"wrote      {res.output} (the image alone: no face was found, so there is no close-up)")

@@ -9,7 +9,7 @@
     gpulite detect hands photo.jpg --json                 # one JSON object per frame on stdout
 
 TASK is ``face`` (FaceDetector), ``mesh`` (FaceMesh), ``hands``, ``pose`` or ``segment``
-(SelfieSegmentation). Videos (read with PyAV) are processed as videos (tracking between
+(SelfieSegmentation). Videos (read with PyAV, else OpenCV) are processed as videos (tracking between
 frames); images and folders image by image (``static_image_mode``). ``-o`` writes the frames
 with the results drawn on them, and is checked before anything runs: an image input writes
 the image file ``-o`` names, in the format its extension names (``out.jpg`` JPEG, ``out.png``
@@ -43,6 +43,7 @@ from gpulite.commands.common import (
     EXIT_OK,
     CallTimes,
     InputError,
+    check_backend,
     check_output,
     folder_images,
     input_kind,
@@ -59,7 +60,7 @@ TASKS = {
     "mesh": ("FaceMesh", "faces", ("multi_face_landmarks",)),
     "hands": ("Hands", "hands", ("multi_hand_landmarks",)),
     "pose": ("Pose", "people", ("pose_landmarks",)),
-    "segment": ("SelfieSegmentation", "masks", ("segmentation_mask",)),
+    "segment": ("SelfieSegmentation", "a person", ("segmentation_mask",)),  # a frame whose mask is > 0.5 somewhere
 }
 # option -> the tasks it applies to
 OPTION_TASKS = {"refine": ("mesh",), "max_num": ("face", "mesh", "hands"),
@@ -76,6 +77,7 @@ class DetectSummary:
     frames_with_hits: int = 0
     hits: int = 0
     times: CallTimes = field(default_factory=CallTimes)
+    wall_s: float = 0.0  # wall-clock seconds of the frames after the first: reading, solution, drawing, writing
     skipped: list[Path] = field(default_factory=list)
     output: Path | None = None
 
@@ -85,14 +87,18 @@ class DetectSummary:
         t = self.times
         rows = [f"{'task':<24}{self.task} ({TASKS[self.task][0]}) on {self.backend}",
                 f"{'frames':<24}{self.frames}" + (f" ({len(self.skipped)} unreadable skipped)" if self.skipped else ""),
-                f"{'frames with ' + what:<24}{self.frames_with_hits}",
-                f"{what + ' found':<24}{self.hits}"]
+                f"{'frames with ' + what:<24}{self.frames_with_hits}"]
+        if self.task != "segment":  # one mask per frame: its count says nothing
+            rows.append(f"{what + ' found':<24}{self.hits}")
         if t.first_ms is not None:
             rows.append(f"{'first frame':<24}{t.first_ms:.1f} ms (includes start-up: model loading, compilation)")
         if t.rest_ms:
             fps = 1e3 / t.mean if t.mean else 0.0
             rows.append(f"{'after the first':<24}median {t.median:.2f} ms, mean {t.mean:.2f} ms per frame over "
-                        f"{len(t.rest_ms)} frames, {fps:.1f} frames/s")
+                        f"{len(t.rest_ms)} frames in the solution ({fps:.1f} frames/s for the solution alone)")
+            if self.wall_s > 0:
+                rows.append(f"{'wall clock':<24}{len(t.rest_ms) / self.wall_s:.1f} frames/s after the first frame "
+                            f"({self.wall_s:.2f} s for {len(t.rest_ms)} frames: reading, solution, drawing, writing)")
             stages = t.stage_medians()
             rows.append(f"{'stage':<24}{'median ms/frame':>16} (after the first frame)")
             rows.extend(f"  {k:<22}{v:>16.2f}" for k, v in stages.items() if k != "total" and v >= 0.01)
@@ -184,12 +190,16 @@ def open_frames(spec: str, skipped: list[Path]) -> tuple[str, Iterator[tuple[str
 
 
 def _hits(result: Any, fields: tuple[str, ...]) -> int:
+    """Faces, hands or people in a result; for a segmentation mask, 1 when it is > 0.5 somewhere."""
     n = 0
     for f in fields:
         v = getattr(result, f, None)
         if v is None:
             continue
-        n += len(v) if isinstance(v, list) else 1
+        if isinstance(v, np.ndarray):
+            n += bool((v > 0.5).any())
+        else:
+            n += len(v) if isinstance(v, list) else 1
     return n
 
 
@@ -245,6 +255,7 @@ def run_detect(task: str, input_spec: str, *, output: str | None = None, backend
     kwargs = solution_kwargs(task, video=kind == "video", refine=refine, max_num=max_num,
                              min_confidence=min_confidence, model=model)
     check_output(kind, output, input_spec)
+    check_backend(backend)
     kind, frames, total, fps = open_frames(input_spec, summary.skipped)
     writer = _Writer(kind, output, fps or 30.0) if output else None
     bar = Progress(total) if progress else None
@@ -252,6 +263,7 @@ def run_detect(task: str, input_spec: str, *, output: str | None = None, backend
     try:
         with solution_class(task)(backend=backend, **kwargs) as sol:
             summary.backend = sol.backend
+            after_first = 0.0
             for i, (name, frame) in enumerate(frames):
                 t0 = time.perf_counter()
                 result = sol.process(frame)
@@ -268,9 +280,13 @@ def run_detect(task: str, input_spec: str, *, output: str | None = None, backend
                     writer.write(name, draw_result(frame, result))
                 if bar is not None:
                     bar.update(summary.frames + len(summary.skipped))
+                if i == 0:
+                    after_first = time.perf_counter()
     finally:
         if writer is not None:
             writer.close()
+    if summary.frames > 1:
+        summary.wall_s = time.perf_counter() - after_first
     if bar is not None:
         bar.update(summary.frames + len(summary.skipped), final=True)
     summary.output = writer.path if writer is not None else None

@@ -18,7 +18,14 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from gpulite.commands.common import EXIT_INPUT, EXIT_OK, check_output, input_kind, warn_skipped
+from gpulite.commands.common import (
+    EXIT_INPUT,
+    EXIT_OK,
+    check_backend,
+    check_output,
+    input_kind,
+    warn_skipped,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,6 +50,7 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
 
     config_path(args.graph)  # an unknown graph is an input error before any file is opened
     check_output(input_kind(args.input), args.output, args.input, frames_folder=True)
+    check_backend(args.backend)
     skipped: list[Path] = []
 
     def unreadable(path: Path, e: Exception) -> None:

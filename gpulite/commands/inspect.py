@@ -34,10 +34,39 @@ from gpulite.model.reader import load
 FOLDED_MEANING = {
     "DEQUANTIZE": "constant weights dequantized to float32 at load",
     "DENSIFY": "sparse constant weights densified at load",
-    "RELU": "fused into the producing op",
-    "RELU6": "fused into the producing op",
-    "RELU_N1_TO_1": "fused into the producing op",
+    "SHAPE": "computed at allocate (shapes are known then)",
+    "RANK": "computed at allocate (shapes are known then)",
 }
+CONSTANT = "computed at load or allocate (its inputs are all constants)"
+# What a node that reads a computed tensor became when it left the graph (gpulite.graph.fusion)
+FUSED_MEANING = {
+    "PAD": "fused into the convolution reading it (its zero padding)",
+    "RELU": "fused into the producing op (its activation)",
+    "RELU6": "fused into the producing op (its activation)",
+    "RELU_N1_TO_1": "fused into the producing op (its activation)",
+    "PRELU": "fused into the producing op (after its activation)",
+}
+FUSED = "fused into the producing op (run as a step on its output)"
+
+
+def removed_nodes(model_ops: Sequence, constants: set[int], kept: set[int]) -> Counter:
+    """(op, what became of it) -> count for each operator of the file that is not in the graph.
+
+    A node whose inputs are all constants (file weights, or outputs of such nodes) or that
+    reads only shapes was computed before the first invoke; any other missing node was fused
+    into a neighbour.
+    """
+    known = set(constants)
+    out: Counter = Counter()
+    for o in model_ops:
+        if o.index in kept:
+            continue
+        if o.op in ("SHAPE", "RANK") or all(i < 0 or i in known for i in o.inputs):
+            known.update(o.outputs)
+            out[o.op, FOLDED_MEANING.get(o.op, CONSTANT)] += 1
+        else:
+            out[o.op, FUSED_MEANING.get(o.op, FUSED)] += 1
+    return out
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -51,6 +80,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``gpulite inspect``; returns the exit status."""
+    from gpulite.commands.common import check_backend
+
+    check_backend(args.backend)
     inspect_model(args.model, backend=args.backend)
     return 0
 
@@ -102,10 +134,11 @@ def inspect_model(model: str, backend: str = "cpu", out: Callable[[str], None] =
         out(f"  {op:<28} {n:>5}")
 
     kept = {n.index for n in graph.nodes} | set(it.get_plan().get("cpu_after_invoke", ()))
-    folded = Counter(o.op for o in ops if o.index not in kept)
-    out(f"folded     {sum(folded.values())} nodes")
-    for op, n in folded.most_common():
-        out(f"  {op:<28} {n:>5}  {FOLDED_MEANING.get(op, 'computed at allocate (values known then)')}")
+    constants = {i for i, t in enumerate(m.subgraphs[0].tensors) if t.data is not None}
+    removed = removed_nodes(ops, constants, kept)
+    out(f"folded     {sum(removed.values())} nodes (computed before the first invoke, or fused into another op)")
+    for (op, how), n in removed.most_common():
+        out(f"  {op:<28} {n:>5}  {how}")
 
     plan = plan_memory(graph, topological_order(graph))
     share = 100.0 * plan.arena_bytes / plan.total_bytes if plan.total_bytes else 0.0

@@ -49,6 +49,9 @@ def test_path_of_a_model_not_present_says_how_to_get_it(tmp_path):
     r = _models("path", "pose_landmark_heavy", GPULITE_CACHE_DIR=str(tmp_path))
     assert r.returncode == 1
     assert "not cached" in r.stderr and "gpulite models pull pose_landmark_heavy" in r.stderr
+    assert "GPULITE_OFFLINE" not in r.stderr and "downloads are off" not in r.stderr, "the variable is not set"
+    r = _models("path", "pose_landmark_heavy", GPULITE_CACHE_DIR=str(tmp_path), GPULITE_OFFLINE="1")
+    assert r.returncode == 1 and "downloads are off (GPULITE_OFFLINE=1)" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("args", [("path", "no_such_model"), ("pull", "no_such_model"), ("pull",)])

@@ -1,4 +1,4 @@
-"""Sink calculators: a video file (PyAV), numbered image files, a Python callback.
+"""Sink calculators: a video file (PyAV, else OpenCV), numbered image files, a Python callback.
 
 Usage::
 
@@ -18,34 +18,47 @@ from typing import Any
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
-from gpulite.pipeline.calculators.sources import SourceUnavailableError
+from gpulite.pipeline.calculators.sources import SourceUnavailableError, pyav
 from gpulite.pipeline.calculators.types import PipelineValueError
 from gpulite.pipeline.registry import register_calculator
 
 _CODECS = ("libx264", "h264", "mpeg4")  # tried in order for .mp4/.mov/.mkv when codec is ""
+# Without PyAV: OpenCV's FourCC per suffix (MPEG-4 Part 2 in the opencv wheel's FFmpeg; it has no H.264 encoder)
+_FOURCC = {".avi": "MJPG", ".webm": "VP80"}
+_FOURCC_DEFAULT = "mp4v"
 
 
 class VideoWriter:
-    """Writes RGB uint8 frames to a video file with PyAV; the size is taken from the first frame.
+    """Writes RGB uint8 frames to a video file; the size is taken from the first frame (cropped to even).
+
+    Through PyAV when it is installed (H.264 where its FFmpeg has an encoder for it), else
+    through OpenCV's ``cv2.VideoWriter`` (MPEG-4 Part 2 ``mp4v``; ``.avi`` Motion JPEG,
+    ``.webm`` VP8), which plays everywhere but is larger at the same quality.
 
     Parameters
     ----------
     path : str or Path
     fps : float
     codec : str
-        An FFmpeg encoder name; ``""`` picks the first available of libx264, h264, mpeg4.
+        An FFmpeg encoder name (PyAV) or a four-character code (OpenCV); ``""`` picks one
+        (PyAV: the first available of libx264, h264, mpeg4).
     """
 
     def __init__(self, path: str | Path, fps: float = 30.0, codec: str = "") -> None:
-        try:
-            import av
-        except ImportError as e:
-            raise SourceUnavailableError(f"writing videos needs PyAV (pip install av): {e}") from None
         if fps <= 0:
             raise ValueError(f"fps must be positive, got {fps}")
-        self._av, self.path, self.fps, self.codec = av, Path(path), fps, codec or self._default_codec(av)
+        self._av = pyav()
+        self.path, self.fps = Path(path), fps
+        if self._av is not None:
+            self.codec = codec or self._default_codec(self._av)
+        elif codec and len(codec) != 4:
+            raise SourceUnavailableError(f"video codec {codec!r} needs PyAV (pip install 'gpulite[video]'); "
+                                         "without it, give an OpenCV four-character code such as 'mp4v'")
+        else:
+            self.codec = codec or _FOURCC.get(self.path.suffix.lower(), _FOURCC_DEFAULT)
         self.container: Any = None
         self.stream: Any = None
+        self.size = (0, 0)
         self.frames = 0
 
     @staticmethod
@@ -58,29 +71,48 @@ class VideoWriter:
                 continue
         raise SourceUnavailableError(f"none of the encoders {_CODECS} is available in this PyAV build")
 
+    def _open(self, w: int, h: int) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.size = (w - w % 2, h - h % 2)  # yuv420p needs even sizes
+        if self._av is None:
+            from gpulite.pipeline.calculators._opencv import cv2
+
+            self.container = cv2.VideoWriter(str(self.path), cv2.VideoWriter_fourcc(*self.codec), self.fps, self.size)
+            if not self.container.isOpened():
+                self.container = None
+                raise SourceUnavailableError(f"OpenCV cannot write {str(self.path)!r} with codec {self.codec!r}")
+            return
+        self.container = self._av.open(str(self.path), mode="w")
+        rate = Fraction(self.fps).limit_denominator(1001)
+        self.stream = self.container.add_stream(self.codec, rate=rate)
+        self.stream.width, self.stream.height = self.size
+        self.stream.pix_fmt = "yuv420p"
+
     def write(self, frame: np.ndarray) -> None:
         if not isinstance(frame, np.ndarray) or frame.ndim != 3 or frame.shape[2] < 3 or frame.dtype != np.uint8:
             raise PipelineValueError(f"VideoWriter: expected an RGB uint8 frame, got {getattr(frame, 'shape', frame)}")
-        h, w = frame.shape[:2]
         if self.container is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.container = self._av.open(str(self.path), mode="w")
-            rate = Fraction(self.fps).limit_denominator(1001)
-            self.stream = self.container.add_stream(self.codec, rate=rate)
-            self.stream.width, self.stream.height = w - w % 2, h - h % 2  # yuv420p needs even sizes
-            self.stream.pix_fmt = "yuv420p"
-        rgb = np.ascontiguousarray(frame[: self.stream.height, : self.stream.width, :3])
-        vf = self._av.VideoFrame.from_ndarray(rgb, format="rgb24")
-        for packet in self.stream.encode(vf):
-            self.container.mux(packet)
+            self._open(frame.shape[1], frame.shape[0])
+        w, h = self.size
+        rgb = np.ascontiguousarray(frame[:h, :w, :3])
+        if self.stream is None:  # OpenCV
+            self.container.write(np.ascontiguousarray(rgb[..., ::-1]))
+        else:
+            vf = self._av.VideoFrame.from_ndarray(rgb, format="rgb24")
+            for packet in self.stream.encode(vf):
+                self.container.mux(packet)
         self.frames += 1
 
     def close(self) -> None:
-        if self.container is not None:
+        if self.container is None:
+            return
+        if self.stream is None:
+            self.container.release()
+        else:
             for packet in self.stream.encode():
                 self.container.mux(packet)
             self.container.close()
-            self.container = None
+        self.container = None
 
     def __enter__(self) -> VideoWriter:
         return self

@@ -1,9 +1,9 @@
-"""Source calculators: images, folders, video files (PyAV), in-memory frames, cameras (OpenCV).
+"""Source calculators: images, folders, video files (PyAV, else OpenCV), in-memory frames, cameras (OpenCV).
 
 Every source emits RGB uint8 (H, W, 3) frames on ``IMAGE`` and stops at the end. Video and
 camera frames are stamped in microseconds (MediaPipe's convention): a video's presentation
 time, a camera's time since the first frame. Images, folders and in-memory frames are stamped
-0, 1, 2, ... Optional dependencies (``av``, ``cv2``) are imported when a node opens, so this
+0, 1, 2, ... Optional dependencies (``av``) are imported when a node opens, so this
 module always imports.
 
 Usage::
@@ -86,7 +86,7 @@ def load_image(path: str | Path) -> np.ndarray:
 
 @dataclass(frozen=True)
 class VideoInfo:
-    """What a video file says about itself (``fps`` 0.0 when unknown)."""
+    """What a video file says about itself (``fps`` 0.0 and ``frames`` 0 when unknown)."""
 
     width: int
     height: int
@@ -94,14 +94,26 @@ class VideoInfo:
     frames: int
 
 
-def _open_video(path: str | Path) -> tuple[Any, Any]:
+def pyav() -> Any:
+    """The ``av`` module (PyAV), or None when it is not installed: videos then go through OpenCV."""
     try:
         import av
-    except ImportError as e:
-        raise SourceUnavailableError(f"reading videos needs PyAV (pip install av): {e}") from None
+    except ImportError:
+        return None
+    return av
+
+
+def _video_file(path: str | Path) -> Path:
     p = Path(path)
     if not p.is_file():
         raise SourceUnavailableError(f"video file {str(p)!r} does not exist")
+    return p
+
+
+def _open_video(path: str | Path) -> tuple[Any, Any]:
+    """(container, first video stream) through PyAV."""
+    av = pyav()
+    p = _video_file(path)
     try:
         container = av.open(str(p))
     except Exception as e:  # PyAV raises its own error types per FFmpeg error
@@ -114,8 +126,34 @@ def _open_video(path: str | Path) -> tuple[Any, Any]:
     return container, stream
 
 
+def _open_capture(path: str | Path) -> Any:
+    """An opened ``cv2.VideoCapture`` on a file (OpenCV's FFmpeg), for when PyAV is not installed."""
+    from gpulite.pipeline.calculators._opencv import cv2
+
+    p = _video_file(path)
+    cap = cv2.VideoCapture(str(p), cv2.CAP_FFMPEG)
+    if not cap.isOpened():
+        cap.release()
+        raise SourceUnavailableError(f"cannot open video {str(p)!r} (OpenCV could not read it; "
+                                     "PyAV, pip install 'gpulite[video]', says why)")
+    return cap
+
+
 def video_info(path: str | Path) -> VideoInfo:
-    """Size, frame rate and frame count (0 when the container does not say) of a video file."""
+    """Size, frame rate and frame count (0 when the container does not say) of a video file.
+
+    Through PyAV when it is installed, else OpenCV (whose count may be estimated from the
+    duration when the container does not store it).
+    """
+    if pyav() is None:
+        from gpulite.pipeline.calculators._opencv import cv2
+
+        cap = _open_capture(path)
+        try:
+            return VideoInfo(int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT)),
+                             max(float(cap.get(cv2.CAP_PROP_FPS)), 0.0), max(int(cap.get(cv2.CAP_PROP_FRAME_COUNT)), 0))
+        finally:
+            cap.release()
     container, s = _open_video(path)
     try:
         rate = float(s.average_rate) if s.average_rate else 0.0
@@ -127,24 +165,36 @@ def video_info(path: str | Path) -> VideoInfo:
 class VideoReader:
     """Iterates (timestamp in microseconds, RGB frame) over a video file; timestamps strictly increase.
 
+    Reads through PyAV when it is installed, else through OpenCV's ``cv2.VideoCapture`` (FFmpeg
+    inside the opencv wheel). Both give the same frames; the timestamps are the presentation
+    times, which OpenCV counts from the stream's first frame and PyAV from the container's
+    zero (the same for files whose first frame is at 0, as encoders write them).
+
     The file is opened at construction (errors raise there); :meth:`close` (or the end of
-    the frames, or a ``with`` block) closes it. A packet the decoder rejects (a corrupt
-    stretch of the file) is skipped and counted in ``skipped``; the count is logged as a
-    warning at :meth:`close`. A container that cannot be demuxed further, or a video none of
-    whose packets decodes, raises :class:`VideoReadError`.
+    the frames, or a ``with`` block) closes it. With PyAV, a packet the decoder rejects (a
+    corrupt stretch of the file) is skipped and counted in ``skipped``; the count is logged
+    as a warning at :meth:`close` (OpenCV skips such packets silently). A container that
+    cannot be demuxed further, or a video none of whose frames decodes, raises
+    :class:`VideoReadError`.
     """
 
     def __init__(self, path: str | Path, max_frames: int = -1) -> None:
         self.path = str(path)
-        self.container, self.stream = _open_video(path)
-        self._frames = self._decode()
-        self.max_frames, self.count, self.last = max_frames, 0, -1
+        self.stream: Any = None
         self.skipped = 0
+        if pyav() is not None:
+            self.container, self.stream = _open_video(path)
+            self._frames = self._decode_av()
+        else:
+            self.container = _open_capture(path)
+            self._frames = self._decode_cv()
+        self.max_frames, self.count, self.last = max_frames, 0, -1
 
-    def _decode(self) -> Iterator[Any]:
+    def _decode_av(self) -> Iterator[tuple[int | None, np.ndarray]]:
         import av
 
         packets = self.container.demux(self.stream)
+        tb = self.stream.time_base
         while True:
             try:
                 packet = next(packets)
@@ -158,10 +208,24 @@ class VideoReader:
                 self.skipped += 1
                 log.debug("video %r: skipped an undecodable packet at byte %s: %s", self.path, packet.pos, e)
                 continue
-            yield from frames
+            for frame in frames:
+                ts = round(float(frame.pts * tb) * 1e6) if frame.pts is not None and tb else None
+                yield ts, frame.to_ndarray(format="rgb24")
         if self.skipped and not self.count:
             raise VideoReadError(f"cannot read video {self.path!r}: none of its packets decodes "
                                  f"({self.skipped} skipped)")
+
+    def _decode_cv(self) -> Iterator[tuple[int | None, np.ndarray]]:
+        from gpulite.pipeline.calculators._opencv import cv2
+
+        while True:
+            ok, bgr = self.container.read()
+            if not ok:
+                break
+            ms = self.container.get(cv2.CAP_PROP_POS_MSEC)
+            yield (round(ms * 1e3) if ms >= 0 else None), np.ascontiguousarray(bgr[..., ::-1])
+        if not self.count:
+            raise VideoReadError(f"cannot read video {self.path!r}: none of its frames decodes")
 
     def __iter__(self) -> VideoReader:
         return self
@@ -171,19 +235,20 @@ class VideoReader:
             self.close()
             raise StopIteration
         try:
-            frame = next(self._frames)
+            ts, rgb = next(self._frames)
         except StopIteration:
             self.close()
             raise
-        tb = self.stream.time_base
-        ts = round(float(frame.pts * tb) * 1e6) if frame.pts is not None and tb else self.last + 1
-        self.last = ts = max(ts, self.last + 1)  # some containers repeat or omit pts
+        self.last = ts = max(self.last + 1 if ts is None else ts, self.last + 1)  # some containers repeat or omit pts
         self.count += 1
-        return ts, frame.to_ndarray(format="rgb24")
+        return ts, rgb
 
     def close(self) -> None:
         if self.container is not None:
-            self.container.close()
+            if self.stream is None:
+                self.container.release()
+            else:
+                self.container.close()
             self.container = None
             if self.skipped:
                 log.warning("video %r: skipped %d undecodable packet(s); %d frames read", self.path, self.skipped,
@@ -283,7 +348,7 @@ class VideoFileSourceOptions:
 
 @register_calculator
 class VideoFileSource(_ReaderSource):
-    """The frames of a video file (PyAV), stamped with their presentation time in microseconds.
+    """The frames of a video file (PyAV, else OpenCV), stamped with their presentation time in microseconds.
 
     Usage::
 
