@@ -68,6 +68,19 @@ def solution_class(solution: str) -> str:
     return name
 
 
+def _actors(concurrency: int | tuple[int, int]) -> Any:
+    """Ray Data's ``compute`` for ``concurrency`` actors (an int, or a (min, max) autoscaling range).
+
+    Ray 2.51 deprecated ``map_batches(concurrency=...)`` for callable classes; an
+    ``ActorPoolStrategy`` says the same thing in the current API.
+    """
+    pool = _ray().data.ActorPoolStrategy
+    if isinstance(concurrency, tuple):
+        low, high = concurrency
+        return pool(min_size=low, max_size=high)
+    return pool(size=concurrency)
+
+
 def _gpus(num_gpus: float | None, backend: str | None) -> float:
     """GPUs per actor: as given, else one where the cluster has GPUs and the backend can use them."""
     if num_gpus is not None:
@@ -148,12 +161,34 @@ COUNTS = ("faces", "hands", "people")
 
 
 def _empty(cls: str, mask_dir: str | None = None) -> dict[str, Any]:
-    """A failed row's result columns: no count, empty lists (None for a mask file path).
+    """A failed row's result columns: a count of 0, empty lists (None for a mask file path).
 
-    Empty lists rather than None keep each column one Arrow list type, which Ray's
-    ``to_pandas`` can convert (it fails on a None among arrays).
+    0 and empty lists rather than None keep each column one type whatever the rows: Ray's
+    ``to_pandas`` fails on a None among arrays, and pandas turns an integer column holding a
+    None into float64. The row's ``error`` says it failed.
     """
-    return {c: None if c in COUNTS or (c == "mask" and mask_dir) else [] for c in COLUMNS[cls]}
+    return {c: 0 if c in COUNTS else None if c == "mask" and mask_dir else [] for c in COLUMNS[cls]}
+
+
+def arrow_schema(cls: str, *, mask_dir: str | Path | None = None) -> Any:
+    """The Arrow schema of ``gpulite batch``'s rows for solution class ``cls``, whatever the inputs.
+
+    ``path`` (string), ``frame`` (int64: a video's frame index, 0 for an image), ``timestamp_ms``
+    (float64: a video frame's time, 0.0 for an image, null in an unreadable video's row), the
+    result columns of :data:`COLUMNS` (counts int64, coordinates and scores nested lists of
+    float64, handedness lists of strings, ``mask`` a nested list or, with ``mask_dir``, a path)
+    and ``error`` (string, null when the row worked).
+    """
+    import pyarrow as pa
+
+    f = pa.float64()
+    types = {"boxes": pa.list_(pa.list_(f)), "scores": pa.list_(f), "keypoints": pa.list_(pa.list_(pa.list_(f))),
+             "landmarks": pa.list_(pa.list_(pa.list_(f))), "world_landmarks": pa.list_(pa.list_(pa.list_(f))),
+             "handedness": pa.list_(pa.string()), "handedness_scores": pa.list_(f),
+             "mask": pa.string() if mask_dir else pa.list_(pa.list_(f))}
+    fields = [("path", pa.string()), ("frame", pa.int64()), ("timestamp_ms", f)]
+    fields += [(c, pa.int64() if c in COUNTS else types[c]) for c in COLUMNS[cls]]
+    return pa.schema([*fields, ("error", pa.string())])
 
 
 def _worker_id() -> str:
@@ -259,7 +294,7 @@ def map_solution(ds: Any, solution: str = "face_mesh", *, column: str = "image",
     cls = solution_class(solution)
     _ray()
     return ds.map_batches(
-        _ImageMapper, batch_format="pandas", batch_size=batch_size, concurrency=concurrency,
+        _ImageMapper, batch_format="pandas", batch_size=batch_size, compute=_actors(concurrency),
         num_gpus=_gpus(num_gpus, backend),
         fn_constructor_kwargs={"cls": cls, "column": column, "backend": backend, "options": dict(options),
                                "mask_dir": None if mask_dir is None else str(mask_dir),
@@ -279,7 +314,11 @@ def frame_count(path: str | Path) -> int:
 
 
 def video_ranges(paths: Sequence[str | Path], frames_per_task: int) -> list[dict[str, Any]]:
-    """One row per (video, frame range) of at most ``frames_per_task`` frames; an unreadable video is one error row."""
+    """One row per (video, frame range) of ``frames_per_task`` frames; an unreadable video is one error row.
+
+    The last range's ``stop`` is -1: it reads to the video's end, so a frame count the
+    container (or OpenCV's estimate) got too low loses no frames.
+    """
     if frames_per_task < 1:
         raise ValueError(f"frames_per_task must be at least 1, got {frames_per_task}")
     rows: list[dict[str, Any]] = []
@@ -289,8 +328,8 @@ def video_ranges(paths: Sequence[str | Path], frames_per_task: int) -> list[dict
         except Exception as e:
             rows.append({"path": str(p), "start": 0, "stop": 0, "error": _error(e)})
             continue
-        rows += [{"path": str(p), "start": s, "stop": min(s + frames_per_task, n), "error": None}
-                 for s in range(0, n, frames_per_task)]
+        rows += [{"path": str(p), "start": s, "stop": s + frames_per_task if s + frames_per_task < n else -1,
+                  "error": None} for s in range(0, n, frames_per_task)]  # the last range reads to the end
     return rows
 
 
@@ -351,7 +390,7 @@ def map_video(paths: Sequence[str | Path], solution: str = "pose", *, frames_per
     ray = _ray()
     ranges = ray.data.from_items(video_ranges(list(paths), frames_per_task))
     out = ranges.map_batches(
-        _VideoMapper, batch_format="pandas", batch_size=1, concurrency=concurrency,
+        _VideoMapper, batch_format="pandas", batch_size=1, compute=_actors(concurrency),
         num_gpus=_gpus(num_gpus, backend),
         fn_constructor_kwargs={"cls": cls, "backend": backend, "options": dict(options),
                                "mask_dir": None if mask_dir is None else str(mask_dir),
@@ -425,7 +464,7 @@ def map_model(ds: Any, model: str, *, inputs: Mapping[str, str] | Sequence[str],
             raise ValueError(f"map_model: {model!r} has {len(names)} inputs {names}, got {len(inputs)} columns")
         inputs = dict(zip(names, inputs, strict=True))
     return ds.map_batches(
-        _ModelMapper, batch_format="pandas", batch_size=batch_size, concurrency=concurrency,
+        _ModelMapper, batch_format="pandas", batch_size=batch_size, compute=_actors(concurrency),
         num_gpus=_gpus(num_gpus, backend),
         fn_constructor_kwargs={"model": model, "inputs": dict(inputs), "outputs": outputs, "backend": backend,
                                "with_worker": with_worker})

@@ -9,14 +9,18 @@
 INPUT is a folder, a glob (quote it), or a ``.parquet``/``.csv`` file with a ``path`` column
 (else its first column) of image or video files. Images give one row each; videos one row per
 frame (split into ranges of ``--frames-per-task`` frames, one task each, tracking restarting at
-each range). Rows that fail carry their message in ``error``; the exit status is then 2.
-Needs the ``ray`` extra (``pip install 'gpulite[ray]'``). See docs/batch.md.
+each range). Every row has the same columns and types (:func:`gpulite.batch.arrow_schema`):
+``path``, ``frame`` and ``timestamp_ms`` (0 and 0.0 for an image), the solution's results and
+``error``. Rows that fail carry their message in ``error`` (counts 0, lists empty); the exit
+status is then 2. Needs the ``ray`` extra (``pip install 'gpulite[ray]'``). See docs/batch.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -76,6 +80,7 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}")
     files = input_paths(args.input)
+    quiet_ray_data()
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -84,8 +89,8 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
         from gpulite import batch
     except ImportError as e:
         raise InputError(f"gpulite batch needs Ray Data: pip install 'gpulite[ray]' ({e})") from None
-    if not ray.is_initialized():
-        ray.init(address=args.address, include_dashboard=False, log_to_driver=False)
+    if not ray.is_initialized():  # Ray's own INFO lines (start-up, execution plans) stay out of the output
+        ray.init(address=args.address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     workers = args.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
     videos = [f for f in files if Path(f).suffix.lower() in VIDEO_SUFFIXES]
     images = [f for f in files if f not in set(videos)]
@@ -97,22 +102,16 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     if videos:
         parts.append(batch.map_video(videos, args.task, backend=args.backend, concurrency=workers,
                                      frames_per_task=args.frames_per_task))
+    schema = batch.arrow_schema(batch.solution_class(args.task))
     rows = errors = 0
-    writer = None
-    try:
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with pq.ParquetWriter(output, schema) as writer:
         for part in parts:
             for table in part.iter_batches(batch_format="pyarrow", batch_size=256):
-                if writer is None:
-                    output.parent.mkdir(parents=True, exist_ok=True)
-                    writer = pq.ParquetWriter(output, table.schema)
-                elif table.schema != writer.schema:
-                    table = _align(pa, table, writer.schema)
+                table = conform(pa, table, schema)
                 writer.write_table(table)
                 rows += table.num_rows
                 errors += table.num_rows - table.column("error").null_count
-    finally:
-        if writer is not None:
-            writer.close()
     out(f"gpulite batch {args.task} ({solution}): {rows} rows ({len(images)} images, {len(videos)} videos), "
         f"{errors} with errors -> {output}")
     if errors:
@@ -120,8 +119,19 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     return EXIT_INPUT if errors else EXIT_OK
 
 
-def _align(pa, table, schema):
-    """``table`` in the file's schema: image and video rows share the result columns, not the rest."""
-    cols = [table.column(f.name).cast(f.type) if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
-            for f in schema]
+def quiet_ray_data() -> None:
+    """Only Ray Data's warnings and errors in the log, unless ``RAY_DATA_LOG_LEVEL`` says otherwise:
+    its progress bars stay on a terminal, and elsewhere its progress is not logged as INFO lines
+    (a dozen a second). Ray Data resets its logger's level at every execution from that variable."""
+    os.environ.setdefault("RAY_DATA_LOG_LEVEL", "WARNING")
+
+
+def conform(pa, table, schema):
+    """``table`` in the file's ``schema`` (:func:`gpulite.batch.arrow_schema`), so that the columns and their
+    types never depend on the mix of images, videos and errors: an image row gets ``frame`` 0 and
+    ``timestamp_ms`` 0.0, an all-empty batch's columns their declared types."""
+    n = table.num_rows
+    fill = {"frame": pa.array([0] * n, pa.int64()), "timestamp_ms": pa.array([0.0] * n, pa.float64())}
+    cols = [table.column(f.name).cast(f.type) if f.name in table.column_names
+            else fill.get(f.name, pa.nulls(n, f.type)) for f in schema]
     return pa.Table.from_arrays(cols, schema=schema)

@@ -72,6 +72,24 @@ def add_overlay(cfg: GraphConfig, image_stream: str, output_stream: str = "outpu
     return cfg
 
 
+def unrelated_images(cfg: GraphConfig) -> dict[str, Any]:
+    """Make ``cfg`` (in place) treat its frames as unrelated images; returns the side packets that go with it.
+
+    What the solutions' ``static_image_mode`` does, for any graph: every ``PreviousLoopback``
+    node (the tracking back edges) is removed along with the inputs it fed, so each frame goes
+    to the detector afresh, and the side packets named ``smooth_*`` (pose's landmark and mask
+    smoothing over time) are set False.
+    """
+    loops = [n for n in cfg.nodes if getattr(n.calculator, "__name__", n.calculator) == "PreviousLoopback"]
+    fed = {s for n in loops for s in n.outputs.values()}
+    cfg.nodes = [n for n in cfg.nodes if n not in loops]
+    for n in cfg.nodes:
+        for port in [p for p, s in n.inputs.items() if s in fed]:
+            del n.inputs[port]
+            n.back_edges.discard(port)
+    return {name: False for name in cfg.side_packet_names if name.startswith("smooth_")}
+
+
 def open_input(spec: str, max_frames: int = -1, on_unreadable: Callable[[Path, Exception], None] | None = None
                ) -> tuple[Iterator[tuple[int, np.ndarray]], float, int]:
     """(frames as (timestamp, RGB array), frames per second, frame count or 0) for an input spec.
@@ -193,9 +211,13 @@ def run_media(graph: str | Path, input_spec: str, *, output: str | None = None, 
 
     ``output`` is a video file (by suffix: .mp4, .mov, .mkv, .avi, .webm, .m4v), an image file
     (.png, .jpg, ...: the last frame, in the format its suffix names; for a single image), or
-    else a folder for numbered PNGs. The graph's first input stream gets the frames; progress
-    counts packets on its first output stream. The first frame is run to completion on its
-    own, so the summary's per-frame figures leave its one-time costs out.
+    else a folder: for a folder input, one file per input image with the input's name and
+    format (as ``gpulite detect`` writes them); for a video or camera, numbered PNGs
+    ``frame_000000.png``, ``frame_000001.png``, ... The images of a folder are unrelated
+    (:func:`unrelated_images`: no tracking or smoothing from one to the next); a video's frames
+    are tracked. The graph's first input stream gets the frames; progress counts packets on
+    its first output stream. The first frame is run to completion on its own, so the
+    summary's per-frame figures leave its one-time costs out.
     """
     from gpulite.pipeline.calculators import sources
 
@@ -203,9 +225,15 @@ def run_media(graph: str | Path, input_spec: str, *, output: str | None = None, 
     if not cfg.input_streams or not cfg.output_streams:
         raise GraphConfigError(f"graph {str(graph)!r} needs an input stream for frames and an output stream")
     image_in, counted = cfg.input_streams[0], cfg.output_streams[0]
+    names: dict[int, str] = {}  # a folder's frames: timestamp -> the input file's name
+    side: dict[str, Any] = {}
+    if Path(input_spec).is_dir():
+        side = unrelated_images(cfg)
+        files = sources.image_files(input_spec)
+        names = {i * sources.FRAME_INTERVAL_US: f.name for i, f in enumerate(files)}
     if output:
         add_overlay(cfg, image_in)
-    g = Graph(cfg, side_packets={"backend": backend})
+    g = Graph(cfg, side_packets={"backend": backend, **side})
     frames, fps, total = open_input(input_spec, max_frames, on_unreadable)
     summary = RunSummary()
     bar = Progress(total) if progress else None
@@ -224,7 +252,14 @@ def run_media(graph: str | Path, input_spec: str, *, output: str | None = None, 
         else:
             from PIL import Image
             out.mkdir(parents=True, exist_ok=True)
-            g.observe("output_image", lambda p: Image.fromarray(p.payload).save(out / f"frame_{p.timestamp:012d}.png"))
+            written = [0]
+
+            def save_frame(p: Any) -> None:  # a folder's image under its own name and format, a video's numbered
+                name = names.get(p.timestamp, f"frame_{written[0]:06d}.png")
+                Image.fromarray(np.ascontiguousarray(p.payload[..., :3])).save(out / name)
+                written[0] += 1
+
+            g.observe("output_image", save_frame)
 
     def count(p: Any) -> None:
         summary.frames_out += 1
