@@ -12,9 +12,11 @@ default delegate).
 
 A case passes when gpulite either raises a :class:`gpulite.GpuliteError` or returns outputs;
 outputs must match LiteRT's (shape, dtype, values within the op suite's tolerance) unless
-LiteRT refuses the file. Anything else -- another exception type, a crash, a case slower than
-``CASE_SECONDS``, a hang -- fails the test with the case's number;
-``python tests/test_fuzz_structured.py --show SEED CASE`` reruns one case in-process.
+LiteRT refuses the file. Anything else -- another exception type, a crash, a hang, a case
+doing far more work than the unmutated model (:class:`tests.worker_records.WorkBudget`:
+function calls, not seconds) -- fails the test with the case's number;
+``python -m tests.test_fuzz_structured --show SEED CASE``, in the repository's root, reruns
+one case in-process.
 
 Cases run in batches in worker subprocesses (this file as a script) under an address-space
 limit. A worker that dies is restarted after the case it died in: a death after gpulite's
@@ -38,14 +40,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.worker_records import WorkerHungError, records
+from tests.worker_records import WorkBudget, WorkerHungError, over_budget, records
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = "gpulite-structured-fuzz-v1"
 # Cases per seed model: 4,400 in all; the zoo model costs about ten times a small one.
 CASES = {"convnet": 1500, "elementwise": 1500, "quantized": 1000, "hand_recrop": 400}
 KINDS = ("shape", "dtype", "buffer", "quant", "op_io", "options", "opcode", "code", "graph_io")
-CASE_SECONDS = 2.0
 HANG_SECONDS = 30.0
 WORKER_MEMORY = 4 << 30
 WORKERS = 2
@@ -370,16 +371,19 @@ def _worker(seed: str, start: int, stop: int) -> None:
     refused, theirs = check_litert(data, 0)
     if ours[0] != "ok" or refused or compare(ours[2], theirs):
         raise SystemExit(f"the unmutated {seed} model does not run alike: {ours[:2]}, LiteRT: {refused}")
+    budget = WorkBudget(lambda: check_gpulite(data, 0))
     for case in range(start, stop):
         kind, mutated = case_bytes(seed, case, data)
         print(json.dumps({"start": case, "kind": kind}), flush=True)
         t0 = time.perf_counter()
         outcome, error, outs = check_gpulite(mutated, case)
         seconds = time.perf_counter() - t0
-        print(json.dumps({"gpulite": case, "outcome": outcome, "error": error, "seconds": seconds}), flush=True)
+        calls = budget.calls(seconds, lambda m=mutated, c=case: check_gpulite(m, c))
+        work = {"seconds": seconds, "calls": calls, "call_limit": budget.limit}
+        print(json.dumps({"gpulite": case, "outcome": outcome, "error": error, **work}), flush=True)
         refused, theirs = check_litert(mutated, case)
         diff = compare(outs, theirs) if outcome == "ok" and not refused else ""
-        print(json.dumps({"case": case, "kind": kind, "outcome": outcome, "error": error, "seconds": seconds,
+        print(json.dumps({"case": case, "kind": kind, "outcome": outcome, "error": error, **work,
                           "litert": "refused" if refused else "ok", "litert_error": refused, "diff": diff}),
               flush=True)
 
@@ -390,7 +394,8 @@ def _run_worker(seed: str, start: int, stop: int) -> list[dict]:
                TF_CPP_MIN_LOG_LEVEL="3")
     results: list[dict] = []
     while start < stop:
-        proc = subprocess.Popen([sys.executable, __file__, "--worker", seed, str(start), str(stop)],
+        proc = subprocess.Popen([sys.executable, "-m", "tests.test_fuzz_structured", "--worker", seed, str(start),
+                                 str(stop)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
         assert proc.stderr is not None
         current, hung = None, False
@@ -414,8 +419,8 @@ def _run_worker(seed: str, start: int, stop: int) -> list[dict]:
         case = current["start"]
         if "gpulite" in current and not hung:  # gpulite finished the case; LiteRT took the process down
             results.append({"case": case, "kind": current["kind"], "outcome": current["outcome"],
-                            "error": current["error"], "seconds": current["seconds"], "litert": "crashed",
-                            "diff": ""})
+                            "error": current["error"], "seconds": current["seconds"], "calls": current["calls"],
+                            "call_limit": current["call_limit"], "litert": "crashed", "diff": ""})
         else:
             what = "hung" if hung else f"died (exit {rc}): {err}"
             results.append({"case": case, "kind": current["kind"], "outcome": "crash", "seconds": HANG_SECONDS,
@@ -444,13 +449,13 @@ def test_structured_fuzz_against_litert():
     results = run_all(CASES)
     assert sorted((r["seed"], r["case"]) for r in results) == sorted(
         (s, c) for s, n in CASES.items() for c in range(n))
-    how = "(rerun one with: python tests/test_fuzz_structured.py --show SEED CASE)"
+    how = f"(rerun one with: cd {ROOT} && python -m tests.test_fuzz_structured --show SEED CASE)"
     bad = [f"{r['seed']} case {r['case']} [{r['kind']}]: {r['error']}" for r in results if r["outcome"] == "crash"]
     assert not bad, f"{len(bad)} cases raised something other than a GpuliteError {how}:\n" + "\n".join(bad[:20])
     wrong = [f"{r['seed']} case {r['case']} [{r['kind']}]: {r['diff']}" for r in results if r["diff"]]
     assert not wrong, f"{len(wrong)} cases differ from LiteRT {how}:\n" + "\n".join(wrong[:20])
-    slow = [f"{r['seed']} case {r['case']}: {r['seconds']:.2f} s" for r in results if r["seconds"] >= CASE_SECONDS]
-    assert not slow, f"cases slower than {CASE_SECONDS} s {how}: {slow[:20]}"
+    heavy = over_budget(results)
+    assert not heavy, f"cases doing far more work than the unmutated model {how}: {heavy[:20]}"
     # A fuzzer that never reaches the comparison, or never gets past the checks, tests little.
     pairs = Counter((r["outcome"], r["litert"]) for r in results)
     assert pairs[("ok", "ok")] >= 200, summary(results)

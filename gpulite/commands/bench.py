@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import gpulite
 from gpulite import zoo
 from gpulite.commands.common import InputError, check_backend, litert_interpreter, prepared_invoke
-from gpulite.errors import GpuliteError
+from gpulite.errors import GpuliteError, ModelError
 from gpulite.interpreter import Interpreter
 from gpulite.model.reader import load
 
@@ -56,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"gpulite bench: --runs, --warmup and --threads must be at least 1, got runs={args.runs}, "
                          f"warmup={args.warmup}, threads={args.threads}")
     for m in args.models:  # a missing or malformed model file is an input error before anything is timed
-        load(zoo.resolve(m))
+        try:
+            load(zoo.resolve(m))
+        except ModelError as e:
+            raise InputError(f"{m}: {e}") if str(m) not in str(e) else e from None
     if args.plot:
         from gpulite.commands.bench_plot import bench_plot, check_plot_path
 

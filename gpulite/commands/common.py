@@ -157,7 +157,7 @@ def check_writable(path: str | Path, *, folder: bool = False, option: str = "out
     if folder and p.exists() and not p.is_dir():
         raise InputError(f"{option} {str(path)!r}: exists and is not a folder")
     if not folder and p.is_dir():
-        raise InputError(f"{option} {str(path)!r}: is a folder; expected a file name")
+        raise InputError(f"{option} {str(path)!r}: is a folder, not a file")
     here = p if folder else p.parent
     while not here.exists() and here != here.parent:
         here = here.parent
@@ -213,7 +213,9 @@ def _output_kind(kind: str, output: str, input_spec: str, frames_folder: bool) -
         if p.resolve() == Path(input_spec).resolve():
             raise InputError(f"output folder {output!r} is the input folder; its images would be overwritten")
         return "folder"
-    if kind == "image" and suffix in IMAGE_FORMATS and not p.is_dir():
+    if p.is_dir() and (suffix in IMAGE_FORMATS or suffix in VIDEO_SUFFIXES):
+        raise InputError(f"output {output!r}: is a folder, not a file")
+    if kind == "image" and suffix in IMAGE_FORMATS:
         return "image"
     if kind != "image" and suffix in VIDEO_SUFFIXES:
         return "video"
