@@ -169,3 +169,87 @@ def test_cli_batch_input_errors(tmp_path):
 
     assert main(["batch", "face", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.parquet")]) == 2
     assert main(["batch", "face", str(tmp_path), "-o", str(tmp_path / "x.csv")]) == 2
+
+
+def _mixed(tmp_path: Path, folder) -> Path:
+    """Two images (one corrupt) and a three-frame video in one folder."""
+    import shutil
+
+    bad, paths = folder
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    shutil.copy(paths[0], mixed / "a.png")
+    shutil.copy(bad, mixed / "b.jpg")
+    write_video(mixed / "c.mp4", make_frames(3), fps=10)
+    return mixed
+
+
+def test_cli_batch_columns_and_types_do_not_depend_on_the_mix(local_ray, folder, tmp_path):
+    """Issue 24: a mixed folder lost the video's frame/timestamp_ms columns, and an error row turned
+    ``faces`` into float64. Every run now writes ``batch.arrow_schema``, and pandas reads one dtype each."""
+    import pyarrow.parquet as pq
+
+    from gpulite.cli import main
+
+    mixed = _mixed(tmp_path, folder)
+    only_image = tmp_path / "one"
+    only_image.mkdir()
+    (only_image / "a.png").write_bytes((mixed / "a.png").read_bytes())
+    schema = batch.arrow_schema("FaceDetector")
+    dtypes = None
+    for src, status in ((mixed, 2), (only_image, 0)):
+        out = tmp_path / f"{src.name}.parquet"
+        assert main(["batch", "face", str(src), "-o", str(out), "--backend", "cpu", "--workers", "1"]) == status
+        table = pq.read_table(out)
+        assert table.schema.remove_metadata() == schema, table.schema
+        frame = table.to_pandas()
+        assert dtypes is None or frame.dtypes.to_dict() == dtypes
+        dtypes = frame.dtypes.to_dict()
+        assert str(dtypes["faces"]) == "int64" and str(dtypes["frame"]) == "int64"
+    rows = pq.read_table(tmp_path / "mixed.parquet").to_pandas().set_index("path")
+    assert rows.loc[str(mixed / "a.png"), "frame"] == 0 and rows.loc[str(mixed / "a.png"), "timestamp_ms"] == 0.0
+    video = rows.loc[str(mixed / "c.mp4")]
+    assert list(video["frame"]) == [0, 1, 2] and list(video["timestamp_ms"]) == [0.0, 100.0, 200.0]
+    bad = rows.loc[str(mixed / "b.jpg")]
+    assert bad["error"].startswith("ImageReadError") and bad["faces"] == 0 and len(bad["boxes"]) == 0
+
+
+def test_map_calls_use_rays_current_api(local_ray):
+    """No ``concurrency is deprecated`` warning from gpulite's own map_batches calls (Ray 2.51+), which
+    Ray logs on its ``ray.data`` logger (not through ``warnings``) when the stage is added."""
+    import logging
+    import warnings
+
+    ds = ray.data.from_items([{"path": "x.png"}])
+    logged: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: logged.append(record.getMessage())
+    logging.getLogger("ray.data").addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            batch.map_solution(ds, "face", column="path", backend="cpu", concurrency=2)
+            batch.map_solution(ds, "face", column="path", backend="cpu", concurrency=(1, 2))
+            batch.map_video([], "face", backend="cpu", concurrency=2)
+    finally:
+        logging.getLogger("ray.data").removeHandler(handler)
+    said = logged + [str(w.message) for w in caught]
+    assert not [m for m in said if "deprecated" in m], said
+
+
+def test_cli_batch_stderr_has_no_ray_info_flood(folder, tmp_path):
+    """A fresh ``gpulite batch`` process: Ray's INFO lines (start-up, execution plans, progress logged
+    once a second off a terminal) and the deprecation warning stay out of stderr."""
+    from tests.cli.support import gpulite
+
+    _, paths = folder
+    src = tmp_path / "two"
+    src.mkdir()
+    for p in paths[:2]:
+        (src / p.name).write_bytes(p.read_bytes())
+    r = gpulite("batch", "face", str(src), "-o", str(tmp_path / "out.parquet"), "--backend", "cpu", "--workers", "1",
+                env={"RAY_USAGE_STATS_ENABLED": "0"})
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert not [line for line in lines if " INFO " in line or "deprecated" in line], lines
+    assert "2 rows (2 images, 0 videos), 0 with errors" in r.stdout
