@@ -18,14 +18,14 @@ from gpulite.backends.cpu.fusion_rules import CPU_RULES
 from gpulite.backends.webgpu.fusion_rules import WebGpuFusionRules
 from gpulite.graph import passes
 from gpulite.graph.fusion import FusionRules, fuse
-from gpulite.graph.ir import Activation, Graph, PRelu, ResidualAdd
+from gpulite.graph.ir import Activation, Graph, Pointwise, PRelu, ResidualAdd
 from gpulite.graph.plan import topological_order
 from gpulite.model.opdefs import FusedActivation, Op
 from gpulite.model.reader import load
 from gpulite.testing.tflite_writer import ModelBuilder
 from tests.ops.test_cpu_fusion import CASES, shared_dw_output
 
-KINDS = ("activation", "prelu", "pad", "depthwise_bias", "epilogue")
+KINDS = ("activation", "prelu", "pad", "depthwise_bias", "pointwise", "epilogue", "view")
 F32 = np.float32
 RNG = np.random.default_rng(3)
 
@@ -37,8 +37,8 @@ def _graph(model: bytes) -> Graph:
 
 
 def every_kind() -> bytes:
-    """x -> PAD(H, W) -> DW 3x3 VALID -> 1x1 CONV -> RELU -> 1x1 CONV -> PRELU -> 1x1 CONV -> ADD x:
-    one chance for each kind of rewrite."""
+    """x -> PAD(H, W) -> DW 3x3 VALID -> 1x1 CONV -> RELU -> 1x1 CONV -> PRELU -> 1x1 CONV -> ADD x
+    -> RESHAPE: one chance for each kind of rewrite."""
     mb = ModelBuilder()
     shape = (1, 8, 8, 8)
     x = mb.input("x", shape, F32)
@@ -60,7 +60,9 @@ def every_kind() -> bytes:
             mb.op("PRELU", [c, mb.const("alpha", np.linspace(-1, 1, 8, dtype=F32).reshape(1, 1, 8))], [t])
         else:
             mb.op("ADD", [c, x], [t])
-    mb.output(t)
+    r = mb.tensor("r", (1, 64, 8), F32)
+    mb.op("RESHAPE", [t, mb.const("shape", np.array([1, 64, 8], np.int32))], [r])
+    mb.output(r)
     return mb.build()
 
 
@@ -82,8 +84,14 @@ class Allow(FusionRules):
     def depthwise_bias(self, g, dw, conv):
         return "depthwise_bias" in self.kinds
 
+    def pointwise(self, g, dw, conv):
+        return "pointwise" in self.kinds
+
     def epilogue(self, g, producer, node):
         return "epilogue" in self.kinds
+
+    def view(self, g, node):
+        return "view" in self.kinds
 
 
 def made(before: Graph, after: Graph) -> set[str]:
@@ -99,14 +107,22 @@ def made(before: Graph, after: Graph) -> set[str]:
             kinds.add("pad")
         if n.epilogue:
             kinds.add("epilogue")
+        if n.pointwise is not None:
+            kinds.add("pointwise")
+            conv = next(c for c in before.nodes if c.inputs[1:2] == (n.inputs[n.pointwise.weights],))
+            if n.pointwise.activation != conv.activation:  # a RELU fused into the merged 1x1
+                kinds.add("activation")
+    if after.views:
+        kinds.add("view")
     if len(after.tensors) > len(before.tensors):  # the folded bias is a new constant
         kinds.add("depthwise_bias")
     return kinds
 
 
 def summary(g: Graph) -> tuple:
-    nodes = [(n.index, n.op, n.inputs, n.outputs, n.activation, n.pads, n.prelu_alpha, n.epilogue) for n in g.nodes]
-    return nodes, len(g.tensors), g.inputs, g.outputs
+    nodes = [(n.index, n.op, n.inputs, n.outputs, n.activation, n.pads, n.prelu_alpha, n.epilogue, n.pointwise)
+             for n in g.nodes]
+    return nodes, len(g.tensors), g.inputs, g.outputs, g.views
 
 
 def all_graphs() -> list[tuple[str, bytes]]:
@@ -151,23 +167,29 @@ def test_every_kind_on_one_graph():
     g = _graph(every_kind())
     out = fuse(g, Allow(*KINDS))
     assert made(g, out) == set(KINDS)
-    assert [n.op for n in out.nodes] == ["DEPTHWISE_CONV_2D", "CONV_2D", "CONV_2D", "CONV_2D"]
-    dw, relu_conv, prelu_conv, add_conv = out.nodes
+    assert [n.op for n in out.nodes] == ["DEPTHWISE_CONV_2D", "CONV_2D", "CONV_2D", "RESHAPE"]
+    dw, prelu_conv, add_conv, reshape = out.nodes
     assert dw.pads == (1, 1, 1, 1) and dw.inputs[2] == -1  # the bias moved into the 1x1 convs
-    assert relu_conv.activation == FusedActivation.RELU and prelu_conv.prelu_alpha is not None
+    # the first 1x1 (with the RELU fused) merged into the depthwise, its weights and bias appended
+    assert dw.pointwise == Pointwise(3, 4, FusedActivation.RELU) and len(dw.inputs) == 5
+    assert dw.outputs == prelu_conv.inputs[:1] and prelu_conv.prelu_alpha is not None
     assert add_conv.epilogue == (ResidualAdd(slot=3, channels=8),) and add_conv.inputs[3] == g.inputs[0]
-    assert add_conv.outputs == g.outputs
+    assert reshape.inputs[0] == add_conv.outputs[0] and reshape.outputs == g.outputs
+    assert out.views == {g.outputs[0]: add_conv.outputs[0]}
 
 
 def test_cpu_rules():
     """PRELU after a conv: an epilogue step on the CPU, ``prelu_alpha`` on WebGPU (not where
-    the conv is forced onto the CPU)."""
+    the conv is forced onto the CPU); WebGPU merges the depthwise with the 1x1 after it and
+    makes the RESHAPE a view, the CPU neither."""
     g = _graph(every_kind())
     cpu = fuse(g, CPU_RULES)
     assert made(g, cpu) == {"activation", "pad", "depthwise_bias", "epilogue"}
     assert [type(s) for n in cpu.nodes for s in n.epilogue] == [PRelu, ResidualAdd]
-    assert made(g, fuse(g, WebGpuFusionRules())) == {"activation", "prelu"}
-    assert made(g, fuse(g, WebGpuFusionRules([Op.CONV_2D]))) == {"activation"}
+    webgpu = fuse(g, WebGpuFusionRules())  # the RELU went into the 1x1 merged into the depthwise
+    assert made(g, webgpu) == {"activation", "prelu", "pad", "pointwise", "epilogue", "view"}
+    assert webgpu.nodes[0].pointwise.activation == FusedActivation.RELU
+    assert made(g, fuse(g, WebGpuFusionRules([Op.CONV_2D]))) == {"activation", "pad", "view"}
 
 
 def test_add_activation_becomes_an_epilogue_step():
@@ -189,12 +211,13 @@ def test_cpu_prepare_is_the_pass_with_the_cpu_rules(model, monkeypatch):
 
 def test_malformed_shapes_are_left_for_the_kernels():
     """Scalar outputs where a conv's should be NHWC (a corrupted file): nothing fused there,
-    and no crash; the kernels reject such a node at allocate_tensors."""
+    and no crash; the kernels reject such a node at allocate_tensors. (The final RESHAPE,
+    well formed, still becomes a view.)"""
     g = _graph(every_kind())
     for n in g.nodes:
         if n.op in (Op.DEPTHWISE_CONV_2D, Op.CONV_2D):
             g.tensors[n.outputs[0]].shape = ()
-    assert made(g, fuse(g, Allow(*KINDS))) <= {"activation", "prelu", "pad"}
+    assert made(g, fuse(g, Allow(*KINDS))) <= {"activation", "prelu", "pad", "view"}
 
 
 def test_result_is_in_execution_order():

@@ -277,4 +277,5 @@ def copy_graph(graph: Graph) -> Graph:
     """A copy of ``graph`` a backend's ``prepare`` may rewrite: new node objects and a new
     tensor list; the tensors themselves are shared (rewrites append, never edit)."""
     nodes = [dataclasses.replace(n) for n in graph.nodes]
-    return Graph(list(graph.tensors), nodes, graph.inputs, graph.outputs, graph.name, graph.subgraphs)
+    return Graph(list(graph.tensors), nodes, graph.inputs, graph.outputs, graph.name, graph.subgraphs,
+                 dict(graph.views))

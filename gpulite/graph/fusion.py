@@ -19,6 +19,10 @@ order they run:
 - **depthwise bias**: a DEPTHWISE_CONV_2D without activation whose output feeds only 1x1
   CONV_2Ds (which never pad) has its bias moved into theirs: ``conv(dw + b) = conv(dw) +
   W @ b`` (in float64, stored as a new float32 constant).
+- **pointwise**: a 1x1 stride-1 CONV_2D with constant weights whose input is the output of a
+  DEPTHWISE_CONV_2D, read by nothing else, is merged into it as ``pointwise``
+  (:class:`~gpulite.graph.ir.Pointwise`: its weights and bias join the depthwise's inputs after
+  its bias slot); the depthwise writes the conv's output.
 - **epilogue**: elementwise nodes after a node, each the sole reader of the previous
   result, become steps of its ``epilogue``, run on its output after its activation:
   :class:`~gpulite.graph.ir.ResidualAdd` (an ADD's other operand, or, when a zero PAD adding
@@ -29,6 +33,11 @@ order they run:
   or alpha joins the node's inputs, so the memory plan keeps it alive. A residual must be
   computed before the node runs: its producers are moved ahead of the node when they do
   not depend on it (a MAX_POOL), or else the node is moved down to where the ADD was.
+- **views**: a RESHAPE, SQUEEZE or EXPAND_DIMS whose output has its input's dtype and bytes
+  (the input no graph input, variable or constant) has its output recorded in
+  ``graph.views``: :func:`~gpulite.graph.plan.plan_memory` gives it its input's range, so a
+  kernel finding the two at one offset has nothing to move. The node stays in the graph (any
+  dtype, and a CPU kernel's copy onto itself is harmless).
 """
 
 from __future__ import annotations
@@ -37,13 +46,25 @@ import dataclasses
 
 import numpy as np
 
-from gpulite.graph.ir import Activation, EpilogueStep, Graph, HardSwish, Logistic, Node, PRelu, ResidualAdd, TensorInfo
+from gpulite.graph.ir import (
+    Activation,
+    EpilogueStep,
+    Graph,
+    HardSwish,
+    Logistic,
+    Node,
+    Pointwise,
+    PRelu,
+    ResidualAdd,
+    TensorInfo,
+)
 from gpulite.graph.plan import topological_order
 from gpulite.model.opdefs import FusedActivation, Op
 
 _F32 = np.dtype(np.float32)
 CONVS = (Op.CONV_2D, Op.DEPTHWISE_CONV_2D)
 # Ops whose TFLite options carry a fused activation (their kernels apply node.activation).
+VIEW_OPS = (Op.RESHAPE, Op.SQUEEZE, Op.EXPAND_DIMS)
 ACTIVATION_PRODUCERS = frozenset({Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.FULLY_CONNECTED, Op.ADD, Op.SUB, Op.MUL, Op.DIV,
                                   Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D, Op.CONCATENATION, Op.TRANSPOSE_CONV})
 
@@ -72,8 +93,16 @@ class FusionRules:
         """Whether the bias of ``dw`` may move into that of the 1x1 ``conv`` reading its output."""
         return False
 
+    def pointwise(self, g: Graph, dw: Node, conv: Node) -> bool:
+        """Whether the depthwise ``dw`` may run the 1x1 ``conv`` reading its output as its ``pointwise``."""
+        return False
+
     def epilogue(self, g: Graph, producer: Node, node: Node) -> bool:
         """Whether ``producer`` may run the elementwise ``node`` as a step of its ``epilogue``."""
+        return False
+
+    def view(self, g: Graph, node: Node) -> bool:
+        """Whether the RESHAPE-like ``node``'s output may share its input's bytes (``graph.views``)."""
         return False
 
 
@@ -88,14 +117,17 @@ def fuse(graph: Graph, rules: FusionRules) -> Graph:
     f.prelus()
     f.pads()
     f.depthwise_biases()
+    f.pointwise_merges()
     f.epilogues()
+    f.views()
     return f.g
 
 
 class _Fuser:
     def __init__(self, graph: Graph, rules: FusionRules) -> None:
         nodes = [dataclasses.replace(n) for n in topological_order(graph)]
-        self.g = Graph(list(graph.tensors), nodes, graph.inputs, graph.outputs, graph.name, graph.subgraphs)
+        self.g = Graph(list(graph.tensors), nodes, graph.inputs, graph.outputs, graph.name, graph.subgraphs,
+                       dict(graph.views))
         self.rules = rules
         self.dropped: set[int] = set()
         self.reindex()
@@ -263,6 +295,39 @@ class _Fuser:
             return True
         b = self.t(c.inputs[2]).const
         return b is not None and b.size == w.shape[0]
+
+    def pointwise_merges(self) -> None:
+        for dw in self.g.nodes:
+            if (dw.op != Op.DEPTHWISE_CONV_2D or dw.pointwise is not None or not self.plain(dw) or len(dw.outputs) != 1
+                    or len(dw.inputs) < 2 or min(dw.inputs[:2]) < 0 or len(dw.inputs) > 3
+                    or not self.is_float(dw.inputs[0], dw.outputs[0]) or len(self.t(dw.outputs[0]).shape) != 4):
+                continue
+            out = dw.outputs[0]
+            c = self.only_reader(out)
+            if (c is None or not self.plain(c)
+                    or not self._foldable_1x1(c, out, self.t(out).shape[-1])
+                    or (getattr(c.options, "stride_h", 1) or 1) != 1 or (getattr(c.options, "stride_w", 1) or 1) != 1
+                    or not self.rules.pointwise(self.g, dw, c)):
+                continue
+            bias = c.inputs[2] if len(c.inputs) > 2 and c.inputs[2] >= 0 else -1
+            own = (*dw.inputs, -1) if len(dw.inputs) == 2 else dw.inputs  # keep slot 2 the depthwise's bias
+            dw.inputs = (*own, c.inputs[1], *((bias,) if bias >= 0 else ()))
+            dw.pointwise = Pointwise(len(own), len(own) + 1 if bias >= 0 else -1, c.activation)
+            dw.outputs = c.outputs
+            self.dropped.add(id(c))
+        self.reindex()
+
+    def views(self) -> None:
+        inputs = set(self.g.inputs)
+        for n in self.g.nodes:
+            if n.op not in VIEW_OPS or not n.inputs or n.inputs[0] < 0 or len(n.outputs) != 1:
+                continue
+            src, out = self.t(n.inputs[0]), self.t(n.outputs[0])
+            if (src.is_const or src.is_variable or src.index in inputs or src.bounded or out.bounded
+                    or src.dtype != out.dtype or src.nbytes != out.nbytes or out.is_variable
+                    or not self.rules.view(self.g, n)):
+                continue
+            self.g.views[out.index] = src.index
 
     def epilogues(self) -> None:
         for n in list(self.g.nodes):  # a snapshot: hoist and sink reorder the list

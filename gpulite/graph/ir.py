@@ -89,6 +89,18 @@ class Logistic:
 EpilogueStep = ResidualAdd | Activation | PRelu | HardSwish | Logistic
 
 
+@dataclass(frozen=True)
+class Pointwise:
+    """A 1x1 CONV_2D merged into the node that computes its input (a thin depthwise: the TFLite
+    GPU delegate's depthwise + 1x1 merge), run on each output pixel in the same kernel. Its
+    weights ``[Cout, 1, 1, C]`` and bias are the node's inputs at ``weights`` and ``bias``
+    (-1: none); ``activation`` is its fused activation. The node's own activation applies to
+    the intermediate pixel, its ``epilogue`` to the 1x1's output, which is the node's output."""
+    weights: int
+    bias: int
+    activation: FusedActivation
+
+
 @dataclass
 class Node:
     """One operator. ``op`` and ``activation`` given as plain strings (or None for no
@@ -107,6 +119,7 @@ class Node:
     pads: tuple[int, int, int, int] | None = None  # a zero PAD's (top, bottom, left, right), added to the padding
     prelu_alpha: int | None = None  # a PRELU's constant alpha tensor, applied to the output after the activation
     epilogue: tuple[EpilogueStep, ...] = ()  # elementwise steps run on the output after the activation
+    pointwise: Pointwise | None = None  # a following 1x1 CONV_2D run in the same kernel
     intermediates: tuple[int, ...] = ()  # the operator's intermediate tensors (a full-integer LSTM's gate scales)
 
     def __post_init__(self) -> None:
@@ -133,6 +146,9 @@ class Graph:
     # Every subgraph of the model by its index (this graph among them), shared by all of them: what
     # control-flow nodes (WHILE, IF, CALL_ONCE) name. Empty for a graph not read from a model.
     subgraphs: list[Graph] = field(default_factory=list, repr=False, compare=False)
+    # Tensors that share the bytes of another (view -> that tensor): RESHAPE-like outputs a
+    # backend's prepare made views (graph.fusion); plan_memory gives both one range.
+    views: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_model(cls, model: Model, subgraph: int = 0) -> Graph:

@@ -151,9 +151,17 @@ def plan_memory(g: Graph, order: list[Node], *, pinned: dict[int, int] | None = 
 
     Pinning is how a backend that rewrites the graph (the CPU backend's fusions) re-plans
     it while graph inputs and outputs keep the offsets views were handed out for.
+
+    A tensor in ``g.views`` (a RESHAPE-like output the backend runs as a view) gets the
+    offset of the tensor it views, which then lives as long as both.
     """
     life = lifetimes(g, order)
     sizes = {t: max(g.tensors[t].nbytes, 0) for t in life}
+    views = _view_roots(g, life, set(pinned or ()))
+    for v, base in views.items():
+        life[base] = [min(life[base][0], life[v][0]), max(life[base][1], life[v][1])]
+        sizes[base] = max(sizes[base], sizes[v])
+        del life[v]
     placed: list[tuple[int, int]] = []  # (offset, end) of each placed tensor
     alive = _Lifetimes(len(order) + 1)
     offsets: dict[int, int] = {}
@@ -173,5 +181,26 @@ def plan_memory(g: Graph, order: list[Node], *, pinned: dict[int, int] | None = 
         offsets[t] = off
         placed.append((off, off + size))
     arena = max((e for _, e in placed), default=0)
+    for v, base in views.items():
+        offsets[v] = offsets[base]
+        life[v] = life[base]
     bounds = {t: g.tensors[t].shape for t in offsets if g.tensors[t].bounded}
-    return MemoryPlan(offsets, sizes, arena, sum(sizes.values()), {k: (v[0], v[1]) for k, v in life.items()}, bounds)
+    for v in views:
+        sizes[v] = max(g.tensors[v].nbytes, 0)
+    total = sum(s for t, s in sizes.items() if t not in views)
+    return MemoryPlan(offsets, sizes, arena, total, {k: (v[0], v[1]) for k, v in life.items()}, bounds)
+
+
+def _view_roots(g: Graph, life: dict[int, list[int]], pinned: set[int]) -> dict[int, int]:
+    """``g.views`` resolved to the planned tensor each view finally shares (chains followed);
+    views of unplanned tensors, pinned ones or ones that do not fit are left as tensors."""
+    roots: dict[int, int] = {}
+    for v in g.views:
+        base, seen = g.views[v], {v}
+        while base in g.views and base not in seen:
+            seen.add(base)
+            base = g.views[base]
+        if (v in life and base in life and base not in seen and v not in pinned and base not in pinned
+                and g.tensors[v].nbytes <= g.tensors[base].nbytes):
+            roots[v] = base
+    return roots

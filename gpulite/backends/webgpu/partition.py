@@ -127,4 +127,5 @@ def describe(graph: Graph, parts: list[Partition], *, bound: set[int] | frozense
         "bytes_uploaded_per_invoke": uploaded,
         "bytes_read_back_per_invoke": read_back,
         "submits_per_invoke": sum(1 for p in parts if p.backend == GPU) + (1 if bound & cpu_reads else 0),
+        "dispatches_per_invoke": sum(len(p.work) for p in parts if p.backend == GPU),
     }

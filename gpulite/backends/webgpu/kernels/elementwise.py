@@ -7,7 +7,8 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
-from gpulite.backends.webgpu.kernels.prelu import alpha_per_channel, finish, keep_fused_prelu
+from gpulite.backends.webgpu.kernels.epilogue import finish, keep_fused
+from gpulite.backends.webgpu.kernels.prelu import alpha_per_channel
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Graph, Node
 from gpulite.model.opdefs import Op
@@ -103,7 +104,22 @@ def _binary(expr: str):
         return make_program(f"{node.op.lower()} {a.shape}x{b.shape}->{out.shape}", "binary", params, out.size,
                             act=node.activation, word=word, weights=ctx.weights if word == "f32" else "f32",
                             OP=expr, WORD_T=word, LOAD_A=load_a, LOAD_B=load_b, **fin)
-    return keep_fused_prelu(factory)
+    return keep_fused(factory)
+
+
+def binary_fusable(g: Graph, node: Node) -> bool:
+    """Whether the factory below runs ``node`` in float32 (so stores through ``finish``, with
+    any epilogue): two float32 unquantized operands broadcasting to the output in <= 4 dims."""
+    t = g.tensors
+    if len(node.inputs) != 2 or min(node.inputs) < 0 or len(node.outputs) != 1:
+        return False
+    a, b, out = (t[i] for i in (*node.inputs, node.outputs[0]))
+    try:
+        ok = tuple(np.broadcast_shapes(a.shape, b.shape)) == tuple(out.shape)
+    except ValueError:
+        return False
+    return (ok and all(v.dtype == np.float32 and v.quant is None for v in (a, b, out))
+            and len(broadcast_strides(a.shape, b.shape, out.shape)[0]) <= 4)
 
 
 def add_prelu_fusable(g: Graph, add: Node, prelu: Node) -> bool:

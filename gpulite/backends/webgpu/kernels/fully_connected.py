@@ -10,14 +10,31 @@ from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels import gemm
 from gpulite.backends.webgpu.kernels.batch_matmul import matrices
-from gpulite.backends.webgpu.kernels.prelu import finish
+from gpulite.backends.webgpu.kernels.epilogue import finish, keep_fused
 from gpulite.backends.webgpu.program import Program
-from gpulite.graph.ir import Node
+from gpulite.graph.ir import Graph, Node
 from gpulite.model import schema_gen as sg
 from gpulite.model.opdefs import Op
 
 
+def fusable(g: Graph, node: Node) -> bool:
+    """Whether the factory below runs ``node`` through ``finish`` (so with any epilogue):
+    float32 input and output, constant float32 [n, k] weights in the default format that fit,
+    a constant (or no) bias."""
+    t = g.tensors
+    if len(node.inputs) < 2 or min(node.inputs[:2]) < 0 or len(node.outputs) != 1:
+        return False
+    x, w, out = t[node.inputs[0]], t[node.inputs[1]].const, t[node.outputs[0]]
+    o = node.options or sg.FullyConnectedOptions()
+    bias_ok = len(node.inputs) < 3 or node.inputs[2] < 0 or t[node.inputs[2]].is_const
+    return (bias_ok and w is not None and w.dtype == np.float32 and w.ndim == 2 and w.shape[1] > 0
+            and o.weights_format == sg.FullyConnectedOptionsWeightsFormat.DEFAULT
+            and x.dtype == out.dtype == np.float32 and x.quant is None and out.quant is None
+            and x.size % w.shape[1] == 0 and x.size // w.shape[1] * w.shape[0] == out.size)
+
+
 @register_kernel(Op.FULLY_CONNECTED, "webgpu")
+@keep_fused
 def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_f32(x, out)

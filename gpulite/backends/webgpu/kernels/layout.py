@@ -16,15 +16,18 @@ from gpulite.model import schema_gen as sg
 from gpulite.model.opdefs import Op
 
 
-def _reshape(node: Node, ctx: GpuContext) -> Program:
-    # NHWC is dense row-major, so a reshape is a copy. (An alias would need the memory plan to
-    # give input and output one range; the copy keeps the plan backend-independent.)
+def _reshape(node: Node, ctx: GpuContext) -> list[Program]:
+    # NHWC is dense row-major, so a reshape moves no element. Where the memory plan gave the
+    # output its input's bytes (a view: graph.views, the fusion's views rewrite) there is
+    # nothing to do, no dispatch; otherwise (an eager op, a graph input) it is a copy.
     x, out = ctx.input(0), ctx.output(0)
     ctx.element_bytes(x, out)
     ctx.require_same_quant()
     if x.size != out.size:
         raise ctx.unsupported(f"input {x.shape} and output {out.shape} differ in size")
-    return copy_program(f"{node.op.lower()} {x.shape}->{out.shape}", x, out)
+    if x.offset == out.offset:
+        return []
+    return [copy_program(f"{node.op.lower()} {x.shape}->{out.shape}", x, out)]
 
 
 for _op in (Op.RESHAPE, Op.SQUEEZE, Op.EXPAND_DIMS):

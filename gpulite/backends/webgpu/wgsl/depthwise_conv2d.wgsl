@@ -17,5 +17,5 @@ fn run(i: u32) {
             acc += xv * wt(P.w_off + (ky * P.k_w + kx) * P.out_c + p.c);
         }
     }
-    buf[P.out_off + i] = finish(acc, p.c);
+    buf[P.out_off + i] = finish(acc, P.out_off + i, p.c);
 }

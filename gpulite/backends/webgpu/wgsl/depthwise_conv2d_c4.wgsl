@@ -49,8 +49,9 @@ fn run(i: u32) {
     for (var j = 0u; j < 4u; j++) {
         if (x0 + j < P.out_w) {
             let a = acc[j];
-            let ob = (P.out_off + out_index(Pixel(b, y, x0 + j, 0u), ch) + c) / 4u;
-            buf4[ob] = vec4<f32>(finish(a.x, c), finish(a.y, c + 1u), finish(a.z, c + 2u), finish(a.w, c + 3u));
+            let o = P.out_off + out_index(Pixel(b, y, x0 + j, 0u), ch) + c;
+            buf4[o / 4u] = vec4<f32>(finish(a.x, o, c), finish(a.y, o + 1u, c + 1u), finish(a.z, o + 2u, c + 2u),
+                                     finish(a.w, o + 3u, c + 3u));
         }
     }
 }

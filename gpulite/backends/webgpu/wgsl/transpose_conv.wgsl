@@ -4,6 +4,7 @@
 // thread; weights re-laid out to [KH, KW, Cin, Cout4] as for CONV_2D, read with wt4 (float16 in
 // fp16 plans).
 //#include "nhwc.wgsl"
+//#include "conv_out.wgsl"
 
 fn run(i: u32) {
     let p = out_pixel(i, P.groups);
@@ -30,10 +31,5 @@ fn run(i: u32) {
             }
         }
     }
-    let ob = P.out_off + out_index(p, P.out_c) + oc;
-    let n = min(4u, P.out_c - oc);
-    buf[ob] = act(acc.x);
-    if (n > 1u) { buf[ob + 1u] = act(acc.y); }
-    if (n > 2u) { buf[ob + 2u] = act(acc.z); }
-    if (n > 3u) { buf[ob + 3u] = act(acc.w); }
+    store4(P.out_off + out_index(p, P.out_c) + oc, oc, P.out_c, acc);
 }
