@@ -27,7 +27,8 @@ def chain() -> bytes:
 
 
 def clean() -> bytes:
-    """No NaN: y = sigmoid(x * 2 + 1), three nodes (LOGISTIC is not fused into the ADD, as RELU would be)."""
+    """No NaN: y = sigmoid(x * 2 + 1), three nodes (on the CPU, LOGISTIC is not fused into the ADD,
+    as RELU would be; on webgpu it runs in the ADD's epilogue)."""
     mb = ModelBuilder()
     x = mb.input("x", SHAPE, F32)
     a, b, y = (mb.tensor(n, SHAPE, F32) for n in ("a", "b", "y"))
