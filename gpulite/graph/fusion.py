@@ -29,10 +29,15 @@ order they run:
   channels at the end fed the ADD, the unpadded tensor into the first channels, that PAD
   dropped), :class:`~gpulite.graph.ir.Activation` (the ADD's fused clamp, or a RELU-family
   node), :class:`~gpulite.graph.ir.PRelu` (a per-channel constant alpha),
-  :class:`~gpulite.graph.ir.HardSwish` and :class:`~gpulite.graph.ir.Logistic`. A residual
+  :class:`~gpulite.graph.ir.HardSwish` and :class:`~gpulite.graph.ir.Logistic` (an ADD
+  carrying a ``prelu_alpha`` becomes a residual add and a PReLU step). A residual
   or alpha joins the node's inputs, so the memory plan keeps it alive. A residual must be
   computed before the node runs: its producers are moved ahead of the node when they do
   not depend on it (a MAX_POOL), or else the node is moved down to where the ADD was.
+- **input scale**: a MUL of a tensor by a per-channel factor (``[..., 1, C]``, e.g. the
+  squeeze-and-excite gate), read only by a 1x1 CONV_2D as its input, disappears: the conv
+  reads the tensor and multiplies each value by its channel's factor as it loads it
+  (``input_scale``: the factor's slot among its inputs, appended).
 - **views**: a RESHAPE, SQUEEZE or EXPAND_DIMS whose output has its input's dtype and bytes
   (the input no graph input, variable or constant) has its output recorded in
   ``graph.views``: :func:`~gpulite.graph.plan.plan_memory` gives it its input's range, so a
@@ -101,6 +106,10 @@ class FusionRules:
         """Whether ``producer`` may run the elementwise ``node`` as a step of its ``epilogue``."""
         return False
 
+    def input_scale(self, g: Graph, mul: Node, conv: Node) -> bool:
+        """Whether ``conv`` may read the MUL's tensor operand and apply its per-channel factor itself."""
+        return False
+
     def view(self, g: Graph, node: Node) -> bool:
         """Whether the RESHAPE-like ``node``'s output may share its input's bytes (``graph.views``)."""
         return False
@@ -119,6 +128,7 @@ def fuse(graph: Graph, rules: FusionRules) -> Graph:
     f.depthwise_biases()
     f.pointwise_merges()
     f.epilogues()
+    f.input_scales()
     f.views()
     return f.g
 
@@ -317,6 +327,28 @@ class _Fuser:
             self.dropped.add(id(c))
         self.reindex()
 
+    def input_scales(self) -> None:
+        for m in self.g.nodes:
+            if (m.op != Op.MUL or len(m.inputs) != 2 or min(m.inputs) < 0 or len(m.outputs) != 1 or m.activation
+                    or not self.plain(m) or not self.is_float(*m.inputs, m.outputs[0])):
+                continue
+            out = m.outputs[0]
+            shape = self.t(out).shape
+            c = self.only_reader(out)
+            if (c is None or c.op != Op.CONV_2D or c.input_scale is not None or c.pads is not None or not c.inputs
+                    or c.inputs[0] != out or out in c.inputs[1:] or len(shape) != 4):
+                continue
+            x, s = m.inputs if self.t(m.inputs[0]).shape == shape else m.inputs[::-1]
+            if (self.t(x).shape != shape or x == s or len(self.t(s).shape) > len(shape)
+                    or tuple(self.t(s).shape[-1:]) != shape[-1:] or not _per_channel(self.t(s).shape, shape)
+                    or not self.rules.input_scale(self.g, m, c)):
+                continue
+            own = c.inputs if len(c.inputs) >= 3 else (*c.inputs, -1)  # keep slot 2 the bias
+            c.inputs = (x, *own[1:], s)
+            c.input_scale = len(c.inputs) - 1
+            self.dropped.add(id(m))
+        self.reindex()
+
     def views(self) -> None:
         inputs = set(self.g.inputs)
         for n in self.g.nodes:
@@ -355,7 +387,7 @@ class _Fuser:
         out = n.outputs[0]
         c = self.only_reader(out)
         if (c is None or id(c) in self.dropped or len(c.outputs) != 1 or not self.is_float(c.outputs[0])
-                or not self.plain(c)):
+                or c.epilogue or (c.prelu_alpha is not None and c.op != Op.ADD)):
             return None
         shape = self.t(out).shape
         if not shape or self.t(c.outputs[0]).shape != shape:
@@ -363,7 +395,8 @@ class _Fuser:
         slot = len(n.inputs)
         if c.op == Op.ADD and len(c.inputs) == 2 and list(c.inputs).count(out) == 1:
             other = c.inputs[1] if c.inputs[0] == out else c.inputs[0]
-            if not self.is_float(other):
+            alpha = None if c.prelu_alpha is None else self.t(c.prelu_alpha).const
+            if not self.is_float(other) or (alpha is not None and not _per_channel(alpha.shape, shape)):
                 return None
             src = self._channel_pad_source(other, shape)
             if src is not None:  # a channel PAD of the residual: add the unpadded tensor instead
@@ -381,6 +414,9 @@ class _Fuser:
             steps: list[EpilogueStep] = [ResidualAdd(slot, channels)]
             if c.activation.clamp is not None:
                 steps.append(Activation(c.activation))
+            if c.prelu_alpha is not None:  # a PRELU the prelu rewrite had fused into the ADD
+                steps.append(PRelu(slot + 1))
+                return c, steps, [residual, c.prelu_alpha]
             return c, steps, [residual]
         if c.op == Op.PRELU and len(c.inputs) == 2 and c.inputs[0] == out and c.inputs[1] >= 0:
             alpha = self.t(c.inputs[1]).const

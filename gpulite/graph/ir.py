@@ -120,6 +120,7 @@ class Node:
     prelu_alpha: int | None = None  # a PRELU's constant alpha tensor, applied to the output after the activation
     epilogue: tuple[EpilogueStep, ...] = ()  # elementwise steps run on the output after the activation
     pointwise: Pointwise | None = None  # a following 1x1 CONV_2D run in the same kernel
+    input_scale: int | None = None  # input slot of a per-channel factor input 0 is multiplied by as it is read
     intermediates: tuple[int, ...] = ()  # the operator's intermediate tensors (a full-integer LSTM's gate scales)
 
     def __post_init__(self) -> None:

@@ -13,6 +13,8 @@ the TFLite GPU delegate's graph rewrites, each allowed where the receiving kerne
 - elementwise nodes (residual ADD, clamps, PRELU, HARD_SWISH, LOGISTIC) into the epilogue of
   a convolution, a transposed convolution, a FULLY_CONNECTED with constant weights or an
   elementwise binary op, which store every value through ``finish`` (:mod:`.kernels.epilogue`);
+- a MUL by a per-channel factor into the 1x1 CONV_2D reading it (``node.input_scale``: the
+  conv's A loads multiply by it, :func:`.kernels.conv.input_scale_fusable`);
 - RESHAPE, SQUEEZE and EXPAND_DIMS as views (``graph.views``): the memory plan gives the
   output its input's bytes and the kernel dispatches nothing.
 
@@ -30,7 +32,7 @@ from gpulite.model.opdefs import Op
 
 from .kernels import pointwise
 from .kernels.conv import fusable as conv_fusable
-from .kernels.conv import prelu_fusable
+from .kernels.conv import input_scale_fusable, prelu_fusable
 from .kernels.elementwise import BINARY, add_prelu_fusable, binary_fusable
 from .kernels.fully_connected import fusable as fc_fusable
 from .kernels.transpose_conv import fusable as transpose_fusable
@@ -74,6 +76,9 @@ class WebGpuFusionRules(FusionRules):
 
     def epilogue(self, g: Graph, producer: Node, node: Node) -> bool:
         return not {producer.op, node.op} & self.cpu_ops and _runs_epilogue(g, producer)
+
+    def input_scale(self, g: Graph, mul: Node, conv: Node) -> bool:
+        return not {mul.op, conv.op} & self.cpu_ops and input_scale_fusable(g, conv)
 
     def view(self, g: Graph, node: Node) -> bool:
         return node.op not in self.cpu_ops

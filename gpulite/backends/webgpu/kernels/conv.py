@@ -75,6 +75,16 @@ def fusable(g: Graph, conv: Node) -> bool:
     return w.shape[0] == 1 and w.shape[3] == cout and cin > 0 and cout % cin == 0
 
 
+def input_scale_fusable(g: Graph, conv: Node) -> bool:
+    """Whether the factory below runs ``conv`` multiplying its input by a per-channel factor as
+    it reads it: :func:`fusable`, 1x1, stride 1, no padding, input channels a multiple of 4
+    (the product's A read in vec4s, gemm_rows.wgsl)."""
+    w = g.tensors[conv.inputs[1]].const if len(conv.inputs) > 1 and conv.inputs[1] >= 0 else None
+    o = conv.options or sg.Conv2DOptions()
+    return (conv.op == Op.CONV_2D and fusable(g, conv) and w is not None and w.shape[1:3] == (1, 1)
+            and w.shape[3] % 4 == 0 and (o.stride_h or 1) == 1 and (o.stride_w or 1) == 1 and conv.pads is None)
+
+
 def prelu_fusable(g: Graph, conv: Node, prelu: Node) -> bool:
     """Whether the factories below run ``conv`` with ``prelu`` fused: :func:`fusable`, and a
     single or per-channel alpha."""
@@ -108,8 +118,16 @@ def conv2d(node: Node, ctx: GpuContext) -> Program | list[Program]:
     else:
         a = "gemm_im2col"
     vec = cin % 4 == 0 and x.offset % 4 == 0
+    scale = "return v;"
+    if node.input_scale is not None:  # a fused MUL by a per-channel factor (graph.fusion's input scale)
+        s = ctx.input(node.input_scale)
+        if a != "gemm_rows" or not vec or s.offset % 4 or s.size != cin:
+            raise ctx.unsupported(f"an input scale {s.shape} needs a 1x1 stride-1 conv reading whole vec4s")
+        params.append(("s_off", "u32", s.offset))
+        scale = "return v * buf4[(P.s_off + k) / 4u];"
     return gemm.programs(ctx, f"conv_2d {x.shape}*{w.shape}->{out.shape}", (a, "gemm_weights"), p,
-                         window + params, act=node.activation, weights=ctx.weights, A_VEC=str(vec).lower(), **fin)
+                         window + params, act=node.activation, weights=ctx.weights, A_VEC=str(vec).lower(),
+                         A_SCALE=scale, **fin)
 
 
 def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef) -> list[Program]:

@@ -84,7 +84,8 @@ def finish(node: Node, ctx: GpuContext) -> tuple[Params, dict[str, str]]:
 
 def has_fused(node: Node) -> bool:
     """Whether ``node`` carries something the WebGPU fusion rules fused into it."""
-    return node.prelu_alpha is not None or bool(node.epilogue) or node.pointwise is not None
+    return (node.prelu_alpha is not None or bool(node.epilogue) or node.pointwise is not None
+            or node.input_scale is not None)
 
 
 def keep_fused(factory: Callable[[Node, GpuContext], Program | list[Program]]

@@ -30,7 +30,8 @@ def fusable(g: Graph, node: Node) -> bool:
     return (bias_ok and w is not None and w.dtype == np.float32 and w.ndim == 2 and w.shape[1] > 0
             and o.weights_format == sg.FullyConnectedOptionsWeightsFormat.DEFAULT
             and x.dtype == out.dtype == np.float32 and x.quant is None and out.quant is None
-            and x.size % w.shape[1] == 0 and x.size // w.shape[1] * w.shape[0] == out.size)
+            and int(np.prod(x.shape)) % w.shape[1] == 0
+            and int(np.prod(x.shape)) // w.shape[1] * w.shape[0] == int(np.prod(out.shape)))
 
 
 @register_kernel(Op.FULLY_CONNECTED, "webgpu")
@@ -67,7 +68,8 @@ def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
         params = [("x_off", "u32", x.offset), ("out_off", "u32", out.offset), ("w_off", "u32", w.offset),
                   ("bias_off", "u32", ctx.weight(b_pad).offset), *extra]
         return gemm.programs(ctx, name, ("gemm_rows", "gemm_weights"), p, params, act=node.activation,
-                             weights=ctx.weights, A_VEC=str(k % 4 == 0 and x.offset % 4 == 0).lower(), **fin)
+                             weights=ctx.weights, A_VEC=str(k % 4 == 0 and x.offset % 4 == 0).lower(),
+                             A_SCALE="return v;", **fin)
     w = ctx.input(1)  # run-time weights: B[k][n] = w[n][k], read in place
     ctx.require_f32(w)
     params = matrices(x, w, out, rows, k, n_out, ctx.upload(bias), adj_y=True)
