@@ -6,8 +6,8 @@ output channel of the 1x1 from it, so the intermediate tensor is never written o
 one dispatch does the work of two. It pays where the layer is thin (few channels, so a
 thread's registers hold the whole pixel and the intermediate is mostly memory traffic):
 :func:`fusable` takes the delegate's limits for float32 on GPUs other than Apple and Mali.
-The sums run in the order of ``depthwise_conv2d_c4.wgsl`` and ``conv2d_c4.wgsl``, so the
-values are those of the two kernels.
+The depthwise sums its taps in the order of ``depthwise_conv2d_c4.wgsl``, the 1x1 its
+channels in order, 4 at a time.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.kernels.epilogue import Params, finish
-from gpulite.backends.webgpu.kernels.weights import bias_ref, packed_weights_c4
+from gpulite.backends.webgpu.kernels.weights import bias_ref
 from gpulite.backends.webgpu.program import KernelError, Program, make_program, wgsl_clamp
 from gpulite.graph.ir import Graph, Node
 from gpulite.model import schema_gen as sg
@@ -43,6 +43,16 @@ def fusable(g: Graph, dw: Node, conv: Node) -> bool:
             and (bias < 0 or (t[bias].is_const and t[bias].const.size == cout)))
 
 
+def _packed_1x1(w: np.ndarray) -> np.ndarray:
+    """[Cout, 1, 1, C] weights as [G, C/4, 4 (input), 4 (output)], output channels zero-padded
+    to G groups of 4: a thread's group reads one 4x4 block per 4 input channels, in order."""
+    cout, c = w.shape[0], w.shape[3]
+    groups = -(-cout // 4)
+    wp = np.zeros((groups * 4, c), np.float32)
+    wp[:cout] = w.reshape(cout, c)
+    return np.ascontiguousarray(wp.reshape(groups, 4, c // 4, 4).transpose(0, 2, 3, 1))
+
+
 def dw_pointwise(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef, window: Params) -> Program:
     """The merged kernel; ``window`` holds the depthwise's window params (conv.py's, for the
     depthwise's own output shape)."""
@@ -58,8 +68,9 @@ def dw_pointwise(node: Node, ctx: GpuContext, x: TensorRef, out: TensorRef, wind
     params = [p for p in window if p[0] != "out_c"] + [
         ("out_c", "u32", cout), ("groups", "u32", groups),
         ("dw_w_off", "u32", ctx.weight_input(1).offset), ("dw_b_off", "u32", bias_ref(ctx, c, c).offset),
-        ("pw_w_off", "u32", ctx.weight(packed_weights_c4(cw)).offset), ("pw_b_off", "u32", ctx.weight(pw_bias).offset)]
+        ("pw_w_off", "u32", ctx.weight(_packed_1x1(cw)).offset), ("pw_b_off", "u32", ctx.weight(pw_bias).offset)]
     extra, fin = finish(node, ctx)
     return make_program(f"depthwise_conv_2d+1x1 {x.shape}*{w.shape}*{cw.shape}->{out.shape}", "dw_pointwise",
                         params + extra, n * oh * ow, act=pw.activation, weights=ctx.weights,
+                        reduction_per_thread=c * w.shape[1] * w.shape[2],  # taps of every channel into each output
                         C4=str(c // 4), DW_ACT=f"return {wgsl_clamp('v', node.activation)};", **fin)

@@ -1,8 +1,8 @@
 // DEPTHWISE_CONV_2D (multiplier 1, $C4 groups of 4 channels) and the 1x1 CONV_2D after it
 // (kernels/pointwise.py): one thread per output pixel keeps the pixel's depthwise result in
 // registers and computes every output channel of the 1x1 from it. The depthwise's own
-// activation is dw_act; the 1x1's is act, applied by finish with the epilogue. Sums in the
-// order of depthwise_conv2d_c4.wgsl and conv2d_c4.wgsl (1x1 weights laid out as there).
+// activation is dw_act; the 1x1's is act, applied by finish with the epilogue. 1x1 weights as
+// [groups of 4 outputs][C/4][4 inputs][4 outputs] (kernels/pointwise.py).
 //#include "window.wgsl"
 //#include "conv_out.wgsl"
 
