@@ -417,7 +417,8 @@ def to_jsonable(value: Any) -> Any:
     from dataclasses import fields, is_dataclass
 
     if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value) if f.repr}
+        out = {f.name: to_jsonable(getattr(value, f.name)) for f in fields(value) if f.repr}
+        return out | {k: to_jsonable(getattr(value, k)) for k in getattr(value, "JSON_PROPERTIES", ())}
     if isinstance(value, LandmarkList):
         return {"landmark": to_jsonable(value.landmark)}
     if isinstance(value, (list, tuple)):

@@ -19,10 +19,12 @@ so ``from gpulite.solutions import selfie_segmentation as mp_selfie_segmentation
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
+from gpulite.pipeline.calculators.types import Segmentation
 from gpulite.solutions.base import GraphSession, Solution, check_choice
 
 GRAPHS = {"general": "selfie_segmentation", "landscape": "selfie_segmentation_landscape"}
@@ -31,9 +33,24 @@ MODEL_SELECTION = {0: "general", 1: "landscape"}
 
 @dataclass(frozen=True)
 class SegmentationResult:
-    """``segmentation_mask``: (H, W) float32 in [0, 1], 1 = person (MediaPipe's field name)."""
+    """``segmentation_mask``: (H, W) float32 in [0, 1], 1 = person (MediaPipe's field name).
 
-    segmentation_mask: np.ndarray
+    On webgpu the mask stays on the GPU until ``segmentation_mask`` is first read (then it is
+    read back and resized to the image, once); ``segmentation_mask_gpu`` is the model's output
+    there (a tensor with ``buffer``, ``offset``, ``shape``: (1, 256, 256, 1) or (1, 144, 256, 1),
+    the model's size, not the image's), None on the cpu and litert backends.
+    """
+
+    segmentation: Segmentation = field(repr=False)
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("segmentation_mask",)  # what to_jsonable writes besides the fields
+
+    @property
+    def segmentation_mask(self) -> np.ndarray:
+        return self.segmentation.mask
+
+    @property
+    def segmentation_mask_gpu(self) -> Any:
+        return self.segmentation.gpu
 
 
 class SelfieSegmentation(Solution):
@@ -60,7 +77,7 @@ class SelfieSegmentation(Solution):
 
     def _process(self, image: np.ndarray) -> SegmentationResult:
         out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
-        return SegmentationResult(out["segmentation_mask"].mask)
+        return SegmentationResult(out["segmentation_mask"])
 
     def _reset(self) -> None:  # no state across frames; the graph restarts so the clock can restart
         self._session.restart()

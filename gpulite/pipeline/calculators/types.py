@@ -222,15 +222,47 @@ class ImageTransform:
                          pts[:, 0] * m[1, 0] + pts[:, 1] * m[1, 1] + m[1, 2]], axis=1)
 
 
-@dataclass(frozen=True)
 class Segmentation:
-    """A mask: float32 (H, W) in [0, 1], in image pixels (MediaPipe's segmentation mask)."""
+    """A mask: float32 (H, W) in [0, 1], in image pixels (MediaPipe's segmentation mask).
 
-    mask: np.ndarray = field(repr=False)
+    ``Segmentation(mask)`` holds an array. ``Segmentation.deferred(make, gpu, shape)`` (webgpu)
+    holds the model's output on the GPU (``gpu``, a tensor with ``buffer``/``offset``/``shape``)
+    and makes the array on the first read of :attr:`mask` (``make()``: read back, activation,
+    resize), so a mask nobody reads never comes back to the CPU.
+    """
+
+    __slots__ = ("_make", "_mask", "_shape", "gpu")
+
+    def __init__(self, mask: np.ndarray) -> None:
+        self._mask: np.ndarray | None = mask
+        self._make: Any = None
+        self._shape = tuple(mask.shape[:2])
+        self.gpu: Any = None
+
+    @classmethod
+    def deferred(cls, make: Any, gpu: Any, shape: tuple[int, int]) -> Segmentation:
+        """A mask made by ``make()`` on first read; ``gpu`` is the tensor it comes from, ``shape`` (H, W)."""
+        seg = cls.__new__(cls)
+        seg._mask, seg._make, seg._shape, seg.gpu = None, make, (int(shape[0]), int(shape[1])), gpu
+        return seg
+
+    @property
+    def mask(self) -> np.ndarray:
+        if self._mask is None:
+            self._mask, self._make = self._make(), None
+        return self._mask
+
+    @property
+    def on_host(self) -> bool:
+        """Whether the mask is on the CPU already (read, or never on the GPU)."""
+        return self._mask is not None
 
     @property
     def shape(self) -> tuple[int, int]:
-        return tuple(self.mask.shape[:2])  # type: ignore[return-value]
+        return self._shape  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return f"Segmentation(shape={self._shape}, {'on the host' if self.on_host else 'on the GPU'})"
 
 
 def rect_corners(rect: NormalizedRect, width: float = 1.0, height: float = 1.0) -> np.ndarray:
