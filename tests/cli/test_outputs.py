@@ -95,7 +95,6 @@ def test_unsupported_output_extension_is_an_input_error_up_front(tmp_path: Path)
 
 
 def test_video_input_with_a_png_output_is_refused_before_processing(tmp_path: Path):
-    pytest.importorskip("av")
     video = write_video(tmp_path / "in.mp4")
     for args in (["detect", "face", str(video), "-o", str(tmp_path / "x.png")],
                  ["graph", "run", "face_detection", "--input", str(video), "--output", str(tmp_path / "x.png")]):
