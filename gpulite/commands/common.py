@@ -189,7 +189,8 @@ def check_output(kind: str, output: str | None, input_spec: str, *, frames_folde
     An image input writes one image (format by extension); a folder input writes a folder (one
     file per input image, named as the input); a video or camera input writes a video. With
     ``frames_folder`` (``graph run``), an image, video or camera input may also write a folder
-    of numbered PNGs. Anything else is an :class:`InputError` raised before a frame is processed.
+    of numbered PNGs. Anything else, or a place that cannot be written (:func:`check_writable`), is
+    an :class:`InputError` raised before a frame is processed.
 
     Returns
     -------
