@@ -87,7 +87,7 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_reduce.py::test_sum_8bit[*]", f"int8/uint8 SUM (requantizing): {_INT8}"),
     ("test_conv.py::test_transpose_conv_int8[*]", f"int8 TRANSPOSE_CONV: {_INT8}"),
     ("test_grouped_conv.py::test_grouped_conv_quantized[*]", f"int8/uint8 grouped CONV_2D: {_INT8}"),
-    ("test_int8_gaps.py::test_abs_quantized_all_values[*]", f"int8/int16 ABS: {_INT8}"),
+    ("test_int8_gaps.py::test_*", f"int8/int16 ABS, RELU_0_TO_1, NEG, FLOOR_DIV, FLOOR_MOD, REDUCE_PROD: {_INT8}"),
     ("test_conv.py::test_transpose_conv_hybrid[*]", "hybrid TRANSPOSE_CONV (int8 filter): runs on the CPU fallback"),
     ("test_conv.py::test_conv_int16x8[*]", f"int16x8 CONV_2D / DEPTHWISE_CONV_2D: {_INT8}"),
     ("test_fc.py::test_fully_connected_int16x8[*]", f"int16x8 FULLY_CONNECTED: {_INT8}"),

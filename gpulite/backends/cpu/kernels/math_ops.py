@@ -125,7 +125,7 @@ UNARY: dict[str, tuple[tuple[np.dtype, ...], Callable[[np.ndarray, np.ndarray], 
     Op.SQRT: ((F32,), lambda x, out: np.sqrt(x, out=out)),
     Op.RSQRT: ((F32,), _rsqrt),
     Op.ABS: ((F32, I16, I32), lambda x, out: np.abs(x, out=out)),
-    Op.NEG: ((F32, I32, I64), lambda x, out: np.negative(x, out=out)),
+    Op.NEG: ((F32, I8, I16, I32, I64), lambda x, out: np.negative(x, out=out)),  # integers wrap, as in C
     Op.SQUARE: ((F32,), lambda x, out: np.square(x, out=out)),
     Op.SIGN: ((F32, F64, I32), _sign),
     Op.FLOOR: ((F32,), lambda x, out: np.floor(x, out=out)),
@@ -138,6 +138,12 @@ UNARY: dict[str, tuple[tuple[np.dtype, ...], Callable[[np.ndarray, np.ndarray], 
     Op.LOG_SOFTMAX: ((F32,), _log_softmax),
     Op.RELU_0_TO_1: ((F32,), lambda x, out: np.clip(x, F32.type(0), F32.type(1), out=out)),
 }
+
+
+# Ops whose LiteRT kernels compute on the integer codes of int8/int16 tensors, scales ignored
+# (measured with ai-edge-litert 2.3 on every code): NEG negates (wrapping), FLOOR_DIV and
+# FLOOR_MOD divide the codes.
+IGNORE_QUANTIZATION = (Op.NEG, Op.FLOOR_DIV, Op.FLOOR_MOD)
 
 
 def is_quantized(t) -> bool:
@@ -191,6 +197,8 @@ def _unary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
         return quantized_float_lut(node, ctx)
     if node.op == Op.ABS and is_quantized(ctx.in_info(0)):
         return quantized_abs(node, ctx)
+    if node.op == Op.RELU_0_TO_1 and is_quantized(ctx.in_info(0)) and ctx.in_info(0).dtype in (I8, U8):
+        return qa.quantized_relu(node, ctx)
     if node.op == Op.GELU:
         dtypes, fn = (F32,), _gelu(bool(getattr(node.options, "approximate", False)))
     else:
@@ -199,7 +207,7 @@ def _unary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
         raise ShapeError(f"{layout.where(node)}expected 1 input and 1 output, got inputs {list(node.inputs)} "
                          f"and outputs {list(node.outputs)}")
     xi, oi = ctx.in_info(0), ctx.out_info(0)
-    if xi.dtype not in dtypes or oi.dtype != xi.dtype or is_quantized(xi):
+    if xi.dtype not in dtypes or oi.dtype != xi.dtype or (is_quantized(xi) and node.op not in IGNORE_QUANTIZATION):
         raise UnsupportedOpError(node.op, node.index, "cpu", f"input and output must share an unquantized dtype "
                                  f"among {_names(dtypes)} (LiteRT's kernel), got {xi.dtype} -> {oi.dtype}")
     x, out = ctx.input(0), ctx.output(0)
@@ -226,6 +234,10 @@ def _floor_div(where: str):
             return
         if not np.all(b):
             raise ZeroDivisionError(f"{where}FLOOR_DIV by zero")
+        if out.dtype.itemsize < 4:  # int8 -128 // -1 = 128 saturates to 127, as LiteRT's
+            info = np.iinfo(out.dtype)
+            np.copyto(out, np.clip(np.floor_divide(a.astype(np.int32), b), info.min, info.max), casting="unsafe")
+            return
         np.floor_divide(a, b, out=out)  # integer floor division, as TFLite's
     return fn
 
@@ -275,7 +287,8 @@ def _binary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
         raise ShapeError(f"{layout.where(node)}expected 2 inputs and 1 output, got inputs {list(node.inputs)} "
                          f"and outputs {list(node.outputs)}")
     ai, bi, oi = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
-    if not (ai.dtype == bi.dtype == oi.dtype) or ai.dtype not in dtypes or is_quantized(ai):
+    if (not (ai.dtype == bi.dtype == oi.dtype) or ai.dtype not in dtypes
+            or (is_quantized(ai) and node.op not in IGNORE_QUANTIZATION)):
         raise UnsupportedOpError(node.op, node.index, "cpu", f"inputs and output must share an unquantized dtype "
                                  f"among {_names(dtypes)} (LiteRT's kernel), got {ai.dtype}, {bi.dtype} -> {oi.dtype}")
     a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)

@@ -9,6 +9,8 @@ clamp to the activation's bounds. XNNPACK computes the same tables for these ops
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 
 import numpy as np
@@ -86,7 +88,7 @@ def quantized_tanh(node: Node, ctx) -> Run:
 
 
 def quantized_relu(node: Node, ctx) -> Run:
-    """int8/uint8 RELU, RELU6, RELU_N1_TO_1: LiteRT's ``QuantizedReluX``.
+    """int8/uint8 RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1: LiteRT's ``QuantizedReluX``.
 
     The input is rescaled to the output's quantization with ``MultiplyByQuantizedMultiplier``
     and clamped to the op's range quantized as ``CalculateActivationRangeQuantized`` does
@@ -95,8 +97,12 @@ def quantized_relu(node: Node, ctx) -> Run:
     si, zpi, so, zpo, dt = _unary_params(node, ctx)
     qmin, qmax = QRANGE[dt]
     act = FusedActivation.of_op(node.op)
-    assert act is not None, node.op
-    act_lo, act_hi = act.quantized_bounds(so, zpo, dt)
+    if act is not None:
+        act_lo, act_hi = act.quantized_bounds(so, zpo, dt)
+    else:  # RELU_0_TO_1 (no fused activation of that name): QuantizedReluX(0, 1), roundf of a float32 quotient
+        act_lo, act_hi = (zpo + int(np.sign(v) * math.floor(abs(v) + 0.5))
+                          for v in (float(np.float32(0.0) / np.float32(so)), float(np.float32(1.0) / np.float32(so))))
+        act_lo, act_hi = max(qmin, act_lo), min(qmax, act_hi)
     # activations.cc: input->params.scale / output->params.scale, divided in float32
     m, sh = quantize_multiplier(float(np.float32(si) / np.float32(so)))
     vals = np.arange(qmin, qmax + 1, dtype=np.int64)
