@@ -10,7 +10,6 @@ clamp to the activation's bounds. XNNPACK computes the same tables for these ops
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable
 
 import numpy as np
