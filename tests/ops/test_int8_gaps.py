@@ -70,3 +70,37 @@ def test_floor_div_mod_quantized_codes(op: str, dt, backend: str) -> None:
     a, b = _code_pairs(dt)
     q1, q2, qo = ((0.05, 3), (0.04, -1), (0.1, 2)) if dt == I8 else ((0.001, 0), (0.002, 0), (0.003, 0))
     check_quantized(model(op, [(a.shape, dt, q1), (b.shape, dt, q2)], (a.shape, dt, qo)), [a, b], backend)
+
+
+# REDUCE_PROD (reduce.cc QuantizedReduceProd): each product rescaled by s_in / s_out^(1/N)
+PROD_CASES = {
+    "int8-last-axis": (np.int8, (2, 3, 4), [2], (0.1, 3), None, 1.0),
+    "int8-two-axes-keep": (np.int8, (3, 12, 5), [0, 2], (0.05, -2), True, 1 / 8),
+    "int8-middle-axis": (np.int8, (4, 6, 3), [1], (0.2, 0), False, 1.0),
+    "int16-last-axis": (np.int16, (5, 3), [1], (0.002, 0), False, 1.0),
+    "int16-negative-axis": (np.int16, (2, 4, 3), [-2], (0.003, 0), True, 1.0),
+}
+
+
+@pytest.mark.parametrize("case", list(PROD_CASES))
+def test_reduce_prod_quantized(case: str, backend: str) -> None:
+    from gpulite.testing.tflite_writer import ModelBuilder
+
+    dt, shape, axes, qi, keep, out_factor = PROD_CASES[case]
+    n = int(np.prod([shape[a] for a in axes]))
+    rng = np.random.default_rng(len(case))
+    # values near 1 (codes around 1 / s_in) so the product stays in range and varies
+    center = round(1 / qi[0]) + qi[1]
+    spread = max(2, center // 3)
+    x = rng.integers(center - spread, center + spread, shape).clip(np.iinfo(dt).min, np.iinfo(dt).max).astype(dt)
+    x.flat[::7] = -x.flat[::7]  # signs too
+    s_out = qi[0] * 1.3 ** (n / 2) * out_factor
+    out_shape = tuple(1 if (a in [ax % len(shape) for ax in axes]) else d for a, d in enumerate(shape)) if keep \
+        else tuple(d for a, d in enumerate(shape) if a not in [ax % len(shape) for ax in axes])
+    mb = ModelBuilder()
+    xi = mb.input("x", shape, dt, quant=qi)
+    ai = mb.const("axes", np.array(axes, np.int32))
+    y = mb.tensor("y", out_shape, dt, quant=(s_out, 0 if dt == I16 else -3))
+    mb.op("REDUCE_PROD", [xi, ai], [y], keep_dims=bool(keep))
+    mb.output(y)
+    check_quantized(mb.build(), [x], backend)

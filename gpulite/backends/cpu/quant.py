@@ -100,6 +100,16 @@ def multiply_by_quantized_multiplier_single(x, multiplier, shift) -> np.ndarray:
     return (x * np.asarray(multiplier, np.int64) + (np.int64(1) << (total - 1))) >> total
 
 
+def multiply_by_quantized_multiplier_int64(x, multiplier, shift) -> np.ndarray:
+    """TFLite's ``MultiplyByQuantizedMultiplier(int64_t x, int32_t multiplier, int shift)``: the
+    multiplier rounded to Q15, then one rounding right shift by ``15 - shift`` (arithmetic:
+    halves round up); the result cast to int32 (wrapping, as the C cast does)."""
+    m = np.asarray(multiplier, np.int64)
+    reduced = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
+    total = 15 - np.asarray(shift, np.int64)
+    return _wrap32((np.asarray(x, np.int64) * reduced + (np.int64(1) << (total - 1))) >> total)
+
+
 def rounding_divide_by_pot(x, exponent) -> np.ndarray:
     """gemmlowp's ``RoundingDivideByPOT``: ``x / 2**exponent`` rounded half away from zero."""
     x = np.asarray(x, np.int64)

@@ -1,4 +1,4 @@
-"""CAST, CUMSUM, REDUCE_PROD, REDUCE_ANY and REDUCE_ALL.
+"""CAST, CUMSUM, REDUCE_PROD (quantized: reduce.py), REDUCE_ANY and REDUCE_ALL.
 
 CAST is C++'s ``static_cast`` between any two of LiteRT's numeric types (float to integer
 truncates toward zero, anything to bool is ``!= 0``, complex to real keeps the real part).
@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.cpu.kernels.reduce import quantized_prod
 from gpulite.backends.cpu.kernels.shape_ops import arity, check_out, unsupported
 from gpulite.backends.kernels import register_kernel
 from gpulite.graph import data_layout as dl
@@ -92,6 +93,15 @@ def _reducer(ufunc: np.ufunc, dtypes: tuple[np.dtype, ...], what: str):
     return factory
 
 
-register_kernel(Op.REDUCE_PROD, "cpu", _reducer(np.multiply, _ARITH, "float32, int32 or int64 (unquantized)"))
+_prod = _reducer(np.multiply, _ARITH, "float32, int32 or int64 (unquantized), or quantized int8/int16")
+
+
+@register_kernel(Op.REDUCE_PROD, "cpu")
+def reduce_prod(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """REDUCE_PROD: quantized int8/int16 as LiteRT (:func:`.reduce.quantized_prod`), else the product."""
+    info = ctx.in_info(0)
+    if info.dtype in (np.int8, np.int16) and info.quant is not None and info.quant.scale.size:
+        return quantized_prod(node, ctx)
+    return _prod(node, ctx)
 register_kernel(Op.REDUCE_ANY, "cpu", _reducer(np.logical_or, (np.dtype(np.bool_),), "bool"))
 register_kernel(Op.REDUCE_ALL, "cpu", _reducer(np.logical_and, (np.dtype(np.bool_),), "bool"))

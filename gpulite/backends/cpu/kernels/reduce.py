@@ -5,7 +5,8 @@ Reductions write through a keep-dims view of the output made in the factory, so 
 TFLite's reference kernel. int8 MEAN follows what LiteRT runs (its XNNPACK path):
 ``acc = sum(q - zp_in)`` exactly, ``round_half_even(acc * s_in / (s_out * N)) + zp_out``
 in float32, clamped. MAX/MIN on 8-bit tensors compare codes, which LiteRT allows only when
-input and output share scale and zero point.
+input and output share scale and zero point. Quantized int8/int16 REDUCE_PROD is here too
+(:func:`quantized_prod`); the unquantized one is in cast_scan.py.
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
-from gpulite.backends.cpu.quant import multiply_by_quantized_multiplier, quantize_multiplier
+from gpulite.backends.cpu.quant import (
+    QRANGE,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_int64,
+    quantize_multiplier,
+)
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import layout
@@ -199,3 +205,31 @@ def _highest(dt: np.dtype):
 
 register_kernel(Op.REDUCE_MAX, "cpu", _extreme(np.maximum, _lowest))
 register_kernel(Op.REDUCE_MIN, "cpu", _extreme(np.minimum, _highest))
+
+
+def quantized_prod(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """int8/int16 REDUCE_PROD as LiteRT's ``QuantizedReduceProd``: per output, the first
+    ``q - zp_in`` times each next one in input order, every product rescaled by
+    ``s_in / s_out ** (1 / N)`` (``GetQuantProdScaling``, in double; N the reduced count) with
+    the int64 ``MultiplyByQuantizedMultiplier``, then once more, plus ``zp_out``, clamped."""
+    src, out, axes, _ = _setup(node, ctx)
+    q_in, q_out = _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0))
+    if src.dtype not in (np.int8, np.int16) or q_in is None or q_out is None:
+        raise _unsupported(node, f"quantized REDUCE_PROD takes int8 or int16 in and out, got {src.dtype}")
+    kept = [a for a in range(src.ndim) if a not in axes]
+    n = int(np.prod([src.shape[a] for a in axes], dtype=np.int64))
+    if src.size == 0 or n == 0:
+        raise _unsupported(node, "an empty input (LiteRT leaves the output unwritten)")
+    order = (*kept, *axes)  # each output's elements in input order: the order LiteRT multiplies them
+    mult, shift = quantize_multiplier(q_in[0] / (q_out[0] ** (1.0 / n)))
+    lo, hi = QRANGE[np.dtype(src.dtype)]
+    flat = out.reshape(-1)
+
+    def run() -> None:
+        v = src.transpose(order).reshape(-1, n).astype(np.int64) - q_in[1]
+        acc = v[:, 0].copy()
+        for j in range(1, n):
+            acc = multiply_by_quantized_multiplier_int64(acc * v[:, j], mult, shift)
+        res = multiply_by_quantized_multiplier_int64(acc, mult, shift) + q_out[1]
+        np.copyto(flat, np.clip(res, lo, hi), casting="unsafe")
+    return run
