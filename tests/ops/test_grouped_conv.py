@@ -31,6 +31,9 @@ CASES = {
     "g12-ci1-og2": ((1, 6, 6, 12), (3, 3), 24, 12, (1, 1), (1, 1), "SAME", "RELU6", True),
     # big enough to be cut into chunks and threads
     "g4-chunked": ((1, 40, 48, 32), (3, 3), 32, 4, (1, 1), (1, 1), "SAME", "RELU", True),
+    # wide groups (RegNetY-32GF's are 232 channels): 9 x 232 products per output exceed what one
+    # GPU thread may sum (1,024), so the webgpu kernel splits them over 3 slices and adds
+    "g2-wide-232-sliced": ((1, 5, 6, 464), (3, 3), 18, 2, (1, 1), (1, 1), "SAME", "RELU6", True),
 }
 QUANT_CASES = ["g2-k3-s1-same-relu6", "g3-k3-s2-valid-relu", "g4-k3-d2-same", "g8-1x1-shufflenet",
                "g3-1x1-s2-same-batch2", "g3-ci3-og5-relu_n1_to_1", "g2-nobias", "g12-ci1-og2"]

@@ -4,7 +4,10 @@ conv.py's kernel runs every other CONV_2D.
 
 One thread per pixel and four output channels of one group (``grouped_conv2d.wgsl``), summing
 KH*KW*C/G products per channel as LiteRT's grouped conv does; bias and fused activation in
-the kernel. Constant weights only (through ``ctx.weight``: float16 in fp16 plans).
+the kernel. Past ``MAX_PER_THREAD`` products (wide groups: RegNetY-32GF's 232 channels x 9
+taps) the group's channels are cut into slices, one thread each, and a second dispatch adds
+the slices' partial sums (``grouped_conv2d_sum.wgsl``). Constant weights only (through
+``ctx.weight``: float16 in fp16 plans).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
 from gpulite.model.opdefs import Op
 
+MAX_PER_THREAD = 1024  # products one thread sums (issue 20's bound on work per thread)
+
 
 def grouped(node: Node, ctx: GpuContext) -> bool:
     """Whether ``node`` (a CONV_2D) is grouped: its filter has fewer input channels than its input."""
@@ -29,7 +34,7 @@ def grouped(node: Node, ctx: GpuContext) -> bool:
 
 
 @register_case(Op.CONV_2D, "webgpu", grouped)
-def grouped_conv2d(node: Node, ctx: GpuContext) -> Program:
+def grouped_conv2d(node: Node, ctx: GpuContext) -> list[Program]:
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_f32(x, out)
     w = ctx.const(1)
@@ -55,6 +60,12 @@ def grouped_conv2d(node: Node, ctx: GpuContext) -> Program:
     _, oh, ow, _ = out.shape
     sh, sw = opts.stride_h or 1, opts.stride_w or 1
     dh, dw = opts.dilation_h_factor or 1, opts.dilation_w_factor or 1
+    count = n * oh * ow * groups * quads  # threads of one slice: (pixel, group, quad)
+    if kh * kw > MAX_PER_THREAD:
+        raise ctx.unsupported(f"a {kh}x{kw} window: more than {MAX_PER_THREAD} taps for one thread")
+    slice_c = min(cg, MAX_PER_THREAD // (kh * kw))  # channels per thread
+    slices = -(-cg // slice_c)
+    part = ctx.scratch((slices * count * 4,)) if slices > 1 else None
     params = [
         ("in_h", "u32", ih), ("in_w", "u32", iw), ("in_c", "u32", ic),
         ("out_h", "u32", oh), ("out_w", "u32", ow), ("out_c", "u32", cout),
@@ -64,9 +75,15 @@ def grouped_conv2d(node: Node, ctx: GpuContext) -> Program:
         ("pad_left", "i32", pad_before(opts.padding, iw, ow, kw, sw, dw)),
         ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
         ("group_c", "u32", cg), ("group_out", "u32", og), ("group_quads", "u32", quads),
-        ("quads", "u32", groups * quads),
+        ("quads", "u32", groups * quads), ("slices", "u32", slices), ("slice_c", "u32", slice_c),
+        ("count", "u32", count), ("part_off", "u32", part.offset if part is not None else 0),
         ("w_off", "u32", ctx.weight(packed).offset), ("bias_off", "u32", ctx.weight(bias).offset),
     ]
-    return make_program(f"conv_2d {x.shape}*{w.shape}->{out.shape} ({groups} groups)", "grouped_conv2d", params,
-                        n * oh * ow * groups * quads, act=node.activation, weights=ctx.weights,
-                        reduction_per_thread=kh * kw * cg)
+    name = f"conv_2d {x.shape}*{w.shape}->{out.shape} ({groups} groups)"
+    main = make_program(name, "grouped_conv2d", params, count * slices, act=node.activation, weights=ctx.weights,
+                        reduction_per_thread=kh * kw * slice_c)
+    if slices == 1:
+        return [main]
+    total = make_program(f"{name} (sum of {slices} slices)", "grouped_conv2d_sum", params, count,
+                         act=node.activation, weights=ctx.weights, reduction_per_thread=slices)
+    return [main, total]
