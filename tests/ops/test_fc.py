@@ -152,6 +152,9 @@ BMM_CASES = {
     # batches; K = 4500 (split across workgroups) with adj_x.
     "gemm-edges": ((3, 40, 37), (3, 37, 33), False, False, False),
     "gemm-split-adj_x": ((1, 4500, 2), (1, 4500, 3), True, False, False),
+    # Both operands read as vec4s (k = 12, n = 40: B's last vec4 ends a tile early), batch dims
+    # broadcast both ways.
+    "gemm-vec4-broadcast": ((2, 1, 35, 12), (1, 3, 12, 40), False, False, False),
 }
 
 

@@ -32,10 +32,11 @@ def test_programs_declare_their_work():
     per-thread early return before its barriers) and declares the products one thread sums;
     K slices add the sum's dispatch, which folds one partial per slice."""
     ctx = _Ctx()
-    (one,) = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(40, 33, 37), [])
+    (one,) = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(40, 33, 37), [], A_VEC="false", B_VEC="false")
     assert "fn run_group(" in one.wgsl and one.dispatch == (4, 1, 1) and one.threads == 4 * 64
     assert one.reduction_per_thread == 48
-    main, total = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(1, 7, 5000), [])
+    main, total = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(1, 7, 5000), [], A_VEC="true",
+                                 B_VEC="false")
     assert main.workgroup_size == 256 and main.dispatch == (2, 1, 1) and main.reduction_per_thread == 640
     assert "fn run(" in total.wgsl and total.reduction_per_thread == 2 and total.threads == 8
 

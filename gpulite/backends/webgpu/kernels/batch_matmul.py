@@ -54,4 +54,13 @@ def batch_matmul(node: Node, ctx: GpuContext) -> list[Program]:
     p = gemm.plan(m, n, k, int(np.prod(batch, dtype=np.int64)))
     params = matrices(a, b, out, m, k, n, ctx.upload(np.zeros(1, np.float32)), adj_x=adj_x, adj_y=adj_y,
                       dims=dims, sa=sa, sb=sb)
-    return gemm.programs(ctx, f"batch_matmul {a.shape}x{b.shape}->{out.shape}", ("gemm_bmm",), p, params)
+    return gemm.programs(ctx, f"batch_matmul {a.shape}x{b.shape}->{out.shape}", ("gemm_bmm",), p, params,
+                         **vec_reads(a, b, k, n, adj_x, adj_y))
+
+
+def vec_reads(a: TensorRef, b: TensorRef, k: int, n: int, adj_x: bool, adj_y: bool) -> dict[str, str]:
+    """gemm_bmm.wgsl's $A_VEC / $B_VEC: whether A's rows run along k, and B's along the columns,
+    in whole aligned vec4s (every matrix and row then starts on one)."""
+    a_vec = not adj_x and k % 4 == 0 and a.offset % 4 == 0
+    b_vec = not adj_y and n % 4 == 0 and b.offset % 4 == 0
+    return {"A_VEC": str(a_vec).lower(), "B_VEC": str(b_vec).lower()}

@@ -9,7 +9,7 @@ import numpy as np
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels import gemm
-from gpulite.backends.webgpu.kernels.batch_matmul import matrices
+from gpulite.backends.webgpu.kernels.batch_matmul import matrices, vec_reads
 from gpulite.backends.webgpu.kernels.epilogue import finish, keep_fused
 from gpulite.backends.webgpu.program import Program
 from gpulite.graph.ir import Graph, Node
@@ -73,4 +73,5 @@ def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
     w = ctx.input(1)  # run-time weights: B[k][n] = w[n][k], read in place
     ctx.require_f32(w)
     params = matrices(x, w, out, rows, k, n_out, ctx.upload(bias), adj_y=True)
-    return gemm.programs(ctx, name, ("gemm_bmm",), p, params, act=node.activation)
+    return gemm.programs(ctx, name, ("gemm_bmm",), p, params, act=node.activation,
+                         **vec_reads(x, w, k, n_out, adj_x=False, adj_y=True))
