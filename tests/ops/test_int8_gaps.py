@@ -104,3 +104,25 @@ def test_reduce_prod_quantized(case: str, backend: str) -> None:
     mb.op("REDUCE_PROD", [xi, ai], [y], keep_dims=bool(keep))
     mb.output(y)
     check_quantized(mb.build(), [x], backend)
+
+
+@pytest.mark.parametrize("op", ["NEG", "FLOOR_DIV", "FLOOR_MOD"])
+def test_code_ops_keep_their_codes_under_float_quantization(op: str) -> None:
+    """webgpu's quantized="float" computes quantized tensors as real values; these three read
+    codes in LiteRT, so they keep integer tensors (quantized.RAW_OPS) and LiteRT's results."""
+    from gpulite import Interpreter
+    from tests.ops.harness import run_litert
+    from tests.webgpu.support import adapter_problem
+
+    if adapter_problem() is not None:
+        pytest.skip(adapter_problem())
+    x = all_values(I8, 1)
+    ins = [(x.shape, I8, (0.05, 3))] + ([(x.shape, I8, (0.03, 1))] if op != "NEG" else [])
+    feeds = [x] + ([np.where(x == 0, 1, x)[:, ::-1].astype(I8)] if op != "NEG" else [])
+    m = model(op, ins, (x.shape, I8, (0.04, -2)))
+    it = Interpreter(model_content=m, backend="webgpu", quantized="float")
+    it.allocate_tensors()
+    for d, v in zip(it.get_input_details(), feeds, strict=True):
+        it.set_tensor(d["index"], v)
+    it.invoke()
+    np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"]), run_litert(m, feeds)[0])
