@@ -60,6 +60,10 @@ LEFT_IRIS = (468, 469, 470, 471, 472)
 RIGHT_IRIS = (473, 474, 475, 476, 477)
 LEFT_EYE_CONTOUR = LEFT_EYE[:16]     # z of the left iris: the mean over these
 RIGHT_EYE_CONTOUR = RIGHT_EYE[:16]
+# The same as index arrays, made once (fancy indexing by a list converts it on every call).
+_REFINEMENTS = tuple(np.array(idx, np.intp) for idx in (LIPS, LEFT_EYE, RIGHT_EYE, LEFT_IRIS, RIGHT_IRIS))
+_IRIS_CONTOURS = ((np.array(LEFT_IRIS, np.intp), np.array(LEFT_EYE_CONTOUR, np.intp)),
+                  (np.array(RIGHT_IRIS, np.intp), np.array(RIGHT_EYE_CONTOUR, np.intp)))
 
 
 @dataclass(frozen=True)
@@ -98,15 +102,14 @@ def decode_face_landmarks(tensors: list, options: TensorsToFaceLandmarksOptions 
         return mesh
     out = np.zeros((REFINED, 3), np.float64)
     out[:MESH] = mesh
-    for t, idx in ((tensors[1], LIPS), (tensors[2], LEFT_EYE), (tensors[3], RIGHT_EYE),
-                   (tensors[4], LEFT_IRIS), (tensors[5], RIGHT_IRIS)):
+    for t, idx in zip(tensors[1:6], _REFINEMENTS, strict=True):
         v = _values(t)
-        if v.size != 2 * len(idx):
+        if v.size != 2 * idx.size:
             raise PipelineValueError(f"TensorsToFaceLandmarks: a refinement tensor has {v.size} values, "
-                                     f"expected {2 * len(idx)}")
-        out[list(idx), :2] = v.reshape(len(idx), 2) / scale[:2]
-    out[list(LEFT_IRIS), 2] = out[list(LEFT_EYE_CONTOUR), 2].mean()
-    out[list(RIGHT_IRIS), 2] = out[list(RIGHT_EYE_CONTOUR), 2].mean()
+                                     f"expected {2 * idx.size}")
+        out[idx, :2] = v.reshape(idx.size, 2) / scale[:2]
+    for iris, contour in _IRIS_CONTOURS:
+        out[iris, 2] = out[contour, 2].mean()
     return out
 
 
