@@ -11,8 +11,10 @@ changes (a driver update, a new gpulite). ``gpulite info`` lists what was measur
 solution's ``backend_reason`` says what was measured for it.
 
 Candidates are the pipeline backends (``webgpu``, ``litert``, ``cpu``) that the backend registry
-says can start, except a WebGPU adapter of CPU type (lavapipe, SwiftShader: never faster than the
-numpy backend on the same cores, and compiling its shaders would dominate the first use).
+says can start (``litert`` twice on a multi-core machine: with one XNNPACK thread per core and as
+``litert@1`` with one, see :func:`candidates`), except a WebGPU adapter of CPU type (lavapipe,
+SwiftShader: never faster than the numpy backend on the same cores, and compiling its shaders
+would dominate the first use).
 The rule: ``auto`` never picks a backend that it measured slower than another on that machine.
 ``backend="cpu"/"webgpu"/"litert"``, ``gpulite.set_backend`` and ``GPULITE_BACKEND`` skip the
 measurement; the ``auto_measure`` flag (``GPULITE_AUTO_MEASURE=0``) turns it off, and the choice
@@ -55,8 +57,15 @@ def cache_path() -> Path:
 
 
 def candidates() -> tuple[list[str], list[str]]:
-    """``(names, notes)``: the pipeline backends to measure, and why each other one is not measured."""
+    """``(names, notes)``: the pipeline backends to measure, and why each other one is not measured.
+
+    ``litert`` is measured twice where it would use several threads: with its default (one
+    XNNPACK thread per core, up to 4) and as ``litert@1``, one thread (MediaPipe's default),
+    which wins for small models and on busy machines.
+    """
     from gpulite import runtime
+    from gpulite.environment import env
+    from gpulite.pipeline.calculators.inference import LITERT_THREADS
 
     names, notes = [], []
     for b in runtime.describe_backends():
@@ -68,7 +77,15 @@ def candidates() -> tuple[list[str], list[str]]:
             notes.append(f"webgpu not measured ({b.note})")
         else:
             names.append(b.name)
+            if b.name == "litert" and LITERT_THREADS > 1 and env().get("num_threads") is None:
+                names.append("litert@1")
     return names, notes
+
+
+def split(name: str) -> tuple[str, int | None]:
+    """``"litert@1"`` -> ``("litert", 1)``; ``"cpu"`` -> ``("cpu", None)``: backend and Inference threads."""
+    backend, _, threads = name.partition("@")
+    return backend, int(threads) if threads else None
 
 
 def _cpu_name() -> str:
@@ -146,9 +163,17 @@ def sample_image() -> Any:
         return np.asarray(im.convert("RGB"))
 
 
-def time_backend(cls: type, arguments: dict[str, Any], backend: str, image: Any) -> float:
-    """Median milliseconds per ``process`` of the solution on ``backend`` (after the warm-up frames)."""
-    with cls(**{**arguments, "backend": backend}) as sol:
+def time_backend(cls: type, arguments: dict[str, Any], name: str, image: Any) -> float:
+    """Median milliseconds per ``process`` of the solution on candidate ``name`` (after the warm-up frames)."""
+    from gpulite.solutions.base import INFERENCE_THREADS
+
+    backend, threads = split(name)
+    token = INFERENCE_THREADS.set(threads)
+    try:
+        sol = cls(**{**arguments, "backend": backend})
+    finally:
+        INFERENCE_THREADS.reset(token)
+    with sol:
         for _ in range(WARMUP):
             sol.process(image)
         times: list[float] = []
@@ -169,9 +194,10 @@ def _describe(entry: dict[str, Any], path: Path, fresh: bool) -> str:
     return "; ".join(parts)
 
 
-def choose(cls: type, arguments: dict[str, Any]) -> tuple[str, str] | None:
-    """``(backend, reason)`` measured (or cached) for a solution configuration; None when there is
-    nothing to measure (fewer than two candidates) or measurement is off: rank decides then."""
+def choose(cls: type, arguments: dict[str, Any]) -> tuple[str, str, int | None] | None:
+    """``(backend, reason, inference threads)`` measured (or cached) for a solution configuration;
+    None when there is nothing to measure (fewer than two candidates) or measurement is off:
+    rank decides then."""
     from gpulite.environment import env
 
     if not env().get("auto_measure"):
@@ -199,7 +225,8 @@ def choose(cls: type, arguments: dict[str, Any]) -> tuple[str, str] | None:
                 fresh = True
     if not entry.get("ms"):
         return None
-    return entry["chosen"], _describe(entry, path, fresh)
+    backend, threads = split(entry["chosen"])
+    return backend, _describe(entry, path, fresh), threads
 
 
 def measure(cls: type, arguments: dict[str, Any], names: list[str], notes: list[str]) -> dict[str, Any]:

@@ -78,6 +78,7 @@ outputs are None), adding each node's busy time to the timings.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import difflib
 import functools
@@ -99,6 +100,8 @@ from gpulite.pipeline.graph import Graph
 log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "cpu", "webgpu", "litert")
+# Inference threads for solutions built in this context (what solutions.auto measures with); None: the default
+INFERENCE_THREADS: contextvars.ContextVar[int | None] = contextvars.ContextVar("inference_threads", default=None)
 TICK_US = 33333  # default time between frames, microseconds (MediaPipe's Python solutions' simulated clock)
 
 
@@ -301,7 +304,8 @@ def resolve_backend(backend: str | None, solution: Solution | None = None) -> tu
 
                 measured = auto.choose(type(solution), getattr(solution, "_arguments", {}))
                 if measured is not None:
-                    return measured
+                    name, why, solution.inference_threads = measured
+                    return name, why
             name, why = runtime.get_backend(), runtime.backend_choice()
         except GpuliteError as e:
             return "cpu", f"automatic choice failed ({e}); using the cpu"
@@ -344,6 +348,9 @@ class Solution:
         The backend in use, "cpu" or "webgpu".
     backend_reason : str
         Why that one.
+    inference_threads : int or None
+        Threads of the graph's Inference nodes (``InferenceOptions.num_threads``): None for
+        their default; 1 where ``auto`` measured one LiteRT thread faster than one per core.
     static_image_mode : bool
     last_timings : dict of str to float
         Milliseconds per stage of the last ``process`` call, ending with "total".
@@ -363,6 +370,7 @@ class Solution:
             cls.__init__ = explain_bad_arguments(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     def __init__(self, *, backend: str | None = None, static_image_mode: bool = False) -> None:
+        self.inference_threads: int | None = INFERENCE_THREADS.get()
         self.backend, self.backend_reason = resolve_backend(backend, self)
         self.static_image_mode = bool(static_image_mode)
         self.last_timings: dict[str, float] = {}
@@ -529,6 +537,21 @@ def check_models(cfg: GraphConfig) -> None:
                                  f"be loaded: {e}") from None
 
 
+def _inference_threads(node: NodeConfig, threads: int) -> NodeConfig:
+    """``node`` with ``num_threads=threads`` if it is an Inference node that leaves it unset."""
+    name = node.calculator if isinstance(node.calculator, str) else getattr(node.calculator, "__name__", "")
+    if name != "Inference":
+        return node
+    opts = node.options
+    if opts is None or isinstance(opts, Mapping):
+        if (opts or {}).get("num_threads") is not None:
+            return node
+        return dataclasses.replace(node, options={**(opts or {}), "num_threads": threads})
+    if getattr(opts, "num_threads", None) is not None:
+        return node
+    return dataclasses.replace(node, options=dataclasses.replace(opts, num_threads=threads))
+
+
 class GraphSession:
     """Runs a calculator graph one frame at a time and hands back what each frame produced.
 
@@ -542,6 +565,8 @@ class GraphSession:
         Output streams to collect (default: all the graph's output streams).
     side_packets : dict, optional
         More side packets.
+    num_threads : int, optional
+        ``num_threads`` of every Inference node that does not set its own.
     timeout : float
         Seconds to wait for one frame before :class:`gpulite.errors.GraphTimeoutError`.
 
@@ -553,10 +578,13 @@ class GraphSession:
     """
 
     def __init__(self, graph: str | Path | GraphConfig, *, backend: str, outputs: list[str] | None = None,
-                 side_packets: Mapping[str, Any] | None = None, timeout: float = 120.0) -> None:
+                 side_packets: Mapping[str, Any] | None = None, timeout: float = 120.0,
+                 num_threads: int | None = None) -> None:
         from gpulite.pipeline.graphs import load_config
 
         cfg = graph if isinstance(graph, GraphConfig) else load_config(graph)
+        if num_threads is not None:
+            cfg = dataclasses.replace(cfg, nodes=[_inference_threads(n, num_threads) for n in cfg.nodes])
         check_models(cfg)
         if cfg.num_threads is None:
             # One frame at a time: the thread calling run() runs the nodes (no hand-offs between threads)

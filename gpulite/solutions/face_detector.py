@@ -74,7 +74,8 @@ class FaceDetector(Solution):
             default if min_detection_confidence is None else min_detection_confidence, "min_detection_confidence")
         super().__init__(backend=backend, static_image_mode=True)
         cfg = set_options(load_config(graph), {f"{decoder}.min_score_thresh": self.min_detection_confidence})
-        self._session = GraphSession(cfg, backend=self.backend, outputs=["detections"])
+        self._session = GraphSession(cfg, backend=self.backend, outputs=["detections"],
+                                     num_threads=self.inference_threads)
 
     def _process(self, image: np.ndarray) -> FaceDetectionResult:
         out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)

@@ -135,7 +135,8 @@ class FaceMesh(Solution):
                                min_detection_confidence=self.min_detection_confidence,
                                min_tracking_confidence=self.min_tracking_confidence)
         self._session = GraphSession(cfg, backend=self.backend,
-                                     outputs=["multi_face_landmarks", "face_detections", "face_rects"])
+                                     outputs=["multi_face_landmarks", "face_detections", "face_rects"],
+                                     num_threads=self.inference_threads)
 
     def _process(self, image: np.ndarray) -> FaceMeshResult:
         out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)

@@ -166,7 +166,7 @@ class Hands(Solution):
                            model_complexity=model_complexity,
                            min_detection_confidence=self.min_detection_confidence,
                            min_tracking_confidence=self.min_tracking_confidence)
-        self._session = GraphSession(cfg, backend=self.backend)
+        self._session = GraphSession(cfg, backend=self.backend, num_threads=self.inference_threads)
 
     def _process(self, image: np.ndarray) -> HandsResult:
         out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)

@@ -152,7 +152,8 @@ class Pose(Solution):
                           min_tracking_confidence=min_tracking_confidence)
         try:
             self._session = GraphSession(cfg, backend=self.backend, side_packets={
-                "smooth_landmarks": self.smooth_landmarks, "smooth_segmentation": self.smooth_segmentation})
+                "smooth_landmarks": self.smooth_landmarks, "smooth_segmentation": self.smooth_segmentation},
+                num_threads=self.inference_threads)
         except ModelError as e:
             raise ModelError(f"Pose(model_complexity={model_complexity}): {e}") from None
 

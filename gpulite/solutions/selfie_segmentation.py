@@ -73,7 +73,8 @@ class SelfieSegmentation(Solution):
         else:
             self.model = MODEL_SELECTION[check_choice(model_selection, "model_selection", tuple(MODEL_SELECTION))]
         super().__init__(backend=backend, static_image_mode=True)
-        self._session = GraphSession(GRAPHS[self.model], backend=self.backend, outputs=["segmentation_mask"])
+        self._session = GraphSession(GRAPHS[self.model], backend=self.backend, outputs=["segmentation_mask"],
+                                     num_threads=self.inference_threads)
 
     def _process(self, image: np.ndarray) -> SegmentationResult:
         out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)

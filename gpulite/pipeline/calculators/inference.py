@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from gpulite.environment import env
 from gpulite.interpreter import Interpreter
 from gpulite.pipeline.calculator import Calculator
 from gpulite.pipeline.calculators._select import check_backend, requested_backend, select_backend
@@ -41,8 +42,9 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class InferenceOptions:
     """``model``: a .tflite path or zoo name (or use the MODEL side input); ``num_threads``:
-    None gives the litert backend one XNNPACK thread per core up to 4 (:data:`LITERT_THREADS`;
-    MediaPipe's desktop default is one thread, which its Python solutions cannot change) and
+    None gives the litert backend the ``num_threads`` flag's count (``GPULITE_NUM_THREADS``) if
+    set, else one XNNPACK thread per core up to 4 (:data:`LITERT_THREADS`; MediaPipe's desktop
+    default is one thread, which its Python solutions cannot change) and
     the other backends their own default; ``output_on_gpu``: on webgpu, emit GPU tensors
     instead of reading the outputs back (default True)."""
 
@@ -84,8 +86,8 @@ class ModelRunner:
             self._gpu, self._gdev = gpu, gpu.shared_device()
             kw = {"device": self._gdev, "outputs_on_gpu": self.output_on_gpu}
         src = {"model_content": bytes(model)} if isinstance(model, (bytes, bytearray)) else {"model_path": model}
-        if num_threads is None and backend == "litert":
-            num_threads = LITERT_THREADS
+        if num_threads is None and backend == "litert":  # the num_threads flag (GPULITE_NUM_THREADS), else per core
+            num_threads = env().get("num_threads") or LITERT_THREADS
         self.it = Interpreter(**src, num_threads=num_threads, backend=backend, **kw)
         self.it.allocate_tensors()
         self._details()
