@@ -126,3 +126,25 @@ def test_code_ops_keep_their_codes_under_float_quantization(op: str) -> None:
         it.set_tensor(d["index"], v)
     it.invoke()
     np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"]), run_litert(m, feeds)[0])
+
+
+# int16 SUM (16x8 mode): LiteRT's default kernel rounds float32(sum) * s_in / s_out half away
+# from zero and clamps; its reference kernel (BUILTIN_REF) returns garbage for int16 SUM, so the
+# default LiteRT is the oracle (check_op)
+SUM16_CASES = {"ties-half-scale": ((0.001, 0), (0.002, 0)), "quarter-scale": ((0.001, 0), (0.004, 0)),
+               "odd-scale": ((0.002, 0), (0.0013, 0)), "saturating": ((0.001, 0), (0.0001, 0))}
+
+
+@pytest.mark.parametrize("case", list(SUM16_CASES))
+def test_sum_int16(case: str, backend: str) -> None:
+    from gpulite.testing.tflite_writer import ModelBuilder
+    from tests.ops.harness import check_op
+
+    qi, qo = SUM16_CASES[case]
+    x = np.random.default_rng(3).integers(-3000, 3000, (16, 3, 5)).astype(I16)
+    mb = ModelBuilder()
+    xi = mb.input("x", x.shape, I16, quant=qi)
+    y = mb.tensor("y", (16, 1, 5), I16, quant=qo)
+    mb.op("SUM", [xi, mb.const("axes", np.array([1], np.int32))], [y], keep_dims=True)
+    mb.output(y)
+    check_op(mb.build(), [x], backend)

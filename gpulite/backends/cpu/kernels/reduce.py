@@ -114,6 +114,25 @@ def _eight_bit_sum(src, axes, outk, q_in, q_out) -> Callable[[], None]:
     return run
 
 
+def _int16_sum(src, axes, outk, q_in, q_out) -> Callable[[], None]:
+    """int16 SUM as LiteRT's default kernel (``QuantizedMeanOrSum``, compute_sum):
+    ``round_half_away(float32(sum(q)) * (s_in / s_out) + bias) + zp_out`` in float32, with
+    ``bias = -zp_in * (s_in / s_out) * N``, clamped. Measured against ai-edge-litert 2.3 on
+    exact ties (scale 0.5) and saturating sums; its reference kernel (BUILTIN_REF) returns
+    garbage for int16 SUM, so the default kernel is the oracle."""
+    scale = np.float32(q_in[0]) / np.float32(q_out[0])
+    count = int(np.prod([src.shape[a] for a in axes], dtype=np.int64))
+    bias = np.float32(np.float32(-q_in[1]) * scale) * np.float32(count)
+    acc = np.empty(outk.shape, np.int64)
+
+    def run() -> None:
+        np.add.reduce(src, axis=axes, dtype=np.int64, out=acc, keepdims=True)
+        f = acc.astype(np.float32) * scale + bias
+        rounded = np.sign(f) * np.floor(np.abs(f.astype(np.float64)) + 0.5)
+        np.copyto(outk, np.clip(rounded + q_out[1], -32768, 32767), casting="unsafe")
+    return run
+
+
 def _middle_sum(src: np.ndarray, axes, outk: np.ndarray) -> Callable[[], None] | None:
     """The sum over ``axes`` when they are consecutive, with axes left after them (NHWC's H and
     W: global average pooling) and ``src`` is contiguous: ``ones @ x`` over the (outer, R,
@@ -169,13 +188,15 @@ def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
 
 @register_kernel(Op.SUM, "cpu")
 def sum_(node: Node, ctx: CpuContext) -> Callable[[], None]:
-    """Sum over the constant axes (float, int32/int64, and 8-bit requantized)."""
+    """Sum over the constant axes (float, int32/int64, and 8-bit or int16 requantized)."""
     src, _, axes, outk = _setup(node, ctx)
     q_in, q_out = _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0))
     if src.dtype in (np.int8, np.uint8) and q_in is not None and q_out is not None:
         return _eight_bit_sum(src, axes, outk, q_in, q_out)
+    if src.dtype == np.int16 and q_in is not None and q_out is not None:
+        return _int16_sum(src, axes, outk, q_in, q_out)
     if src.dtype.kind != "f" and src.dtype not in (np.int32, np.int64):
-        raise _unsupported(node, f"{src.dtype} input; expected float32, int32, int64 or 8-bit quantized")
+        raise _unsupported(node, f"{src.dtype} input; expected float32, int32, int64, 8-bit or int16 quantized")
 
     def run() -> None:
         np.add.reduce(src, axis=axes, out=outk, keepdims=True)
