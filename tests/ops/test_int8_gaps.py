@@ -148,3 +148,19 @@ def test_sum_int16(case: str, backend: str) -> None:
     mb.op("SUM", [xi, mb.const("axes", np.array([1], np.int32))], [y], keep_dims=True)
     mb.output(y)
     check_op(mb.build(), [x], backend)
+
+
+# int16 EXP / LOG / GELU (16x8 mode): LUTPopulate<int16_t>'s 513 interpolated samples
+INT16_TABLE_CASES = {
+    "exp": ("EXP", {}, (0.0003, 0), (0.0004, 0)),
+    "log": ("LOG", {}, (0.0002, 0), (0.0003, 0)),
+    "gelu": ("GELU", {"approximate": False}, (0.0002, 0), (0.00015, 0)),
+    "gelu-approximate": ("GELU", {"approximate": True}, (0.0002, 0), (0.00015, 0)),
+}
+
+
+@pytest.mark.parametrize("case", list(INT16_TABLE_CASES))
+def test_int16_table_ops_all_values(case: str, backend: str) -> None:
+    op, options, qi, qo = INT16_TABLE_CASES[case]
+    x = all_values(I16, 1)
+    check_quantized(model(op, [(x.shape, I16, qi)], (x.shape, I16, qo), **options), [x], backend)

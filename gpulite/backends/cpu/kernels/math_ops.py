@@ -23,6 +23,7 @@ from gpulite.backends.cpu import quant
 from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.cpu.kernels import quantized_activations as qa
 from gpulite.backends.cpu.kernels.elementwise import check_broadcast
+from gpulite.backends.cpu.kernels.quantized_int16 import int16_float_lut
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import layout
@@ -110,9 +111,28 @@ FLOAT_LUT_FUNCTIONS: dict[str, tuple[Callable[[Node], Callable[[np.ndarray], np.
 }
 
 
+def _log_int16(node: Node, ctx) -> Callable[[np.ndarray], np.ndarray]:
+    """LogLUTPrepare's function: log, and the output's least value at or below 0."""
+    q = ctx.out_info(0).quant
+    least = np.float32(np.float32(-32768 - int(q.zero_point[0])) * np.float32(q.scale[0]))
+    log = _f64(np.log)
+    return lambda v: np.where(v <= 0, least, log(np.maximum(v, np.float32(1e-45)))).astype(np.float32)
+
+
+# int16 ops LiteRT computes by LUTPopulate<int16_t> (513 interpolated samples): the float function
+INT16_LUT_FUNCTIONS: dict[str, Callable[[Node, object], Callable[[np.ndarray], np.ndarray]]] = {
+    Op.EXP: lambda node, ctx: _f64(np.exp),
+    Op.LOG: _log_int16,
+    Op.GELU: lambda node, ctx: _gelu_table_fn(node),
+}
+
+
 def quantized_float_lut(node: Node, ctx) -> Callable[[], None]:
-    """int8 EXP, LOG, SQRT, RSQRT, ELU; int8/uint8 GELU: a table over the float function."""
+    """int8 EXP, LOG, SQRT, RSQRT, ELU; int8/uint8 GELU: a table over the float function; int16
+    EXP, LOG, GELU: LiteRT's interpolated int16 table (:func:`.quantized_int16.int16_float_lut`)."""
     make, rounding, dtypes = FLOAT_LUT_FUNCTIONS[node.op]
+    if ctx.in_info(0).dtype == I16 and node.op in INT16_LUT_FUNCTIONS:
+        return int16_float_lut(node, ctx, INT16_LUT_FUNCTIONS[node.op](node, ctx))
     if ctx.in_info(0).dtype not in dtypes:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {ctx.in_info(0).dtype}; LiteRT's kernel "
                                  f"takes {', '.join(map(str, dtypes))}")

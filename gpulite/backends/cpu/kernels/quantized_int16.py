@@ -122,6 +122,50 @@ def lut_lookup(x: np.ndarray, lut: np.ndarray) -> np.ndarray:
     return base + (((lut[idx + 1] - base) * (x & 0x7F) + 64) >> 7)
 
 
+def populate_int16(func: Callable[[np.ndarray], np.ndarray], s_in: float, zp_in: int, s_out: float,
+                   zp_out: int) -> np.ndarray:
+    """TFLite's ``LUTPopulate<int16_t>`` (``LUTPopulateInt16<float>``): 513 samples of the float32
+    function ``func`` over the input's range, in the output's units where its range spans the
+    65536 codes, each biased by half the rounding error of interpolating its interval's midpoint;
+    every step in float32 as the C++ (``TfLiteRound``: ``roundf``, halves away from zero)."""
+    f = np.float32
+    lo, hi = -32768, 32767
+    in_min, in_max = f(s_in) * f(lo - zp_in), f(s_in) * f(hi - zp_in)
+    out_min, out_max = f(s_out) * f(lo - zp_out), f(s_out) * f(hi - zp_out)
+    step = (in_max - in_min) / f(512)
+    half = step / f(2)
+    inv = f(65536) / (out_max - out_min)
+    i = np.arange(512).astype(np.float32)
+    at = in_min + i * step
+    with np.errstate(all="ignore"):
+        val, mid, nxt = func(at), func(at + half), func(in_min + (i + f(1)) * step)
+
+        def rnd(v: np.ndarray) -> np.ndarray:
+            v = np.asarray(v, np.float32)
+            return np.sign(v) * np.floor(np.abs(v).astype(np.float64) + 0.5).astype(np.float32)
+        sample = rnd(val * inv)
+        interp = rnd((nxt * inv + sample) / f(2))
+        bias = rnd((interp - rnd(mid * inv)) / f(2))
+        last = rnd(func(np.array([in_max], np.float32)) * inv)
+    table = np.concatenate([sample - bias, last]).astype(np.float64)
+    return np.clip(np.nan_to_num(table, nan=0.0), lo, hi).astype(np.int64)
+
+
+def int16_float_lut(node: Node, ctx, func: Callable[[np.ndarray], np.ndarray]) -> Callable[[], None]:
+    """int16 EXP / LOG / GELU (16x8 mode) as LiteRT: :func:`populate_int16`, then ``lut_lookup``."""
+    x, out = ctx.input(0), ctx.output(0)
+    (si, zpi), (so, zpo) = scale_zp(node, ctx.in_info(0)), scale_zp(node, ctx.out_info(0))
+    if ctx.out_info(0).dtype != np.int16 or x.shape != out.shape:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 {node.op} needs an int16 output of the input's "
+                                 f"shape, got {ctx.out_info(0).dtype} {list(out.shape)}")
+    lut = populate_int16(func, si, zpi, so, zpo)
+    table = np.clip(lut_lookup(np.arange(-32768, 32768, dtype=np.int64), lut), -32768, 32767).astype(np.int16)
+
+    def run() -> None:
+        np.take(table, x.view(np.uint16) ^ 0x8000, out=out)  # bits ^ 0x8000: the code's rank from -32768
+    return run
+
+
 _EXP_LUT = gen_lut(np.exp, -10.0, 0.0, -1.0, 1.0)
 _RECIPROCAL_LUT = gen_lut(lambda v: 1.0 / (1.0 + v), 0.0, 1.0, -1.0, 1.0)
 
