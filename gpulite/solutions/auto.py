@@ -3,7 +3,8 @@
 On the first ``auto`` use of a solution configuration (its class and arguments) on a machine
 (gpulite version, CPU, core count, each candidate backend's adapter/driver or library version),
 the solution is built on each candidate backend and runs :data:`WARMUP` + up to :data:`FRAMES`
-frames of the bundled sample image (``gpulite/data/astronaut.png``, 320x320, one face) in the
+frames (the timed ones round the candidates in turn, so a busy phase hits them alike) of the
+bundled sample image (``gpulite/data/astronaut.png``, 320x320, one face) in the
 mode the caller asked for; the backend with the lowest median frame time wins. The result goes
 to ``$GPULITE_CACHE_DIR/auto_backend.json`` (default ``~/.cache/gpulite``) and is reused by every
 later process on that machine: the measurement is never repeated until something in the key
@@ -163,26 +164,55 @@ def sample_image() -> Any:
         return np.asarray(im.convert("RGB"))
 
 
-def time_backend(cls: type, arguments: dict[str, Any], name: str, image: Any) -> float:
-    """Median milliseconds per ``process`` of the solution on candidate ``name`` (after the warm-up frames)."""
+def build(cls: type, arguments: dict[str, Any], name: str) -> Any:
+    """The solution on candidate ``name`` (``"litert@1"``: litert, Inference on one thread)."""
     from gpulite.solutions.base import INFERENCE_THREADS
 
     backend, threads = split(name)
     token = INFERENCE_THREADS.set(threads)
     try:
-        sol = cls(**{**arguments, "backend": backend})
+        return cls(**{**arguments, "backend": backend})
     finally:
         INFERENCE_THREADS.reset(token)
-    with sol:
-        for _ in range(WARMUP):
-            sol.process(image)
-        times: list[float] = []
-        stop = time.perf_counter() + BUDGET_S
-        while len(times) < FRAMES and (not times or time.perf_counter() < stop):
-            t0 = time.perf_counter()
-            sol.process(image)
-            times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+
+
+def time_candidates(cls: type, arguments: dict[str, Any], names: list[str], image: Any
+                    ) -> tuple[dict[str, float], list[str]]:
+    """Median milliseconds per ``process`` on each candidate, and why any failed.
+
+    Every candidate is built and warmed up first; then the timed frames go round the
+    candidates in turn, so a slow phase of a busy machine hits them alike. Timing stops after
+    :data:`FRAMES` rounds or :data:`BUDGET_S` seconds per candidate (at least one round).
+    """
+    sols: dict[str, Any] = {}
+    failed: list[str] = []
+    times: dict[str, list[float]] = {}
+    try:
+        for name in names:
+            try:
+                sols[name] = build(cls, arguments, name)
+                for _ in range(WARMUP):
+                    sols[name].process(image)
+                times[name] = []
+            except Exception as e:  # a backend that fails here is not chosen; why is kept
+                failed.append(f"{name} failed while measured ({type(e).__name__}: {e})")
+        stop = time.perf_counter() + BUDGET_S * max(1, len(times))
+        for r in range(FRAMES):
+            if r and time.perf_counter() > stop:
+                break
+            for name in list(times):
+                t0 = time.perf_counter()
+                try:
+                    sols[name].process(image)
+                except Exception as e:
+                    failed.append(f"{name} failed while measured ({type(e).__name__}: {e})")
+                    del times[name]
+                    continue
+                times[name].append((time.perf_counter() - t0) * 1e3)
+    finally:
+        for sol in sols.values():
+            sol.close()
+    return {n: statistics.median(v) for n, v in times.items()}, failed
 
 
 def _describe(entry: dict[str, Any], path: Path, fresh: bool) -> str:
@@ -231,15 +261,8 @@ def choose(cls: type, arguments: dict[str, Any]) -> tuple[str, str, int | None] 
 
 def measure(cls: type, arguments: dict[str, Any], names: list[str], notes: list[str]) -> dict[str, Any]:
     """Time the solution on each of ``names``; the entry that :func:`choose` caches."""
-    image = sample_image()
-    ms: dict[str, float] = {}
-    failed: list[str] = []
     t0 = time.perf_counter()
-    for name in names:
-        try:
-            ms[name] = time_backend(cls, arguments, name, image)
-        except Exception as e:  # a backend that fails here is not chosen; why is kept
-            failed.append(f"{name} failed while measured ({type(e).__name__}: {e})")
+    ms, failed = time_candidates(cls, arguments, names, sample_image())
     chosen = min(ms, key=ms.__getitem__) if ms else ""
     log.info("auto backend for %s: measured %s in %.1f s, chose %s", cls.__name__, ms, time.perf_counter() - t0, chosen)
     return {"ms": ms, "chosen": chosen, "failed": failed, "not_measured": notes,

@@ -56,6 +56,13 @@ def _slow(monkeypatch, name):
     monkeypatch.setitem(registry._entries, name, dataclasses.replace(e, factory=_slowed(e.factory)))
 
 
+def _fake_times(monkeypatch, ms, other):
+    """Measurements that say ``ms`` (``other`` for the rest of the candidates) without timing anything."""
+    def fake(cls, args, names, image):
+        return {n: ms.get(n, other) for n in names}, []
+    monkeypatch.setattr(auto, "time_candidates", fake)
+
+
 def _needs_two():
     names, _ = auto.candidates()
     if not {"litert", "cpu"} <= set(names):
@@ -82,7 +89,7 @@ def test_the_measurement_is_kept_and_reused(cache, monkeypatch):
     _slow(monkeypatch, "litert")
     with FaceDetector(model="short") as fd:
         first = fd.backend
-    monkeypatch.setattr(auto, "time_backend", lambda *a: pytest.fail("measured twice"))
+    monkeypatch.setattr(auto, "time_candidates", lambda *a: pytest.fail("measured twice"))
     with FaceDetector(model="short") as fd:
         assert fd.backend == first == "cpu"
         assert "measured on " in fd.backend_reason and str(cache) in fd.backend_reason
@@ -95,14 +102,14 @@ def test_the_measurement_is_kept_and_reused(cache, monkeypatch):
 def test_a_different_configuration_is_measured_on_its_own(cache, monkeypatch):
     _needs_two()
     calls = []
-    monkeypatch.setattr(auto, "time_backend", lambda cls, args, name, img: calls.append(name) or 1.0)
+    monkeypatch.setattr(auto, "time_candidates", lambda cls, args, names, img: (calls.append(args), {}, [])[1:])
     FaceDetector(model="short").close()
     FaceDetector(model="short", min_detection_confidence=0.7).close()
-    assert len(calls) == 2 * len(auto.candidates()[0])
+    assert calls == [{"model": "short"}, {"model": "short", "min_detection_confidence": 0.7}]
 
 
 def test_explicit_choices_skip_the_measurement(cache, monkeypatch):
-    monkeypatch.setattr(auto, "time_backend", lambda *a: pytest.fail("measured"))
+    monkeypatch.setattr(auto, "time_candidates", lambda *a: pytest.fail("measured"))
     with FaceDetector(model="short", backend="cpu") as fd:
         assert fd.backend_reason == "requested"
     monkeypatch.setenv("GPULITE_BACKEND", "cpu")
@@ -125,7 +132,7 @@ def test_explicit_choices_skip_the_measurement(cache, monkeypatch):
 def test_an_unreadable_cache_is_measured_again(cache, monkeypatch):
     _needs_two()
     cache.write_text("{not json")
-    monkeypatch.setattr(auto, "time_backend", lambda cls, args, name, img: {"cpu": 2.0}.get(name, 3.0))
+    _fake_times(monkeypatch, {"cpu": 2.0}, 3.0)
     with FaceDetector(model="short") as fd:
         assert fd.backend == "cpu"
     assert next(iter(json.loads(cache.read_text()).values()))["ms"]["cpu"] == 2.0
@@ -144,11 +151,11 @@ def test_one_litert_thread_is_a_candidate_and_reaches_every_inference_node(cache
         pytest.skip("one core: litert runs one thread anyway")
     names, _ = auto.candidates()
     assert "litert@1" in names
-    monkeypatch.setattr(auto, "time_backend", lambda cls, args, name, img: {"litert@1": 1.0}.get(name, 2.0))
+    _fake_times(monkeypatch, {"litert@1": 1.0}, 2.0)
     with FaceDetector(model="short") as fd:
         assert (fd.backend, fd.inference_threads) == ("litert", 1)
         assert _inference_threads(fd) == [1]
-    monkeypatch.setattr(auto, "time_backend", lambda *a: pytest.fail("measured twice"))
+    monkeypatch.setattr(auto, "time_candidates", lambda *a: pytest.fail("measured twice"))
     with FaceDetector(model="short") as fd:  # from the cache
         assert (fd.backend, fd.inference_threads) == ("litert", 1) and _inference_threads(fd) == [1]
     with FaceDetector(model="short", backend="litert") as fd:  # explicit: the default threads
