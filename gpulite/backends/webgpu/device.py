@@ -21,6 +21,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import wgpu
 
 from gpulite.errors import DeviceLostError, GpuliteError
@@ -140,6 +141,43 @@ def _is_loss(err: BaseException) -> bool:
     return "device is lost" in msg or "device lost" in msg or "devicelost" in msg
 
 
+_SUBGROUP_PROBE = """@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) t: u32, @builtin(subgroup_invocation_id) lane: u32,
+        @builtin(subgroup_size) size: u32) {
+    out[t] = lane;
+    out[256u + t] = size;
+    out[512u + t] = subgroupShuffleXor(t, 1u);
+}"""
+
+
+def _probe_subgroups(device: Any) -> bool:
+    """Run :data:`_SUBGROUP_PROBE`; True when its subgroups are what the kernels assume."""
+    try:
+        module = device.create_shader_module(label="gpulite.subgroup-probe", code=_SUBGROUP_PROBE)
+        pipeline = device.create_compute_pipeline(label="gpulite.subgroup-probe", layout="auto",
+                                                  compute={"module": module, "entry_point": "main"})
+        buf = device.create_buffer(label="gpulite.subgroup-probe", size=4 * 768,
+                                   usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+        entry = {"binding": 0, "resource": {"buffer": buf, "offset": 0, "size": 4 * 768}}
+        bg = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[entry])
+        enc = device.create_command_encoder(label="gpulite.subgroup-probe")
+        cp = enc.begin_compute_pass()
+        cp.set_pipeline(pipeline)
+        cp.set_bind_group(0, bg)
+        cp.dispatch_workgroups(1)
+        cp.end()
+        device.queue.submit([enc.finish()])
+        lane, size, xor = np.frombuffer(device.queue.read_buffer(buf), np.uint32).reshape(3, 256)
+        buf.destroy()
+    except Exception:  # a driver that refuses the probe: no subgroups, the workgroup-memory trees
+        return False
+    t = np.arange(256, dtype=np.uint32)
+    sg = int(size[0])
+    return bool(sg >= 4 and sg & (sg - 1) == 0 and 256 % sg == 0 and (size == sg).all()
+                and (lane == t % sg).all() and (xor == (t ^ 1)).all())
+
+
 class GpuDevice:
     """A wgpu device plus the objects shared by every model compiled on it.
 
@@ -162,6 +200,8 @@ class GpuDevice:
         creates whenever the adapter has it).
     has_timestamps : bool
         Whether ``timestamp-query`` is enabled (likewise), for per-dispatch GPU times.
+    subgroups : bool
+        Whether kernels may use subgroup operations (see the property).
     lost : str or None
         Why the device is known to be lost, or None while it is usable as far as known.
     """
@@ -174,8 +214,9 @@ class GpuDevice:
         else:
             self.adapter = adapter if adapter is not None else choose_adapter()
             limits = {k: self.adapter.limits[k] for k in _WANTED_LIMITS if k in self.adapter.limits}
-            # shader-f16 for fp16 plans; timestamp-query for `gpulite profile` (per-dispatch GPU time)
-            features = [f for f in ("shader-f16", "timestamp-query") if f in self.adapter.features]
+            # shader-f16 for fp16 plans; timestamp-query for `gpulite profile` (per-dispatch GPU time);
+            # subgroup for the reductions' trees (used once a probe vouches for it: `subgroups`)
+            features = [f for f in ("shader-f16", "timestamp-query", "subgroup") if f in self.adapter.features]
             self.device = self.adapter.request_device_sync(
                 label="gpulite", required_limits=limits, required_features=features)
             self.owns_device = True
@@ -189,6 +230,7 @@ class GpuDevice:
         self._pipeline_layouts: dict[str, Any] = {}
         self.pipelines: dict[tuple, tuple[str, Any]] = {}  # program key -> (wgsl, pipeline)
         self._closed = False
+        self._subgroups: bool | None = None
 
     @property
     def bind_group_layout(self) -> Any:
@@ -311,6 +353,18 @@ class GpuDevice:
                 why = "destroy() was called on it" if destroyed else str(e).strip().splitlines()[-1].strip()
                 raise self._mark_lost(f"{why}; seen during {what}") from e
             raise
+
+    @property
+    def subgroups(self) -> bool:
+        """Whether the reductions may use subgroup shuffles on this device: ``subgroup`` is
+        enabled and a probe (one workgroup of 256 threads, asked once per device) finds what
+        their trees assume: a power-of-two subgroup size of at least 4 and subgroups made of
+        consecutive threads (lane = local index mod size), as on NVIDIA, AMD, Intel and
+        lavapipe. Otherwise the trees stay in workgroup memory (also correct, more barriers).
+        """
+        if self._subgroups is None:
+            self._subgroups = "subgroup" in self.device.features and _probe_subgroups(self.device)
+        return self._subgroups
 
     def close(self) -> None:
         """Drop cached pipelines; destroy the device if gpulite created it.

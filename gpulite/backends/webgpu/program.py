@@ -86,13 +86,23 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }"""
 _GROUP_MAIN = """@compute @workgroup_size($WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32,
-        @builtin(num_workgroups) nwg: vec3<u32>) {
+        @builtin(num_workgroups) nwg: vec3<u32>$SG_IN) {
     let g = wid.x + wid.y * nwg.x;  // uniform in the workgroup: the return keeps barriers valid
     if (g >= P.n) {
         return;
-    }
+    }$SG_SET
     run_group(g, t);
 }"""
+# Subgroup operations for cooperating workgroups (make_program's ``subgroups``): the tree
+# kernels replace their last workgroup-memory steps (partners closer than subgroup_width
+# threads) by sg_xor_<type> shuffles. Without them subgroup_width is 0 and the tree stays in
+# workgroup memory; sg_xor is then never called but must exist for the WGSL to compile.
+_SUBGROUP_DECLS = {
+    True: "var<private> subgroup_width: u32;  // set by main from @builtin(subgroup_size), uniform\n"
+          + "".join(f"fn sg_xor_{w}(v: {w}, m: u32) -> {w} {{ return subgroupShuffleXor(v, m); }}\n" for w in WORDS),
+    False: "const subgroup_width = 0u;  // no subgroups: every tree step in workgroup memory\n"
+           + "".join(f"fn sg_xor_{w}(v: {w}, m: u32) -> {w} {{ return v; }}\n" for w in WORDS),
+}
 
 _SCALAR = {"u32": "I", "i32": "i", "f32": "f"}
 _VEC4 = {"vec4u": ("vec4<u32>", "I"), "vec4i": ("vec4<i32>", "i"), "vec4f": ("vec4<f32>", "f")}
@@ -217,7 +227,7 @@ def dispatch_size(threads: int, workgroup_size: int) -> tuple[int, int, int]:
 def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[str, str, Any]], threads: int, *,
                  act: FusedActivation = FusedActivation.NONE, workgroup_size: int = DEFAULT_WORKGROUP_SIZE,
                  word: str = "f32", weights: str = "f32", groups: bool = False, reduction_per_thread: int = 0,
-                 **subs: str) -> Program:
+                 subgroups: bool = False, **subs: str) -> Program:
     """Build a :class:`Program` from ``wgsl/<source>.wgsl``.
 
     Parameters
@@ -257,6 +267,10 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
         on it). :attr:`Program.threads` is then ``threads * workgroup_size``.
     reduction_per_thread : int
         See :class:`Program`; every reduction and matrix-product kernel declares it.
+    subgroups : bool
+        With ``groups`` only: ``subgroup_width`` (WGSL) is the subgroup size and
+        ``sg_xor_f32/i32/u32(v, m)`` is ``subgroupShuffleXor``; without, ``subgroup_width`` is 0.
+        Only on a device whose subgroups :meth:`~.device.GpuDevice.subgroups` vouches for.
     **subs : str
         ``$NAME`` template substitutions in the source (dtypes, options); part of the key.
         ``$WG`` (the workgroup size) is always substituted, e.g. to size workgroup memory.
@@ -266,10 +280,16 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     act_body = f"return {wgsl_clamp('v', act, word)};"
     if weights not in WEIGHT_FORMATS:
         raise ValueError(f"weights {weights!r}: expected one of {WEIGHT_FORMATS}")
+    if subgroups and not groups:
+        raise ValueError(f"{name}: subgroups need groups=True")
     struct_src, data = _pack([("n", "u32", threads), *params])
+    main = string.Template(_GROUP_MAIN if groups else _THREAD_MAIN).substitute(
+        WG=workgroup_size, SG_IN=", @builtin(subgroup_size) sg: u32" if subgroups else "",
+        SG_SET="\n    subgroup_width = sg;" if subgroups else "")
+    if groups:
+        main = _SUBGROUP_DECLS[subgroups] + main
     header = string.Template(_sources(("common",))[0]).substitute(
-        PARAMS=struct_src, WG=workgroup_size, ACT=act_body, WORD=word,
-        MAIN=string.Template(_GROUP_MAIN if groups else _THREAD_MAIN).substitute(WG=workgroup_size))
+        PARAMS=struct_src, WG=workgroup_size, ACT=act_body, WORD=word, MAIN=main)
     if word == "f32":
         header += "\n" + _WEIGHT_READS[weights]
     if weights == "f16":  # an enable directive must precede every declaration
@@ -277,7 +297,7 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     sources = (source,) if isinstance(source, str) else tuple(source)
     body = "\n".join(string.Template(text).substitute(subs, WG=workgroup_size) for text in _sources(sources))
     layout = tuple((f, t) for f, t, _ in params)
-    key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, groups, weights)
+    key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, groups, subgroups, weights)
     if groups:
         dispatch, threads = dispatch_size(threads, 1), threads * workgroup_size
     else:

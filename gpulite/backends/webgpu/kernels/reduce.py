@@ -64,6 +64,11 @@ def _pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
+def subgroups(ctx: GpuContext) -> bool:
+    """Whether this node's trees may use subgroup shuffles (the device vouches for them)."""
+    return bool(getattr(ctx.gdev, "subgroups", False))
+
+
 def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: list[tuple[int, int]],
                  red: list[tuple[int, int]], *, word: str, init: str, update: str, finish: str,
                  act: FusedActivation = FusedActivation.NONE, total: int | None = None) -> list[Program]:
@@ -102,8 +107,8 @@ def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: lis
     ridx = "j * P.rstride.w" if len(red) <= 1 else "dot(coords4(j, P.rshape), P.rstride)"
     first = make_program(f"{name} ({outs} outputs of {count}: {blocks * chunks} groups of {cols}x{split})",
                          "reduce_rows", params, blocks * chunks, act=act, word=word, workgroup_size=ROW_GROUP,
-                         groups=True, reduction_per_thread=-(-per // chunks), T=word, INIT=init, REDUCE=update,
-                         FINISH=finish, RIDX=ridx)
+                         groups=True, subgroups=subgroups(ctx), reduction_per_thread=-(-per // chunks), T=word,
+                         INIT=init, REDUCE=update, FINISH=finish, RIDX=ridx)
     if chunks == 1:
         return [first]
     return [first, *row_programs(ctx, f"{name} partials", dst, out_off, [(outs, chunks)], [(chunks, 1)], word=word,

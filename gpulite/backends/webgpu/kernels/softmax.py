@@ -8,13 +8,14 @@ from typing import Any
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
-from gpulite.backends.webgpu.kernels.reduce import ROW_GROUP, TARGET, _pow2
+from gpulite.backends.webgpu.kernels.reduce import ROW_GROUP, TARGET, _pow2, subgroups
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
 
 
-def row_program(name: str, source: str, x: TensorRef, out: TensorRef, extra: list[tuple[str, str, Any]]) -> Program:
+def row_program(ctx: GpuContext, name: str, source: str, x: TensorRef, out: TensorRef,
+                extra: list[tuple[str, str, Any]]) -> Program:
     """One dispatch of a ``row_tree.wgsl`` kernel over the rows of ``x``'s last axis: ``split``
     threads per row (a power of two, so each folds about ``TARGET`` elements, at most 256),
     ``256 / split`` rows per workgroup."""
@@ -25,7 +26,8 @@ def row_program(name: str, source: str, x: TensorRef, out: TensorRef, extra: lis
     params = [("rows", "u32", rows), ("depth", "u32", depth), ("cols", "u32", cols), ("split", "u32", split),
               *extra, ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
     return make_program(f"{name} {x.shape} ({rows} rows, {split} threads each)", source, params, -(-rows // cols),
-                        workgroup_size=ROW_GROUP, groups=True, reduction_per_thread=-(-depth // split))
+                        workgroup_size=ROW_GROUP, groups=True, subgroups=subgroups(ctx),
+                        reduction_per_thread=-(-depth // split))
 
 
 @register_kernel(Op.SOFTMAX, "webgpu")
@@ -37,7 +39,7 @@ def softmax(node: Node, ctx: GpuContext) -> Program:
     # The output may share no memory with the input (the kernel reads the input again after
     # writing some outputs), which the memory plan guarantees: an op's output never aliases
     # its live input.
-    return row_program("softmax", "softmax", x, out, [("beta", "f32", float(getattr(node.options, "beta", 1.0)))])
+    return row_program(ctx, "softmax", "softmax", x, out, [("beta", "f32", float(getattr(node.options, "beta", 1.0)))])
 
 
 @register_kernel(Op.LOG_SOFTMAX, "webgpu")
@@ -46,7 +48,7 @@ def log_softmax(node: Node, ctx: GpuContext) -> Program:
     ctx.require_f32(x, out)
     if x.shape != out.shape or not x.shape or x.shape[-1] == 0:
         raise ctx.unsupported(f"shapes {x.shape} -> {out.shape}")
-    return row_program("log_softmax", "log_softmax", x, out, [])
+    return row_program(ctx, "log_softmax", "log_softmax", x, out, [])
 
 
 @register_kernel(Op.L2_NORMALIZATION, "webgpu")
@@ -55,7 +57,7 @@ def l2_normalization(node: Node, ctx: GpuContext) -> Program:
     ctx.require_f32(x, out)
     if x.shape != out.shape or not x.shape or x.shape[-1] == 0 or node.activation:
         raise ctx.unsupported(f"shapes {x.shape} -> {out.shape}, activation {node.activation} (LiteRT takes none)")
-    return row_program("l2_normalization", "l2_norm", x, out, [])
+    return row_program(ctx, "l2_normalization", "l2_norm", x, out, [])
 
 
 @register_kernel(Op.LOCAL_RESPONSE_NORMALIZATION, "webgpu")

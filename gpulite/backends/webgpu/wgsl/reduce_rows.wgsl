@@ -8,6 +8,8 @@
 // outputs: each folds every (chunks * split)-th element from its own start, the partials
 // meet in a workgroup-memory tree, and with chunks > 1 the group writes a raw partial to
 // out[o * chunks + chunk] for a second dispatch (this kernel again, chunks = 1) to fold.
+// With subgroups (program.py) the tree's steps between threads of one subgroup are
+// shuffles: the same pairs in the same order, so the same values, with fewer barriers.
 // $T is f32 or i32; $FINISH sees the folded value as acc (MEAN divides by P.total); $RIDX
 // is the offset of reduced element j (one multiply when the reduced dims merge into one).
 //#include "coords.wgsl"
@@ -37,13 +39,21 @@ fn run_group(g: u32, t: u32) {
     }
     part_acc[t] = acc;
     workgroupBarrier();
-    for (var s = P.split / 2u; s > 0u; s = s / 2u) {
+    var s = P.split / 2u;
+    for (; s > 0u; s = s / 2u) {
+        if (s * step < subgroup_width) {
+            break;  // partners within a subgroup from here: shuffles, no barriers
+        }
         if (part < s) {
             let v = part_acc[t + s * step];
             acc = $REDUCE;
             part_acc[t] = acc;
         }
         workgroupBarrier();
+    }
+    for (; s > 0u; s = s / 2u) {  // t ^ (s * step) is the same column's part ^ s: the same pairs
+        let v = sg_xor_$T(acc, s * step);
+        acc = $REDUCE;
     }
     if (part == 0u && o < P.outs) {
         if (P.chunks == 1u) {

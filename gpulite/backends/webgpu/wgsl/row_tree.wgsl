@@ -15,32 +15,42 @@ fn row_part(t: u32) -> u32 {
     return t % P.split;
 }
 
-fn row_sum(t: u32, v: f32) -> f32 {
+// The tree of both: workgroup-memory steps while partners are a subgroup or more apart, then
+// shuffles (program.py's subgroups; the same pairs, so the same values); the row's first
+// thread then hands the total to the others through row_acc.
+fn row_fold(t: u32, v: f32, is_max: bool) -> f32 {
     let part = row_part(t);
-    row_acc[t] = v;
+    var acc = v;
+    row_acc[t] = acc;
     workgroupBarrier();
-    for (var s = P.split / 2u; s > 0u; s = s / 2u) {
+    var s = P.split / 2u;
+    for (; s > 0u; s = s / 2u) {
+        if (s < subgroup_width) {
+            break;
+        }
         if (part < s) {
-            row_acc[t] = row_acc[t] + row_acc[t + s];
+            acc = select(acc + row_acc[t + s], max(acc, row_acc[t + s]), is_max);
+            row_acc[t] = acc;
         }
         workgroupBarrier();
     }
+    for (; s > 0u; s = s / 2u) {
+        let w = sg_xor_f32(acc, s);
+        acc = select(acc + w, max(acc, w), is_max);
+    }
+    if (part == 0u) {
+        row_acc[t] = acc;
+    }
+    workgroupBarrier();
     let total = row_acc[t - part];
     workgroupBarrier();  // row_acc is free again for the next tree
     return total;
 }
 
+fn row_sum(t: u32, v: f32) -> f32 {
+    return row_fold(t, v, false);
+}
+
 fn row_max(t: u32, v: f32) -> f32 {
-    let part = row_part(t);
-    row_acc[t] = v;
-    workgroupBarrier();
-    for (var s = P.split / 2u; s > 0u; s = s / 2u) {
-        if (part < s) {
-            row_acc[t] = max(row_acc[t], row_acc[t + s]);
-        }
-        workgroupBarrier();
-    }
-    let total = row_acc[t - part];
-    workgroupBarrier();
-    return total;
+    return row_fold(t, v, true);
 }
