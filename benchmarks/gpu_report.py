@@ -44,10 +44,10 @@ from gpulite import Interpreter, zoo
 from gpulite.graph.cost import flops
 
 CORES = os.cpu_count() or 1
-# Every zoo model file but face_landmark_with_attention (LiteRT cannot run MediaPipe's custom
-# ops: no reference); .task bundles are zips of models.
-ZOO = [n for n in zoo.NAMES
-       if n != "face_landmark_with_attention" and not zoo.SOURCE_OF[n].members[n].endswith(".task")]
+# The models of MediaPipe 0.10.14's solutions (the mediapipe wheel's), all but
+# face_landmark_with_attention (LiteRT cannot run MediaPipe's custom ops: no reference);
+# --models names others (pose_landmark_heavy, the MediaPipe Tasks models).
+ZOO = [n for n in sorted(zoo.SOURCE_OF["face_detection_short_range"].members) if n != "face_landmark_with_attention"]
 BATCH_MODELS = ("pose_landmark_full", "selfie_segmentation")
 SOLUTIONS = ("face_detection", "face_mesh", "hands", "pose", "selfie_segmentation")
 PROFILED = ("pose_landmark_full", "selfie_segmentation")
