@@ -258,7 +258,8 @@ def header() -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="smoke test: one small model, few runs (lavapipe)")
-    p.add_argument("--models", nargs="+", help="zoo models of the latency table (default: the 13 of MediaPipe's solutions)")
+    p.add_argument("--models", nargs="+",
+                   help="zoo models of the latency table (default: the 13 of MediaPipe's solutions)")
     p.add_argument("--runs", type=int, default=30, help="timed runs per figure (default 30)")
     p.add_argument("--batches", type=int, nargs="+", default=[1, 16, 128])
     p.add_argument("--frames", type=int, default=40, help="timed frames per solution (default 40)")
