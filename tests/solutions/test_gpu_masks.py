@@ -3,6 +3,8 @@ mask read late (after later frames) is still its own frame's."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -29,6 +31,9 @@ def test_selfie_masks_come_back_only_when_read():
         late = [r.segmentation_mask for r in reversed(results)][::-1]  # read last frame's first
         assert transfer_stats()["bytes_read_back"] - before == 3 * 256 * 256 * 4
         assert results[0].segmentation_mask is late[0]  # read once
+        copy = pickle.loads(pickle.dumps(results[1]))  # pickles as the host mask
+        np.testing.assert_array_equal(copy.segmentation_mask, late[1])
+        assert copy.segmentation_mask_gpu is None
     with SelfieSegmentation(backend="cpu") as seg:
         eager = [seg.process(f) for f in frames]
     assert all(r.segmentation_mask_gpu is None for r in eager)

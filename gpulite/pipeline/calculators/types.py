@@ -264,6 +264,10 @@ class Segmentation:
     def __repr__(self) -> str:
         return f"Segmentation(shape={self._shape}, {'on the host' if self.on_host else 'on the GPU'})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and deep-copied) as the host mask: a GPU tensor does not leave its process."""
+        return Segmentation, (self.mask,)
+
 
 def rect_corners(rect: NormalizedRect, width: float = 1.0, height: float = 1.0) -> np.ndarray:
     """The four corners of a rotated rect, in the units of ``width``/``height`` (4, 2)."""
