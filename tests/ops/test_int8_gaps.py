@@ -164,3 +164,51 @@ def test_int16_table_ops_all_values(case: str, backend: str) -> None:
     op, options, qi, qo = INT16_TABLE_CASES[case]
     x = all_values(I16, 1)
     check_quantized(model(op, [(x.shape, I16, qi)], (x.shape, I16, qo), **options), [x], backend)
+
+
+# DIV (div.cc / reference_ops::DivElementwise): gemmlowp reciprocal of the divisor, headroom shift,
+# one rescale; where a small dividend meets a large divisor the rescale's shift passes 31 and
+# LiteRT's x86-64 build returns the dtype's extreme (reproduced: the "small-over-large" pairs)
+DIV_CASES = {
+    "uint8": (np.uint8, (0.05, 128), (0.04, 120), (0.1, 127), "NONE"),
+    "int8": (I8, (0.05, 3), (0.04, -8), (0.1, -1), "NONE"),
+    "int8-relu-small-over-large": (I8, (0.02, 0), (0.5, 0), (0.001, 0), "RELU"),
+}
+
+
+@pytest.mark.parametrize("case", list(DIV_CASES))
+def test_div_quantized_all_pairs(case: str, backend: str) -> None:
+    from tests.ops.test_quantized_elementwise import all_pairs
+
+    dt, q1, q2, qo, act = DIV_CASES[case]
+    a, b = (v.reshape(1, -1) for v in all_pairs(dt))
+    keep = b[0].astype(np.int64) != q2[1]  # a divisor of value 0 fails the invoke
+    a, b = a[:, keep], b[:, keep]
+    m = model("DIV", [(a.shape, dt, q1), (b.shape, dt, q2)], (a.shape, dt, qo), fused_activation_function=act)
+    check_quantized(m, [a, b], backend, max_saturated=0.6)
+
+
+def test_div_int16_broadcast(backend: str) -> None:
+    rng = np.random.default_rng(9)
+    a = rng.integers(-32768, 32768, (1, 64, 33)).astype(I16)
+    b = rng.integers(-32768, 32768, (1, 1, 33)).astype(I16)
+    b[b == 0] = 7
+    m = model("DIV", [(a.shape, I16, (0.001, 0)), (b.shape, I16, (0.002, 0))], (a.shape, I16, (0.0005, 0)))
+    check_quantized(m, [a, b], backend)
+
+
+def test_div_by_a_zero_value_fails_the_invoke() -> None:
+    """LiteRT fails the invoke ("data[i] != zero_point"); gpulite raises ZeroDivisionError."""
+    from gpulite import Interpreter
+    from tests.ops.harness import run_litert
+
+    a, b = np.array([[10, 20]], I8), np.array([[-8, 5]], I8)
+    m = model("DIV", [(a.shape, I8, (0.05, 3)), (b.shape, I8, (0.04, -8))], (a.shape, I8, (0.1, 1)))
+    with pytest.raises(RuntimeError, match="zero_point"):
+        run_litert(m, [a, b])
+    it = Interpreter(model_content=m, backend="cpu")
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], a)
+    it.set_tensor(it.get_input_details()[1]["index"], b)
+    with pytest.raises(ZeroDivisionError, match="zero point -8"):
+        it.invoke()

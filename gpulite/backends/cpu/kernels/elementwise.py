@@ -87,6 +87,8 @@ def binary_kernel(node: Node, ctx) -> Callable[[], None]:
         return QUANTIZED_BINARY[node.op](node, ctx)
     if dt == np.int16 and node.op in (Op.ADD, Op.SUB, Op.MUL) and ctx.in_info(0).quant is not None:
         return int16_binary(node, ctx)
+    if dt == np.int16 and node.op == Op.DIV and ctx.in_info(0).quant is not None:
+        return QUANTIZED_BINARY[Op.DIV](node, ctx)
     raw_ok = node.op in _RAW_QUANT_BINARY and dt in (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
     _check_dtypes(node, ctx, dt == _FLOAT or (dt in _INT_DTYPES and node.op in _INT_BINARY) or raw_ok)
     check_broadcast(node, a.shape, b.shape, out.shape)

@@ -14,6 +14,7 @@ import numpy as np
 
 from gpulite.backends.cpu.kernels import quantized_binary as qb
 from gpulite.backends.cpu.kernels.lookup import lookup, pair_lookup, roll_signed, scale_zp
+from gpulite.backends.cpu.kernels.quantized_div import quantized_div
 from gpulite.backends.cpu.kernels.quantized_squared_difference import quantized_squared_difference
 from gpulite.backends.cpu.quant import QRANGE
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -91,3 +92,4 @@ QUANTIZED_BINARY: dict[str, Callable[[Node, object], Callable[[], None]]] = {
     op: _binary_factory for op in (Op.ADD, Op.SUB, Op.MUL, Op.SQUARED_DIFFERENCE)
 }
 QUANTIZED_BINARY[Op.SQUARED_DIFFERENCE] = quantized_squared_difference
+QUANTIZED_BINARY[Op.DIV] = quantized_div
