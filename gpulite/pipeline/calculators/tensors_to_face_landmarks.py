@@ -6,10 +6,12 @@ the tensor width). ``face_landmark_with_attention.tflite`` gives [mesh, lips (80
 left eye (71 x 2), right eye (71 x 2), left iris (5 x 2), right iris (5 x 2), face flag]: as
 MediaPipe's ``TensorsToFaceLandmarksWithAttention`` graph (``LandmarksRefinementCalculator``)
 the lips and eyes overwrite x and y of their mesh landmarks (z stays the mesh's), and the
-irises become landmarks 468-477 with z the mean z of their eye's contour. With ``MATRIX`` the
-landmarks are projected onto the image (``LandmarkProjection``).
+irises become landmarks 468-477 with z the mean z of their eye's contour. MediaPipe Tasks'
+``face_landmarks_detector.tflite`` (in ``face_landmarker.task``, 256 x 256 input) gives [mesh
+(1434 = 478 x 3), face flag, a tensor MediaPipe does not read]: the 478 points as they come. With
+``MATRIX`` the landmarks are projected onto the image (``LandmarkProjection``).
 
-The last tensor is the face flag, a logit: its sigmoid goes out on ``PRESENCE`` and the
+The face flag (the last tensor; the second of the Tasks model's) is a logit: its sigmoid goes out on ``PRESENCE`` and the
 landmarks only when it is above ``min_presence`` (MediaPipe's ``TensorsToFloats`` with
 ``activation: SIGMOID`` + ``Thresholding`` + ``Gate``; the FaceMesh solution sets
 ``min_presence`` to its ``min_tracking_confidence``).
@@ -90,11 +92,16 @@ def decode_face_landmarks(tensors: list, options: TensorsToFaceLandmarksOptions 
                           ) -> np.ndarray:
     """(468 or 478, 3) landmarks relative to the model input (x, y / size; z / width)."""
     n = len(tensors)
-    if n not in (2, 7):
-        raise PipelineValueError(f"TensorsToFaceLandmarks: expected 2 tensors (face_landmark) or 7 "
-                                 f"(face_landmark_with_attention), got {n}")
+    if n not in (2, 3, 7):
+        raise PipelineValueError(f"TensorsToFaceLandmarks: expected 2 tensors (face_landmark), 3 (MediaPipe Tasks' "
+                                 f"face_landmarks_detector) or 7 (face_landmark_with_attention), got {n}")
     scale = np.array([options.input_image_width, options.input_image_height, options.input_image_width], np.float64)
     mesh = _values(tensors[0])
+    if n == 3:
+        if mesh.size != REFINED * 3:
+            raise PipelineValueError(f"TensorsToFaceLandmarks: the mesh tensor has {mesh.size} values, expected "
+                                     f"{REFINED * 3}")
+        return mesh.reshape(REFINED, 3) / scale
     if mesh.size != MESH * 3:
         raise PipelineValueError(f"TensorsToFaceLandmarks: the mesh tensor has {mesh.size} values, expected {MESH * 3}")
     mesh = mesh.reshape(MESH, 3) / scale
@@ -114,8 +121,8 @@ def decode_face_landmarks(tensors: list, options: TensorsToFaceLandmarksOptions 
 
 
 def face_presence(tensors: list) -> float:
-    """The sigmoid of the face flag (the last tensor)."""
-    v = _values(tensors[-1])
+    """The sigmoid of the face flag (the last tensor; the second of three)."""
+    v = _values(tensors[1] if len(tensors) == 3 else tensors[-1])
     if v.size == 0:
         raise PipelineValueError("TensorsToFaceLandmarks: the face flag tensor is empty")
     return float(1.0 / (1.0 + np.exp(-v[0])))
@@ -142,9 +149,10 @@ class TensorsToFaceLandmarks(Calculator):
         tensors = cc.inputs["TENSORS"]
         if tensors is None:
             return
-        if len(tensors) not in (2, 7):
-            raise PipelineValueError(f"node {cc.node_name!r}: expected 2 tensors (face_landmark) or 7 "
-                                     f"(face_landmark_with_attention), got {len(tensors)}")
+        if len(tensors) not in (2, 3, 7):
+            raise PipelineValueError(f"node {cc.node_name!r}: expected 2 tensors (face_landmark), 3 (MediaPipe "
+                                     f"Tasks' face_landmarks_detector) or 7 (face_landmark_with_attention), got "
+                                     f"{len(tensors)}")
         presence = face_presence(tensors)
         cc.output("PRESENCE", presence)
         if presence > cc.options.min_presence:

@@ -1,0 +1,169 @@
+"""Record mediapipe 1.2.2's Tasks results on the test photos and clip: tests/data/tasks/.
+
+mediapipe 1.2.2 cannot share a venv with the mediapipe 0.10.14 the other tests use, so its
+results are recorded once, here, and committed (tests/tasks/ compare gpulite against them).
+Run from the repository root in the project's venv, naming a venv that has mediapipe==1.2.2::
+
+    python3.11 -m venv /work/venvs/mp122 && /work/venvs/mp122/bin/pip install mediapipe==1.2.2
+    python tools/tasks_oracle.py --mediapipe-python /work/venvs/mp122/bin/python
+
+The frames are made here (tests/solutions/video.py's clip, with this venv's OpenCV, as the tests
+make them) and handed to the mediapipe process in a temporary .npz; the models are the zoo's
+(``gpulite.zoo``, pinned by sha256). Writes ``oracle.npz`` (float arrays; masks as packed bits)
+and ``oracle.json`` (counts, names, error types and messages, the sha256 of every input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "data" / "tasks"
+PHOTOS = ("astronaut", "chelsea", "coffee")
+CLIP_FRAMES = 24
+MODELS = ("face_landmarker", "hand_landmarker", "pose_landmarker_full", "blaze_face_short_range", "selfie_segmenter")
+
+
+def inputs() -> dict[str, np.ndarray]:
+    """The images the oracle and the tests share: the photos, and the clip's frames."""
+    sys.path.insert(0, str(ROOT))
+    from PIL import Image
+
+    from tests.solutions.video import make_frames
+
+    out = {f"photo/{n}": np.asarray(Image.open(ROOT / "tests" / "data" / "images" / f"{n}.png").convert("RGB"))
+           for n in PHOTOS}
+    for i, f in enumerate(make_frames(CLIP_FRAMES)):
+        out[f"clip/{i:02d}"] = f
+    return out
+
+
+def digest(a: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+# -- the worker: runs in mediapipe 1.2.2's venv ----------------------------------------------------
+def run_mediapipe(frames_path: str, models: dict[str, str], out_dir: str) -> None:  # pragma: no cover
+    import mediapipe as mp
+    from mediapipe.tasks import python
+    from mediapipe.tasks.python import vision
+
+    frames = dict(np.load(frames_path))
+    photos = [k for k in frames if k.startswith("photo/")]
+    clip = sorted(k for k in frames if k.startswith("clip/"))
+    arrays: dict[str, np.ndarray] = {}
+    meta: dict = {"mediapipe": mp.__version__, "inputs": {k: digest(v) for k, v in frames.items()}}
+    Mode = vision.RunningMode  # noqa: N806
+    base = lambda name: python.BaseOptions(model_asset_path=models[name])  # noqa: E731
+
+    def image(key):
+        return mp.Image(image_format=mp.ImageFormat.SRGB, data=np.ascontiguousarray(frames[key]))
+
+    def lms(lists):
+        return np.array([[[p.x, p.y, p.z] for p in pts] for pts in lists], np.float32).reshape(-1, n_of(lists), 3)
+
+    def vis(lists):
+        return np.array([[[p.visibility or 0.0, p.presence or 0.0] for p in pts] for pts in lists],
+                        np.float32).reshape(-1, n_of(lists), 2)
+
+    def n_of(lists):
+        return len(lists[0]) if lists else 1
+
+    def face(key, r):
+        arrays[f"face_landmarker/{key}/landmarks"] = lms(r.face_landmarks)
+        arrays[f"face_landmarker/{key}/blendshapes"] = np.array(
+            [[c.score for c in b] for b in r.face_blendshapes], np.float32).reshape(-1, 52)
+        arrays[f"face_landmarker/{key}/matrices"] = np.array(r.facial_transformation_matrixes,
+                                                              np.float32).reshape(-1, 4, 4)
+        if r.face_blendshapes:
+            meta["blendshape_names"] = [c.category_name for c in r.face_blendshapes[0]]
+            meta["blendshape_indices"] = [c.index for c in r.face_blendshapes[0]]
+
+    def hands(key, r):
+        arrays[f"hand_landmarker/{key}/landmarks"] = lms(r.hand_landmarks)
+        arrays[f"hand_landmarker/{key}/world"] = lms(r.hand_world_landmarks)
+        meta.setdefault("handedness", {})[key] = [[(c.index, c.score, c.category_name, c.display_name) for c in h]
+                                                  for h in r.handedness]
+
+    def pose(key, r):
+        arrays[f"pose_landmarker/{key}/landmarks"] = lms(r.pose_landmarks)
+        arrays[f"pose_landmarker/{key}/visibility"] = vis(r.pose_landmarks)
+        arrays[f"pose_landmarker/{key}/world"] = lms(r.pose_world_landmarks)
+        for i, m in enumerate(r.segmentation_masks or []):
+            arrays[f"pose_landmarker/{key}/mask{i}"] = np.packbits(m.numpy_view()[..., 0] > 0.5)
+
+    face_opts = dict(output_face_blendshapes=True, output_facial_transformation_matrixes=True)
+    hand_opts = dict(num_hands=2, min_hand_detection_confidence=0.1, min_hand_presence_confidence=0.1,
+                     min_tracking_confidence=0.1)
+    runs = [
+        ("face_landmarker", vision.FaceLandmarker, vision.FaceLandmarkerOptions, face_opts, face),
+        ("hand_landmarker", vision.HandLandmarker, vision.HandLandmarkerOptions, hand_opts, hands),
+        ("pose_landmarker_full", vision.PoseLandmarker, vision.PoseLandmarkerOptions,
+         dict(output_segmentation_masks=True), pose),
+    ]
+    for model, task, options, kw, record in runs:
+        with task.create_from_options(options(base_options=base(model), **kw)) as t:
+            for key in photos:
+                record(key, t.detect(image(key)))
+        with task.create_from_options(options(base_options=base(model), running_mode=Mode.VIDEO, **kw)) as t:
+            for i, key in enumerate(clip):
+                record("video/" + key, t.detect_for_video(image(key), 33 * i))
+
+    with vision.FaceDetector.create_from_options(
+            vision.FaceDetectorOptions(base_options=base("blaze_face_short_range"))) as t:
+        for key in photos + clip:
+            dets = t.detect(image(key)).detections
+            arrays[f"face_detector/{key}/boxes"] = np.array(
+                [[d.bounding_box.origin_x, d.bounding_box.origin_y, d.bounding_box.width, d.bounding_box.height]
+                 for d in dets], np.float32).reshape(-1, 4)
+            arrays[f"face_detector/{key}/scores"] = np.array([d.categories[0].score for d in dets], np.float32)
+            arrays[f"face_detector/{key}/keypoints"] = np.array(
+                [[[k.x, k.y] for k in d.keypoints] for d in dets], np.float32).reshape(-1, 6, 2)
+
+    with vision.ImageSegmenter.create_from_options(vision.ImageSegmenterOptions(
+            base_options=base("selfie_segmenter"), output_confidence_masks=True, output_category_mask=True)) as t:
+        meta["segmenter_labels"] = list(t.labels)
+        for key in photos + clip[::6]:
+            r = t.segment(image(key))
+            arrays[f"image_segmenter/{key}/category"] = np.packbits(r.category_mask.numpy_view()[..., 0] > 0)
+            meta.setdefault("category_values", {})[key] = sorted(int(v) for v in np.unique(r.category_mask.numpy_view()))
+            for i, m in enumerate(r.confidence_masks):
+                arrays[f"image_segmenter/{key}/confidence{i}"] = np.packbits(m.numpy_view()[..., 0] > 0.5)
+
+    np.savez_compressed(Path(out_dir) / "oracle.npz", **arrays)
+    (Path(out_dir) / "oracle.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mediapipe-python", help="the python of a venv with mediapipe==1.2.2")
+    ap.add_argument("--worker", nargs=3, metavar=("FRAMES", "MODELS_JSON", "OUT"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        run_mediapipe(args.worker[0], json.loads(args.worker[1]), args.worker[2])
+        return
+    if not args.mediapipe_python:
+        ap.error("--mediapipe-python is required")
+    sys.path.insert(0, str(ROOT))
+    from gpulite import zoo
+
+    models = {name: str(zoo.resolve(name)) for name in MODELS}
+    OUT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        frames = Path(tmp) / "frames.npz"
+        np.savez(frames, **inputs())
+        subprocess.run([args.mediapipe_python, __file__, "--worker", str(frames), json.dumps(models), str(OUT)],
+                       check=True)
+    print(f"wrote {OUT / 'oracle.npz'} and {OUT / 'oracle.json'}")
+
+
+if __name__ == "__main__":
+    main()
