@@ -6,7 +6,10 @@ The bundle (``face_landmarker.task``) holds ``face_detector.tflite`` (BlazeFace 
 gpulite's ``face_mesh`` (MediaPipe's face landmark graph) with these models: faces are
 detected, each face's region (turned upright by the eyes, grown 1.5x, squared) goes through the
 mesh model, and in VIDEO and LIVE_STREAM mode a face's landmarks give its region in the next
-frame (the detector runs only while fewer than ``num_faces`` faces are tracked).
+frame (the detector runs only while fewer than ``num_faces`` faces are tracked), and with
+``num_faces=1`` the landmarks are smoothed over time as MediaPipe smooths them (a one-euro filter,
+min_cutoff 0.05, beta 80, derivate_cutoff 1, in pixels; blendshapes and transforms are computed
+from the smoothed landmarks, the next frame's region from the raw ones).
 ``output_face_blendshapes``: the 52 blendshape scores of each face (MediaPipe's
 ``FaceBlendshapesGraph``: 146 of the landmarks, in pixels, through the blendshapes model).
 ``output_facial_transformation_matrixes``: the 4x4 transform from the canonical face model to
@@ -30,9 +33,10 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.interpreter import Interpreter
+from gpulite.pipeline.calculators.landmark_smoothing import LandmarkFilters, LandmarksSmoothingOptions
 from gpulite.pipeline.graphs import load_config
 from gpulite.solutions import connections as _conn
-from gpulite.solutions.base import disconnect, set_options
+from gpulite.solutions.base import disconnect, node_config, set_options
 from gpulite.tasks.bundle import Bundle, read_asset
 from gpulite.tasks.components.containers.category import Category
 from gpulite.tasks.components.containers.landmark import NormalizedLandmark
@@ -203,6 +207,9 @@ def face_landmarker_config(*, tracking: bool, num_faces: int, min_detection: flo
         disconnect(cfg, "detector_gate", "PREV_ROIS")
         disconnect(cfg, "associate_rects", "NORM_RECTS:1")
         cfg.nodes = [n for n in cfg.nodes if n.name != "previous_rects"]
+    else:  # the Tasks graph lists the tracked rects first: a fresh detection replaces the one it overlaps
+        a = node_config(cfg, "associate_rects")
+        a.inputs["NORM_RECTS"], a.inputs["NORM_RECTS:1"] = a.inputs["NORM_RECTS:1"], a.inputs["NORM_RECTS"]
     return cfg
 
 
@@ -229,6 +236,9 @@ class FaceLandmarker(GraphTask):
         cfg = face_landmarker_config(tracking=self.tracking, num_faces=num_faces, min_detection=confidences[0],
                                      min_presence=confidences[1], min_tracking=confidences[2])
         self._start(cfg, models, ["multi_face_landmarks"])
+        self._smoothing = None
+        if self.tracking and num_faces == 1:
+            self._smoothing = LandmarkFilters(LandmarksSmoothingOptions(min_cutoff=0.05, beta=80.0, derivate_cutoff=1.0))
         self._blendshapes = None
         if blendshapes is not None:  # MediaPipe runs this model on XNNPACK whatever the delegate
             self._blendshapes = Interpreter(model_content=blendshapes, backend="litert" if self.backend == "litert"
@@ -260,6 +270,11 @@ class FaceLandmarker(GraphTask):
         self._check_processing_options(image_processing_options, roi_allowed=False)
         faces = self._frame(rgb, timestamp_ms)["multi_face_landmarks"] or []
         height, width = rgb.shape[:2]
+        if self._smoothing is not None:  # on the frame's time in seconds, as MediaPipe's filter
+            if faces:
+                faces = [self._smoothing.apply(faces[0], timestamp_ms / 1000.0, (width, height), None)]
+            else:
+                self._smoothing.reset()
         points = [f.array() for f in faces]
         landmarks = [[NormalizedLandmark(x=float(x), y=float(y), z=float(z)) for x, y, z in p] for p in points]
         blendshapes = [self._blendshape_scores(p, width, height) for p in points] if self._blendshapes else []

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from gpulite.pipeline.config import GraphConfig
-from gpulite.solutions.base import TICK_US, GraphSession, node_config, resolve_backend
+from gpulite.solutions.base import GraphSession, node_config, resolve_backend
 from gpulite.tasks.vision.core.base_vision_task_api import BaseVisionTaskApi
 from gpulite.tasks.vision.core.vision_task_running_mode import VisionTaskRunningMode
 
@@ -71,17 +71,18 @@ class GraphTask(BaseVisionTaskApi):
     def tracking(self) -> bool:
         return self.running_mode != VisionTaskRunningMode.IMAGE
 
-    def _start(self, cfg: GraphConfig, models: Mapping[str, bytes], outputs: list[str]) -> None:
-        packets = use_models(cfg, models)
+    def _start(self, cfg: GraphConfig, models: Mapping[str, bytes], outputs: list[str],
+               side_packets: Mapping[str, Any] | None = None) -> None:
+        packets = {**use_models(cfg, models), **(side_packets or {})}
         self._session = GraphSession(cfg, backend=self.backend, outputs=outputs, side_packets=packets)
 
     def _frame(self, rgb: np.ndarray, timestamp_ms: int | None) -> dict[str, Any]:
         """One frame through the graph: its outputs (None where nothing came)."""
         assert self._session is not None
         timestamp = None
-        if timestamp_ms is not None:  # graph time: from one tick on (a task's timestamps may start anywhere)
-            self._t0 = int(timestamp_ms) if self._t0 is None else self._t0
-            timestamp = (int(timestamp_ms) - self._t0) * 1000 + TICK_US
+        if timestamp_ms is not None:  # graph time in microseconds, as MediaPipe's (shifted to start at 0 if negative)
+            self._t0 = min(int(timestamp_ms), 0) if self._t0 is None else self._t0
+            timestamp = (int(timestamp_ms) - self._t0) * 1000
         return self._session.run({"image": rgb}, timestamp=timestamp)
 
     def _close(self) -> None:

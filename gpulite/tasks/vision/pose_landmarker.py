@@ -1,0 +1,159 @@
+"""``PoseLandmarker``: 33 body landmarks, world landmarks and a person mask (MediaPipe Tasks' pose landmarker).
+
+The bundle (``pose_landmarker_lite|full|heavy.task``) holds ``pose_detector.tflite`` and
+``pose_landmarks_detector.tflite``, the same networks as MediaPipe's legacy pose models. The graph
+is gpulite's ``pose`` (MediaPipe's pose landmark graph): the detector finds the person, the
+landmark model runs on the region its keypoints give, and in VIDEO and LIVE_STREAM mode the
+region of the next frame comes from this frame's auxiliary landmarks, with MediaPipe's landmark
+smoothing (visibility low-pass, one-euro filters on the landmarks and world landmarks).
+``output_segmentation_masks``: the person mask as a ``VEC32F1`` image of the input's size.
+
+gpulite finds one pose (``num_poses=1``, MediaPipe's default); a larger ``num_poses`` is refused.
+
+Usage::
+
+    options = vision.PoseLandmarkerOptions(base_options=python.BaseOptions(model_asset_path="pose_landmarker_full"),
+                                           output_segmentation_masks=True)
+    with vision.PoseLandmarker.create_from_options(options) as landmarker:
+        result = landmarker.detect(image)
+        result.pose_landmarks[0][vision.PoseLandmark.NOSE].visibility
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable
+
+import numpy as np
+
+from gpulite.solutions import connections as _conn
+from gpulite.solutions.base import set_options
+from gpulite.solutions.pose import pose_config
+from gpulite.tasks.bundle import Bundle, read_asset
+from gpulite.tasks.components.containers.landmark import Landmark, NormalizedLandmark
+from gpulite.tasks.core.base_options import BaseOptions
+from gpulite.tasks.vision.core.graph_task import GraphTask, check_positive, check_unit
+from gpulite.tasks.vision.core.image import Image, ImageFormat
+from gpulite.tasks.vision.core.image_processing_options import ImageProcessingOptions
+from gpulite.tasks.vision.core.vision_task_running_mode import VisionTaskRunningMode
+
+DETECTOR = "pose_detector.tflite"
+LANDMARKS = "pose_landmarks_detector.tflite"
+
+PoseLandmark = enum.IntEnum("PoseLandmark", {p.name: int(p) for p in _conn.PoseLandmark})
+PoseLandmark.__doc__ = "The 33 pose landmarks, in the model's order (MediaPipe's ``PoseLandmark``)."
+
+
+class PoseLandmarksConnections:
+    """The skeleton (MediaPipe's ``PoseLandmarksConnections.POSE_LANDMARKS``: ``Connection(start, end)``)."""
+
+    @dataclasses.dataclass
+    class Connection:
+        start: int
+        end: int
+
+
+PoseLandmarksConnections.POSE_LANDMARKS = [PoseLandmarksConnections.Connection(a, b)
+                                           for a, b in sorted(_conn.POSE_CONNECTIONS)]
+
+
+@dataclasses.dataclass
+class PoseLandmarkerResult:
+    """The pose found in one image.
+
+    Attributes
+    ----------
+    pose_landmarks : list of list of NormalizedLandmark
+        33 per pose, with visibility and presence.
+    pose_world_landmarks : list of list of Landmark
+        33 per pose, in metres, centred between the hips.
+    segmentation_masks : list of Image, optional
+        ``output_segmentation_masks``: a VEC32F1 mask per pose, the input's size.
+    """
+
+    pose_landmarks: list[list[NormalizedLandmark]]
+    pose_world_landmarks: list[list[Landmark]]
+    segmentation_masks: list[Image] | None = None
+
+
+@dataclasses.dataclass
+class PoseLandmarkerOptions:
+    """Options of :class:`PoseLandmarker` (MediaPipe's names, defaults and meanings)."""
+
+    base_options: BaseOptions
+    running_mode: VisionTaskRunningMode = VisionTaskRunningMode.IMAGE
+    num_poses: int = 1
+    min_pose_detection_confidence: float = 0.5
+    min_pose_presence_confidence: float = 0.5
+    min_tracking_confidence: float = 0.5
+    output_segmentation_masks: bool = False
+    result_callback: Callable[[PoseLandmarkerResult, Image, int], None] | None = None
+
+
+def _points(lms, cls):
+    xyz, vis, pres = lms.columns()
+    n = len(xyz)
+    vis = [None] * n if vis is None else list(vis)
+    pres = [None] * n if pres is None else list(pres)
+    return [cls(x=float(x), y=float(y), z=float(z), visibility=None if v is None else float(v),
+                presence=None if p is None else float(p)) for (x, y, z), v, p in zip(xyz, vis, pres, strict=True)]
+
+
+class PoseLandmarker(GraphTask):
+    """Body landmarks in images, videos and live streams."""
+
+    @classmethod
+    def create_from_model_path(cls, model_path: str) -> PoseLandmarker:
+        return cls.create_from_options(PoseLandmarkerOptions(base_options=BaseOptions(model_asset_path=model_path)))
+
+    @classmethod
+    def create_from_options(cls, options: PoseLandmarkerOptions) -> PoseLandmarker:
+        return cls(options)
+
+    def __init__(self, options: PoseLandmarkerOptions) -> None:
+        if check_positive(options.num_poses, "num_poses") != 1:
+            raise ValueError(f"num_poses={options.num_poses}: gpulite's PoseLandmarker finds one pose (num_poses=1)")
+        detection = check_unit(options.min_pose_detection_confidence, "min_pose_detection_confidence")
+        presence = check_unit(options.min_pose_presence_confidence, "min_pose_presence_confidence")
+        check_unit(options.min_tracking_confidence, "min_tracking_confidence")
+        bundle = Bundle.open(read_asset(options.base_options.model_asset_path, options.base_options.model_asset_buffer))
+        models = {"detection_inference": bundle.file(DETECTOR), "landmark_inference": bundle.file(LANDMARKS)}
+        super().__init__(options)
+        self._masks = bool(options.output_segmentation_masks)
+        cfg = pose_config(static_image_mode=not self.tracking, model_complexity=1, enable_segmentation=self._masks,
+                          min_detection_confidence=detection, min_tracking_confidence=presence)
+        # the heatmap refinement with the kernel MediaPipe's graph names (0.10.14's legacy solution used 9)
+        set_options(cfg, {"refine_landmarks.kernel_size": 7})
+        outputs = ["pose_landmarks", "pose_world_landmarks"] + (["segmentation_mask"] if self._masks else [])
+        packets = {"smooth_landmarks": self.tracking, "smooth_segmentation": False}
+        self._start(cfg, models, outputs, packets)
+
+    def detect(self, image: Image, image_processing_options: ImageProcessingOptions | None = None
+               ) -> PoseLandmarkerResult:
+        """The pose in one image (IMAGE mode)."""
+        return self._process_image_data(image, image_processing_options, "detect")
+
+    def detect_for_video(self, image: Image, timestamp_ms: int,
+                         image_processing_options: ImageProcessingOptions | None = None) -> PoseLandmarkerResult:
+        """The pose in one video frame (VIDEO mode); timestamps must increase."""
+        return self._process_video_data(image, timestamp_ms, image_processing_options, "detect_for_video")
+
+    def detect_async(self, image: Image, timestamp_ms: int,
+                     image_processing_options: ImageProcessingOptions | None = None) -> None:
+        """Send a live frame (LIVE_STREAM mode); the result goes to ``result_callback``."""
+        self._send_live_stream_data(image, timestamp_ms, image_processing_options, "detect_async")
+
+    def _run(self, rgb: np.ndarray, timestamp_ms: int | None,
+             image_processing_options: ImageProcessingOptions | None) -> PoseLandmarkerResult:
+        self._check_processing_options(image_processing_options, roi_allowed=False)
+        out = self._frame(rgb, timestamp_ms)
+        lms, world = out["pose_landmarks"], out["pose_world_landmarks"]
+        if lms is None:
+            return PoseLandmarkerResult([], [], [] if self._masks else None)
+        masks = None
+        if self._masks:
+            mask = out.get("segmentation_mask")
+            masks = [] if mask is None else [Image(ImageFormat.VEC32F1, np.asarray(mask.mask, np.float32))]
+        return PoseLandmarkerResult([_points(lms, NormalizedLandmark)],
+                                    [_points(world, Landmark)] if world is not None else [], masks)
