@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -101,8 +102,9 @@ def run_mediapipe(frames_path: str, models: dict[str, str], out_dir: str) -> Non
             arrays[f"pose_landmarker/{key}/mask{i}"] = np.packbits(m.numpy_view()[..., 0] > 0.5)
 
     face_opts = dict(output_face_blendshapes=True, output_facial_transformation_matrixes=True)
-    hand_opts = dict(num_hands=2, min_hand_detection_confidence=0.1, min_hand_presence_confidence=0.1,
-                     min_tracking_confidence=0.1)
+    # the astronaut's gloved hand is found only with thresholds this low (as with the legacy solution)
+    hand_opts = dict(num_hands=2, min_hand_detection_confidence=0.1, min_hand_presence_confidence=0.0,
+                     min_tracking_confidence=0.1)  # 0 aborts mediapipe's process in VIDEO mode
     runs = [
         ("face_landmarker", vision.FaceLandmarker, vision.FaceLandmarkerOptions, face_opts, face),
         ("hand_landmarker", vision.HandLandmarker, vision.HandLandmarkerOptions, hand_opts, hands),
@@ -134,19 +136,90 @@ def run_mediapipe(frames_path: str, models: dict[str, str], out_dir: str) -> Non
         for key in photos + clip[::6]:
             r = t.segment(image(key))
             arrays[f"image_segmenter/{key}/category"] = np.packbits(r.category_mask.numpy_view()[..., 0] > 0)
-            meta.setdefault("category_values", {})[key] = sorted(int(v) for v in np.unique(r.category_mask.numpy_view()))
+            values = np.unique(r.category_mask.numpy_view())
+            meta.setdefault("category_values", {})[key] = sorted(int(v) for v in values)
             for i, m in enumerate(r.confidence_masks):
                 arrays[f"image_segmenter/{key}/confidence{i}"] = np.packbits(m.numpy_view()[..., 0] > 0.5)
 
     np.savez_compressed(Path(out_dir) / "oracle.npz", **arrays)
+    meta["errors"] = {}
+    for case in ERROR_CASES:  # each in its own process: a failed mediapipe graph can hang or abort its process
+        try:
+            r = subprocess.run([sys.executable, __file__, "--error", case, frames_path, json.dumps(models)],
+                               capture_output=True, text=True, timeout=120)
+            lines = [ln for ln in r.stdout.splitlines() if ln.startswith("ERROR ")]
+            meta["errors"][case] = json.loads(lines[-1][6:]) if lines else ["(process died)", str(r.returncode)]
+        except subprocess.TimeoutExpired:
+            meta["errors"][case] = ["(hung)", ""]
     (Path(out_dir) / "oracle.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+
+
+ERROR_CASES = ("detect_for_video in IMAGE mode", "detect_async in IMAGE mode", "detect in VIDEO mode",
+               "callback in IMAGE mode", "no callback in LIVE_STREAM mode", "repeated timestamp", "missing file",
+               "corrupt bundle", "wrong bundle", "bundle for a tflite task", "GRAY8 image", "VEC32F1 image")
+
+
+def record_error(case: str, frames_path: str, models: dict[str, str]) -> None:  # pragma: no cover
+    """Print mediapipe's exception type and message for one bad call (the tests make the same calls)."""
+    import tempfile
+
+    import mediapipe as mp
+    from mediapipe.tasks import python
+    from mediapipe.tasks.python import vision
+
+    img = mp.Image(image_format=mp.ImageFormat.SRGB, data=np.ascontiguousarray(np.load(frames_path)["photo/astronaut"]))
+    Mode = vision.RunningMode  # noqa: N806
+    base = python.BaseOptions(model_asset_path=models["face_landmarker"])
+    opts = vision.FaceLandmarkerOptions
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "junk.task").write_bytes(b"PK\x03\x04" + b"garbage" * 20)
+    gray = mp.Image(image_format=mp.ImageFormat.GRAY8, data=np.zeros((64, 64), np.uint8))
+    floats = mp.Image(image_format=mp.ImageFormat.VEC32F1, data=np.zeros((64, 64), np.float32))
+    cases = {
+        "detect_for_video in IMAGE mode": lambda: vision.FaceLandmarker.create_from_options(opts(base_options=base))
+        .detect_for_video(img, 0),
+        "detect_async in IMAGE mode": lambda: vision.FaceLandmarker.create_from_options(opts(base_options=base))
+        .detect_async(img, 0),
+        "detect in VIDEO mode": lambda: vision.FaceLandmarker.create_from_options(
+            opts(base_options=base, running_mode=Mode.VIDEO)).detect(img),
+        "callback in IMAGE mode": lambda: vision.FaceLandmarker.create_from_options(
+            opts(base_options=base, result_callback=lambda *a: None)),
+        "no callback in LIVE_STREAM mode": lambda: vision.FaceLandmarker.create_from_options(
+            opts(base_options=base, running_mode=Mode.LIVE_STREAM)),
+        "repeated timestamp": lambda: _twice(vision.FaceLandmarker.create_from_options(
+            opts(base_options=base, running_mode=Mode.VIDEO)), img),
+        "missing file": lambda: vision.FaceLandmarker.create_from_model_path(str(tmp / "none.task")),
+        "corrupt bundle": lambda: vision.FaceLandmarker.create_from_model_path(str(tmp / "junk.task")),
+        "wrong bundle": lambda: vision.FaceLandmarker.create_from_model_path(models["hand_landmarker"]),
+        "bundle for a tflite task": lambda: vision.FaceDetector.create_from_model_path(models["face_landmarker"]),
+        "GRAY8 image": lambda: vision.FaceDetector.create_from_model_path(models["blaze_face_short_range"])
+        .detect(gray),
+        "VEC32F1 image": lambda: vision.FaceDetector.create_from_model_path(models["blaze_face_short_range"])
+        .detect(floats),
+    }
+    try:
+        cases[case]()
+        out = ["", ""]
+    except Exception as e:  # recording whatever it raises is the point
+        out = [type(e).__name__, str(e).splitlines()[0] if str(e) else ""]
+    print("ERROR " + json.dumps(out), flush=True)
+    os._exit(0)  # skip mediapipe's teardown, which can hang after a failed graph
+
+
+def _twice(task, img):  # pragma: no cover
+    task.detect_for_video(img, 5)
+    task.detect_for_video(img, 5)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mediapipe-python", help="the python of a venv with mediapipe==1.2.2")
     ap.add_argument("--worker", nargs=3, metavar=("FRAMES", "MODELS_JSON", "OUT"), help=argparse.SUPPRESS)
+    ap.add_argument("--error", nargs=3, metavar=("CASE", "FRAMES", "MODELS_JSON"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.error:
+        record_error(args.error[0], args.error[1], json.loads(args.error[2]))
+        return
     if args.worker:
         run_mediapipe(args.worker[0], json.loads(args.worker[1]), args.worker[2])
         return

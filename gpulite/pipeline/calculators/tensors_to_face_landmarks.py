@@ -11,7 +11,7 @@ irises become landmarks 468-477 with z the mean z of their eye's contour. MediaP
 (1434 = 478 x 3), face flag, a tensor MediaPipe does not read]: the 478 points as they come. With
 ``MATRIX`` the landmarks are projected onto the image (``LandmarkProjection``).
 
-The face flag (the last tensor; the second of the Tasks model's) is a logit: its sigmoid goes out on ``PRESENCE`` and the
+The face flag (the last tensor; the Tasks model's second) is a logit: its sigmoid goes out on ``PRESENCE`` and the
 landmarks only when it is above ``min_presence`` (MediaPipe's ``TensorsToFloats`` with
 ``activation: SIGMOID`` + ``Thresholding`` + ``Gate``; the FaceMesh solution sets
 ``min_presence`` to its ``min_tracking_confidence``).

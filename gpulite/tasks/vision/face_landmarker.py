@@ -143,7 +143,8 @@ class FaceLandmarksConnections:
         return [FaceLandmarksConnections.Connection(a, b) for a, b in sorted(edges)]
 
 
-for _name, _edges in (("FACE_LANDMARKS_LIPS", _conn.FACEMESH_LIPS), ("FACE_LANDMARKS_LEFT_EYE", _conn.FACEMESH_LEFT_EYE),
+for _name, _edges in (("FACE_LANDMARKS_LIPS", _conn.FACEMESH_LIPS),
+                      ("FACE_LANDMARKS_LEFT_EYE", _conn.FACEMESH_LEFT_EYE),
                       ("FACE_LANDMARKS_LEFT_EYEBROW", _conn.FACEMESH_LEFT_EYEBROW),
                       ("FACE_LANDMARKS_LEFT_IRIS", _conn.FACEMESH_LEFT_IRIS),
                       ("FACE_LANDMARKS_RIGHT_EYE", _conn.FACEMESH_RIGHT_EYE),
@@ -238,7 +239,8 @@ class FaceLandmarker(GraphTask):
         self._start(cfg, models, ["multi_face_landmarks"])
         self._smoothing = None
         if self.tracking and num_faces == 1:
-            self._smoothing = LandmarkFilters(LandmarksSmoothingOptions(min_cutoff=0.05, beta=80.0, derivate_cutoff=1.0))
+            self._smoothing = LandmarkFilters(LandmarksSmoothingOptions(min_cutoff=0.05, beta=80.0,
+                                                                        derivate_cutoff=1.0))
         self._blendshapes = None
         if blendshapes is not None:  # MediaPipe runs this model on XNNPACK whatever the delegate
             self._blendshapes = Interpreter(model_content=blendshapes, backend="litert" if self.backend == "litert"
