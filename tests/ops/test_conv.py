@@ -40,8 +40,10 @@ CASES = {
     # The WebGPU tiled product's edges (kernels/gemm.py: 32x32 output tiles, K in steps of 16):
     # 99 pixels x 37 channels, K = 108 read as vec4s; a 1x1 conv read as a matrix of 13 columns
     # (not vec4s) at batch 2; K = 864 over few tiles (four K groups per workgroup); K = 4200
-    # (past 4 x 1024: K split across workgroups, then summed).
+    # (past 4 x 1024: K split across workgroups, then summed); 2048 pixels x 32 channels, K = 144
+    # (4 rows per thread, and four K groups).
     "gemm-edges-k3": ((1, 9, 11, 12), (3, 3), 37, (1, 1), (1, 1), "SAME", "RELU", True),
+    "gemm-rows4-groups": ((1, 32, 64, 16), (3, 3), 32, (1, 1), (1, 1), "SAME", "RELU6", True),
     "gemm-1x1-c13-batch2": ((2, 5, 7, 13), (1, 1), 33, (1, 1), (1, 1), "VALID", "RELU6", True),
     "gemm-k3-c96-groups": ((1, 5, 5, 96), (3, 3), 40, (1, 1), (1, 1), "SAME", "NONE", True),
     "gemm-1x1-c4200-split": ((1, 2, 3, 4200), (1, 1), 5, (1, 1), (1, 1), "VALID", "NONE", True),

@@ -22,8 +22,10 @@ FC_CASES = {
     "hand-landmark": ((1, 1, 1, 1152), 63, False, True, "NONE"),
     "4d-flatten-all-nobias": ((1, 4, 4, 3), 10, False, False, "NONE"),
     # The WebGPU tiled product's edges (kernels/gemm.py): 70 rows x 45 units over K = 37 (no
-    # vec4 rows); one row with K = 5000 (K split across workgroups, then summed).
+    # vec4 rows); one row with K = 5000 (K split across workgroups, then summed); 700 x 100
+    # outputs (4 rows per thread).
     "gemm-edges": ((70, 37), 45, False, True, "RELU"),
+    "gemm-rows4": ((700, 20), 100, False, True, "RELU"),
     "gemm-one-row-split": ((1, 5000), 7, False, True, "NONE"),
 }
 FC_DEPTH = {"3d-flatten-across-dims": 12, "4d-flatten-all-nobias": 48}

@@ -9,21 +9,22 @@ import pytest
 from gpulite.backends.webgpu.kernels import gemm
 
 
-@pytest.mark.parametrize("m,n,k,batches,kg,splits", [
-    (128 * 128, 64, 16, 1, 1, 1),  # pose_landmark_full's largest 1x1 conv: many tiles, short K
-    (64, 288, 864, 1, 4, 1),  # pose's 8x8x864 -> 288: 18 tiles, K 54 steps: four K groups
-    (49, 192, 1152, 1, 4, 1),  # hand_landmark_full's 7x7x1152 -> 192: K > 1024
-    (1, 63, 1152, 1, 4, 1),  # hand_landmark_full's FULLY_CONNECTED 1152 -> 63
-    (128 * 49, 192, 1152, 1, 4, 1),  # the same at batch 128: many tiles, but K > 1024
-    (1, 7, 5000, 1, 4, 2),  # K > 4 x 1024: two slices of K, then a sum
-    (3, 5, 4, 2, 1, 1),
+@pytest.mark.parametrize("m,n,k,batches,rpt,kg,splits", [
+    (128 * 128, 64, 16, 1, 4, 1, 1),  # pose_landmark_full's largest 1x1 conv: many tiles, short K
+    (64, 288, 864, 1, 1, 4, 1),  # pose's 8x8x864 -> 288: 18 32x32 tiles, so 72 of 8 rows; K 54 steps: four K groups
+    (49, 192, 1152, 1, 1, 4, 1),  # hand_landmark_full's 7x7x1152 -> 192: K > 1024
+    (1, 63, 1152, 1, 1, 4, 1),  # hand_landmark_full's FULLY_CONNECTED 1152 -> 63
+    (128 * 49, 192, 1152, 1, 4, 4, 1),  # the same at batch 128: many tiles, but K > 1024
+    (256, 528, 88, 1, 4, 1, 1),  # pose's 16x16x88 -> 528: 136 tiles, short K
+    (1, 7, 5000, 1, 1, 4, 2),  # K > 4 x 1024: two slices of K, then a sum
+    (3, 5, 4, 2, 1, 1, 1),
 ])
-def test_plan(m, n, k, batches, kg, splits):
+def test_plan(m, n, k, batches, rpt, kg, splits):
     p = gemm.plan(m, n, k, batches)
-    assert (p.kg, p.splits) == (kg, splits)
+    assert (p.rpt, p.kg, p.splits) == (rpt, kg, splits)
     assert p.serial <= gemm.MAX_SERIAL  # no thread sums more than 1024 products of one output
     assert p.k_tiles * p.splits >= p.kt_total > (p.k_tiles - 1) * p.splits - p.k_tiles  # slices cover K, none empty
-    assert p.workgroups == -(-m // 32) * -(-n // 32) * batches * splits
+    assert p.workgroups == -(-m // (8 * rpt)) * -(-n // 32) * batches * splits
     assert p.n_pad % 32 == 0 and p.k_pad % 16 == 0 and p.k_pad >= k
 
 
@@ -33,7 +34,7 @@ def test_programs_declare_their_work():
     K slices add the sum's dispatch, which folds one partial per slice."""
     ctx = _Ctx()
     (one,) = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(40, 33, 37), [], A_VEC="false", B_VEC="false")
-    assert "fn run_group(" in one.wgsl and one.dispatch == (4, 1, 1) and one.threads == 4 * 64
+    assert "fn run_group(" in one.wgsl and one.dispatch == (10, 1, 1) and one.threads == 10 * 64  # 5 x 2 tiles
     assert one.reduction_per_thread == 48
     main, total = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(1, 7, 5000), [], A_VEC="true",
                                  B_VEC="false")

@@ -2,10 +2,12 @@
 how a product is cut into workgroups (:func:`plan`) and its programs (:func:`programs`).
 
 A workgroup computes a 32 x 32 tile of the output, 4 x 4 outputs per thread, walking K 16 at a
-time through workgroup memory. Where the tiles are few and K is long, each workgroup runs four
-groups of 64 threads over interleaved K steps (``kg = 4``, one dispatch); and no thread ever sums
-more than :data:`MAX_SERIAL` products of one output: past that, K is split across workgroups
-into partial sums (``splits``), which a second dispatch (``gemm_sum.wgsl``) adds up.
+time through workgroup memory; a product too small to fill the GPU with such tiles takes 8 x 32
+tiles, 1 x 4 outputs per thread (``rpt = 1``: four times the workgroups). Where the workgroups
+are still few and K is long, each runs four groups of 64 threads over interleaved K steps
+(``kg = 4``, one dispatch); and no thread ever sums more than :data:`MAX_SERIAL` products of
+one output: past that, K is split across workgroups into partial sums (``splits``), which a
+second dispatch (``gemm_sum.wgsl``) adds up.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.model.opdefs import FusedActivation
 
-TILE = 32  # output rows and columns per workgroup
+TILE = 32  # output columns per workgroup (and rows, with 4 rows per thread)
 K_STEP = 16  # K per step through workgroup memory
-GROUP = 64  # threads per 32 x 32 tile (8 x 8, 4 x 4 outputs each)
+GROUP = 64  # threads per tile (8 x 8, 4 columns and rpt rows each)
 MAX_SERIAL = 1024  # the most products one thread sums for one output
-FEW_TILES = 64  # below this many tiles, a long K runs in four groups per workgroup
+FEW_TILES = 64  # below this many 32 x 32 tiles, a thread takes 1 row instead of 4
+FEW_WORKGROUPS = 128  # below this many workgroups, a long K runs in four groups per workgroup
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -38,12 +41,13 @@ class GemmPlan:
     n: int
     k: int
     batches: int
+    rpt: int  # output rows per thread: 4, or 1 for small products (tiles of 8 x 32)
     kg: int  # groups of 64 threads per workgroup, each on every kg-th K step
     splits: int  # slices of K across workgroups (partial sums, then gemm_sum.wgsl)
 
     @property
     def tiles_m(self) -> int:
-        return _cdiv(self.m, TILE)
+        return _cdiv(self.m, 8 * self.rpt)
 
     @property
     def tiles_n(self) -> int:
@@ -76,22 +80,24 @@ class GemmPlan:
         return _cdiv(self.k_tiles, self.kg) * K_STEP
 
     def describe(self) -> str:
-        return (f"{self.workgroups} workgroups x {GROUP * self.kg} threads, 4x4 outputs and <= {self.serial}"
+        return (f"{self.workgroups} workgroups x {GROUP * self.kg} threads, {self.rpt}x4 outputs and <= {self.serial}"
                 f" products per thread{f', K in {self.splits} slices' if self.splits > 1 else ''}")
 
 
 def plan(m: int, n: int, k: int, batches: int = 1) -> GemmPlan:
-    """The workgroups of a product: four groups per workgroup when tiles are few (under
-    :data:`FEW_TILES`) and K spans 8 steps or more, or when K is longer than :data:`MAX_SERIAL`;
-    slices of K across workgroups only when one workgroup's groups would still leave a thread
-    more than :data:`MAX_SERIAL` products."""
-    tiles = _cdiv(m, TILE) * _cdiv(n, TILE) * batches
+    """The workgroups of a product: one row per thread when 32 x 32 tiles would be fewer than
+    :data:`FEW_TILES`; four groups per workgroup when workgroups are fewer than
+    :data:`FEW_WORKGROUPS` and K spans 8 steps or more, or when K is longer than
+    :data:`MAX_SERIAL`; slices of K across workgroups only when one workgroup's groups would
+    still leave a thread more than :data:`MAX_SERIAL` products."""
+    rpt = 1 if _cdiv(m, TILE) * _cdiv(n, TILE) * batches < FEW_TILES else 4
+    tiles = _cdiv(m, 8 * rpt) * _cdiv(n, TILE) * batches
     kt = max(1, _cdiv(k, K_STEP))
-    kg = 4 if (tiles < FEW_TILES and kt >= 8) or kt * K_STEP > MAX_SERIAL else 1
+    kg = 4 if (tiles < FEW_WORKGROUPS and kt >= 8) or kt * K_STEP > MAX_SERIAL else 1
     per_slice = kg * MAX_SERIAL // K_STEP  # K steps one slice may take
     splits = _cdiv(kt, per_slice)
     splits = _cdiv(kt, _cdiv(kt, splits))  # no empty slice
-    return GemmPlan(m, n, k, batches, kg, splits)
+    return GemmPlan(m, n, k, batches, rpt, kg, splits)
 
 
 def packed_b(b: np.ndarray, p: GemmPlan) -> np.ndarray:
@@ -113,7 +119,8 @@ def programs(ctx: GpuContext, name: str, sources: tuple[str, ...], p: GemmPlan, 
     wg = GROUP * p.kg
     main = make_program(f"{name} [{p.describe()}]", (*sources, "gemm"), fields, p.workgroups, act=act,
                         workgroup_size=wg, weights=weights, groups=True, reduction_per_thread=p.serial,
-                        KG=str(p.kg), SLOTS=str(128 * p.kg), **subs)
+                        KG=str(p.kg), RPT=str(p.rpt), SLOTS_A=str(32 * p.rpt * p.kg),
+                        SLOTS_B=str(128 * p.kg), **subs)
     if p.splits == 1:
         return [main]
     total = make_program(f"{name} [sum of {p.splits} K slices]", (*sources, "gemm_sum"), fields,

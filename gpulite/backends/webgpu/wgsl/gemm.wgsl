@@ -1,11 +1,12 @@
 // Tiled matrix product, the core of CONV_2D, FULLY_CONNECTED and BATCH_MATMUL (kernels/gemm.py):
 // C[b] = A[b] (P.m x P.k) * B[b] (P.k x P.n_cols), for b < P.batches.
 //
-// A workgroup of 64 x $KG threads computes one 32 x 32 tile of C: its 64 threads are 8 x 8,
-// each owning 4 rows x 4 columns (one vec4 per row). K is walked 16 at a time through
-// workgroup memory: per step each thread loads two vec4s of A (4 consecutive k of a row) and
-// two of B (4 consecutive columns of a k), then reads 8 vec4s from workgroup memory per 64
-// multiply-adds. With $KG = 4 (few tiles, long K) the workgroup's four groups of 64 threads
+// A workgroup of 64 x $KG threads computes one tile of C, 8 * $RPT rows x 32 columns: its 64
+// threads are 8 x 8, each owning $RPT rows x 4 columns (one vec4 per row; $RPT is 4, or 1 for
+// products too small to fill the GPU with 32-row tiles). K is walked 16 at a time through
+// workgroup memory: per step the threads load the tile's A (8 * $RPT rows x 4 vec4s of k) and
+// B (16 k x 8 vec4s of columns), then each reads 4 + $RPT vec4s from workgroup memory per
+// 16 * $RPT multiply-adds. With $KG = 4 (few tiles, long K) the workgroup's four groups of 64 threads
 // take every fourth K step each and their sums meet in workgroup memory at the end: four times
 // the threads in flight in one dispatch. A grid of P.splits slices of K (P.k_tiles steps each)
 // writes partial sums to P.part_off, summed by gemm_sum.wgsl. No thread sums more than
@@ -14,21 +15,26 @@
 // The file before this one defines, for batch b:
 //   fn mm_a(b: u32, row: u32, k: u32) -> vec4<f32>   A[row][k .. k+3] (zero past P.m or P.k)
 //   fn mm_b(b: u32, k: u32, col: u32) -> vec4<f32>   B[k][col .. col+3] (zero past P.k or P.n_cols;
-//                                                     k < P.kt_total * 16, col < tiles_n * 32)
+//                                                     k < P.kt_total * 16, col < P.n_pad)
 //   fn mm_out(b: u32, row: u32, col: u32, acc: vec4<f32>)   C[row][col .. col+3] (row < P.m,
 //                                                     col < P.n_cols; bias and epilogue there)
 
 const KG: u32 = $KG;
-var<workgroup> ta: array<vec4<f32>, $SLOTS>;  // per group: [32 rows][4 vec4s of k]
-var<workgroup> tb: array<vec4<f32>, $SLOTS>;  // per group: [16 k][8 vec4s of columns]
+const RPT: u32 = $RPT;  // rows per thread
+const TA: u32 = 32u * RPT;  // vec4s of A per group and step: 8 * RPT rows x 4
+const SA: u32 = $SLOTS_A;  // TA * KG
+const SB: u32 = $SLOTS_B;  // 128 * KG
+var<workgroup> ta: array<vec4<f32>, $SLOTS_A>;  // per group: [8 * RPT rows][4 vec4s of k]
+var<workgroup> tb: array<vec4<f32>, $SLOTS_B>;  // per group: [16 k][8 vec4s of columns]
 
-// One 16-deep step of group g (offset o in the tiles) over k-tile kt.
-fn load_step(b: u32, row0: u32, col0: u32, kt: u32, l: u32, o: u32) {
+// One 16-deep step of group g (offsets oa, ob in the tiles) over k-tile kt.
+fn load_step(b: u32, row0: u32, col0: u32, kt: u32, l: u32, oa: u32, ob: u32) {
     let k0 = kt * 16u;
-    for (var j = 0u; j < 128u; j += 64u) {
-        let t = l + j;
-        ta[o + t] = mm_a(b, row0 + t / 4u, k0 + (t % 4u) * 4u);
-        tb[o + t] = mm_b(b, k0 + t / 8u, col0 + (t % 8u) * 4u);
+    for (var t = l; t < TA; t += 64u) {
+        ta[oa + t] = mm_a(b, row0 + t / 4u, k0 + (t % 4u) * 4u);
+    }
+    for (var t = l; t < 128u; t += 64u) {
+        tb[ob + t] = mm_b(b, k0 + t / 8u, col0 + (t % 8u) * 4u);
     }
 }
 
@@ -40,6 +46,16 @@ fn result(b: u32, row: u32, col: u32, split: u32, acc: vec4<f32>) {
     }
 }
 
+// Slot s of the groups' hand-over (ta, then tb: both free once the last step is done).
+fn hand(s: u32, v: vec4<f32>) {
+    if (s < SA) { ta[s] = v; } else { tb[s - SA] = v; }
+}
+
+fn handed(s: u32) -> vec4<f32> {
+    if (s < SA) { return ta[s]; }
+    return tb[s - SA];
+}
+
 fn run_group(wg: u32, lid: u32) {  // workgroup wg (< P.n, uniform), thread lid
     let tn = wg % P.tiles_n;
     var r = wg / P.tiles_n;
@@ -47,33 +63,36 @@ fn run_group(wg: u32, lid: u32) {  // workgroup wg (< P.n, uniform), thread lid
     r = r / P.tiles_m;
     let split = r % P.splits;
     let b = r / P.splits;
-    let row0 = tm * 32u;
+    let row0 = tm * 8u * RPT;
     let col0 = tn * 32u;
     let g = lid / 64u;
     let l = lid % 64u;
-    let o = g * 128u;
+    let oa = g * TA;
+    let ob = g * 128u;
     let tx = l % 8u;
     let ty = l / 8u;
-    var acc: array<vec4<f32>, 4>;
+    var acc: array<vec4<f32>, $RPT>;
     let kt0 = split * P.k_tiles;
     let kt1 = min(kt0 + P.k_tiles, P.kt_total);
     for (var kt = kt0; kt < kt1; kt += KG) {
         if (kt + g < kt1) {
-            load_step(b, row0, col0, kt + g, l, o);
+            load_step(b, row0, col0, kt + g, l, oa, ob);
         } else {
-            for (var j = 0u; j < 128u; j += 64u) {
-                ta[o + l + j] = vec4<f32>();
-                tb[o + l + j] = vec4<f32>();
+            for (var t = l; t < TA; t += 64u) {
+                ta[oa + t] = vec4<f32>();
+            }
+            for (var t = l; t < 128u; t += 64u) {
+                tb[ob + t] = vec4<f32>();
             }
         }
         workgroupBarrier();
         for (var kv = 0u; kv < 4u; kv++) {
-            let b0 = tb[o + kv * 32u + tx];
-            let b1 = tb[o + kv * 32u + 8u + tx];
-            let b2 = tb[o + kv * 32u + 16u + tx];
-            let b3 = tb[o + kv * 32u + 24u + tx];
-            for (var i = 0u; i < 4u; i++) {
-                let a = ta[o + (ty * 4u + i) * 4u + kv];
+            let b0 = tb[ob + kv * 32u + tx];
+            let b1 = tb[ob + kv * 32u + 8u + tx];
+            let b2 = tb[ob + kv * 32u + 16u + tx];
+            let b3 = tb[ob + kv * 32u + 24u + tx];
+            for (var i = 0u; i < RPT; i++) {
+                let a = ta[oa + (ty * RPT + i) * 4u + kv];
                 acc[i] += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
             }
         }
@@ -81,9 +100,8 @@ fn run_group(wg: u32, lid: u32) {  // workgroup wg (< P.n, uniform), thread lid
     }
     if (KG > 1u) {  // groups 1.. hand their sums to group 0 through the (now free) tiles
         if (g > 0u) {
-            for (var i = 0u; i < 4u; i++) {
-                let s = (g - 1u) * 256u + l * 4u + i;
-                if (s < 128u * KG) { ta[s] = acc[i]; } else { tb[s - 128u * KG] = acc[i]; }
+            for (var i = 0u; i < RPT; i++) {
+                hand(((g - 1u) * 64u + l) * RPT + i, acc[i]);
             }
         }
         workgroupBarrier();
@@ -91,15 +109,14 @@ fn run_group(wg: u32, lid: u32) {  // workgroup wg (< P.n, uniform), thread lid
             return;
         }
         for (var h = 0u; h + 1u < KG; h++) {
-            for (var i = 0u; i < 4u; i++) {
-                let s = h * 256u + l * 4u + i;
-                if (s < 128u * KG) { acc[i] += ta[s]; } else { acc[i] += tb[s - 128u * KG]; }
+            for (var i = 0u; i < RPT; i++) {
+                acc[i] += handed((h * 64u + l) * RPT + i);
             }
         }
     }
     let col = col0 + tx * 4u;
-    for (var i = 0u; i < 4u; i++) {
-        let row = row0 + ty * 4u + i;
+    for (var i = 0u; i < RPT; i++) {
+        let row = row0 + ty * RPT + i;
         if (row < P.m && col < P.n_cols) {
             result(b, row, col, split, acc[i]);
         }
