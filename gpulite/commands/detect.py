@@ -29,6 +29,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -80,6 +81,7 @@ class DetectSummary:
     wall_s: float = 0.0  # wall-clock seconds of the frames after the first: reading, solution, drawing, writing
     skipped: list[Path] = field(default_factory=list)
     output: Path | None = None
+    transfers: list[dict[str, int]] = field(default_factory=list)  # webgpu: per frame after the first
 
     def lines(self) -> list[str]:
         """The closing summary table."""
@@ -99,6 +101,11 @@ class DetectSummary:
             if self.wall_s > 0:
                 rows.append(f"{'wall clock':<24}{len(t.rest_ms) / self.wall_s:.1f} frames/s after the first frame "
                             f"({self.wall_s:.2f} s for {len(t.rest_ms)} frames: reading, solution, drawing, writing)")
+            if self.transfers:
+                med = {k: statistics.median(d[k] for d in self.transfers) for k in self.transfers[0]}
+                rows.append(f"{'host<->GPU':<24}median per frame after the first: "
+                            f"{med['bytes_uploaded'] / 1024:.1f} KiB up, {med['bytes_read_back'] / 1024:.1f} KiB down, "
+                            f"{med['submits']:g} submits")
             stages = t.stage_medians()
             rows.append(f"{'stage':<24}{'median ms/frame':>16} (after the first frame)")
             rows.extend(f"  {k:<22}{v:>16.2f}" for k, v in stages.items() if k != "total" and v >= 0.01)
@@ -268,6 +275,8 @@ def run_detect(task: str, input_spec: str, *, output: str | None = None, backend
                 t0 = time.perf_counter()
                 result = sol.process(frame)
                 summary.times.add((time.perf_counter() - t0) * 1e3, sol.last_timings)
+                if i and sol.last_transfers:
+                    summary.transfers.append(dict(sol.last_transfers))
                 if task == "face" and max_num is not None:
                     result = _top(result, max_num)
                 summary.frames += 1
