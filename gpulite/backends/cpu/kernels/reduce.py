@@ -208,7 +208,9 @@ def _extreme(ufunc: np.ufunc, initial_of: Callable[[np.dtype], object]):
         src, _, axes, outk = _setup(node, ctx)
         if src.dtype.itemsize == 1 and _qparams(ctx.in_info(0)) != _qparams(ctx.out_info(0)):
             raise _unsupported(node, "8-bit input and output quantization differ (LiteRT requires them equal)")
-        initial = initial_of(src.dtype)  # TFLite's init value: lowest()/max() of the type
+        # TFLite's init value for integers (lowest()/max() of the type); for floats -inf/+inf,
+        # as LiteRT's default (XNNPACK) path: a row of -inf has the maximum -inf, not -FLT_MAX.
+        initial = initial_of(src.dtype)
 
         def run() -> None:
             ufunc.reduce(src, axis=axes, out=outk, keepdims=True, initial=initial)
@@ -217,11 +219,11 @@ def _extreme(ufunc: np.ufunc, initial_of: Callable[[np.dtype], object]):
 
 
 def _lowest(dt: np.dtype):
-    return np.finfo(dt).min if dt.kind == "f" else (False if dt.kind == "b" else np.iinfo(dt).min)
+    return -np.inf if dt.kind == "f" else (False if dt.kind == "b" else np.iinfo(dt).min)
 
 
 def _highest(dt: np.dtype):
-    return np.finfo(dt).max if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
+    return np.inf if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
 
 
 register_kernel(Op.REDUCE_MAX, "cpu", _extreme(np.maximum, _lowest))
