@@ -25,6 +25,8 @@ CASES = {  # op, input shape, axes (None: the op's own last axis)
     "softmax": ("SOFTMAX", (6, 3000), None),
     "log_softmax": ("LOG_SOFTMAX", (40, 70), None),
     "l2": ("L2_NORMALIZATION", (5, 1001), None),
+    "argmax-ties": ("ARG_MAX", (7, 3000), [1]),
+    "argmin-middle": ("ARG_MIN", (3, 2000, 5), [1]),
 }
 
 
@@ -43,8 +45,13 @@ def test_shuffles_give_the_tree_values(case, monkeypatch):
         pytest.skip(f"{gdev.name}: no subgroups (the trees stay in workgroup memory)")
     op, shape, axes = CASES[case]
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    if op.startswith("ARG"):
+        x = np.round(x * 2)  # many ties: the first extreme must win through the shuffles too
     inputs = [In(x)] if axes is None else [In(x), C(np.array(axes, np.int32))]
-    model, _ = single_op(op, inputs, **({} if axes is None else {"keep_dims": False}))
+    if op.startswith("ARG"):
+        model, _ = single_op(op, inputs, out_dtype=np.int32, out_quant=None, output_type="INT32")
+    else:
+        model, _ = single_op(op, inputs, **({} if axes is None else {"keep_dims": False}))
     with_shuffles = _run(model, x)
     assert any("subgroupShuffleXor" in wgsl for wgsl, _ in gdev.pipelines.values())
     monkeypatch.setattr(gdev, "_subgroups", False)

@@ -7,7 +7,7 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.kernels.reduce import ROW_GROUP, TARGET, _pow2
+from gpulite.backends.webgpu.kernels.reduce import ROW_GROUP, TARGET, _pow2, subgroups
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph import layout
 from gpulite.graph.ir import Node
@@ -46,6 +46,7 @@ def _arg(cmp: str):
         isnan = "(bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u" if typ == "f32" else "false"
         return make_program(f"{node.op.lower()} {x.shape} axis {a} ({split} threads an output)", "arg", params,
                             -(-out.size // cols), word="u32", workgroup_size=ROW_GROUP, groups=True,
+                            subgroups=subgroups(ctx),
                             reduction_per_thread=-(-r // split), T=typ, LOAD=load, CMP=cmp, ISNAN=isnan,
                             OW=str(out.dtype.itemsize // 4))
     return factory

@@ -2,8 +2,8 @@
 // $WG threads: P.cols outputs a workgroup, P.split threads an output (lanes along the
 // outputs when inner > 1, whose neighbours are neighbouring words, else along the axis).
 // A thread keeps the first extreme of its elements, the partials meet in a workgroup-memory
-// tree where an equal value keeps the lower index: the first extreme wins, as TFLite's
-// strict comparison. NaN is never an extreme, as in LiteRT (a row of NaN only gives 0).
+// tree (its steps within a subgroup as shuffles, program.py) where an equal value keeps the
+// lower index: the first extreme wins, as TFLite's strict comparison. NaN is never an extreme, as in LiteRT (a row of NaN only gives 0).
 // Values load as $T through `load` (bit casts of u32 words, or bytes for 8-bit inputs); the
 // index is written as one word (int32) or as two, low word first (int64: WGSL has no i64).
 
@@ -48,7 +48,11 @@ fn run_group(g: u32, t: u32) {
     best_v[t] = best;
     best_at[t] = at;
     workgroupBarrier();
-    for (var s = P.split / 2u; s > 0u; s = s / 2u) {
+    var s = P.split / 2u;
+    for (; s > 0u; s = s / 2u) {
+        if (s * step < subgroup_width) {
+            break;  // partners within a subgroup from here: shuffles
+        }
         if (part < s) {
             let o = t + s * step;
             if (best_at[o] != 0xffffffffu && (at == 0xffffffffu || wins(best_v[o], best_at[o], best, at))) {
@@ -59,6 +63,14 @@ fn run_group(g: u32, t: u32) {
             }
         }
         workgroupBarrier();
+    }
+    for (; s > 0u; s = s / 2u) {
+        let ov = sg_xor_$T(best, s * step);
+        let o_at = sg_xor_u32(at, s * step);
+        if (o_at != 0xffffffffu && (at == 0xffffffffu || wins(ov, o_at, best, at))) {
+            best = ov;
+            at = o_at;
+        }
     }
     if (part == 0u && live) {
         if (at == 0xffffffffu) {
