@@ -31,6 +31,7 @@ from gpulite.interpreter import Interpreter
 from gpulite.model import metadata as tfmeta
 from gpulite.model.reader import load
 from gpulite.pipeline.calculators.image_to_tensor import ImageToTensorOptions, image_to_tensor
+from gpulite.pipeline.calculators.inference import LITERT_THREADS
 from gpulite.pipeline.calculators.types import ImageTransform, NormalizedRect
 from gpulite.tasks.bundle import AssetNotFoundError, check_model
 
@@ -116,6 +117,8 @@ class ImageModel:
         self.metadata = tfmeta.load_metadata(model)
         self.spec = input_spec(model, self.metadata)
         self.model = model
+        if num_threads is None and backend == "litert":
+            num_threads = LITERT_THREADS  # as the solutions' Inference nodes: one XNNPACK thread per core, up to 4
         self.interpreter = Interpreter(model_content=data, backend=backend, num_threads=num_threads)
         self.interpreter.allocate_tensors()
         self._input = self.interpreter.get_input_details()[0]["index"]
