@@ -129,6 +129,10 @@ FLAGS: dict[str, Flag] = {f.name: f for f in (
     Flag("auto_measure", "bool", True,
          "solutions' backend auto: time each usable backend on first use and keep the fastest (off: rank)",
          _check_bool, _parse_bool),
+    Flag("webgpu_encode", "'native' | 'python'", "native",
+         "how the WebGPU backend records an invoke's dispatches: one call of a C helper compiled on first use "
+         "(python without a C compiler), or a Python loop over wgpu-native's C API",
+         _check_choice("native", "python"), str.strip),
     Flag("webgpu_quantized", "'float' | 'exact'", "float",
          "how the WebGPU backend runs quantized models when an Interpreter does not say",
          _check_choice("float", "exact"), str.strip),

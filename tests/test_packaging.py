@@ -111,7 +111,7 @@ def test_wheel_has_every_data_file_license_and_metadata(wheel):
         meta = email.message_from_bytes(zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))))
     missing = _package_files(ROOT) - names
     assert not missing, f"files under gpulite/ left out of the wheel: {sorted(missing)}"
-    assert "gpulite/backends/cpu/loops.c" in names
+    assert "gpulite/backends/cpu/loops.c" in names and "gpulite/backends/webgpu/encode.c" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), sorted(names)
     assert meta["License-Expression"] == "Apache-2.0"
     assert meta["Requires-Python"] == PYPROJECT["project"]["requires-python"]

@@ -68,6 +68,10 @@ def info(out: Callable[[str], None] = print) -> None:
     out("flags      " + ", ".join(f"{k}={v!r}" + (f" [{e.source(k)}]" if e.source(k) != "default" else "")
                                   for k, v in e.flags().items()))
     out(f"cpu loops  {jit.status()}")
+    if adapters is not None:  # wgpu imports: say how the WebGPU backend records its dispatches
+        from gpulite.backends.webgpu import encode
+
+        out(f"gpu encode {encode.status()}")
 
 
 def _measured(out: Callable[[str], None]) -> None:

@@ -21,7 +21,7 @@ ALL_FLAGS = ["precision", "debug", "prod", "check_nans", "pipeline_cache_dir", "
 def test_defaults():
     assert env().flags() == {"precision": "fp32", "debug": False, "prod": False, "check_nans": False,
                              "pipeline_cache_dir": None, "cpu_jit": True, "num_threads": None,
-                             "auto_measure": True, "webgpu_quantized": "float"}
+                             "auto_measure": True, "webgpu_encode": "native", "webgpu_quantized": "float"}
     assert all(env().source(n) == "default" for n in ALL_FLAGS)
 
 

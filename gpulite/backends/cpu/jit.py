@@ -34,21 +34,15 @@ The loops do not check bounds: every task is bound once, when its kernel is buil
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import itertools
 import logging
-import os
-import platform
-import shutil
-import stat
 import subprocess
-import sys
-import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
 
+from gpulite import native
 from gpulite.backends.cpu import blas
 from gpulite.backends.cpu.blas import cpu_flags
 from gpulite.environment import env
@@ -70,87 +64,14 @@ TASKS = ("task_depthwise_f32", "task_depthwise_ind_f32", "task_maxpool_ind_f32",
 SPIN_NS = 200_000
 
 
-def _cache_dir() -> Path:
-    return Path(os.environ.get("GPULITE_CACHE_DIR") or Path.home() / ".cache" / "gpulite") / "cpu-loops"
-
-
 def compiler() -> str:
-    """The C compiler: ``$GPULITE_CC`` (a path or a name on PATH) if set, else ``cc``, ``gcc`` or ``clang``."""
-    name = os.environ.get("GPULITE_CC")
-    if name:
-        found = shutil.which(name)
-        if not found:
-            raise OSError(f"GPULITE_CC={name!r} is not an executable (expected a compiler path or a name on PATH)")
-        return found
-    found = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if not found:
-        raise OSError("no C compiler found (set GPULITE_CC or install one, e.g. apt-get install gcc)")
-    return found
+    """The C compiler (:func:`gpulite.native.compiler`)."""
+    return native.compiler()
 
 
 def cache_entry(cc: str) -> Path:
     """Where the library built by ``cc`` is cached (its digest is beside it, plus ``.sha256``)."""
-    key = hashlib.sha256(b"\0".join([SOURCE.read_bytes(), " ".join(FLAGS).encode(), cc.encode(),
-                                     platform.machine().encode(), " ".join(sorted(cpu_flags())).encode(),
-                                     sys.platform.encode()])).hexdigest()[:16]
-    return _cache_dir() / f"loops-{key}.so"
-
-
-def _untrusted(path: Path, *, directory: bool) -> str | None:
-    """Why ``path`` must not be trusted (not ours, writable by others, not a plain file/dir), or None."""
-    st = os.lstat(path)
-    if not (stat.S_ISDIR(st.st_mode) if directory else stat.S_ISREG(st.st_mode)):
-        return f"{path} is not a {'directory' if directory else 'regular file'}"
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return f"{path} is owned by uid {st.st_uid}, not by this user (uid {os.getuid()})"
-    if st.st_mode & 0o022:
-        return f"{path} is writable by group or others (mode {stat.S_IMODE(st.st_mode):o})"
-    return None
-
-
-def _digest_path(lib: Path) -> Path:
-    return lib.with_name(lib.name + ".sha256")
-
-
-def _verified(lib: Path) -> bool:
-    """Whether the cached ``lib`` is ours, private, and has the digest its builder wrote beside it."""
-    digest = _digest_path(lib)
-    if not lib.exists() and not digest.exists():
-        return False
-    if not digest.exists():  # e.g. built by a gpulite that wrote no digests
-        log.info("CPU backend: cached compiled loops %s have no digest beside them, rebuilding", lib)
-        return False
-    for path in (lib, digest):
-        problem = _untrusted(path, directory=False) if path.exists() else f"{path} is missing"
-        if problem:
-            log.warning("CPU backend: cached compiled loops not used, rebuilding (%s)", problem)
-            return False
-    if hashlib.sha256(lib.read_bytes()).hexdigest() != digest.read_text(encoding="ascii", errors="replace").strip():
-        log.warning("CPU backend: cached compiled loops %s do not match their digest, rebuilding", lib)
-        return False
-    return True
-
-
-def _compile(cc: str, lib: Path) -> None:
-    """Build ``loops.c`` into ``lib`` and write its digest beside it, each by an atomic rename."""
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=lib.parent)
-    os.close(fd)
-    fd, tmp_digest = tempfile.mkstemp(suffix=".sha256", dir=lib.parent)
-    os.close(fd)
-    try:
-        done = subprocess.run([cc, *FLAGS, "-o", tmp, str(SOURCE)], capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            raise OSError(f"{cc} failed ({done.returncode}): {done.stderr.strip()[:500]}")
-        os.chmod(tmp, 0o755)  # whatever the umask: never group/world-writable
-        Path(tmp_digest).write_text(hashlib.sha256(Path(tmp).read_bytes()).hexdigest() + "\n", encoding="ascii")
-        # Atomic: another process sees a whole library or none; a library without its
-        # digest yet (or with the previous one) fails verification and is rebuilt.
-        os.replace(tmp, lib)
-        os.replace(tmp_digest, _digest_path(lib))
-    finally:
-        for path in (tmp, tmp_digest):
-            if os.path.exists(path):
-                os.unlink(path)
+    return native.cache_entry(SOURCE, FLAGS, cc, "cpu-loops", " ".join(sorted(cpu_flags())).encode())
 
 
 def _load(lib: Path) -> ctypes.CDLL:
@@ -164,33 +85,10 @@ def _load(lib: Path) -> ctypes.CDLL:
 
 
 def _build() -> ctypes.CDLL:
-    """Load the cached build of ``loops.c`` if it verifies, else compile it; ``OSError`` on failure.
-
-    The cache directory must belong to this user and be writable by no one else; if it is
-    not, the library is built into a private temporary directory for this process only.
-    A cached library is loaded only after :func:`_verified`; one that fails verification
-    or fails to load is rebuilt.
-    """
-    cc = compiler()
-    lib = cache_entry(cc)
-    lib.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    problem = _untrusted(lib.parent, directory=True)
-    if problem:
-        log.warning("CPU backend: not using the compiled-loops cache (%s; `chmod go-w` it if it is yours); "
-                    "building in a private directory", problem)
-        private = Path(tempfile.mkdtemp(prefix="gpulite-loops-"))
-        try:
-            _compile(cc, private / lib.name)
-            return _load(private / lib.name)  # the mapping outlives the file
-        finally:
-            shutil.rmtree(private, ignore_errors=True)
-    if _verified(lib):
-        try:
-            return _load(lib)
-        except OSError as e:
-            log.warning("CPU backend: cached compiled loops failed to load, rebuilding (%s)", e)
-    _compile(cc, lib)
-    return _load(lib)
+    """Load the cached build of ``loops.c`` if it verifies, else compile it (:func:`gpulite.native.build`);
+    ``OSError`` on failure."""
+    return native.build(SOURCE, FLAGS, "cpu-loops", _load, what="CPU backend: cached compiled loops",
+                        cache_name="compiled-loops", extra=" ".join(sorted(cpu_flags())).encode())
 
 
 class Task:

@@ -31,7 +31,7 @@ from .arena import GpuArena
 from .context import GpuContext, NeedsF32WeightsError
 from .device import GpuDevice, get_device
 from .eager import WebGpuEager
-from .executable import WebGpuExecutable
+from .executable import WAITS, WebGpuExecutable
 from .fusion_rules import WebGpuFusionRules
 from .program import KernelError, Program
 from .quantized import check_mode, float_graph
@@ -78,6 +78,12 @@ class WebGpuBackend:
     outputs_on_gpu : bool
         Leave graph outputs in GPU memory after ``invoke`` (no readback); they are read back
         on demand by ``get_tensor``/``ensure_readable`` or used through ``get_output_gpu``.
+    wait : {"passive", "active"}
+        How an invoke that reads results back waits for the GPU (the TFLite GPU delegate's wait
+        types): ``"passive"`` blocks until wgpu-native reports the readback mapped;
+        ``"active"`` polls the device from the calling thread until then (lowest latency, one
+        core busy meanwhile). An invoke with ``outputs_on_gpu=True`` and no CPU partition
+        does not wait at all ("do not wait").
     quantized : {"float", "exact"}, optional
         How quantized (int8/uint8/int16) models run. ``"float"`` (the default, as the TFLite GPU
         delegate): weights dequantized at load, activations computed in float32 on the GPU,
@@ -90,9 +96,13 @@ class WebGpuBackend:
     device_kind: DeviceKind = "gpu"
 
     def __init__(self, num_threads: int | None = None, *, device: Any = None, precision: str = "fp32",
-                 cpu_ops: Any = (), outputs_on_gpu: bool = False, quantized: str | None = None) -> None:
+                 cpu_ops: Any = (), outputs_on_gpu: bool = False, quantized: str | None = None,
+                 wait: str = "passive") -> None:
         if precision not in ("fp32", "fp16"):
             raise ValueError(f"precision must be 'fp32' or 'fp16', got {precision!r}")
+        if wait not in WAITS:
+            raise ValueError(f"wait must be one of {WAITS}, got {wait!r}")
+        self.wait = wait
         if not isinstance(outputs_on_gpu, bool):
             raise TypeError(f"outputs_on_gpu must be a bool, got {outputs_on_gpu!r}")
         self._request = device if device is None or isinstance(device, str) else None
@@ -228,4 +238,4 @@ class WebGpuBackend:
             fallbacks[n.index] = why
         parts = pt.partition(graph, plan.offsets, steps, fallbacks)
         return WebGpuExecutable(self.gdev, graph, plan, host, arrays, garena, parts,
-                                outputs_on_gpu=self.outputs_on_gpu, kernels=self.name)
+                                outputs_on_gpu=self.outputs_on_gpu, kernels=self.name, wait=self.wait)

@@ -5,8 +5,12 @@ plan needs against the device (:mod:`.requirements`): pipelines (compiled up fro
 parallel where it pays, :mod:`.pipelines`), the arena with its constants, one uniform buffer
 holding every dispatch's parameters and one bind group per dispatch. ``invoke`` then only
 records and submits: one command encoder per GPU partition (one in total for a fully
-supported model), starting with GPU-side copies of bound input buffers and ending with the
-readbacks of outputs and crossings; mapping the staging buffer is the only wait.
+supported model), starting with GPU-side copies of bound input buffers, the partition's
+dispatches recorded by one native call (:mod:`.encode`), and ending with the readbacks of
+outputs and crossings; mapping the staging buffer is the only wait, ``"passive"`` (block
+until wgpu-native reports the map) or ``"active"`` (poll the device from this thread until
+it does: lower latency, a busy core). With ``outputs_on_gpu`` and no CPU partition nothing is
+waited for (the delegate's "do not wait").
 
 GPU-resident I/O: :meth:`WebGpuExecutable.bind` makes an application buffer an input (copied
 on the GPU inside the invoke's encoder), ``outputs_on_gpu`` skips the output readbacks, and
@@ -21,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import wgpu
+from wgpu.backends.wgpu_native import ffi, lib
 
 from gpulite.backends.base import GpuIO, Observer
 from gpulite.graph.ir import Graph
@@ -32,12 +37,14 @@ from .arena import GpuArena, IndexCheck
 from .binding import check_binding, check_input
 from .context import NHWC
 from .device import GpuDevice
+from .encode import Recording, mode
 from .gpu_tensor import GpuTensor, stage, unstage
 from .pipelines import prepare_pipelines
 from .program import KernelError, Program, get_pipeline
 from .requirements import check_device, plan_needs
 
 _STAGING_USAGE = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
+WAITS = ("passive", "active")
 
 
 class WebGpuExecutable:
@@ -58,10 +65,13 @@ class WebGpuExecutable:
 
     def __init__(self, gdev: GpuDevice, graph: Graph, plan: MemoryPlan, host: np.ndarray,
                  arrays: dict[int, np.ndarray], garena: GpuArena, parts: list[pt.Partition], *,
-                 outputs_on_gpu: bool = False, kernels: str = "webgpu") -> None:
+                 outputs_on_gpu: bool = False, kernels: str = "webgpu", wait: str = "passive",
+                 encoder: str | None = None) -> None:
+        if wait not in WAITS:
+            raise ValueError(f"wait must be one of {WAITS}, got {wait!r}")
         self.gdev, self.graph, self.plan, self.parts, self.kernels = gdev, graph, plan, parts, kernels
         self.arena, self.arrays, self.garena = host, arrays, garena
-        self.outputs_on_gpu = outputs_on_gpu
+        self.outputs_on_gpu, self.wait_mode, self.encoder = outputs_on_gpu, wait, encoder or mode()
         self.bytes_uploaded = 0
         self.bytes_read_back = 0
         self.invokes = 0
@@ -69,6 +79,7 @@ class WebGpuExecutable:
         self.closed = False
         self._buffers: list[Any] = []
         self._dispatches: dict[int, list[tuple[Any, Any, tuple[int, int, int]]]] = {}
+        self._recordings: dict[int, Recording] = {}
         self._bound: dict[int, tuple[Any, int]] = {}  # input tensor -> (application buffer, byte offset)
         self._fresh: set[int] = set()  # whole-invoke tensors read back (host) or uploaded (GPU) this epoch
         self._counts: dict[int, list[int] | None] = {}  # dispatches per node of each GPU partition (observers)
@@ -118,6 +129,7 @@ class WebGpuExecutable:
         self._buffers = [self.ubuf]
         self._dispatches = {k: [self._dispatch(p, slots[id(p)]) for p in part.work]
                             for k, part in enumerate(self.parts) if part.backend == pt.GPU}
+        self._recordings = {k: Recording(d, self.encoder) for k, d in self._dispatches.items()}
         self.staging = gdev.device.create_buffer(label="gpulite.readback", size=stage_bytes, usage=_STAGING_USAGE)
         self._buffers.append(self.staging)
 
@@ -167,14 +179,14 @@ class WebGpuExecutable:
         self.epoch += 1  # first: even a failed invoke leaves no handle claiming the old outputs
         self._fresh = set()
         if observer is None:
-            plan = self.parts, self._dispatches, self._readbacks
+            plan = self.parts, self._recordings, self._readbacks
         else:
             plan = instrument.observed_plan(self, observer, self._counts)
         with self.gdev.guard("invoke"):
             self._run(*plan)
         self.invokes += 1
 
-    def _run(self, parts: list[pt.Partition], dispatches: dict[int, list], readbacks: dict[int, list]) -> None:
+    def _run(self, parts: list[pt.Partition], dispatches: dict[int, Any], readbacks: dict[int, list]) -> None:
         q, buf = self.gdev.queue, self.garena.buffer
         pending = bool(self._bound)
         host_bound = [self._transfer(i) for i in self._bound if i in self._cpu_reads]
@@ -197,10 +209,8 @@ class WebGpuExecutable:
                 self._copy_bound(enc)
                 pending = False
             cp = enc.begin_compute_pass()
-            for pipeline, bg, groups in dispatches[k]:
-                cp.set_pipeline(pipeline)
-                cp.set_bind_group(0, bg)
-                cp.dispatch_workgroups(*groups)
+            rec = dispatches[k]  # the plan's Recording, or an observed plan's list of one node's dispatches
+            (rec if isinstance(rec, Recording) else Recording(rec, self.encoder)).record(cp)
             cp.end()
             self._readback(enc, readbacks[k], f"partition {k} ({len(part.work)} dispatches)",
                            self._checks if k == last_gpu else [])
@@ -232,7 +242,7 @@ class WebGpuExecutable:
         if not pos:
             return
         # Mapping waits for the submitted work; it is the invoke's only synchronisation point.
-        self.staging.map_sync(wgpu.MapMode.READ, 0, pos)
+        self._map(pos)
         mem = None
         try:
             mem = np.frombuffer(self.staging.read_mapped(0, pos, copy=False), np.uint8)
@@ -253,6 +263,17 @@ class WebGpuExecutable:
                 raise error
             words = words[c.words:]
 
+    def _map(self, size: int) -> None:
+        """Map ``size`` bytes of the staging buffer for reading, waiting as :attr:`wait_mode` says."""
+        if self.wait_mode == "passive":
+            self.staging.map_sync(wgpu.MapMode.READ, 0, size)
+            return
+        promise = self.staging.map_async(wgpu.MapMode.READ, 0, size)
+        device = self.gdev.device._internal
+        while promise._state == "pending":  # until wgpu-native's map callback has run
+            lib.wgpuDevicePoll(device, False, ffi.NULL)
+        promise.sync_wait()  # resolves it (or raises the map's error)
+
     def wait(self) -> None:
         """Block until all work submitted so far has finished (a 4-byte fence copy, not counted)."""
         self._check_open("wait()")
@@ -260,7 +281,7 @@ class WebGpuExecutable:
             enc = self.gdev.device.create_command_encoder(label="gpulite.fence")
             enc.copy_buffer_to_buffer(self.garena.buffer, 0, self.staging, 0, 4)
             self.gdev.queue.submit([enc.finish()])
-            self.staging.map_sync(wgpu.MapMode.READ, 0, 4)
+            self._map(4)
             self.staging.unmap()
 
     # -- host I/O -----------------------------------------------------------------------
@@ -367,6 +388,9 @@ class WebGpuExecutable:
             "constant_bytes": self.constant_bytes,
             "pipelines": len({p.key for part in self.parts if part.backend == pt.GPU for p in part.work}),
             "outputs_on_gpu": self.outputs_on_gpu,
+            # the TFLite GPU delegate's wait types: nothing is waited for when nothing is read back
+            "wait": "do-not-wait" if self.outputs_on_gpu and not any(self._readbacks.values()) else self.wait_mode,
+            "encoder": self.encoder,
             "bound_inputs": self.bound_inputs,
             "transfers": self.transfer_stats(),
         })
@@ -386,7 +410,7 @@ class WebGpuExecutable:
                 b.destroy()
             except Exception:  # a lost device may refuse; the object is released when dropped anyway
                 pass
-        self._buffers, self._dispatches, self._bound = [], {}, {}
+        self._buffers, self._dispatches, self._recordings, self._bound = [], {}, {}, {}
         self.ubuf = self.staging = None
         self.garena.close()
 
