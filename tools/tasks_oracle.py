@@ -141,6 +141,9 @@ def run_mediapipe(frames_path: str, models: dict[str, str], out_dir: str) -> Non
             for i, m in enumerate(r.confidence_masks):
                 arrays[f"image_segmenter/{key}/confidence{i}"] = np.packbits(m.numpy_view()[..., 0] > 0.5)
 
+    from mediapipe.tasks.python.vision import drawing_styles
+
+    meta["drawing_styles"] = {name: _specs(getattr(drawing_styles, name)()) for name in STYLES}
     np.savez_compressed(Path(out_dir) / "oracle.npz", **arrays)
     meta["errors"] = {}
     for case in ERROR_CASES:  # each in its own process: a failed mediapipe graph can hang or abort its process
@@ -152,6 +155,18 @@ def run_mediapipe(frames_path: str, models: dict[str, str], out_dir: str) -> Non
         except subprocess.TimeoutExpired:
             meta["errors"][case] = ["(hung)", ""]
     (Path(out_dir) / "oracle.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+
+
+STYLES = ("get_default_face_mesh_contours_style", "get_default_face_mesh_iris_connections_style",
+          "get_default_face_mesh_tesselation_style", "get_default_hand_connections_style",
+          "get_default_hand_landmarks_style", "get_default_pose_landmarks_style")
+
+
+def _specs(style) -> object:
+    """A drawing style as JSON: [color, thickness, circle_radius] per key (a key as its str)."""
+    as_list = lambda s: [list(s.color), s.thickness, s.circle_radius]  # noqa: E731
+    return as_list(style) if hasattr(style, "color") else {str(tuple(k) if isinstance(k, tuple) else int(k)): as_list(v)
+                                                             for k, v in style.items()}
 
 
 ERROR_CASES = ("detect_for_video in IMAGE mode", "detect_async in IMAGE mode", "detect in VIDEO mode",

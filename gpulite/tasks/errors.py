@@ -33,3 +33,8 @@ class TaskClosedError(GpuliteError, ValueError):
 
 class ImageDecodeError(GpuliteError, RuntimeError):
     """``Image.create_from_file`` on a file that is not an image it can decode (MediaPipe: ``RuntimeError``)."""
+
+
+class TaskUnimplementedError(GpuliteError, NotImplementedError):
+    """Something MediaPipe does not implement either (per-channel normalization), or an option gpulite's
+    task does not implement yet (an image rotation for the landmarkers)."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpulite.errors import GpuliteError, ModelError
+from gpulite.errors import ModelError
 from gpulite.interpreter import Interpreter
 from gpulite.model import metadata as tfmeta
 from gpulite.model.reader import load
@@ -34,14 +34,11 @@ from gpulite.pipeline.calculators.image_to_tensor import ImageToTensorOptions, i
 from gpulite.pipeline.calculators.inference import LITERT_THREADS
 from gpulite.pipeline.calculators.types import ImageTransform, NormalizedRect
 from gpulite.tasks.bundle import AssetNotFoundError, check_model
+from gpulite.tasks.errors import TaskUnimplementedError
 
 
 class TaskModelError(ModelError):
     """A model that a task cannot use (MediaPipe: ``ValueError``, an invalid argument)."""
-
-
-class TaskUnimplementedError(GpuliteError, NotImplementedError):
-    """A model feature MediaPipe does not implement either (per-channel normalization)."""
 
 
 @dataclass(frozen=True)

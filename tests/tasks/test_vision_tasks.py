@@ -290,3 +290,52 @@ def test_bad_input_raises_mediapipes_error(case, oracle, frames, tmp_path):
         head = (message.split("/tmp")[0] if case == "missing file" else message).rstrip(". ")
         assert str(e.value).startswith(head), f"{case}: {e.value!r} vs mediapipe's {message!r}"
     assert isinstance(e.value, mp.GpuliteError)
+
+
+def test_drawing_styles_are_mediapipes(oracle):
+    from gpulite.tasks.python.vision import drawing_styles
+
+    def as_json(style):
+        spec = lambda s: [list(s.color), s.thickness, s.circle_radius]  # noqa: E731
+        return spec(style) if hasattr(style, "color") else {
+            str(tuple(k) if isinstance(k, tuple) else int(k)): spec(v) for k, v in style.items()}
+
+    for name, want in oracle[1]["drawing_styles"].items():
+        assert as_json(getattr(drawing_styles, name)()) == want, name
+
+
+def test_drawing_utils_draw_tasks_results(oracle, frames):
+    from gpulite.tasks.python.vision import drawing_styles, drawing_utils
+
+    from gpulite.solutions import drawing_utils as legacy
+    from gpulite.solutions.results import LandmarkList
+
+    rgb = frames["photo/astronaut"]
+    with vision.FaceLandmarker.create_from_options(face_options("cpu")) as lm:
+        face = lm.detect(image(rgb)).face_landmarks[0]
+    ours, theirs = rgb.copy(), rgb.copy()
+    connections = vision.FaceLandmarksConnections.FACE_LANDMARKS_CONTOURS
+    drawing_utils.draw_landmarks(ours, face, connections, None, drawing_styles.get_default_face_mesh_contours_style())
+    legacy.draw_landmarks(theirs, LandmarkList.from_array(xyz([face])[0]), [(c.start, c.end) for c in connections],
+                          None, drawing_styles.get_default_face_mesh_contours_style())
+    assert not np.array_equal(ours, rgb) and np.array_equal(ours, theirs)
+    with vision.FaceDetector.create_from_model_path("blaze_face_short_range") as detector:
+        det = detector.detect(image(rgb)).detections[0]
+    boxed = rgb.copy()
+    drawing_utils.draw_detection(boxed, det)
+    b = det.bounding_box
+    assert tuple(boxed[b.origin_y, b.origin_x + b.width // 2]) == drawing_utils.WHITE_COLOR
+
+
+def test_image_processing_options_are_refused_not_ignored(frames):
+    from gpulite.tasks.components.containers import RectF
+
+    with vision.FaceLandmarker.create_from_options(face_options("cpu")) as landmarker:
+        img = image(frames["photo/astronaut"])
+        with pytest.raises(NotImplementedError, match="rotation_degrees=90 is not supported"):
+            landmarker.detect(img, vision.ImageProcessingOptions(rotation_degrees=90))
+        with pytest.raises(ValueError, match="doesn't support region-of-interest"):
+            landmarker.detect(img, vision.ImageProcessingOptions(region_of_interest=RectF(0, 0, 1, 1)))
+        with pytest.raises(ValueError, match="multiple of 90"):
+            landmarker.detect(img, vision.ImageProcessingOptions(rotation_degrees=45))
+        assert len(landmarker.detect(img, vision.ImageProcessingOptions(rotation_degrees=360)).face_landmarks) == 1

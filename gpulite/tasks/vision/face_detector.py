@@ -98,7 +98,7 @@ class FaceDetector(GraphTask):
 
     def _run(self, rgb: np.ndarray, timestamp_ms: int | None,
              image_processing_options: ImageProcessingOptions | None) -> DetectionResult:
-        self._check_processing_options(image_processing_options, roi_allowed=False)
+        self._check_processing_options(image_processing_options, roi_allowed=False, rotation_allowed=False)
         height, width = rgb.shape[:2]
         dets = self._frame(rgb, timestamp_ms)["detections"] or []
         return DetectionResult([pixel_detection(d, width, height) for d in dets])

@@ -269,7 +269,7 @@ class FaceLandmarker(GraphTask):
 
     def _run(self, rgb: np.ndarray, timestamp_ms: int | None,
              image_processing_options: ImageProcessingOptions | None) -> FaceLandmarkerResult:
-        self._check_processing_options(image_processing_options, roi_allowed=False)
+        self._check_processing_options(image_processing_options, roi_allowed=False, rotation_allowed=False)
         faces = self._frame(rgb, timestamp_ms)["multi_face_landmarks"] or []
         height, width = rgb.shape[:2]
         if self._smoothing is not None:  # on the frame's time in seconds, as MediaPipe's filter

@@ -142,7 +142,7 @@ class HandLandmarker(GraphTask):
 
     def _run(self, rgb: np.ndarray, timestamp_ms: int | None,
              image_processing_options: ImageProcessingOptions | None) -> HandLandmarkerResult:
-        self._check_processing_options(image_processing_options, roi_allowed=False)
+        self._check_processing_options(image_processing_options, roi_allowed=False, rotation_allowed=False)
         out = self._frame(rgb, timestamp_ms)
         hands = out["multi_hand_landmarks"] or []
         world = out["multi_hand_world_landmarks"] or []

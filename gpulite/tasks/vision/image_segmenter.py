@@ -134,7 +134,7 @@ class ImageSegmenter(GraphTask):
 
     def _run(self, rgb: np.ndarray, timestamp_ms: int | None,
              image_processing_options: ImageProcessingOptions | None) -> ImageSegmenterResult:
-        self._check_processing_options(image_processing_options, roi_allowed=False)
+        self._check_processing_options(image_processing_options, roi_allowed=False, rotation_allowed=False)
         mask = np.asarray(self._frame(rgb, timestamp_ms)["segmentation_mask"].mask, np.float32)
         confidence = [Image(ImageFormat.VEC32F1, mask)] if self._confidence else None
         category = (Image(ImageFormat.GRAY8, np.where(mask > 0.5, 0, 255).astype(np.uint8))

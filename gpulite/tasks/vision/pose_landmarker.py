@@ -146,7 +146,7 @@ class PoseLandmarker(GraphTask):
 
     def _run(self, rgb: np.ndarray, timestamp_ms: int | None,
              image_processing_options: ImageProcessingOptions | None) -> PoseLandmarkerResult:
-        self._check_processing_options(image_processing_options, roi_allowed=False)
+        self._check_processing_options(image_processing_options, roi_allowed=False, rotation_allowed=False)
         out = self._frame(rgb, timestamp_ms)
         lms, world = out["pose_landmarks"], out["pose_world_landmarks"]
         if lms is None:

@@ -35,7 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from gpulite.tasks.errors import ImageFormatError, InputTimestampError, RunningModeError, TaskClosedError
+from gpulite.tasks.errors import (
+    ImageFormatError,
+    InputTimestampError,
+    RunningModeError,
+    TaskClosedError,
+    TaskUnimplementedError,
+)
 from gpulite.tasks.vision.core.image import Image, ImageFormat
 from gpulite.tasks.vision.core.image_processing_options import ImageProcessingOptions
 from gpulite.tasks.vision.core.vision_task_running_mode import VisionTaskRunningMode, validate_running_mode
@@ -136,9 +142,10 @@ class BaseVisionTaskApi:
         raise ImageFormatError(f"{name}: the image is {ImageFormat(fmt).name}; this task takes SRGB or SRGBA images "
                                "(uint8, 3 or 4 channels)")
 
-    @staticmethod
-    def _check_processing_options(options: ImageProcessingOptions | None, *, roi_allowed: bool) -> int:
-        """The rotation in degrees (0, 90, 180 or 270) of ``options``, checked as MediaPipe does."""
+    def _check_processing_options(self, options: ImageProcessingOptions | None, *, roi_allowed: bool,
+                                  rotation_allowed: bool = True) -> int:
+        """The rotation in degrees (0, 90, 180 or 270) of ``options``, checked as MediaPipe does; a task that
+        cannot turn images yet passes ``rotation_allowed=False`` and refuses a rotation."""
         if options is None:
             return 0
         if not isinstance(options, ImageProcessingOptions):
@@ -148,6 +155,10 @@ class BaseVisionTaskApi:
             raise ValueError("This task doesn't support region-of-interest.")
         if options.rotation_degrees % 90 != 0:
             raise ValueError(f"Expected rotation to be a multiple of 90°, got {options.rotation_degrees}.")
+        if options.rotation_degrees % 360 and not rotation_allowed:
+            raise TaskUnimplementedError(f"{type(self).__name__}: image_processing_options.rotation_degrees="
+                                         f"{options.rotation_degrees} is not supported by gpulite yet; turn the "
+                                         "image upright first (np.rot90)")
         return options.rotation_degrees % 360
 
     # -- live stream -----------------------------------------------------------------------
