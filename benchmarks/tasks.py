@@ -1,147 +1,155 @@
-"""gpulite.tasks against mediapipe 1.2.2's Tasks: frames per second, side by side, same run.
+"""gpulite.tasks against mediapipe 1.2.2's own Tasks: frames per second, side by side.
 
-mediapipe 1.2.2 cannot share a venv with the test suite's mediapipe 0.10.14, so it runs in a
-worker process of its own venv (``--mediapipe-python``, default ``/work/venvs/mp122/bin/python``;
-make one with ``python3 -m venv V && V/bin/pip install mediapipe==1.2.2``) that speaks this
-script's line protocol. Both APIs are driven by the same code (:func:`build`: the task class,
-its options and the method by name, as in :data:`TASKS`), in IMAGE mode on the test photos in
-turn. gpulite and MediaPipe get the same frame in turn, frame by frame, so a slow phase of the
-machine hits both alike; frames/s is one over the median time of each side's calls after a
-warm-up. MediaPipe runs on its CPU path (XNNPACK); gpulite on the backend named
-(``BaseOptions.backend``; the default, as ``BaseOptions`` without one: litert where installed).
+Each task in VIDEO mode on the 640x480 test clip (tests/solutions/video.py), on the gpulite
+backends named (default: litert, the CPU path MediaPipe's own is), against mediapipe 1.2.2 on
+its CPU path (XNNPACK). mediapipe 1.2.2 cannot share a venv with the 0.10.14 the tests use, so it
+runs in its own venv as a worker process that holds the same frames (handed over once in a
+temporary .npz) and the same models (the zoo's files); the two get each frame in turn, frame by
+frame, so a slow phase of the machine hits both alike. Each side's frames/s is one over the
+median of its own frame times (the worker times its own call), after a warm-up; the last column
+gives the ratio of the mean frame times too. Ratios, not absolute numbers, are comparable
+between machines.
 
-    python benchmarks/tasks.py                                  # every task, 30 frames, litert
-    python benchmarks/tasks.py --backends litert cpu --tasks image_classifier --frames 50
-
-To add a task: an entry in :data:`TASKS` (the zoo model, the class, its options, the method).
+    python3.11 -m venv /work/venvs/mp122 && /work/venvs/mp122/bin/pip install mediapipe==1.2.2
+    python benchmarks/tasks.py --mediapipe-python /work/venvs/mp122/bin/python
+    python benchmarks/tasks.py --mediapipe-python ... --backends litert cpu --tasks face_landmarker --frames 60
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-IMAGES = ("astronaut.png", "chelsea.png", "coffee.png")
-DEFAULT_MP_PYTHON = "/work/venvs/mp122/bin/python"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere in a checkout
 
-# name -> (zoo model, task class, options class, method, options)
-TASKS: dict[str, tuple[str, str, str, str, dict]] = {
-    "image_classifier": ("efficientnet_lite0", "ImageClassifier", "ImageClassifierOptions", "classify",
-                         {"max_results": 3}),
-    "image_classifier_int8": ("efficientnet_lite0_int8", "ImageClassifier", "ImageClassifierOptions", "classify",
-                              {"max_results": 3}),
-    "object_detector": ("efficientdet_lite0_int8", "ObjectDetector", "ObjectDetectorOptions", "detect",
-                        {"max_results": 5, "score_threshold": 0.3}),
-    "object_detector_all": ("efficientdet_lite0_int8", "ObjectDetector", "ObjectDetectorOptions", "detect",
-                            {"max_results": 5}),  # MediaPipe's default threshold 0.0: every anchor is a candidate
-    "image_embedder": ("efficientnet_lite0", "ImageEmbedder", "ImageEmbedderOptions", "embed",
-                       {"l2_normalize": True}),
-}
+import numpy as np
+
+TASKS = ("face_detector", "face_landmarker", "hand_landmarker", "pose_landmarker", "image_segmenter")
+MODELS = {"face_detector": "blaze_face_short_range", "face_landmarker": "face_landmarker",
+          "hand_landmarker": "hand_landmarker", "pose_landmarker": "pose_landmarker_full",
+          "image_segmenter": "selfie_segmenter"}
 
 
-def build(api: str, name: str, model_path: str, backend: str | None):
-    """The task ``name`` of :data:`TASKS` made through ``api`` ("gpulite" or "mediapipe"), and its method."""
-    _, cls, opts, method, kwargs = TASKS[name]
-    if api == "mediapipe":
-        from mediapipe.tasks import python
-        from mediapipe.tasks.python import vision
-        base = python.BaseOptions(model_asset_path=model_path)
-    else:
-        from gpulite.tasks import python
-        from gpulite.tasks.python import vision
-        base = python.BaseOptions(model_asset_path=model_path, backend=backend)
-    task = getattr(vision, cls).create_from_options(getattr(vision, opts)(base_options=base, **kwargs))
-    return task, getattr(task, method)
+def make(vision, python, name: str, model: str, **base):
+    """The task ``name`` in VIDEO mode, built with ``vision``/``python`` (gpulite's or mediapipe's), and its call."""
+    mode = vision.RunningMode.VIDEO
+    b = python.BaseOptions(model_asset_path=model, **base)
+    if name == "face_detector":
+        t = vision.FaceDetector.create_from_options(vision.FaceDetectorOptions(base_options=b, running_mode=mode))
+        return t, t.detect_for_video
+    if name == "face_landmarker":
+        t = vision.FaceLandmarker.create_from_options(vision.FaceLandmarkerOptions(
+            base_options=b, running_mode=mode, output_face_blendshapes=True,
+            output_facial_transformation_matrixes=True))
+        return t, t.detect_for_video
+    if name == "hand_landmarker":
+        t = vision.HandLandmarker.create_from_options(vision.HandLandmarkerOptions(
+            base_options=b, running_mode=mode, num_hands=2))
+        return t, t.detect_for_video
+    if name == "pose_landmarker":
+        t = vision.PoseLandmarker.create_from_options(vision.PoseLandmarkerOptions(
+            base_options=b, running_mode=mode, output_segmentation_masks=True))
+        return t, t.detect_for_video
+    t = vision.ImageSegmenter.create_from_options(vision.ImageSegmenterOptions(
+        base_options=b, running_mode=mode, output_category_mask=True))
+    return t, t.segment_for_video
 
 
-def load_images(api: str) -> list:
-    mp = __import__("mediapipe" if api == "mediapipe" else "gpulite")
-    return [mp.Image.create_from_file(str(ROOT / "tests" / "data" / "images" / n)) for n in IMAGES]
+def worker(frames_path: str, models: dict[str, str]) -> None:  # pragma: no cover (mediapipe 1.2.2's venv)
+    """Read "TASK INDEX" lines; run that frame through mediapipe's task; answer with the seconds it took."""
+    import mediapipe as mp
+    from mediapipe.tasks import python
+    from mediapipe.tasks.python import vision
 
-
-def worker(name: str, model_path: str) -> None:
-    """The mediapipe side: build, say ``ready``, then time one call per line read (the frame's
-    index) and answer with the seconds it took."""
-    import os
-
-    _task, run = build("mediapipe", name, model_path, None)  # kept alive while it runs
-    images = load_images("mediapipe")
-    print("ready", flush=True)
+    frames = np.load(frames_path)["frames"]
+    tasks: dict = {}
     for line in sys.stdin:
-        if line.strip() == "quit":
-            break
-        image = images[int(line) % len(images)]
-        t = time.perf_counter()
-        run(image)
-        print(f"{time.perf_counter() - t:.9f}", flush=True)
-    os._exit(0)  # mediapipe's dispatcher threads can hold up an orderly exit
+        name, index = line.split()
+        if name not in tasks:
+            for t, _ in tasks.values():
+                t.close()
+            tasks = {name: make(vision, python, name, models[name])}
+        _, call = tasks[name]
+        i = int(index)
+        img = mp.Image(image_format=mp.ImageFormat.SRGB, data=frames[i])
+        t0 = time.perf_counter()
+        call(img, 33 * i)
+        print(time.perf_counter() - t0, flush=True)
 
 
-class MediaPipeWorker:
-    def __init__(self, python: str, name: str, model_path: str) -> None:
-        self.p = subprocess.Popen([python, __file__, "--worker", name, model_path], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.p.stdout.readline().strip()
-        if line != "ready":
-            raise RuntimeError(f"the mediapipe worker ({python}) did not start: {line!r}")
+def measure(name: str, backend: str, frames: list[np.ndarray], warmup: int, mp_worker) -> tuple[float, float, float]:
+    """(gpulite fps, mediapipe fps, ratio of mean frame times)."""
+    import gpulite as gmp
+    from gpulite.tasks import python
+    from gpulite.tasks.python import vision
 
-    def frame(self, i: int) -> float:
-        self.p.stdin.write(f"{i}\n")
-        self.p.stdin.flush()
-        return float(self.p.stdout.readline())
-
-    def close(self) -> None:
-        self.p.stdin.write("quit\n")
-        self.p.stdin.flush()
-        self.p.wait(timeout=30)
-
-
-def bench(name: str, backend: str, frames: int, warmup: int, mp_python: str) -> tuple[float, float]:
-    """(gpulite frames/s, mediapipe frames/s) from median frame times, frames interleaved."""
-    from gpulite import zoo
-
-    model_path = str(zoo.resolve(TASKS[name][0]))
-    task, run = build("gpulite", name, model_path, backend)
-    images = load_images("gpulite")
-    mp = MediaPipeWorker(mp_python, name, model_path)
-    ours, theirs = [], []
+    task, call = make(vision, python, name, MODELS[name], backend=backend)
+    spent: dict[str, list[float]] = {"gpulite": [], "mediapipe": []}
     try:
-        for i in range(warmup + frames):
-            t = time.perf_counter()
-            run(images[i % len(images)])
-            dt = time.perf_counter() - t
-            their = mp.frame(i)
+        for i, f in enumerate(frames):
+            img = gmp.Image(image_format=gmp.ImageFormat.SRGB, data=f)
+            t0 = time.perf_counter()
+            call(img, 33 * i)
+            ours = time.perf_counter() - t0
+            mp_worker.stdin.write(f"{name} {i}\n")
+            mp_worker.stdin.flush()
+            theirs = float(mp_worker.stdout.readline())
             if i >= warmup:
-                ours.append(dt)
-                theirs.append(their)
+                spent["gpulite"].append(ours)
+                spent["mediapipe"].append(theirs)
     finally:
-        mp.close()
         task.close()
-    return 1.0 / statistics.median(ours), 1.0 / statistics.median(theirs)
+    o, t = np.array(spent["gpulite"]), np.array(spent["mediapipe"])
+    return 1 / float(np.median(o)), 1 / float(np.median(t)), float(t.mean() / o.mean())
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["--worker"]:
-        worker(args[1], args[2])
-        return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
-    p.add_argument("--backends", nargs="+", default=["litert"])
-    p.add_argument("--frames", type=int, default=30)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--mediapipe-python", default=DEFAULT_MP_PYTHON)
-    a = p.parse_args(args)
-    print(f"{'task':<24} {'backend':<8} {'gpulite f/s':>12} {'mediapipe f/s':>14} {'ratio':>7}")
-    for name in a.tasks:
-        for backend in a.backends:
-            ours, theirs = bench(name, backend, a.frames, a.warmup, a.mediapipe_python)
-            print(f"{name:<24} {backend:<8} {ours:>12.1f} {theirs:>14.1f} {ours / theirs:>6.2f}x", flush=True)
+    p.add_argument("--mediapipe-python", default=os.environ.get("GPULITE_MEDIAPIPE_TASKS_PYTHON"),
+                   help="the python of a venv with mediapipe==1.2.2 (or $GPULITE_MEDIAPIPE_TASKS_PYTHON)")
+    p.add_argument("--frames", type=int, default=30, help="timed frames (default 30; webgpu: 5)")
+    p.add_argument("--warmup", type=int, default=2, help="untimed frames first (default 2)")
+    p.add_argument("--backends", nargs="+", default=["litert"], choices=["cpu", "litert", "webgpu", "auto"])
+    p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
+    p.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        worker(args.worker[0], json.loads(args.worker[1]))
+        return 0
+    if not args.mediapipe_python:
+        p.error("--mediapipe-python (a venv with mediapipe==1.2.2) is required")
+    from gpulite import zoo
+    from tests.solutions.video import make_frames
+
+    models = {name: str(zoo.resolve(MODELS[name])) for name in args.tasks}
+    n = max(args.frames if b != "webgpu" else 5 for b in args.backends) + args.warmup
+    frames = make_frames(n)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        np.savez(Path(tmp) / "frames.npz", frames=np.stack(frames))
+        env = {**os.environ, "GLOG_minloglevel": "2"}
+        with subprocess.Popen([args.mediapipe_python, __file__, "--worker", str(Path(tmp) / "frames.npz"),
+                               json.dumps(models)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, env=env) as mp_worker:
+            for backend in args.backends:
+                count = (5 if backend == "webgpu" else args.frames) + args.warmup
+                for name in args.tasks:
+                    rows.append((name, backend, count - args.warmup,
+                                 *measure(name, backend, frames[:count], args.warmup, mp_worker)))
+            mp_worker.stdin.close()
+    print("VIDEO mode, 640x480 frames (tests/solutions/video.py); mediapipe 1.2.2 on its CPU path in its own "
+          "process; fps = 1 / median frame time; ratio > 1: gpulite faster")
+    print(f"{'task':<18}{'backend':<9}{'frames':>7}{'gpulite fps':>13}{'mediapipe fps':>15}"
+          f"{'gpulite/mediapipe':>19}{'(means)':>9}")
+    print("-" * 90)
+    for name, backend, count, ours, theirs, means in rows:
+        print(f"{name:<18}{backend:<9}{count:>7}{ours:13.1f}{theirs:15.1f}{ours / theirs:18.2f}x{means:8.2f}x")
     return 0
 
 
