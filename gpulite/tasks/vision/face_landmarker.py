@@ -278,7 +278,7 @@ class FaceLandmarker(GraphTask):
             else:
                 self._smoothing.reset()
         points = [f.array() for f in faces]
-        landmarks = [[NormalizedLandmark(x=float(x), y=float(y), z=float(z)) for x, y, z in p] for p in points]
+        landmarks = [[NormalizedLandmark(x, y, z) for x, y, z in p.tolist()] for p in points]
         blendshapes = [self._blendshape_scores(p, width, height) for p in points] if self._blendshapes else []
         matrices = [self._geometry.transform(p, width, height) for p in points] if self._geometry else []
         return FaceLandmarkerResult(landmarks, blendshapes, matrices)

@@ -150,7 +150,7 @@ class HandLandmarker(GraphTask):
         return HandLandmarkerResult(
             handedness=[[Category(index=int(c.index), score=float(c.score), display_name=TASKS_LABELS[int(c.index)],
                                   category_name=TASKS_LABELS[int(c.index)]) for c in h] for h in classes],
-            hand_landmarks=[[NormalizedLandmark(x=float(x), y=float(y), z=float(z)) for x, y, z in h.array()]
+            hand_landmarks=[[NormalizedLandmark(x, y, z) for x, y, z in h.array().tolist()]
                             for h in hands],
-            hand_world_landmarks=[[Landmark(x=float(x), y=float(y), z=float(z)) for x, y, z in w.array()]
+            hand_world_landmarks=[[Landmark(x, y, z) for x, y, z in w.array().tolist()]
                                   for w in world])

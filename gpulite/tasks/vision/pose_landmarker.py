@@ -94,10 +94,9 @@ class PoseLandmarkerOptions:
 def _points(lms, cls):
     xyz, vis, pres = lms.columns()
     n = len(xyz)
-    vis = [None] * n if vis is None else list(vis)
-    pres = [None] * n if pres is None else list(pres)
-    return [cls(x=float(x), y=float(y), z=float(z), visibility=None if v is None else float(v),
-                presence=None if p is None else float(p)) for (x, y, z), v, p in zip(xyz, vis, pres, strict=True)]
+    vis = [None] * n if vis is None else [None if v is None else float(v) for v in vis]
+    pres = [None] * n if pres is None else [None if p is None else float(p) for p in pres]
+    return [cls(x, y, z, v, p) for (x, y, z), v, p in zip(np.asarray(xyz, np.float64).tolist(), vis, pres, strict=True)]
 
 
 class PoseLandmarker(GraphTask):
