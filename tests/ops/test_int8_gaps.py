@@ -212,3 +212,25 @@ def test_div_by_a_zero_value_fails_the_invoke() -> None:
     it.set_tensor(it.get_input_details()[1]["index"], b)
     with pytest.raises(ZeroDivisionError, match="zero point -8"):
         it.invoke()
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB"])
+def test_int16_add_sub_pot_flag_with_other_scales(op: str, backend: str) -> None:
+    """pot_scale_int16 is true by default in the schema (files not written by the converter keep
+    it); LiteRT then takes its general rescale unless all three scales are powers of two."""
+    rng = np.random.default_rng(5)
+    a, b = (rng.integers(-30000, 30000, (1, 1001)).astype(I16) for _ in range(2))
+    m = model(op, [(a.shape, I16, (0.0003, 0)), (b.shape, I16, (0.0004, 0))], (a.shape, I16, (0.0005, 0)),
+              pot_scale_int16=True)
+    check_quantized(m, [a, b], backend)
+
+
+def test_int16_add_pot_scales_are_refused() -> None:
+    from gpulite import Interpreter
+    from gpulite.errors import UnsupportedOpError
+
+    x = np.zeros((1, 8), I16)
+    m = model("ADD", [(x.shape, I16, (2.0**-10, 0)), (x.shape, I16, (2.0**-9, 0))], (x.shape, I16, (2.0**-8, 0)),
+              pot_scale_int16=True)
+    with pytest.raises(UnsupportedOpError, match="power-of-two scales"):
+        Interpreter(model_content=m, backend="cpu").allocate_tensors()

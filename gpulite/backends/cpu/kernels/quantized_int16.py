@@ -2,7 +2,8 @@
 
 LiteRT runs these in TFLite's builtin kernels (XNNPACK has no int16), measured against LiteRT 2.3:
 
-- ADD (``pot_scale_int16=false``, what the converter writes): the general rescale with a
+- ADD (``pot_scale_int16=false``, what the converter writes, or true with a scale that is no
+  power of two): the general rescale with a
   15-bit left shift (:func:`add_params`). Equal shapes run the optimized loop,
   which folds the shift into the multiply (one rounding, :func:`.quantized_binary.tflite_add_neon`'s
   form) for all but the last ``size % 16`` elements; those, and every broadcast, take the
@@ -64,9 +65,10 @@ def int16_binary(node: Node, ctx) -> Callable[[], None]:
     (s1, z1), (s2, z2), (so, zo) = scale_zp(node, ia), scale_zp(node, ib), scale_zp(node, io)
     if (z1, z2, zo) != (0, 0, 0):
         raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 needs zero points 0, got {(z1, z2, zo)}")
-    if node.op != Op.MUL and getattr(node.options, "pot_scale_int16", True):
-        raise UnsupportedOpError(node.op, node.index, "cpu", "int16 with pot_scale_int16=true (the power-of-two "
-                                 "scale kernel) is not implemented; the converter writes false")
+    if node.op != Op.MUL and getattr(node.options, "pot_scale_int16", True) and all(
+            _is_pot(v) for v in (s1, s2, so)):
+        raise UnsupportedOpError(node.op, node.index, "cpu", "int16 with pot_scale_int16=true and power-of-two "
+                                 "scales (the shift-only kernel) is not implemented; the converter writes false")
     if node.activation and node.activation.clamp is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"fused {node.activation} on a quantized output")
     a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
@@ -94,6 +96,15 @@ def int16_binary(node: Node, ctx) -> Callable[[], None]:
         x, y = np.broadcast_arrays(a.astype(np.int64), b.astype(np.int64))
         np.copyto(out, np.clip(compute(x, y), lo, hi), casting="unsafe")
     return run
+
+
+def _is_pot(scale: float) -> bool:
+    """TFLite's ``CheckedLog2`` in float32: the scale's log2 within 1e-3 of an integer. With
+    ``pot_scale_int16`` set, ADD and SUB take the shift-only kernel only when all three scales
+    are powers of two; otherwise the general rescale, as with the flag off."""
+    f = np.float32
+    lg = f(np.log(f(scale))) * (f(1.0) / f(np.log(f(2.0))))
+    return bool(abs(lg - f(np.round(lg))) < f(1e-3))
 
 
 def gen_lut(func: Callable[[float], float], in_min: float, in_max: float, out_min: float, out_max: float) -> np.ndarray:
