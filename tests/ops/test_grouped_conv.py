@@ -123,3 +123,26 @@ def test_grouped_conv_channels_must_divide() -> None:
     model = _conv(mb, case, x, w, mb.const("b", np.zeros(6, np.float32)), mb.tensor("y", (1, 6, 6, 6), np.float32))
     with pytest.raises(ShapeError, match="multiple of 3"):
         Interpreter(model_content=model, backend="cpu").allocate_tensors()
+
+
+def test_grouped_conv_runtime_weights_on_cpu() -> None:
+    """A filter computed in the graph (a graph input here): each group's GEMM reads its rows of the
+    arena in place at every invoke."""
+    from gpulite import Interpreter
+    from tests.ops.harness import run_litert
+
+    case = ((1, 6, 6, 8), (3, 3), 6, 2, (1, 1), (1, 1), "SAME", "RELU", True)
+    mb = ModelBuilder()
+    x, w = mb.input("x", case[0], np.float32), mb.input("w", (6, 3, 3, 4), np.float32)
+    model = _conv(mb, case, x, w, mb.const("b", np.arange(6, dtype=np.float32)),
+                  mb.tensor("y", _out_shape(case), np.float32))
+    it = Interpreter(model_content=model, backend="cpu")
+    it.allocate_tensors()
+    rng = np.random.default_rng(0)
+    for _ in range(2):  # new weights at each invoke of one interpreter
+        feeds = [rng.standard_normal(case[0]).astype(np.float32), rng.standard_normal((6, 3, 3, 4)).astype(np.float32)]
+        for d, v in zip(it.get_input_details(), feeds, strict=True):
+            it.set_tensor(d["index"], v)
+        it.invoke()
+        np.testing.assert_allclose(it.get_tensor(it.get_output_details()[0]["index"]), run_litert(model, feeds)[0],
+                                   rtol=0, atol=2e-5)
