@@ -27,8 +27,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.pipeline.config import NodeConfig
 from gpulite.solutions import connections as _conn
-from gpulite.solutions.base import set_options
+from gpulite.solutions.base import node_config, set_options
 from gpulite.solutions.pose import pose_config
 from gpulite.tasks.bundle import Bundle, read_asset
 from gpulite.tasks.components.containers.landmark import Landmark, NormalizedLandmark
@@ -91,6 +92,20 @@ class PoseLandmarkerOptions:
     result_callback: Callable[[PoseLandmarkerResult, Image, int], None] | None = None
 
 
+def tasks_tracking(cfg) -> None:
+    """The legacy pose graph's tracking made the Tasks': the next frame's region comes from the raw
+    auxiliary landmarks (the legacy graph smooths them first), and the landmark filter's object scale is
+    that region (1.25x, squared) rather than the bare alignment rect."""
+    cfg.nodes = [n for n in cfg.nodes if n.name not in ("smooth_aux_visibility", "smooth_aux_landmarks")]
+    node_config(cfg, "roi_detection").inputs["NORM_LANDMARKS"] = "unfiltered_aux_landmarks"
+    i = [n.name for n in cfg.nodes].index("smooth_landmarks")
+    cfg.nodes.insert(i, NodeConfig(calculator="RectTransformation", name="scale_roi_next_frame",
+                                   inputs={"NORM_RECT": "scale_roi", "IMAGE_SIZE": "image_size"},
+                                   outputs={"NORM_RECT": "scale_roi_next_frame"},
+                                   options={"scale_x": 1.25, "scale_y": 1.25, "square_long": True}))
+    node_config(cfg, "smooth_landmarks").inputs["OBJECT_SCALE_ROI"] = "scale_roi_next_frame"
+
+
 def _points(lms, cls):
     xyz, vis, pres = lms.columns()
     n = len(xyz)
@@ -124,6 +139,8 @@ class PoseLandmarker(GraphTask):
                           min_detection_confidence=detection, min_tracking_confidence=presence)
         # the heatmap refinement with the kernel MediaPipe's graph names (0.10.14's legacy solution used 9)
         set_options(cfg, {"refine_landmarks.kernel_size": 7})
+        if self.tracking:
+            tasks_tracking(cfg)
         outputs = ["pose_landmarks", "pose_world_landmarks"] + (["segmentation_mask"] if self._masks else [])
         packets = {"smooth_landmarks": self.tracking, "smooth_segmentation": False}
         self._start(cfg, models, outputs, packets)
