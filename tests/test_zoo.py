@@ -72,10 +72,11 @@ def iris() -> bytes:
 
 
 def test_every_zoo_model_and_source_archive_has_a_pinned_digest():
-    assert len(zoo.NAMES) == 27
+    assert len(zoo.NAMES) == 17 and len(zoo.TASK_NAMES) == 12
     assert {"pose_landmark_lite", "pose_landmark_heavy", "face_detection_full_range"} <= set(zoo.NAMES)
-    assert {"efficientnet_lite0", "efficientdet_lite0_int8", "face_landmarker", "hand_landmarker"} <= set(zoo.NAMES)
-    for name in zoo.NAMES:
+    assert {"efficientnet_lite0", "efficientdet_lite0_int8", "face_landmarker", "pose_landmarker_lite"} <= set(
+        zoo.TASK_NAMES)
+    for name in zoo.ALL_NAMES:
         assert len(zoo.digest(name) or "") == 64, name
     for src in zoo.SOURCES:
         assert len(zoo.digest(src.archive) or "") == 64, src.archive
@@ -98,7 +99,7 @@ def test_a_task_bundle_is_extracted_and_found_under_its_name(only_cache, monkeyp
     _serve(monkeypatch, archive, {"my_bundle": "pkg/models/x.task"})
     digests = dict(zoo._digests(), my_bundle=hashlib.sha256(bundle.read_bytes()).hexdigest())
     monkeypatch.setattr(zoo, "_digests", lambda: digests)
-    monkeypatch.setattr(zoo, "NAMES", (*zoo.NAMES, "my_bundle"))
+    monkeypatch.setattr(zoo, "ALL_NAMES", (*zoo.ALL_NAMES, "my_bundle"))
     got = zoo.resolve("my_bundle")
     assert got == zoo.cache_dir() / "my_bundle.task" and got.read_bytes() == bundle.read_bytes()
     assert zoo.is_path("my_bundle.task") and not zoo.is_path("my_bundle")
@@ -206,7 +207,7 @@ def test_offline_missing_model_says_so(only_cache, monkeypatch):
 
 
 def test_unknown_name_lists_the_known_ones(only_cache):
-    with pytest.raises(ModelError, match="Known names: blaze_face_short_range, deeplab_v3, efficientdet_lite0_int8"):
+    with pytest.raises(ModelError, match="Known names: face_detection_full_range, face_detection_full_range_sparse"):
         zoo.resolve("no_such_model")
 
 

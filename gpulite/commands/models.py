@@ -34,14 +34,14 @@ def run(args: argparse.Namespace) -> int:
     """Run ``gpulite models``; returns the exit status."""
     if args.models_command == "list":
         return _list()
-    names = zoo.NAMES if args.models_command == "pull" and args.all else (
+    names = zoo.ALL_NAMES if args.models_command == "pull" and args.all else (
         args.names if args.models_command == "pull" else [args.name])
     if not names:
         raise InputError("models pull: name a zoo model, or --all")
-    unknown = [n for n in names if n not in zoo.NAMES]
+    unknown = [n for n in names if n not in zoo.ALL_NAMES]
     if unknown:
         raise InputError(f"models {args.models_command}: not zoo models: {', '.join(unknown)} "
-                         f"(known: {', '.join(zoo.NAMES)})")
+                         f"(known: {', '.join(zoo.ALL_NAMES)})")
     try:
         if args.models_command == "path":
             print(zoo.resolve(args.name, download=False))
@@ -59,15 +59,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list() -> int:
-    width = max(len(s.label) for s in zoo.SOURCES) + 2
+    labels = {n: (zoo.SOURCE_OF[n].label if n in zoo.SOURCE_OF else zoo.ASSEMBLED[n].label) for n in zoo.ALL_NAMES}
+    width = max(map(len, labels.values())) + 2
     print(f"{'name':<34}{'source':<{width}}{'sha256':<14}where")
-    for name in zoo.NAMES:
+    for name in zoo.ALL_NAMES:
         try:
             where = zoo.find(name)
         except ModelError as e:  # a wrong copy in $GPULITE_MODEL_DIR
             where = f"error: {e}"
         digest = (zoo.digest(name) or "")[:12]
-        label = zoo.SOURCE_OF[name].label
+        label = labels[name]
         print(f"{name:<34}{label:<{width}}{digest:<14}{where or 'not present (gpulite models pull)'}")
     print(f"cache: {zoo.cache_dir()}")
     return 0

@@ -398,3 +398,65 @@ def _enum(names: dict[int, str], value: int, what: str) -> str:
     if value not in names:
         raise ModelError(f"{what} {value} is not in the schema (expected one of {sorted(names)})")
     return names[value]
+
+
+def add_metadata(model: bytes, metadata: bytes, name: str = METADATA_NAME) -> bytes:
+    """``model`` with one more metadata entry ``name`` holding ``metadata`` (a ``TFLITE_METADATA``
+    buffer, say), the rest unchanged.
+
+    The new ``Model`` table and its ``buffers`` and ``metadata`` vectors are written in front of
+    the old FlatBuffer, which follows whole (16-byte aligned) and which they reference: FlatBuffer
+    offsets point forward, so the old tables keep theirs. The old root table is left unused.
+
+    Raises
+    ------
+    ModelError
+        The model is malformed, already has an entry ``name``, or stores buffers by absolute
+        offset (large models), which moving would break.
+    """
+    import flatbuffers
+
+    old = Buffer(model)
+    m = load(model)  # checks the model
+    if name in m.metadata:
+        raise ModelError(f"the model already has a metadata entry {name!r}")
+    root = old.root("Model")
+    buffers = [_table_pos(t) for t in root.tables(4, "Buffer")]
+    if any(t.scalar(1, "u64", 0) > 1 for t in root.tables(4, "Buffer")):
+        raise ModelError("the model stores buffers by absolute offset; add_metadata cannot move it")
+    entries = [_table_pos(t) for t in root.tables(6, "Metadata")]
+    fb = flatbuffers.Builder(len(model) + len(metadata) + 1024)
+    fb.StartVector(1, len(model), 16)
+    fb.head -= len(model)  # the old bytes in one copy (what PrependByte would do byte by byte)
+    fb.Bytes[fb.head:fb.head + len(model)] = model
+    block = fb.EndVector()
+    at = lambda pos: block - 4 - pos  # noqa: E731  the builder offset of an old object at file position pos
+    data = fb.CreateByteVector(metadata)
+    fb.StartObject(3)
+    fb.PrependUOffsetTRelativeSlot(0, data, 0)
+    new_buffer = fb.EndObject()
+    name_off = fb.CreateString(name)
+    fb.StartObject(2)
+    fb.PrependUint32Slot(1, len(buffers), 0)
+    fb.PrependUOffsetTRelativeSlot(0, name_off, 0)
+    new_entry = fb.EndObject()
+    vectors = {}
+    for slot, offsets in ((4, [*map(at, buffers), new_buffer]), (6, [*map(at, entries), new_entry])):
+        fb.StartVector(4, len(offsets), 4)
+        for off in reversed(offsets):
+            fb.PrependUOffsetTRelative(off)
+        vectors[slot] = fb.EndVector()
+    fb.StartObject(8)
+    for slot in (1, 2, 3, 5, 7):  # operator_codes, subgraphs, description, metadata_buffer, signature_defs
+        target = root._deref(slot, f"field {slot}")
+        if target:
+            fb.PrependUOffsetTRelativeSlot(slot, at(target), 0)
+    fb.PrependUOffsetTRelativeSlot(4, vectors[4], 0)
+    fb.PrependUOffsetTRelativeSlot(6, vectors[6], 0)
+    fb.PrependUint32Slot(0, root.scalar(0, "u32", 0), 0)
+    fb.Finish(fb.EndObject(), file_identifier=b"TFL3")
+    return bytes(fb.Output())
+
+
+def _table_pos(t: Table) -> int:
+    return t.pos

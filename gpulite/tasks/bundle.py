@@ -89,10 +89,10 @@ def read_asset(model_asset_path: str | Path | None = None,
                                 "'file_pointer_meta' or 'file_descriptor_meta': BaseOptions need "
                                 "model_asset_path or a non-empty model_asset_buffer")
     p = Path(model_asset_path)
-    if not p.is_file() and (zoo.is_path(model_asset_path) or str(model_asset_path) not in zoo.NAMES):
+    if not p.is_file() and (zoo.is_path(model_asset_path) or str(model_asset_path) not in zoo.ALL_NAMES):
         kind = "a directory" if p.is_dir() else "no such file"
         hint = "" if zoo.is_path(model_asset_path) else (
-            f" and no zoo model of that name (known: {', '.join(zoo.NAMES)})")
+            f" and no zoo model of that name (known: {', '.join(zoo.ALL_NAMES)})")
         raise AssetNotFoundError(f"Unable to open file at {model_asset_path}: {kind}{hint}")
     path = p if p.is_file() else zoo.resolve(str(model_asset_path))
     try:
@@ -179,12 +179,9 @@ def open_bundle(model_asset_path: str | Path | None = None,
 
 
 def assemble(members: dict[str, bytes]) -> bytes:
-    """A ``.task`` bundle holding ``members`` (name -> bytes), stored uncompressed as MediaPipe's are."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return out.getvalue()
+    """A ``.task`` bundle holding ``members`` (name -> bytes), stored uncompressed as MediaPipe's
+    are; the same members give the same bytes (fixed dates and modes), so a bundle can be pinned."""
+    return zoo.zip_members(members)
 
 
 def check_model(data: bytes, what: str = "model") -> None:

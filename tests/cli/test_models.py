@@ -31,9 +31,10 @@ def test_list_shows_every_model_its_source_digest_and_where_it_is(tmp_path):
     r = _models("list", GPULITE_MODEL_DIR=str(tmp_path / "mine"), GPULITE_CACHE_DIR=str(tmp_path / "cache"))
     assert r.returncode == 0, r.stderr
     rows = {line.split()[0]: line for line in r.stdout.splitlines()[1:-1]}
-    assert sorted(rows) == sorted(zoo.NAMES)
+    assert sorted(rows) == sorted(zoo.ALL_NAMES)
     for name, row in rows.items():
-        assert zoo.SOURCE_OF[name].label in row and zoo.digest(name)[:12] in row, row
+        label = zoo.SOURCE_OF[name].label if name in zoo.SOURCE_OF else zoo.ASSEMBLED[name].label
+        assert label in row and zoo.digest(name)[:12] in row, row
     assert rows["hand_recrop"].endswith(str(tmp_path / "mine" / "hand_recrop.tflite"))
     assert rows["pose_landmark_heavy"].endswith("not present (gpulite models pull)")  # only ever in the cache
     assert r.stdout.splitlines()[-1] == f"cache: {tmp_path / 'cache' / 'models'}"

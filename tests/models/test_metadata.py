@@ -153,3 +153,41 @@ def test_metadata_arrays_are_plain_floats(classifier):
     md = tfmeta.load_metadata(classifier)
     assert all(type(v) is float for v in md.input_normalization()[0])
     assert not isinstance(md.subgraphs[0].inputs[0].stats_max, np.ndarray)
+
+
+def test_add_metadata_keeps_the_model_and_adds_the_entry():
+    from gpulite import Interpreter
+    from gpulite.tasks.bundle import open_bundle
+
+    full = open_bundle("pose_landmarker_full").file("pose_landmarks_detector.tflite")
+    meta = bytes(load(full).metadata[tfmeta.METADATA_NAME])
+    lite = model_path("pose_landmark_lite").read_bytes()
+    out = tfmeta.add_metadata(lite, meta)
+    assert out == tfmeta.add_metadata(lite, meta)  # deterministic: an assembled bundle can be pinned
+    assert list(load(out).metadata) == [*load(lite).metadata, tfmeta.METADATA_NAME]
+    assert tfmeta.load_metadata(out).input_normalization() == ((0.0,), (255.0,))
+    x = np.random.default_rng(0).random((1, 256, 256, 3), np.float32)
+    outs = []
+    for data in (lite, out):
+        it = Interpreter(model_content=data)
+        it.allocate_tensors()
+        it.set_tensor(it.get_input_details()[0]["index"], x)
+        it.invoke()
+        outs.append([it.get_tensor(d["index"]) for d in it.get_output_details()])
+    assert all(np.array_equal(a, b) for a, b in zip(*outs, strict=True))
+    with pytest.raises(ModelError, match="already has a metadata entry 'TFLITE_METADATA'"):
+        tfmeta.add_metadata(out, meta)
+
+
+def test_assembled_pose_bundles_are_the_solution_models_with_the_full_bundles_metadata():
+    from gpulite.tasks.bundle import open_bundle
+
+    full = open_bundle("pose_landmarker_full")
+    for size in ("lite", "heavy"):
+        b = open_bundle(f"pose_landmarker_{size}")
+        assert b.names == full.names == ["pose_detector.tflite", "pose_landmarks_detector.tflite"]
+        assert b.file("pose_detector.tflite") == full.file("pose_detector.tflite")
+        landmarks = load(b.file("pose_landmarks_detector.tflite"))
+        legacy = load(model_path(f"pose_landmark_{size}").read_bytes())
+        assert len(landmarks.subgraphs[0].operators) == len(legacy.subgraphs[0].operators)
+        assert tfmeta.load_metadata(landmarks).name == "Pose Landmark"
