@@ -78,7 +78,7 @@ def test_every_zoo_model_and_source_archive_has_a_pinned_digest():
         zoo.TASK_NAMES)
     for name in zoo.ALL_NAMES:
         assert len(zoo.digest(name) or "") == 64, name
-    for src in zoo.SOURCES:
+    for src in (*zoo.SOURCES, *zoo.TASK_SOURCES):
         assert len(zoo.digest(src.archive) or "") == 64, src.archive
         assert src.url.endswith(src.archive)
 
