@@ -175,7 +175,7 @@ def test_every_kind_on_one_graph():
     assert dw.outputs == prelu_conv.inputs[:1] and prelu_conv.prelu_alpha is not None
     assert add_conv.epilogue == (ResidualAdd(slot=3, channels=8),) and add_conv.inputs[3] == g.inputs[0]
     assert reshape.inputs[0] == add_conv.outputs[0] and reshape.outputs == g.outputs
-    assert out.views == {g.outputs[0]: add_conv.outputs[0]}
+    assert out.views == {g.outputs[0]: (add_conv.outputs[0], 0)}
 
 
 def test_cpu_rules():

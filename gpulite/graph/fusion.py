@@ -40,9 +40,14 @@ order they run:
   (``input_scale``: the factor's slot among its inputs, appended).
 - **views**: a RESHAPE, SQUEEZE or EXPAND_DIMS whose output has its input's dtype and bytes
   (the input no graph input, variable or constant) has its output recorded in
-  ``graph.views``: :func:`~gpulite.graph.plan.plan_memory` gives it its input's range, so a
-  kernel finding the two at one offset has nothing to move. The node stays in the graph (any
-  dtype, and a CPU kernel's copy onto itself is harmless).
+  ``graph.views`` as lying in its input at offset 0; a CONCATENATION (no activation, one
+  dtype and quantization) whose inputs are consecutive blocks of its output (every axis
+  before the concatenated one of size 1), each 16-byte aligned there, has each input (or the
+  tensor that input is a RESHAPE view of) recorded as lying in the output at its block's
+  offset, so its producer writes straight into its slice.
+  :func:`~gpulite.graph.plan.plan_memory` places views there, and a kernel finding its input
+  already where it would copy it has nothing to move. The nodes stay in the graph (a CPU
+  kernel's copy onto itself is harmless).
 """
 
 from __future__ import annotations
@@ -111,7 +116,8 @@ class FusionRules:
         return False
 
     def view(self, g: Graph, node: Node) -> bool:
-        """Whether the RESHAPE-like ``node``'s output may share its input's bytes (``graph.views``)."""
+        """Whether the RESHAPE-like ``node``'s output may share its input's bytes, or the
+        CONCATENATION ``node``'s inputs lie in its output (``graph.views``)."""
         return False
 
 
@@ -350,16 +356,52 @@ class _Fuser:
         self.reindex()
 
     def views(self) -> None:
-        inputs = set(self.g.inputs)
         for n in self.g.nodes:
+            if n.op == Op.CONCATENATION:
+                self._concat_views(n)
+                continue
             if n.op not in VIEW_OPS or not n.inputs or n.inputs[0] < 0 or len(n.outputs) != 1:
                 continue
             src, out = self.t(n.inputs[0]), self.t(n.outputs[0])
-            if (src.is_const or src.is_variable or src.index in inputs or src.bounded or out.bounded
-                    or src.dtype != out.dtype or src.nbytes != out.nbytes or out.is_variable
-                    or not self.rules.view(self.g, n)):
+            if (not self._placeable(src.index) or out.bounded or out.is_variable or src.dtype != out.dtype
+                    or src.nbytes != out.nbytes or out.index in self.g.views or not self.rules.view(self.g, n)):
                 continue
-            self.g.views[out.index] = src.index
+            self.g.views[out.index] = (src.index, 0)
+
+    def _placeable(self, i: int) -> bool:
+        """Whether tensor ``i``'s bytes may be placed inside another's: made by a node, not a
+        graph input, variable, constant or data-dependent slot."""
+        t = self.t(i)
+        return not (t.is_const or t.is_variable or t.bounded or i in self.g.inputs)
+
+    def _concat_views(self, n: Node) -> None:
+        if len(n.outputs) != 1 or not n.inputs or min(n.inputs) < 0 or len(set(n.inputs)) != len(n.inputs):
+            return
+        out = self.t(n.outputs[0])
+        rank = len(out.shape)
+        axis = getattr(n.options, "axis", 0)
+        axis = axis + rank if axis < 0 else axis
+        ins = [self.t(i) for i in n.inputs]
+        if (n.activation or getattr(n.options, "fused_activation_function", 0) or not 0 <= axis < rank
+                or any(d != 1 for d in out.shape[:axis]) or out.bounded
+                or out.quant is not None or any(len(x.shape) != rank or x.dtype != out.dtype or x.quant for x in ins)
+                or sum(x.nbytes for x in ins) != out.nbytes):
+            return
+        tops, off = [], 0
+        for x in ins:  # place the top of each input's RESHAPE chain (the tensor a node writes)
+            top = x.index
+            while top in self.g.views and self.g.views[top][1] == 0:
+                top = self.g.views[top][0]
+            if top in self.g.views or not self._placeable(top) or off % 16 or top in tops:
+                return
+            tops.append(top)
+            off += x.nbytes
+        if not self.rules.view(self.g, n):
+            return
+        off = 0
+        for top, x in zip(tops, ins, strict=True):
+            self.g.views[top] = (out.index, off)
+            off += x.nbytes
 
     def epilogues(self) -> None:
         for n in list(self.g.nodes):  # a snapshot: hoist and sink reorder the list

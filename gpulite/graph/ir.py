@@ -147,9 +147,10 @@ class Graph:
     # Every subgraph of the model by its index (this graph among them), shared by all of them: what
     # control-flow nodes (WHILE, IF, CALL_ONCE) name. Empty for a graph not read from a model.
     subgraphs: list[Graph] = field(default_factory=list, repr=False, compare=False)
-    # Tensors that share the bytes of another (view -> that tensor): RESHAPE-like outputs a
-    # backend's prepare made views (graph.fusion); plan_memory gives both one range.
-    views: dict[int, int] = field(default_factory=dict, repr=False, compare=False)
+    # Tensors whose bytes lie inside another's (view -> (that tensor, byte offset)): RESHAPE-like
+    # outputs (offset 0) and CONCATENATION inputs (their slice of the output) that a backend's
+    # prepare made views (graph.fusion); plan_memory places them there.
+    views: dict[int, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_model(cls, model: Model, subgraph: int = 0) -> Graph:

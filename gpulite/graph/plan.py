@@ -152,15 +152,15 @@ def plan_memory(g: Graph, order: list[Node], *, pinned: dict[int, int] | None = 
     Pinning is how a backend that rewrites the graph (the CPU backend's fusions) re-plans
     it while graph inputs and outputs keep the offsets views were handed out for.
 
-    A tensor in ``g.views`` (a RESHAPE-like output the backend runs as a view) gets the
-    offset of the tensor it views, which then lives as long as both.
+    A tensor in ``g.views`` (a RESHAPE-like output, a CONCATENATION input the backend runs in
+    place) is placed inside the tensor it lies in, at its byte offset there; that tensor then
+    lives as long as all of them.
     """
     life = lifetimes(g, order)
     sizes = {t: max(g.tensors[t].nbytes, 0) for t in life}
     views = _view_roots(g, life, set(pinned or ()))
-    for v, base in views.items():
+    for v, (base, _) in views.items():
         life[base] = [min(life[base][0], life[v][0]), max(life[base][1], life[v][1])]
-        sizes[base] = max(sizes[base], sizes[v])
         del life[v]
     placed: list[tuple[int, int]] = []  # (offset, end) of each placed tensor
     alive = _Lifetimes(len(order) + 1)
@@ -181,8 +181,8 @@ def plan_memory(g: Graph, order: list[Node], *, pinned: dict[int, int] | None = 
         offsets[t] = off
         placed.append((off, off + size))
     arena = max((e for _, e in placed), default=0)
-    for v, base in views.items():
-        offsets[v] = offsets[base]
+    for v, (base, off) in views.items():
+        offsets[v] = offsets[base] + off
         life[v] = life[base]
     bounds = {t: g.tensors[t].shape for t in offsets if g.tensors[t].bounded}
     for v in views:
@@ -191,16 +191,19 @@ def plan_memory(g: Graph, order: list[Node], *, pinned: dict[int, int] | None = 
     return MemoryPlan(offsets, sizes, arena, total, {k: (v[0], v[1]) for k, v in life.items()}, bounds)
 
 
-def _view_roots(g: Graph, life: dict[int, list[int]], pinned: set[int]) -> dict[int, int]:
-    """``g.views`` resolved to the planned tensor each view finally shares (chains followed);
-    views of unplanned tensors, pinned ones or ones that do not fit are left as tensors."""
-    roots: dict[int, int] = {}
+def _view_roots(g: Graph, life: dict[int, list[int]], pinned: set[int]) -> dict[int, tuple[int, int]]:
+    """``g.views`` resolved to the placed tensor each view lies in and its byte offset there
+    (chains followed: a RESHAPE of a CONCATENATION input lies in the concatenation's output).
+    A view is left a tensor of its own when its chain meets an unplanned or pinned tensor or
+    loops, when it would not fit, or when a graph output would lose its ``ALIGN`` offset."""
+    roots: dict[int, tuple[int, int]] = {}
     for v in g.views:
-        base, seen = g.views[v], {v}
-        while base in g.views and base not in seen:
-            seen.add(base)
-            base = g.views[base]
-        if (v in life and base in life and base not in seen and v not in pinned and base not in pinned
-                and g.tensors[v].nbytes <= g.tensors[base].nbytes):
-            roots[v] = base
+        base, off, chain = v, 0, [v]
+        while base in g.views and len(chain) <= len(g.views):  # a loop ends here, rejected below
+            base, step = g.views[base]
+            off += step
+            chain.append(base)
+        if (len(set(chain)) == len(chain) and all(t in life and t not in pinned for t in chain) and off >= 0
+                and off + g.tensors[v].nbytes <= g.tensors[base].nbytes and (v not in g.outputs or off % ALIGN == 0)):
+            roots[v] = (base, off)
     return roots

@@ -95,3 +95,50 @@ def test_concatenation_then_relu_is_fused(relu):
     rng = _rng(9)
     plan = check_gpu(mb.build(), [rng.uniform(-8, 8, (1, 3, 4)).astype(F32), rng.uniform(-8, 8, (1, 3, 2)).astype(F32)])
     assert plan["partitions"][0]["ops"] == {"CONCATENATION": 1}, "the RELU was not fused"
+
+
+def _heads(relu: bool = False) -> tuple[bytes, list]:
+    """x -> two 1x1 convs -> RESHAPE each to [1, rows, 4] -> CONCATENATION on axis 1 (the
+    detectors' heads), optionally followed by a RELU (fused into the concatenation)."""
+    rng = _rng(21)
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 4, 4, 8), F32)
+    parts = []
+    for k, cout in enumerate((8, 4)):
+        c = mb.tensor(f"c{k}", (1, 4, 4, cout), F32)
+        mb.op("CONV_2D", [x, mb.const(f"w{k}", rng.standard_normal((cout, 1, 1, 8)).astype(F32)),
+                          mb.const(f"b{k}", rng.standard_normal(cout).astype(F32))], [c],
+              padding="SAME", stride_h=1, stride_w=1)
+        r = mb.tensor(f"r{k}", (1, 4 * cout, 4), F32)
+        mb.op("RESHAPE", [c, mb.const(f"s{k}", np.array([1, 4 * cout, 4], np.int32))], [r])
+        parts.append(r)
+    y = mb.tensor("y", (1, 48, 4), F32)
+    mb.op("CONCATENATION", parts, [y], axis=1)
+    if relu:
+        z = mb.tensor("z", (1, 48, 4), F32)
+        mb.op("RELU", [y], [z])
+        y = z
+    mb.output(y)
+    return mb.build(), [rng.uniform(-2, 2, (1, 4, 4, 8)).astype(F32)]
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_concatenation_inputs_are_written_in_place(relu):
+    """The convs write straight into their slices of the concatenation's output (reshapes and
+    the concatenation dispatch nothing); not with a fused RELU, which changes the values."""
+    from gpulite import Interpreter
+
+    model, feeds = _heads(relu)
+    plan = check_gpu(model, feeds)
+    assert plan["dispatches_per_invoke"] == (4 if relu else 2)  # two convs (+ two concat copies)
+    it = Interpreter(model_content=model, backend="webgpu")
+    it.allocate_tensors()
+    g, offsets = it.graph, it.memory_plan.offsets
+    convs = [n.outputs[0] for n in g.nodes if n.op == "CONV_2D"]
+    concat = next(n for n in g.nodes if n.op == "CONCATENATION").outputs[0]
+    if relu:
+        assert all(off == 0 for _, off in g.views.values())  # only the reshapes are views
+    else:  # the first conv's 1x4x4x8 floats, then the second's
+        assert g.views == {**{c: (concat, off) for c, off in zip(convs, (0, 512), strict=True)},
+                           **{n.outputs[0]: (n.inputs[0], 0) for n in g.nodes if n.op == "RESHAPE"}}
+        assert [offsets[c] - offsets[concat] for c in convs] == [0, 512]

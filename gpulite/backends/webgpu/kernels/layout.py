@@ -1,5 +1,7 @@
 """Data movement without arithmetic (any dtype, NHWC): RESHAPE and friends, CONCATENATION,
-PACK, DEPTH_TO_SPACE, SPACE_TO_DEPTH."""
+PACK, DEPTH_TO_SPACE, SPACE_TO_DEPTH. Where the memory plan made a RESHAPE's output or a
+CONCATENATION's inputs views (graph.fusion's views rewrite), the bytes are already in place
+and nothing is dispatched for them."""
 
 from __future__ import annotations
 
@@ -83,6 +85,9 @@ def _concat(node: Node, ctx: GpuContext, out: TensorRef, ins: list[TensorRef], a
     programs, start = [], 0
     for x in ins:  # one dispatch per input, each writing its own columns of the output
         part = x.shape[axis] * inner
+        if outer == 1 and not node.activation and x.offset == out.offset + start:
+            start += part  # already in its slice (a view the memory plan placed there): nothing to move
+            continue
         params = [("part", "u32", max(part, 1)), ("row", "u32", out.shape[axis] * inner), ("start", "u32", start),
                   ("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
         programs.append(make_program(f"concatenation part {x.shape}->{out.shape} axis {axis}", "concat_part",
