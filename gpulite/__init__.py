@@ -47,8 +47,7 @@ from gpulite.runtime import (
     set_backend,
 )
 from gpulite.tensor import Tensor, tensor
-
-__version__ = "0.1.0"
+from gpulite.version import __version__ as __version__
 
 
 def __getattr__(name: str) -> Any:

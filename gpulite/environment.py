@@ -28,6 +28,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gpulite.errors import FlagError
@@ -238,6 +239,12 @@ class Environment:
 
 
 _ENV = Environment()
+
+
+def cache_dir(subdir: str = "") -> Path:
+    """gpulite's per-user cache, ``$GPULITE_CACHE_DIR`` (default ``~/.cache/gpulite``), or ``subdir`` in it:
+    the zoo's models, the compiled C libraries, the solutions' ``auto`` measurements."""
+    return Path(os.environ.get("GPULITE_CACHE_DIR") or Path.home() / ".cache" / "gpulite") / subdir
 
 
 def env() -> Environment:

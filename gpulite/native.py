@@ -26,12 +26,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from gpulite.environment import cache_dir
+
 log = logging.getLogger("gpulite.native")
 T = TypeVar("T")
-
-
-def cache_dir(subdir: str) -> Path:
-    return Path(os.environ.get("GPULITE_CACHE_DIR") or Path.home() / ".cache" / "gpulite") / subdir
 
 
 def compiler() -> str:

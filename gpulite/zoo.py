@@ -41,6 +41,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpulite import environment
 from gpulite.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -181,7 +182,7 @@ _PIP_PLATFORM = ["--platform", "manylinux_2_17_x86_64", "--python-version", "3.1
 
 def cache_dir() -> Path:
     """Where fetched models are kept: ``$GPULITE_CACHE_DIR/models``, default ``~/.cache/gpulite/models``."""
-    return Path(os.environ.get("GPULITE_CACHE_DIR") or Path.home() / ".cache" / "gpulite") / "models"
+    return environment.cache_dir("models")
 
 
 def _user_dir() -> Path | None:

@@ -31,6 +31,7 @@ actors) measure once and the others read the result.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime
 import hashlib
 import json
@@ -43,6 +44,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from gpulite.environment import cache_dir
+
 log = logging.getLogger(__name__)
 
 PIPELINE_BACKENDS = ("webgpu", "litert", "cpu")
@@ -50,11 +53,13 @@ WARMUP = 1  # untimed frames per backend (pipeline compilation, first-dispatch c
 FRAMES = 5  # timed frames per backend at most
 BUDGET_S = 2.0  # timing stops after this many seconds per backend (at least one frame)
 CACHE_FILE = "auto_backend.json"
+# Inference threads for solutions built in this context (what build() measures with); None: the default
+INFERENCE_THREADS: contextvars.ContextVar[int | None] = contextvars.ContextVar("inference_threads", default=None)
 
 
 def cache_path() -> Path:
     """``$GPULITE_CACHE_DIR/auto_backend.json`` (default ``~/.cache/gpulite/auto_backend.json``)."""
-    return Path(os.environ.get("GPULITE_CACHE_DIR") or Path.home() / ".cache" / "gpulite") / CACHE_FILE
+    return cache_dir(CACHE_FILE)
 
 
 def candidates() -> tuple[list[str], list[str]]:
@@ -99,12 +104,12 @@ def _cpu_name() -> str:
 
 def machine(names: list[str]) -> dict[str, Any]:
     """What a measurement depends on besides the solution: gpulite, CPU, cores, each candidate's note."""
-    import gpulite
     from gpulite import runtime
     from gpulite.environment import env
+    from gpulite.version import __version__
 
     notes = {b.name: b.note for b in runtime.describe_backends() if b.name in names}
-    return {"gpulite": gpulite.__version__, "cpu": _cpu_name(), "cores": os.cpu_count(),
+    return {"gpulite": __version__, "cpu": _cpu_name(), "cores": os.cpu_count(),
             "num_threads": env().get("num_threads"), "backends": notes}
 
 
@@ -166,8 +171,6 @@ def sample_image() -> Any:
 
 def build(cls: type, arguments: dict[str, Any], name: str) -> Any:
     """The solution on candidate ``name`` (``"litert@1"``: litert, Inference on one thread)."""
-    from gpulite.solutions.base import INFERENCE_THREADS
-
     backend, threads = split(name)
     token = INFERENCE_THREADS.set(threads)
     try:

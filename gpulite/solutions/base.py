@@ -78,7 +78,6 @@ outputs are None), adding each node's busy time to the timings.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import dataclasses
 import difflib
 import functools
@@ -96,12 +95,11 @@ import numpy as np
 from gpulite.errors import CalculatorError, DeviceLimitsError, DeviceLostError, GpuliteError, GraphConfigError
 from gpulite.pipeline.config import GraphConfig, NodeConfig
 from gpulite.pipeline.graph import Graph
+from gpulite.solutions.auto import INFERENCE_THREADS
 
 log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "cpu", "webgpu", "litert")
-# Inference threads for solutions built in this context (what solutions.auto measures with); None: the default
-INFERENCE_THREADS: contextvars.ContextVar[int | None] = contextvars.ContextVar("inference_threads", default=None)
 TICK_US = 33333  # default time between frames, microseconds (MediaPipe's Python solutions' simulated clock)
 
 
