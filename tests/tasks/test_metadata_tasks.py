@@ -251,3 +251,26 @@ def test_bad_input_raises_what_mediapipe_raises(what, images):
         _error_case(what, images)
     message = want["message"].split(" (")[0]
     assert message.rstrip(".") in str(e.value), f"{what}: {e.value!r} vs MediaPipe's {want['message']!r}"
+
+
+def test_video_and_live_stream_give_the_image_results_in_order(images):
+    base = python.BaseOptions(model_asset_path="efficientnet_lite0", backend="cpu")
+    frames = [images[n] for n in ("coffee.png", "chelsea.png", "astronaut.png", "coffee.png")]
+    with vision.ImageClassifier.create_from_options(vision.ImageClassifierOptions(base_options=base,
+                                                                                  max_results=2)) as still:
+        want = [still.classify(f).classifications[0].categories for f in frames]
+    options = vision.ImageClassifierOptions(base_options=base, max_results=2, running_mode=vision.RunningMode.VIDEO)
+    with vision.ImageClassifier.create_from_options(options) as video:
+        for i, f in enumerate(frames):
+            r = video.classify_for_video(f, 100 * i)
+            assert r.classifications[0].categories == want[i] and r.timestamp_ms == 100 * i
+    got = []
+    options = vision.ImageClassifierOptions(base_options=base, max_results=2,
+                                            running_mode=vision.RunningMode.LIVE_STREAM,
+                                            result_callback=lambda r, image, ts: got.append((ts, r, image)))
+    with vision.ImageClassifier.create_from_options(options) as live:
+        for i, f in enumerate(frames):
+            live.classify_async(f, 100 * i)
+    assert [ts for ts, _, _ in got] == [0, 100, 200, 300]
+    assert [r.classifications[0].categories for _, r, _ in got] == want
+    assert all(image is f for (_, _, image), f in zip(got, frames, strict=True))
