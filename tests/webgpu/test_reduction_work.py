@@ -15,11 +15,7 @@ from tests.webgpu.support import adapter_problem
 pytestmark = pytest.mark.skipif(adapter_problem() is not None, reason=adapter_problem() or "")
 
 
-# Every zoo model file (a MediaPipe Tasks .task bundle is a zip of them, not one plan).
-MODELS = [n for n in zoo.NAMES if not zoo.SOURCE_OF[n].members[n].endswith(".task")]
-
-
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", zoo.NAMES)
 def test_zoo_reductions_split_across_threads(name: str) -> None:
     it = Interpreter(model_path=str(model_path(name)), backend="webgpu")
     it.allocate_tensors()
