@@ -9,7 +9,8 @@ the same on lavapipe): workgroups x threads per workgroup, outputs per thread, p
 thread sums for one output (``Program.reduction_per_thread``) and the bytes the kernel's loads
 request per output (caches not counted), next to the same counts for the kernels these
 replaced (one thread per 4 output channels reading the whole window, one per FC output, one
-per 4 depthwise channels), computed from those kernels' loop structure. docs/webgpu.md,
+per 4 depthwise channels), computed from those kernels' loop structure. The plans are those a
+GPU gets (``gemm.spreads``), also where the adapter is a CPU. docs/webgpu.md,
 "Matrix products", shows the table.
 """
 
@@ -61,6 +62,9 @@ def _new(program, op: str, node, g, k: int, out_size: int) -> tuple[int, int, fl
 
 def rows(name: str, top: int) -> list[tuple]:
     import gpulite
+    from gpulite.backends.webgpu.kernels import gemm
+
+    gemm.spreads = lambda gdev: True  # the plans a GPU gets, also on a CPU adapter
 
     it = gpulite.Interpreter(model_path=name, backend="webgpu")
     it.allocate_tensors()

@@ -28,6 +28,58 @@ def test_plan(m, n, k, batches, rpt, kg, splits):
     assert p.n_pad % 32 == 0 and p.k_pad % 16 == 0 and p.k_pad >= k
 
 
+def test_cpu_adapters_spread_nothing():
+    """Without spread (a CPU adapter), 32 x 32 tiles, and K groups only past 1024 products."""
+    assert (gemm.plan(64, 288, 864, spread=False).rpt, gemm.plan(64, 288, 864, spread=False).kg) == (4, 1)
+    p = gemm.plan(1, 63, 1152, spread=False)
+    assert (p.rpt, p.kg, p.serial) == (4, 4, 288)
+
+
+# (op, input shape, weights shape, output shape, the plan's rows per thread and K groups on a GPU)
+SPREAD_CASES = {
+    "conv-k3-c96": ("CONV_2D", (1, 5, 5, 96), (40, 3, 3, 96), (1, 5, 5, 40), 1, 4),
+    "conv-rows4-groups": ("CONV_2D", (1, 32, 64, 16), (32, 3, 3, 16), (1, 32, 64, 32), 4, 4),
+    "conv-1x1-edges": ("CONV_2D", (2, 5, 7, 13), (33, 1, 1, 13), (2, 5, 7, 33), 1, 1),
+    "fc-one-row-1152": ("FULLY_CONNECTED", (1, 1152), (63, 1152), (1, 63), 1, 4),
+    "fc-split-5000": ("FULLY_CONNECTED", (1, 5000), (7, 5000), (1, 7), 1, 4),
+    "fc-rows": ("FULLY_CONNECTED", (70, 200), (45, 200), (70, 45), 1, 4),
+}
+
+
+@pytest.mark.parametrize("case", SPREAD_CASES)
+def test_gpu_plans_on_any_adapter(case, monkeypatch):
+    """The plans a GPU gets (8-row tiles, K groups for few workgroups), forced here where the
+    adapter may be a CPU (which gets none of them): LiteRT's values, and the plan asked for."""
+    import numpy as np
+
+    from gpulite import Interpreter
+    from gpulite.testing.tflite_writer import ModelBuilder
+    from tests.compare import assert_same
+    from tests.ops.harness import run_litert
+    from tests.webgpu.support import require_adapter
+
+    require_adapter()
+    op, xs, ws, ys, rpt, kg = SPREAD_CASES[case]
+    monkeypatch.setattr(gemm, "spreads", lambda gdev: True)
+    rng = np.random.default_rng(42)
+    mb = ModelBuilder()
+    x = mb.input("x", xs, np.float32)
+    w = mb.const("w", rng.standard_normal(ws).astype(np.float32))
+    b = mb.const("b", rng.standard_normal(ws[0]).astype(np.float32))
+    y = mb.tensor("y", ys, np.float32)
+    opts = {"padding": "SAME", "stride_h": 1, "stride_w": 1} if op == "CONV_2D" else {}
+    mb.op(op, [x, w, b], [y], fused_activation_function="RELU", **opts)
+    mb.output(y)
+    model, xv = mb.build(), rng.standard_normal(xs).astype(np.float32)
+    it = Interpreter(model_content=model, backend="webgpu")
+    it.allocate_tensors()
+    (prog, *_) = [q for part in it._exe.parts for q in getattr(part, "work", []) if hasattr(q, "key")]
+    assert f"x {64 * kg} threads, {rpt}x4 outputs" in prog.name
+    it.set_tensor(it.get_input_details()[0]["index"], xv)
+    it.invoke()
+    assert_same(it.get_tensor(it.get_output_details()[0]["index"]), run_litert(model, [xv])[0], what=case)
+
+
 def test_programs_declare_their_work():
     """The product runs as cooperating workgroups (gpulite's groups=True entry point: no
     per-thread early return before its barriers) and declares the products one thread sums;

@@ -51,7 +51,7 @@ def batch_matmul(node: Node, ctx: GpuContext) -> list[Program]:
     dims, sa, sb = broadcast_strides(a.shape[:-2], b.shape[:-2], batch)
     if len(dims) > 4:
         raise ctx.unsupported(f"{len(dims)} batch dims after merging (kernel has 4)")
-    p = gemm.plan(m, n, k, int(np.prod(batch, dtype=np.int64)))
+    p = gemm.plan_for(ctx, m, n, k, int(np.prod(batch, dtype=np.int64)))
     params = matrices(a, b, out, m, k, n, ctx.upload(np.zeros(1, np.float32)), adj_x=adj_x, adj_y=adj_y,
                       dims=dims, sa=sa, sb=sb)
     return gemm.programs(ctx, f"batch_matmul {a.shape}x{b.shape}->{out.shape}", ("gemm_bmm",), p, params,

@@ -108,7 +108,7 @@ def conv2d(node: Node, ctx: GpuContext) -> Program | list[Program]:
     opts = node.options or sg.Conv2DOptions()
     n, oh, ow, _ = out.shape
     window = _window(ctx, opts, x, out, kh, kw, node.pads)
-    p = gemm.plan(n * oh * ow, cout, kh * kw * cin)
+    p = gemm.plan_for(ctx, n * oh * ow, cout, kh * kw * cin)
     w_off = ctx.weight(gemm.packed_b(w.transpose(1, 2, 3, 0).reshape(-1, cout), p)).offset
     extra, fin = finish(node, ctx)
     params = [("w_off", "u32", w_off), ("bias_off", "u32", bias_ref(ctx, cout, p.n_pad).offset), *extra]
@@ -147,8 +147,9 @@ def _conv2d_runtime_weights(node: Node, ctx: GpuContext, x: TensorRef, out: Tens
     n, oh, ow, _ = out.shape
     params = [*_window(ctx, node.options or sg.Conv2DOptions(), x, out, kh, kw, node.pads),
               ("w_off", "u32", w.offset), ("bias_off", "u32", bias.offset), ("bias_step", "u32", step)]
+    p = gemm.plan_for(ctx, n * oh * ow, cout, kh * kw * cin)
     return gemm.programs(ctx, f"conv_2d {x.shape}*{w.shape}->{out.shape} (run-time weights)",
-                         ("gemm_im2col", "gemm_ohwi"), gemm.plan(n * oh * ow, cout, kh * kw * cin), params,
+                         ("gemm_im2col", "gemm_ohwi"), p, params,
                          act=node.activation, A_VEC=str(cin % 4 == 0 and x.offset % 4 == 0).lower(),
                          FINISH="return act(v);")
 

@@ -58,7 +58,7 @@ def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
         if b is None:
             raise ctx.unsupported("bias computed at run time")
         bias[:] = b.astype(np.float32).reshape(-1)
-    p = gemm.plan(rows, n_out, k)
+    p = gemm.plan_for(ctx, rows, n_out, k)
     name = f"fully_connected {x.shape}x{wshape}->{out.shape}"
     if ctx.const(1) is not None:  # packed once, as a weight (float16 in fp16 plans)
         w = ctx.weight(gemm.packed_b(ctx.const(1).T, p))

@@ -8,6 +8,10 @@ are still few and K is long, each runs four groups of 64 threads over interleave
 (``kg = 4``, one dispatch); and no thread ever sums more than :data:`MAX_SERIAL` products of
 one output: past that, K is split across workgroups into partial sums (``splits``), which a
 second dispatch (``gemm_sum.wgsl``) adds up.
+
+The 8-row tiles and the K groups spread a small product over more threads, which costs a CPU
+adapter (lavapipe) CPU time and gains it nothing: there (:func:`spreads`) plans keep 32 x 32
+tiles and take K groups only for K past :data:`MAX_SERIAL` (:func:`plan_for`).
 """
 
 from __future__ import annotations
@@ -84,16 +88,26 @@ class GemmPlan:
                 f" products per thread{f', K in {self.splits} slices' if self.splits > 1 else ''}")
 
 
-def plan(m: int, n: int, k: int, batches: int = 1) -> GemmPlan:
-    """The workgroups of a product: one row per thread when 32 x 32 tiles would be fewer than
-    :data:`FEW_TILES`; four groups per workgroup when workgroups are fewer than
-    :data:`FEW_WORKGROUPS` and K spans 8 steps or more, or when K is longer than
-    :data:`MAX_SERIAL`; slices of K across workgroups only when one workgroup's groups would
-    still leave a thread more than :data:`MAX_SERIAL` products."""
-    rpt = 1 if _cdiv(m, TILE) * _cdiv(n, TILE) * batches < FEW_TILES else 4
+def spreads(gdev: Any) -> bool:
+    """Whether small products are spread over more threads on ``gdev``: not on a CPU adapter."""
+    return str(gdev.adapter.info.get("adapter_type", "")).lower() != "cpu"
+
+
+def plan_for(ctx: GpuContext, m: int, n: int, k: int, batches: int = 1) -> GemmPlan:
+    """:func:`plan` for the kernel factory's device."""
+    return plan(m, n, k, batches, spread=spreads(ctx.gdev))
+
+
+def plan(m: int, n: int, k: int, batches: int = 1, *, spread: bool = True) -> GemmPlan:
+    """The workgroups of a product. With ``spread``: one row per thread when 32 x 32 tiles would
+    be fewer than :data:`FEW_TILES`, and four groups per workgroup when workgroups are fewer
+    than :data:`FEW_WORKGROUPS` and K spans 8 steps or more. Always four groups when K is longer
+    than :data:`MAX_SERIAL`, and slices of K across workgroups only when one workgroup's groups
+    would still leave a thread more than :data:`MAX_SERIAL` products."""
+    rpt = 1 if spread and _cdiv(m, TILE) * _cdiv(n, TILE) * batches < FEW_TILES else 4
     tiles = _cdiv(m, 8 * rpt) * _cdiv(n, TILE) * batches
     kt = max(1, _cdiv(k, K_STEP))
-    kg = 4 if (tiles < FEW_WORKGROUPS and kt >= 8) or kt * K_STEP > MAX_SERIAL else 1
+    kg = 4 if (spread and tiles < FEW_WORKGROUPS and kt >= 8) or kt * K_STEP > MAX_SERIAL else 1
     per_slice = kg * MAX_SERIAL // K_STEP  # K steps one slice may take
     splits = _cdiv(kt, per_slice)
     splits = _cdiv(kt, _cdiv(kt, splits))  # no empty slice
