@@ -48,8 +48,8 @@ def _new(program, op: str, node, g, k: int, out_size: int) -> tuple[int, int, fl
 
         n = g.tensors[node.outputs[0]].shape[-1]
         p = gemm.plan(out_size // n, n, k)
-        # per k-step of a tile: the A rows that exist (one vec4 per 4 k), all of the packed B
-        loaded = (p.m * p.k_pad * p.tiles_n + p.k_pad * p.n_pad * p.tiles_m) * 4
+        # per k-step of a tile: the A rows and the B columns that exist (vec4s), for every tile
+        loaded = (p.m * p.k_pad * p.tiles_n + p.k * p.n4 * p.tiles_m) * 4
         return wgs, program.workgroup_size, out_size / threads, program.reduction_per_thread, loaded / out_size
     if sources[0] == "depthwise_conv2d_c4":
         kh, kw = g.tensors[node.inputs[1]].shape[1:3]

@@ -189,8 +189,7 @@ class Bench:
         name = f"{lay.label()} [{variant}]"
         if lay.op == "conv":  # the tiled product (kernels/gemm.py), as kernels/conv.py builds it
             p = gemm.plan(oh * ow, oc, kh * kw * ic)
-            b = np.zeros(p.n_pad, np.float32)
-            b[:oc] = bias
+            b = gemm.padded_bias(bias, p)
             params = [*window, ("w_off", "u32", put(gemm.packed_b(w.transpose(1, 2, 3, 0).reshape(-1, oc), p))),
                       ("bias_off", "u32", put(b))]
             pads = [v for f, _, v in window if f.startswith("pad_")]

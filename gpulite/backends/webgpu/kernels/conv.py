@@ -111,7 +111,7 @@ def conv2d(node: Node, ctx: GpuContext) -> Program | list[Program]:
     p = gemm.plan_for(ctx, n * oh * ow, cout, kh * kw * cin)
     w_off = ctx.weight(gemm.packed_b(w.transpose(1, 2, 3, 0).reshape(-1, cout), p)).offset
     extra, fin = finish(node, ctx)
-    params = [("w_off", "u32", w_off), ("bias_off", "u32", bias_ref(ctx, cout, p.n_pad).offset), *extra]
+    params = [("w_off", "u32", w_off), ("bias_off", "u32", bias_ref(ctx, cout, p.n4).offset), *extra]
     pads = {name: v for name, _, v in window if name.startswith("pad_")}
     if kh == kw == 1 and (opts.stride_h or 1) == (opts.stride_w or 1) == 1 and not any(pads.values()):
         a, window = "gemm_rows", [f for f in window if f[0] in ("x_off", "out_off")]  # the input is A

@@ -62,11 +62,9 @@ def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
     name = f"fully_connected {x.shape}x{wshape}->{out.shape}"
     if ctx.const(1) is not None:  # packed once, as a weight (float16 in fp16 plans)
         w = ctx.weight(gemm.packed_b(ctx.const(1).T, p))
-        b_pad = np.zeros(p.n_pad, np.float32)
-        b_pad[:n_out] = bias
         extra, fin = finish(node, ctx)
         params = [("x_off", "u32", x.offset), ("out_off", "u32", out.offset), ("w_off", "u32", w.offset),
-                  ("bias_off", "u32", ctx.weight(b_pad).offset), *extra]
+                  ("bias_off", "u32", ctx.weight(gemm.padded_bias(bias, p)).offset), *extra]
         return gemm.programs(ctx, name, ("gemm_rows", "gemm_weights"), p, params, act=node.activation,
                              weights=ctx.weights, A_VEC=str(k % 4 == 0 and x.offset % 4 == 0).lower(),
                              A_SCALE="return v;", **fin)

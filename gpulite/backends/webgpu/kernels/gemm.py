@@ -62,6 +62,11 @@ class GemmPlan:
         return self.tiles_n * TILE
 
     @property
+    def n4(self) -> int:
+        """Columns rounded up to whole vec4s: packed B's and the bias's width."""
+        return _cdiv(self.n, 4) * 4
+
+    @property
     def kt_total(self) -> int:
         return max(1, _cdiv(self.k, K_STEP))
 
@@ -115,9 +120,17 @@ def plan(m: int, n: int, k: int, batches: int = 1, *, spread: bool = True) -> Ge
 
 
 def packed_b(b: np.ndarray, p: GemmPlan) -> np.ndarray:
-    """A constant [k, n] B as gemm_weights.wgsl reads it: [k_pad, n_pad] float32, zero-padded."""
-    out = np.zeros((p.k_pad, p.n_pad), np.float32)
-    out[:p.k, :p.n] = b
+    """A constant [k, n] B as gemm_weights.wgsl reads it: [k, n4] float32, columns zero-padded
+    to whole vec4s (the tiles' edges are checked, not padded: no memory for zeros)."""
+    out = np.zeros((p.k, p.n4), np.float32)
+    out[:, :p.n] = b
+    return out
+
+
+def padded_bias(bias: np.ndarray, p: GemmPlan) -> np.ndarray:
+    """A bias of ``p.n`` values as gemm_weights.wgsl reads it: ``p.n4`` float32, zero-padded."""
+    out = np.zeros(p.n4, np.float32)
+    out[:p.n] = bias
     return out
 
 
@@ -127,7 +140,8 @@ def programs(ctx: GpuContext, name: str, sources: tuple[str, ...], p: GemmPlan, 
     ``mm_b`` and ``mm_out`` over ``params``; the gemm fields come first."""
     part = ctx.scratch((p.splits * p.batches * p.m * p.n_pad,)).offset if p.splits > 1 else 0
     fields = [("m", "u32", p.m), ("n_cols", "u32", p.n), ("k", "u32", p.k), ("n_pad", "u32", p.n_pad),
-              ("batches", "u32", p.batches), ("tiles_m", "u32", p.tiles_m), ("tiles_n", "u32", p.tiles_n),
+              ("n4", "u32", p.n4), ("batches", "u32", p.batches), ("tiles_m", "u32", p.tiles_m),
+              ("tiles_n", "u32", p.tiles_n),
               ("kt_total", "u32", p.kt_total), ("k_tiles", "u32", p.k_tiles), ("splits", "u32", p.splits),
               ("part_off", "u32", part), *params]
     wg = GROUP * p.kg

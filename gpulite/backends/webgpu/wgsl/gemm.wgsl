@@ -15,7 +15,7 @@
 // The file before this one defines, for batch b:
 //   fn mm_a(b: u32, row: u32, k: u32) -> vec4<f32>   A[row][k .. k+3] (zero past P.m or P.k)
 //   fn mm_b(b: u32, k: u32, col: u32) -> vec4<f32>   B[k][col .. col+3] (zero past P.k or P.n_cols;
-//                                                     k < P.kt_total * 16, col < P.n_pad)
+//                                                     any k < P.kt_total * 16, col < P.n_pad)
 //   fn mm_out(b: u32, row: u32, col: u32, acc: vec4<f32>)   C[row][col .. col+3] (row < P.m,
 //                                                     col < P.n_cols; bias and epilogue there)
 
