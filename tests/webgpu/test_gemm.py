@@ -85,10 +85,11 @@ def test_programs_declare_their_work():
     per-thread early return before its barriers) and declares the products one thread sums;
     K slices add the sum's dispatch, which folds one partial per slice."""
     ctx = _Ctx()
-    (one,) = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(40, 33, 37), [], A_VEC="false", B_VEC="false")
+    (one,) = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(40, 33, 37), [], A_VEC="false", B_VEC="false",
+                           BIAS="ld")
     assert "fn run_group(" in one.wgsl and one.dispatch == (10, 1, 1) and one.threads == 10 * 64  # 5 x 2 tiles
     assert one.reduction_per_thread == 48
-    main, total = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(1, 7, 5000), [], A_VEC="true",
+    main, total = gemm.programs(ctx, "t", ("gemm_bmm",), gemm.plan(1, 7, 5000), [], A_VEC="true", BIAS="ld",
                                  B_VEC="false")
     assert main.workgroup_size == 256 and main.dispatch == (2, 1, 1) and main.reduction_per_thread == 640
     assert "fn run(" in total.wgsl and total.reduction_per_thread == 2 and total.threads == 8

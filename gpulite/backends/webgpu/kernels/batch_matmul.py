@@ -19,7 +19,8 @@ def matrices(a: TensorRef, b: TensorRef, out: TensorRef, m: int, k: int, n: int,
              sb: list[int] | None = None) -> list:
     """gemm_bmm.wgsl's params: A [m, k] (adj_x: [k, m]) and B [k, n] (adj_y: [n, k]) at their
     offsets; the output's batch dims ``dims`` with A's and B's strides in matrices (0 where
-    broadcast); ``bias``, float32, one value per column or a single one for every column."""
+    broadcast); ``bias``, one value per column or a single one for every column (read as the
+    sources' ``$BIAS`` says)."""
     dims, sa, sb = dims or [], sa or [], sb or []
     pad = 4 - len(dims)
     return [
@@ -55,7 +56,7 @@ def batch_matmul(node: Node, ctx: GpuContext) -> list[Program]:
     params = matrices(a, b, out, m, k, n, ctx.upload(np.zeros(1, np.float32)), adj_x=adj_x, adj_y=adj_y,
                       dims=dims, sa=sa, sb=sb)
     return gemm.programs(ctx, f"batch_matmul {a.shape}x{b.shape}->{out.shape}", ("gemm_bmm",), p, params,
-                         **vec_reads(a, b, k, n, adj_x, adj_y))
+                         BIAS="ld", **vec_reads(a, b, k, n, adj_x, adj_y))
 
 
 def vec_reads(a: TensorRef, b: TensorRef, k: int, n: int, adj_x: bool, adj_y: bool) -> dict[str, str]:

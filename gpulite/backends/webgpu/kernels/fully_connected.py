@@ -70,6 +70,6 @@ def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
                              A_SCALE="return v;", **fin)
     w = ctx.input(1)  # run-time weights: B[k][n] = w[n][k], read in place
     ctx.require_f32(w)
-    params = matrices(x, w, out, rows, k, n_out, ctx.upload(bias), adj_y=True)
-    return gemm.programs(ctx, name, ("gemm_bmm",), p, params, act=node.activation,
-                         **vec_reads(x, w, k, n_out, adj_x=False, adj_y=True))
+    params = matrices(x, w, out, rows, k, n_out, ctx.weight(bias), adj_y=True)  # the bias: a weight
+    return gemm.programs(ctx, name, ("gemm_bmm",), p, params, act=node.activation, weights=ctx.weights,
+                         BIAS="wt", **vec_reads(x, w, k, n_out, adj_x=False, adj_y=True))

@@ -2,7 +2,8 @@
 // dims P.batch reads A and B at word strides P.sa / P.sb (0 where broadcast); within a matrix,
 // A[row][k] is at row * P.a_m + k * P.a_k and B[k][col] at k * P.b_k + col * P.b_n (adj_x /
 // adj_y swap them). C is row-major [batch][P.m][P.n_cols] at P.out_off, plus a bias of one
-// value per column (P.bias_step 1: FULLY_CONNECTED with run-time weights) or one for all (0).
+// value per column (P.bias_step 1: FULLY_CONNECTED with run-time weights) or one for all (0),
+// read with $BIAS (wt: a weight, float16 in fp16 plans; ld: float32).
 // $A_VEC / $B_VEC: four consecutive k of a row of A / four consecutive columns of B are one
 // aligned vec4 (a_k / b_n 1, k / n_cols and the offsets multiples of 4): read through buf4.
 //#include "coords.wgsl"
@@ -51,7 +52,7 @@ fn mm_out(b: u32, row: u32, col: u32, acc: vec4<f32>) {
     let at = P.out_off + (b * P.m + row) * P.n_cols + col;
     for (var j = 0u; j < 4u; j++) {
         if (col + j < P.n_cols) {
-            buf[at + j] = act(acc[j] + buf[P.bias_off + (col + j) * P.bias_step]);
+            buf[at + j] = act(acc[j] + $BIAS(P.bias_off + (col + j) * P.bias_step));
         }
     }
 }
