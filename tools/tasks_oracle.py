@@ -119,6 +119,12 @@ def run_mediapipe(frames_path: str, models: dict[str, str], out_dir: str) -> Non
             for i, key in enumerate(clip):
                 record("video/" + key, t.detect_for_video(image(key), 33 * i))
 
+    # two faces asked for: the detector runs on every frame, beside the tracked face (no smoothing then)
+    with vision.FaceLandmarker.create_from_options(vision.FaceLandmarkerOptions(
+            base_options=base("face_landmarker"), running_mode=Mode.VIDEO, num_faces=2)) as t:
+        for i, key in enumerate(clip):
+            arrays[f"face_landmarker2/video/{key}/landmarks"] = lms(t.detect_for_video(image(key), 33 * i).face_landmarks)
+
     with vision.FaceDetector.create_from_options(
             vision.FaceDetectorOptions(base_options=base("blaze_face_short_range"))) as t:
         for key in photos + clip:
@@ -203,7 +209,7 @@ def record_error(case: str, frames_path: str, models: dict[str, str]) -> None:  
             opts(base_options=base, running_mode=Mode.LIVE_STREAM)),
         "repeated timestamp": lambda: _twice(vision.FaceLandmarker.create_from_options(
             opts(base_options=base, running_mode=Mode.VIDEO)), img),
-        "missing file": lambda: vision.FaceLandmarker.create_from_model_path(str(tmp / "none.task")),
+        "missing file": lambda: vision.FaceLandmarker.create_from_model_path("/nonexistent/none.task"),
         "corrupt bundle": lambda: vision.FaceLandmarker.create_from_model_path(str(tmp / "junk.task")),
         "wrong bundle": lambda: vision.FaceLandmarker.create_from_model_path(models["hand_landmarker"]),
         "bundle for a tflite task": lambda: vision.FaceDetector.create_from_model_path(models["face_landmarker"]),

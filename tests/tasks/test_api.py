@@ -2,7 +2,7 @@
 every vision task (a stand-in task here; the real tasks' own tests check the same through them).
 
 The errors' types and messages are those mediapipe 1.2.2 gives for the same calls
-(tools/tasks_oracle.py records them: tests/data/tasks/errors.json)."""
+(tools/tasks_oracle.py records them in tests/data/tasks/oracle.json; test_vision_tasks.py checks them)."""
 
 from __future__ import annotations
 
