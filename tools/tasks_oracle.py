@@ -123,7 +123,8 @@ def run_mediapipe(frames_path: str, models: dict[str, str], out_dir: str) -> Non
     with vision.FaceLandmarker.create_from_options(vision.FaceLandmarkerOptions(
             base_options=base("face_landmarker"), running_mode=Mode.VIDEO, num_faces=2)) as t:
         for i, key in enumerate(clip):
-            arrays[f"face_landmarker2/video/{key}/landmarks"] = lms(t.detect_for_video(image(key), 33 * i).face_landmarks)
+            faces = t.detect_for_video(image(key), 33 * i).face_landmarks
+            arrays[f"face_landmarker2/video/{key}/landmarks"] = lms(faces)
 
     with vision.FaceDetector.create_from_options(
             vision.FaceDetectorOptions(base_options=base("blaze_face_short_range"))) as t:
