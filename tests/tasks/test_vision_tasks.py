@@ -351,3 +351,18 @@ def test_face_landmarker_video_with_the_detector_on_every_frame(backend, oracle,
         for i, key in enumerate(clip_keys(backend)):
             result = landmarker.detect_for_video(image(frames[key]), 33 * i)
             check_landmarks(result.face_landmarks, o[f"face_landmarker2/video/{key}/landmarks"], 640, key)
+
+
+def test_pose_landmarker_assembled_bundles(frames):
+    """pose_landmarker_lite/heavy are assembled from the zoo's legacy models; the same assembly of the full
+    model gives the official pose_landmarker_full.task's results exactly."""
+    rgb = image(frames["photo/astronaut"])
+    results = {}
+    for name in ("pose_landmarker_full", "pose_landmarker_full_assembled", "pose_landmarker_lite",
+                 "pose_landmarker_heavy"):
+        with vision.PoseLandmarker.create_from_model_path(name) as landmarker:
+            results[name] = xyz(landmarker.detect(rgb).pose_landmarks)
+    assert np.array_equal(results["pose_landmarker_full"], results["pose_landmarker_full_assembled"])
+    for name in ("pose_landmarker_lite", "pose_landmarker_heavy"):  # the same person, roughly where full has it
+        assert results[name].shape == (1, 33, 3)
+        assert np.abs(results[name][0, :11, :2] - results["pose_landmarker_full"][0, :11, :2]).max() < 0.05

@@ -10,6 +10,13 @@ smoothing (visibility low-pass, one-euro filters on the landmarks and world land
 
 gpulite finds one pose (``num_poses=1``, MediaPipe's default); a larger ``num_poses`` is refused.
 
+No package gpulite reaches ships ``pose_landmarker_lite.task`` or ``pose_landmarker_heavy.task``;
+the model names ``pose_landmarker_lite`` and ``pose_landmarker_heavy`` (when no such file exists)
+assemble the same layout from the zoo's legacy models (``pose_detection`` and
+``pose_landmark_lite`` / ``pose_landmark_heavy``). The Tasks' full bundle's two networks give
+the legacy ``pose_detection`` and ``pose_landmark_full``'s outputs bit for bit (they differ only
+in metadata), so the assembled bundles are taken to be the official ones' networks too.
+
 Usage::
 
     options = vision.PoseLandmarkerOptions(base_options=python.BaseOptions(model_asset_path="pose_landmarker_full"),
@@ -92,6 +99,22 @@ class PoseLandmarkerOptions:
     result_callback: Callable[[PoseLandmarkerResult, Image, int], None] | None = None
 
 
+ASSEMBLED = {"pose_landmarker_lite": "pose_landmark_lite", "pose_landmarker_heavy": "pose_landmark_heavy",
+             "pose_landmarker_full_assembled": "pose_landmark_full"}
+
+
+def pose_bundle(path, buffer) -> Bundle:
+    """The bundle ``BaseOptions`` name, or one assembled from the zoo for the names no package ships."""
+    from pathlib import Path
+
+    from gpulite import zoo
+
+    if buffer is None and isinstance(path, str) and path in ASSEMBLED and not Path(path).exists():
+        return Bundle({DETECTOR: zoo.resolve("pose_detection").read_bytes(),
+                       LANDMARKS: zoo.resolve(ASSEMBLED[path]).read_bytes()})
+    return Bundle.open(read_asset(path, buffer))
+
+
 def tasks_tracking(cfg) -> None:
     """The legacy pose graph's tracking made the Tasks': the next frame's region comes from the raw
     auxiliary landmarks (the legacy graph smooths them first), and the landmark filter's object scale is
@@ -131,7 +154,7 @@ class PoseLandmarker(GraphTask):
         detection = check_unit(options.min_pose_detection_confidence, "min_pose_detection_confidence")
         presence = check_unit(options.min_pose_presence_confidence, "min_pose_presence_confidence")
         check_unit(options.min_tracking_confidence, "min_tracking_confidence")
-        bundle = Bundle.open(read_asset(options.base_options.model_asset_path, options.base_options.model_asset_buffer))
+        bundle = pose_bundle(options.base_options.model_asset_path, options.base_options.model_asset_buffer)
         models = {"detection_inference": bundle.file(DETECTOR), "landmark_inference": bundle.file(LANDMARKS)}
         super().__init__(options)
         self._masks = bool(options.output_segmentation_masks)
