@@ -30,10 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 
 import numpy as np
 
-TASKS = ("face_detector", "face_landmarker", "hand_landmarker", "pose_landmarker", "image_segmenter")
+TASKS = ("face_detector", "face_landmarker", "hand_landmarker", "pose_landmarker", "image_segmenter",
+         "image_classifier", "image_classifier_int8", "object_detector", "object_detector_all", "image_embedder")
 MODELS = {"face_detector": "blaze_face_short_range", "face_landmarker": "face_landmarker",
           "hand_landmarker": "hand_landmarker", "pose_landmarker": "pose_landmarker_full",
-          "image_segmenter": "selfie_segmenter"}
+          "image_segmenter": "selfie_segmenter", "image_classifier": "efficientnet_lite0",
+          "image_classifier_int8": "efficientnet_lite0_int8", "object_detector": "efficientdet_lite0_int8",
+          "object_detector_all": "efficientdet_lite0_int8", "image_embedder": "efficientnet_lite0"}
 
 
 def make(vision, python, name: str, model: str, **base):
@@ -56,6 +59,19 @@ def make(vision, python, name: str, model: str, **base):
         t = vision.PoseLandmarker.create_from_options(vision.PoseLandmarkerOptions(
             base_options=b, running_mode=mode, output_segmentation_masks=True))
         return t, t.detect_for_video
+    if name.startswith("image_classifier"):
+        t = vision.ImageClassifier.create_from_options(vision.ImageClassifierOptions(
+            base_options=b, running_mode=mode, max_results=3))
+        return t, t.classify_for_video
+    if name.startswith("object_detector"):  # _all: MediaPipe's default threshold 0.0, every anchor a candidate
+        extra = {} if name == "object_detector_all" else {"score_threshold": 0.3}
+        t = vision.ObjectDetector.create_from_options(vision.ObjectDetectorOptions(
+            base_options=b, running_mode=mode, max_results=5, **extra))
+        return t, t.detect_for_video
+    if name == "image_embedder":
+        t = vision.ImageEmbedder.create_from_options(vision.ImageEmbedderOptions(
+            base_options=b, running_mode=mode, l2_normalize=True))
+        return t, t.embed_for_video
     t = vision.ImageSegmenter.create_from_options(vision.ImageSegmenterOptions(
         base_options=b, running_mode=mode, output_category_mask=True))
     return t, t.segment_for_video

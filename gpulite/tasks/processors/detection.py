@@ -126,7 +126,7 @@ def hard_nms(boxes: np.ndarray, scores: np.ndarray, threshold: float, limit: int
     x0, y0, x1, y1 = (boxes[:, k].astype(np.float32) for k in range(4))
     area = np.maximum(x1 - x0, 0) * np.maximum(y1 - y0, 0)
     n = len(scores)
-    prefix = n if limit < 0 else min(n, max(64, 8 * limit))
+    prefix = n if limit < 0 else min(n, max(1024, 32 * limit))
     while True:
         # MediaPipe's std::sort: its order of tied scores decides which box stays. Only a prefix
         # is sorted; when suppression uses it up before ``limit`` boxes are kept, a longer one.
@@ -208,12 +208,13 @@ class DetectionPostprocessor:
         if raw_boxes.size != d.num_boxes * d.num_coords or raw_scores.size != d.num_boxes * d.num_classes:
             raise TaskModelError(f"outputs of {raw_boxes.size} and {raw_scores.size} values do not fit the metadata's "
                                  f"{d.num_boxes} boxes x {d.num_coords} coordinates and {d.num_classes} classes")
-        scores = raw_scores.reshape(d.num_boxes, d.num_classes).astype(np.float32)
-        if d.sigmoid_score:
-            scores = (1.0 / (1.0 + np.exp(-scores.astype(np.float64)))).astype(np.float32)
-        scores = np.where(self._class_mask(d.num_classes)[None, :], scores, -np.inf)
-        cls = np.argmax(scores, axis=1)
-        best = scores[np.arange(d.num_boxes), cls]
+        scores = raw_scores.reshape(d.num_boxes, d.num_classes)
+        if self.allow is not None or self.deny:
+            scores = np.where(self._class_mask(d.num_classes)[None, :], scores, -np.inf)
+        cls = np.argmax(scores, axis=1)  # the first of equal scores, as MediaPipe's loop over classes
+        best = scores[np.arange(d.num_boxes), cls].astype(np.float32)
+        if d.sigmoid_score:  # monotonic: the best class is the same before and after
+            best = (1.0 / (1.0 + np.exp(-best.astype(np.float64)))).astype(np.float32)
         keep = np.flatnonzero(best >= np.float32(self.threshold)) if self.threshold > NO_THRESHOLD else \
             np.flatnonzero(np.isfinite(best))
         r = raw_boxes.reshape(d.num_boxes, d.num_coords)[keep].astype(np.float32)
