@@ -161,11 +161,11 @@ def main(argv: list[str] | None = None) -> int:
             mp_worker.stdin.close()
     print("VIDEO mode, 640x480 frames (tests/solutions/video.py); mediapipe 1.2.2 on its CPU path in its own "
           "process; fps = 1 / median frame time; ratio > 1: gpulite faster")
-    print(f"{'task':<18}{'backend':<9}{'frames':>7}{'gpulite fps':>13}{'mediapipe fps':>15}"
+    print(f"{'task':<22}{'backend':<9}{'frames':>7}{'gpulite fps':>13}{'mediapipe fps':>15}"
           f"{'gpulite/mediapipe':>19}{'(means)':>9}")
-    print("-" * 90)
+    print("-" * 94)
     for name, backend, count, ours, theirs, means in rows:
-        print(f"{name:<18}{backend:<9}{count:>7}{ours:13.1f}{theirs:15.1f}{ours / theirs:18.2f}x{means:8.2f}x")
+        print(f"{name:<22}{backend:<9}{count:>7}{ours:13.1f}{theirs:15.1f}{ours / theirs:18.2f}x{means:8.2f}x")
     return 0
 
 
