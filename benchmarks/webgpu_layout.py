@@ -188,14 +188,14 @@ class Bench:
         fin = {"FINISH": "return act(v);"}
         name = f"{lay.label()} [{variant}]"
         if lay.op == "conv":  # the tiled product (kernels/gemm.py), as kernels/conv.py builds it
-            p = gemm.plan(oh * ow, oc, kh * kw * ic)
+            p = gemm.plan(oh * ow, oc, kh * kw * ic, spread=gemm.spreads(gdev))
             b = gemm.padded_bias(bias, p)
             params = [*window, ("w_off", "u32", put(gemm.packed_b(w.transpose(1, 2, 3, 0).reshape(-1, oc), p))),
                       ("bias_off", "u32", put(b))]
             pads = [v for f, _, v in window if f.startswith("pad_")]
             a = "gemm_rows" if (kh, kw, *lay.stride, *pads) == (1, 1, 1, 1, 0, 0) else "gemm_im2col"
             (prog,) = gemm.programs(None, name, (a, "gemm_weights"), p, params, act=lay.act,
-                                    A_VEC=str(variant != "scalar").lower(), **fin)
+                                    A_VEC=str(variant != "scalar").lower(), A_SCALE="return v;", **fin)
         else:
             w_off, bias_off = put(w), put(bias)
             if variant == "scalar":
