@@ -55,7 +55,7 @@ from gpulite.pipeline.calculators.types import (
 from gpulite.pipeline.calculators.world_landmarks import copy_visibility, rotate_world_landmarks
 from gpulite.solutions import Hands, Pose, SelfieSegmentation
 from tests.solutions.video import load_image, make_frames, read_video, write_video
-from tests.webgpu.support import adapter_problem
+from tests.webgpu.support import usable_backend
 
 pytestmark = pytest.mark.filterwarnings("ignore:SymbolDatabase.GetPrototype:UserWarning")
 mp = pytest.importorskip("mediapipe", reason="mediapipe 0.10.14 is the oracle (pip install -e '.[test]')")
@@ -74,13 +74,7 @@ def backend(request) -> str:
     (Tracked pose frame 3 of the clip is chaotic: MediaPipe's own image landmarks move 1.6% of the
     width there when 1% of the pixels change by one grey level. litert, whose model outputs are
     LiteRT's bit for bit, lands 1.5% from MediaPipe there, the numpy cpu backend 0.1%.)"""
-    if request.param == "litert":
-        pytest.importorskip("ai_edge_litert.interpreter")
-    if request.param == "webgpu":
-        why = adapter_problem()
-        if why is not None:
-            pytest.skip(why)
-    return request.param
+    return usable_backend(request.param)
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,7 @@ from gpulite.tasks import python
 from gpulite.tasks.components.containers.rect import RectF
 from gpulite.tasks.python import vision
 from tests.assets import image_path, model_path
-from tests.webgpu.support import adapter_problem
+from tests.webgpu.support import usable_backend
 
 ORACLE = json.loads((Path(__file__).parents[1] / "data" / "tasks" / "metadata_tasks.json").read_text())
 SCORE_TOL = 0.01
@@ -64,13 +64,7 @@ for _case in ORACLE["cases"]:
 
 @pytest.fixture(scope="module", params=["cpu", "litert", "webgpu"])
 def backend(request) -> str:
-    if request.param == "litert":
-        pytest.importorskip("ai_edge_litert.interpreter")
-    if request.param == "webgpu":
-        why = adapter_problem()
-        if why is not None:
-            pytest.skip(why)
-    return request.param
+    return usable_backend(request.param)
 
 
 @pytest.fixture(scope="module")

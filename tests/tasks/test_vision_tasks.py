@@ -28,7 +28,7 @@ import gpulite as mp
 from gpulite.tasks import python
 from gpulite.tasks.python import vision
 from tests.solutions.video import make_frames
-from tests.webgpu.support import adapter_problem
+from tests.webgpu.support import usable_backend
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "tasks"
 IMAGES = Path(__file__).resolve().parent.parent / "data" / "images"
@@ -59,13 +59,7 @@ def frames(oracle) -> dict[str, np.ndarray]:
 
 @pytest.fixture(params=["cpu", "litert", "webgpu"])
 def backend(request) -> str:
-    if request.param == "litert":
-        pytest.importorskip("ai_edge_litert.interpreter")
-    if request.param == "webgpu":
-        why = adapter_problem()
-        if why is not None:
-            pytest.skip(why)
-    return request.param
+    return usable_backend(request.param)
 
 
 def clip_keys(backend: str) -> list[str]:

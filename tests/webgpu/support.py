@@ -36,6 +36,18 @@ def require_adapter() -> None:
         pytest.skip(why, allow_module_level=True)
 
 
+def usable_backend(name: str) -> str:
+    """``name`` for a test parametrized over backends: skips where ``litert`` (ai-edge-litert) is not
+    installed or, for ``webgpu``, where there is no adapter (:func:`adapter_problem`)."""
+    if name == "litert":
+        pytest.importorskip("ai_edge_litert.interpreter")
+    if name == "webgpu":
+        why = adapter_problem()
+        if why is not None:
+            pytest.skip(why)
+    return name
+
+
 def run(interp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     interp.allocate_tensors()
     for d, x in zip(interp.get_input_details(), inputs, strict=True):
