@@ -28,7 +28,7 @@ from gpulite.cli import main as cli_main
 from gpulite.solutions import FaceDetector, FaceMesh, ImageError, SolutionClosedError
 from gpulite.solutions.results import FaceDetectionResult, FaceMeshResult, RelativeBoundingBox
 from tests.solutions.video import frame_params, load_image, make_frames, read_video, write_video
-from tests.webgpu.support import adapter_problem
+from tests.webgpu.support import usable_backend
 
 # mediapipe 0.10.14 calls a protobuf API that newer protobuf deprecates; not ours to fix.
 pytestmark = pytest.mark.filterwarnings("ignore:SymbolDatabase.GetPrototype:UserWarning")
@@ -36,15 +36,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:SymbolDatabase.GetPrototype:User
 BACKENDS = ["cpu", "webgpu", "litert"]  # litert: models on LiteRT's kernels, image work on the cpu
 VIDEO_FRAMES = 10                      # cpu checks every frame; webgpu the first WEBGPU_FRAMES
 WEBGPU_FRAMES = 3
-
-
-def needs(backend: str) -> None:
-    if backend == "litert":
-        pytest.importorskip("ai_edge_litert.interpreter")
-    if backend == "webgpu":
-        why = adapter_problem()
-        if why is not None:
-            pytest.skip(why)
 
 
 def gpu_bytes_uploaded() -> int:
@@ -126,7 +117,7 @@ def check_meshes(ours: FaceMeshResult, theirs: list[np.ndarray], frame: np.ndarr
 @pytest.mark.parametrize("model", ["short", "full"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_face_detector_matches_mediapipe(backend, model, astronaut, video_frames):
-    needs(backend)
+    usable_backend(backend)
     frames = [astronaut, *video_frames[: WEBGPU_FRAMES if backend == "webgpu" else None]]
     theirs = mp_detections(frames, model=model)
     assert len(theirs[0]) == 1, "MediaPipe should find the astronaut's face"
@@ -160,7 +151,7 @@ def test_face_detector_honours_min_detection_confidence(astronaut):
 @pytest.mark.parametrize("static", [True, False], ids=["static", "video"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_face_mesh_matches_mediapipe(backend, static, refine, astronaut, video_frames):
-    needs(backend)
+    usable_backend(backend)
     frames = video_frames[: WEBGPU_FRAMES if backend == "webgpu" else None]
     if static:
         frames = [astronaut, *frames[:-1]]
@@ -198,7 +189,7 @@ def test_reset_forgets_the_tracked_face(video_frames):
 # -- no faces ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_no_face_where_mediapipe_finds_none(backend):
-    needs(backend)
+    usable_backend(backend)
     images = [load_image("coffee.png"), load_image("chelsea.png")]
     models = ["short", "full"] if backend == "cpu" else ["short"]
     for model in models:
