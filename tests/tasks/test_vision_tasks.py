@@ -360,3 +360,28 @@ def test_pose_landmarker_assembled_bundles(frames):
     for name in ("pose_landmarker_lite", "pose_landmarker_heavy"):  # the same person, roughly where full has it
         assert results[name].shape == (1, 33, 3)
         assert np.abs(results[name][0, :11, :2] - results["pose_landmarker_full"][0, :11, :2]).max() < 0.05
+
+
+@pytest.mark.parametrize(("task", "model", "error", "match"), [
+    (vision.FaceLandmarker, "blaze_face_short_range", FileNotFoundError, "No file with name: face_detector.tflite"),
+    (vision.PoseLandmarker, "face_landmarker", FileNotFoundError, "No file with name: pose_detector.tflite"),
+    (vision.HandLandmarker, "selfie_segmenter", FileNotFoundError, "No file with name: hand_detector.tflite"),
+    (vision.ImageSegmenter, "hand_landmarker", ValueError, "The model is not a valid Flatbuffer buffer"),
+    (vision.ImageSegmenter, "efficientnet_lite0", ValueError, r"expected a \(1, H, W, 3\) image input"),
+])
+def test_a_model_for_another_task_is_refused(task, model, error, match):
+    with pytest.raises(error, match=match):
+        task.create_from_model_path(model)
+
+
+@pytest.mark.parametrize(("options", "error", "match"), [
+    ({"num_faces": 0}, ValueError, "num_faces must be >= 1"),
+    ({"num_faces": 1.5}, TypeError, "num_faces must be an int"),
+    ({"min_face_detection_confidence": 2.0}, ValueError, r"min_face_detection_confidence must be in \[0, 1\]"),
+    ({"min_tracking_confidence": "high"}, TypeError, "min_tracking_confidence must be a number"),
+    ({"running_mode": "VIDEO"}, ValueError, "running_mode must be a vision.RunningMode"),
+])
+def test_bad_options_are_refused(options, error, match):
+    with pytest.raises(error, match=match):
+        vision.FaceLandmarker.create_from_options(
+            vision.FaceLandmarkerOptions(base_options=base("face_landmarker", "cpu"), **options))

@@ -7,7 +7,8 @@ the model's metadata gives (its normalization), the output resized to the image 
 results are MediaPipe's: ``confidence_masks`` one ``VEC32F1`` image per channel,
 ``category_mask`` a ``GRAY8`` image holding, for a one-channel model, 0 (the category) where the
 confidence is above 0.5 and 255 elsewhere. A model with several channels is refused
-(:class:`NotImplementedError`).
+(:class:`NotImplementedError`), a model that is no segmentation model (another output shape) too
+(:class:`~gpulite.ModelError`, a ``ValueError``).
 
 Usage::
 
@@ -25,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpulite.errors import GpuliteError
+from gpulite.errors import GpuliteError, ModelError
 from gpulite.model import metadata as tfmeta
 from gpulite.model.reader import load
 from gpulite.pipeline.graphs import load_config
@@ -75,8 +76,8 @@ def _input_spec(model_bytes: bytes) -> tuple[int, int, tuple[float, float], list
     sg = model.subgraphs[0]
     shape = tuple(sg.tensors[sg.inputs[0]].shape)
     out = tuple(sg.tensors[sg.outputs[0]].shape)
-    if len(shape) != 4 or len(out) != 4:
-        raise SegmenterModelError(f"expected a (1, H, W, 3) image input and a (1, H, W, C) output, got {shape} and "
+    if len(shape) != 4 or len(out) != 4:  # not a segmentation model at all (e.g. a classifier)
+        raise ModelError(f"expected a (1, H, W, 3) image input and a (1, H, W, C) output, got {shape} and "
                                   f"{out}")
     if out[3] != 1:
         raise SegmenterModelError(f"gpulite's ImageSegmenter runs one-channel models; this one has {out[3]} channels")
