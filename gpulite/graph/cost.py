@@ -4,7 +4,9 @@ For profiles (``gpulite profile``, ``benchmarks/gpu_report.py``): achieved GFLOP
 are these counts over measured times. FLOPs count a multiply-add as two, as GPU peak rates
 do: convolutions and matrix products ``2 * outputs * K``, pools one per window cell,
 reductions one per input element, softmax-like rows a few per element, elementwise ops one
-per output element (their fused epilogue steps one more each); data movement none. Bytes are
+per output element (their fused epilogue steps one more each, clamps none, as fused
+activations anywhere; a fused input scale one per
+input element; a depthwise with a merged 1x1 both convolutions'); data movement none. Bytes are
 every input read once and every output written once (constants included, omitted optional
 inputs not): the least a kernel can move, so a GB/s column shows how close a memory-bound
 kernel comes to the memory's rate.
@@ -38,7 +40,13 @@ def flops(graph: Graph, node: Node) -> int:
     if not outs:
         return 0
     out = _size(outs[0].shape)
-    extra = out * len(node.epilogue)
+    extra = out * sum(1 for s in node.epilogue if s.kind != "act")  # a clamp is free, as a fused activation
+    if node.input_scale is not None:  # a fused MUL: one product per input element
+        extra += _size(ins[0].shape)
+    if op == "DEPTHWISE_CONV_2D" and node.pointwise is not None and len(ins[1].shape) == 4:
+        _, kh, kw, c = ins[1].shape  # a merged 1x1: the depthwise on c channels, then c products per output
+        pixels = out // max(outs[0].shape[-1], 1)
+        return 2 * pixels * c * kh * kw + 2 * out * c + extra
     if op in ("CONV_2D", "DEPTHWISE_CONV_2D") and len(ins) > 1 and len(ins[1].shape) == 4:
         _, kh, kw, cin = ins[1].shape
         taps = kh * kw * (cin if op == "CONV_2D" else 1)

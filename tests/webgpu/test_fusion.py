@@ -142,3 +142,31 @@ def test_concatenation_inputs_are_written_in_place(relu):
         assert g.views == {**{c: (concat, off) for c, off in zip(convs, (0, 512), strict=True)},
                            **{n.outputs[0]: (n.inputs[0], 0) for n in g.nodes if n.op == "RESHAPE"}}
         assert [offsets[c] - offsets[concat] for c in convs] == [0, 512]
+
+
+@pytest.mark.parametrize(("c", "cout", "stride", "act"), [(16, 8, 1, "RELU6"), (8, 12, 2, "NONE"), (4, 32, 1, "RELU")])
+def test_thin_depthwise_and_1x1_run_as_one_kernel(c, cout, stride, act):
+    """The delegate's depthwise + 1x1 merge: one dispatch, LiteRT's values, and the profile
+    counts both convolutions' FLOPs for the merged node."""
+    from gpulite import Interpreter
+    from gpulite.graph.cost import flops
+
+    rng = _rng(31)
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 9, 7, c), F32)
+    oh, ow = -(-9 // stride), -(-7 // stride)
+    mid, y = mb.tensor("mid", (1, oh, ow, c), F32), mb.tensor("y", (1, oh, ow, cout), F32)
+    mb.op("DEPTHWISE_CONV_2D", [x, mb.const("w", rng.standard_normal((1, 3, 3, c)).astype(F32)),
+                                mb.const("b", rng.standard_normal(c).astype(F32))], [mid],
+          padding="SAME", stride_h=stride, stride_w=stride, depth_multiplier=1, fused_activation_function=act)
+    mb.op("CONV_2D", [mid, mb.const("w2", rng.standard_normal((cout, 1, 1, c)).astype(F32)),
+                      mb.const("b2", rng.standard_normal(cout).astype(F32))], [y],
+          padding="SAME", stride_h=1, stride_w=1, fused_activation_function="RELU")
+    mb.output(y)
+    model = mb.build()
+    plan = check_gpu(model, [rng.uniform(-2, 2, (1, 9, 7, c)).astype(F32)])
+    assert plan["dispatches_per_invoke"] == 1 and plan["partitions"][0]["ops"] == {"DEPTHWISE_CONV_2D": 1}
+    g = Interpreter(model_content=model, backend="webgpu").graph
+    cpu = Interpreter(model_content=model, backend="cpu").graph
+    assert g.nodes[0].pointwise is not None
+    assert flops(g, g.nodes[0]) == sum(flops(cpu, n) for n in cpu.nodes)
