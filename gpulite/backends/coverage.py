@@ -42,7 +42,7 @@ _WHY_NOT = (
     (("WHERE", "NON_MAX_SUPPRESSION", "TOPK_V2", "UNIQUE"), "data-dependent output"),
 )
 # On webgpu: CPU by design (data-dependent shapes or sequential loops), per the issue.
-_CPU_BY_DESIGN = frozenset({Op.WHERE, Op.NON_MAX_SUPPRESSION_V4, Op.NON_MAX_SUPPRESSION_V5, Op.TOPK_V2, Op.UNIQUE,
+_CPU_BY_DESIGN = frozenset({Op.WHERE, Op.NON_MAX_SUPPRESSION_V4, Op.NON_MAX_SUPPRESSION_V5, Op.UNIQUE,
                             Op.WHILE, Op.IF, Op.CALL_ONCE, Op.SHAPE, Op.RANK})
 
 

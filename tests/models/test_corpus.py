@@ -115,9 +115,9 @@ def output_steps(path: Path) -> list[float | None]:
     return steps
 
 
-def compare(name: str, backend: str, batch: int = 1) -> None:
-    """Run corpus file ``name`` in LiteRT and in gpulite on ``backend``; assert the outputs match."""
-    path = CORPUS / f"{name}.tflite"
+def compare(name: str, backend: str, batch: int = 1, corpus: Path = CORPUS) -> None:
+    """Run file ``name`` of ``corpus`` in LiteRT and in gpulite on ``backend``; assert the outputs match."""
+    path = corpus / f"{name}.tflite"
     x = make_inputs(path, batch)
     want = run_interpreter(_litert(path), x)
     got = run_interpreter(Interpreter(model_path=str(path), backend=backend), x)

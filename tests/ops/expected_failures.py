@@ -69,6 +69,7 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_hybrid.py::test_hybrid_fully_connected[*]",
      "hybrid FULLY_CONNECTED (int8 weights): runs on the CPU fallback"),
     ("test_hybrid.py::test_hybrid_conv2d[*]", "hybrid CONV_2D (int8 filter): runs on the CPU fallback"),
+    ("test_hybrid.py::test_hybrid_grouped_conv2d[*]", "hybrid grouped CONV_2D (int8 filter): runs on the CPU fallback"),
     ("test_hybrid.py::test_hybrid_conv2d_with_fused_pad_and_epilogue",
      "hybrid CONV_2D (int8 filter): runs on the CPU fallback"),
     ("test_hybrid.py::test_hybrid_depthwise[*]", "hybrid DEPTHWISE_CONV_2D (int8 filter): runs on the CPU fallback"),
@@ -105,18 +106,20 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_detection.py::test_ssd_head_with_postprocess",
      f"TFLite_Detection_PostProcess (a sequential selection): {_CPU_ONLY}"),
     *((f"test_tensor_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
-        "topk_v2", "scatter_nd", "matrix_diag",
+        "scatter_nd", "matrix_diag",
         "matrix_set_diag", "right_shift", "bitwise_xor", "unsorted_segment", "segment_sum", "dynamic_update_slice",
         "reverse_sequence", "embedding_lookup_hybrid", "add_n", "bucketize", "fake_quant",
         "sparse_to_dense", "bitcast", "dilate", "hashtable_lookup", "reduce_window", "embedding_lookup_sparse")),
     ("test_tensor_ops.py::test_atan2", f"ATAN2: {_CPU_ONLY}"),
+    *((f"test_tensor_ops.py::test_topk_v2[{_t}]", f"{_t} TOPK_V2 (the GPU kernel takes float32/int32): {_CPU_ONLY}")
+      for _t in ("int8", "uint8", "int64")),
     ("test_conv3d.py::test_conv3d[*]", f"CONV_3D: {_CPU_ONLY}"),
     ("test_conv3d.py::test_conv3d_transpose[*]", f"CONV_3D_TRANSPOSE: {_CPU_ONLY}"),
     ("test_conv3d.py::test_l2_pool_2d[*]", f"L2_POOL_2D: {_CPU_ONLY}"),
     *((f"test_signal.py::test_rfft2d[*-{_p}]", f"{_p.upper()} (of RFFT2D's complex64 output): {_CPU_ONLY}")
       for _p in ("real", "imag")),
     *((f"test_converted_ops.py::test_converted_model[{_m}]", f"{_m.upper()}: {_CPU_ONLY}")
-      for _m in ("conv3d", "conv3d_transpose", "topk", "unsorted_segment_max")),
+      for _m in ("conv3d", "conv3d_transpose", "unsorted_segment_max")),
     ("test_random.py::test_*", f"RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL / MULTINOMIAL (a stateful generator): "
                                f"{_CPU_ONLY}"),
     ("test_tensor_ops.py::test_squared_difference_int8_all_pairs[*]", f"int8 SQUARED_DIFFERENCE: {_INT8}"),

@@ -67,9 +67,9 @@ def test_hybrid_fully_connected(case: str, per_channel: bool, asymmetric: bool, 
 
 
 def conv_model(rng, in_shape, out_ch: int, k: int, stride: int, padding: str, per_channel: bool,
-               act: str = "NONE", dilation: int = 1) -> tuple[bytes, tuple[int, ...]]:
+               act: str = "NONE", dilation: int = 1, groups: int = 1) -> tuple[bytes, tuple[int, ...]]:
     n, h, w_, c = in_shape
-    w, q = weights(rng, (out_ch, k, k, c), out_ch, 0, per_channel)
+    w, q = weights(rng, (out_ch, k, k, c // groups), out_ch, 0, per_channel)
     span = (k - 1) * dilation + 1
     size = (lambda d: -(-d // stride)) if padding == "SAME" else (lambda d: (d - span) // stride + 1)
     out_shape = (n, size(h), size(w_), out_ch)
@@ -101,6 +101,25 @@ def test_hybrid_conv2d(case: str, per_channel: bool, backend: str) -> None:
     rng = np.random.default_rng(2)
     in_shape, o, k, s, pad, act, dil = CONVS[case]
     m, _ = conv_model(rng, in_shape, o, k, s, pad, per_channel, act, dil)
+    check_op(m, [inputs(rng, in_shape)], backend)
+
+
+# Grouped (litert-torch's dynamic-range ResNeXt / ShuffleNet v1 exports): (input shape, out
+# channels, kernel, stride, padding, activation, groups). XNNPACK quantizes the whole image
+# once, a pointwise grouped conv included (only an ungrouped one becomes a fully connected op).
+GROUPED = {
+    "g4-3x3-same": ((1, 6, 6, 16), 16, 3, 1, "SAME", "RELU", 4),
+    "g2-3x3-s2-valid-batch2": ((2, 7, 7, 8), 12, 3, 2, "VALID", "NONE", 2),
+    "g4-pointwise": ((1, 5, 5, 32), 32, 1, 1, "VALID", "RELU6", 4),
+}
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
+@pytest.mark.parametrize("case", list(GROUPED))
+def test_hybrid_grouped_conv2d(case: str, per_channel: bool, backend: str) -> None:
+    rng = np.random.default_rng(5)
+    in_shape, o, k, s, pad, act, groups = GROUPED[case]
+    m, _ = conv_model(rng, in_shape, o, k, s, pad, per_channel, act, groups=groups)
     check_op(m, [inputs(rng, in_shape)], backend)
 
 

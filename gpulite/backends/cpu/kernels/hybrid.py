@@ -26,7 +26,7 @@ import numpy as np
 
 from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.cpu.epilogue import Epilogue
-from gpulite.backends.cpu.kernels.conv import ConvGemm
+from gpulite.backends.cpu.kernels.conv import ConvGemm, group_gemms
 from gpulite.backends.cpu.kernels.depthwise import depthwise_plan, plan_runner
 from gpulite.backends.cpu.quant import quantize_rows
 from gpulite.errors import UnsupportedOpError
@@ -131,24 +131,29 @@ def conv_output(node, ctx, acc: np.ndarray, out: np.ndarray, image_scale: np.nda
     return run
 
 
-def hybrid_conv_2d(node, ctx, win):
-    """CONV_2D with float input and an int8 filter (XNNPACK's dynamically quantized conv)."""
+def hybrid_conv_2d(node, ctx, win, groups: int = 1):
+    """CONV_2D with float input and an int8 filter (XNNPACK's dynamically quantized conv); a
+    grouped one (``groups`` > 1) multiplies each group's channels by its filters, the whole
+    image quantized once."""
     x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
     o = w.shape[0]
     ws = filter_scales(node, ctx, o, 0)
     bias = float_bias(node, ctx, o)
-    # XNNPACK runs a pointwise conv as a fully connected op: one quantization per pixel
-    pointwise = win.kh == win.kw == win.sh == win.sw == 1 and not win.padded
+    # XNNPACK runs an ungrouped pointwise conv as a fully connected op: one quantization per pixel
+    pointwise = win.kh == win.kw == win.sh == win.sw == 1 and not win.padded and groups == 1
     quant = ImageQuantizer(x, tflite=False, per_pixel=pointwise)
     acc = np.empty(out.shape, np.float64)
-    gemm = ConvGemm(win, quant.centered, acc, 0.0, np.float64)
-    wt = np.ascontiguousarray(np.asarray(w, np.float64).reshape(o, -1).T)
+    if groups != 1:
+        multiplies = group_gemms(win, groups, quant.centered, acc, np.asarray(w, np.float64), 0.0, np.float64)
+    else:
+        gemm = ConvGemm(win, quant.centered, acc, 0.0, np.float64)
+        multiplies = [gemm.bind(np.ascontiguousarray(np.asarray(w, np.float64).reshape(o, -1).T))]
     finish = conv_output(node, ctx, acc, out, quant.scale, ws, bias)
-    multiply = gemm.bind(wt)
 
     def run() -> None:
         quant()
-        multiply()
+        for multiply in multiplies:
+            multiply()
         finish()
     return run
 

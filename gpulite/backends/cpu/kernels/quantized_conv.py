@@ -151,9 +151,7 @@ def conv_2d(node, ctx):
     if _hybrid(ctx):
         x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
         win, groups = conv_geometry(node, x.shape, w.shape, out.shape)
-        if groups != 1:
-            raise UnsupportedOpError(node.op, node.index, "cpu", f"hybrid grouped conv ({groups} groups)")
-        return hybrid_conv_2d(node, ctx, win)
+        return hybrid_conv_2d(node, ctx, win, groups)
     if ctx.input(0).dtype == np.float32:
         return float_conv_2d(node, ctx)
     return quantized_conv_2d(node, ctx)
