@@ -2,9 +2,15 @@
 
 A developer tool, never a test or runtime dependency. Three steps, three virtual environments::
 
-    /work/venvs/litert-torch/bin/python tools/make_exporter_corpus.py torch [OUT_DIR]  # py3.11, requirements-litert-torch.txt
-    /work/venvs/onnx2tf/bin/python tools/make_exporter_corpus.py onnx [OUT_DIR]        # py3.12, requirements-onnx2tf.txt
-    /work/main/.venv/bin/python tools/make_exporter_corpus.py check [OUT_DIR]          # ai_edge_litert, no exporter
+    /work/venvs/litert-torch/bin/python tools/make_exporter_corpus.py torch [OUT_DIR [NAME...]]
+    /work/venvs/onnx2tf/bin/python tools/make_exporter_corpus.py onnx [OUT_DIR [NAME...]]
+    /work/main/.venv/bin/python tools/make_exporter_corpus.py check [OUT_DIR]   # ai_edge_litert, no exporter
+
+The venvs: ``python3.11 -m venv /work/venvs/litert-torch && /work/venvs/litert-torch/bin/pip install
+-r tools/requirements-litert-torch.txt`` (Python 3.11: the torch wheels at hand; litert-torch takes
+>= 3.10) and ``python3.12 -m venv /work/venvs/onnx2tf && ... -r tools/requirements-onnx2tf.txt``
+(onnx2tf 2.x needs Python >= 3.12). They cannot be one: onnx2tf pins ai-edge-litert 2.1.2,
+litert-torch needs >= 2.3.
 
 ``torch`` builds small PyTorch modules with random weights (``torch.manual_seed(SEED)`` before
 each), converts each with ``litert_torch.convert`` in the variants ``TORCH_VARIANTS`` (files
@@ -12,6 +18,8 @@ each), converts each with ``litert_torch.convert`` in the variants ``TORCH_VARIA
 ``OPSET``, the TorchScript exporter) of ``ONNX_MODELS`` to ``OUT_DIR/onnx_src/``. ``onnx``
 converts those with onnx2tf (``onnx_<model>_<variant>.tflite``) and removes ``onnx_src``.
 Both write ``SHA256SUMS`` and ``SKIPPED`` (what an exporter refused, with its message).
+``prune`` (in the ``check`` environment) deletes the files LiteRT cannot run (onnx2tf writes a few),
+listing them in ``SKIPPED`` with LiteRT's error.
 
 litert-torch variants (its README's recipes):
 
@@ -31,7 +39,6 @@ a GRU). onnx2tf writes NHWC inputs for 4-D image inputs (its default transpositi
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
@@ -57,7 +64,7 @@ def _models():
     import torch
     import torchvision
     from torch import nn
-    from torch.nn import functional as F
+    from torch.nn import functional as F  # noqa: N812 (PyTorch's own spelling)
     from torchvision.models.resnet import BasicBlock
 
     def mobilenet_v3_small():
@@ -368,7 +375,8 @@ def build_onnx(out: Path, names=()) -> None:
                         print(f"{path.name}: {path.stat().st_size} bytes", flush=True)
                     else:
                         log = (r.stderr + r.stdout).strip().splitlines()
-                        why = next((line for line in log if "Error:" in line), log[-1] if log else "no file")
+                        why = next((line for line in log if "Error:" in line), None)
+                        why = why or f"wrote no {suffix} file (no error; last line: {log[-1] if log else ''})"
                         skipped.append((path.stem, f"onnx2tf ({backend}): {why.strip()[-200:]}"))
                         print(f"SKIP {path.stem}: {skipped[-1][1]}", flush=True)
     _write_skips(out, "onnx_", names or ONNX_MODELS, ONNX_VARIANTS, skipped)
@@ -379,8 +387,9 @@ def build_onnx(out: Path, names=()) -> None:
 
 # ----------------------------------------------------------------------------- check (LiteRT)
 
-def check(out: Path) -> int:
-    """Run every file in LiteRT on seeded inputs; print ops, sizes and failures; return #failures."""
+def check(out: Path, prune: bool = False) -> int:
+    """Run every file in LiteRT on seeded inputs; print ops, sizes and failures; return #failures.
+    ``prune``: delete the files LiteRT cannot run (exporter bugs), listing them in ``SKIPPED``."""
     import numpy as np
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
@@ -405,6 +414,14 @@ def check(out: Path) -> int:
         except Exception as e:
             bad += 1
             print(f"FAIL {path.name}: {type(e).__name__}: {e}")
+            if prune:
+                why = " ".join(str(e).split())[-200:]
+                with open(out / "SKIPPED", "a") as f:
+                    f.write(f"{path.stem}: written, but LiteRT cannot run it: {type(e).__name__}: {why}\n")
+                path.unlink()
+    if prune:
+        (out / "SKIPPED").write_text("".join(sorted((out / "SKIPPED").read_text().splitlines(keepends=True))))
+        write_sums(out)
     print(f"{total} bytes in all")
     return bad
 
@@ -416,7 +433,7 @@ if __name__ == "__main__":
         build_torch(where, sys.argv[3:])
     elif cmd == "onnx":
         build_onnx(where, sys.argv[3:])
-    elif cmd == "check":
-        sys.exit(1 if check(where) else 0)
+    elif cmd in ("check", "prune"):
+        sys.exit(1 if check(where, prune=cmd == "prune") else 0)
     else:
-        sys.exit(f"usage: {sys.argv[0]} torch|onnx|check [OUT_DIR [NAME...]]")
+        sys.exit(f"usage: {sys.argv[0]} torch|onnx|check|prune [OUT_DIR [NAME...]]")

@@ -87,6 +87,7 @@ GPU_GAPS: list[tuple[str, str]] = [
      f"int8 SQUARED_DIFFERENCE: {_INT8}"),
     ("test_reduce.py::test_sum_8bit[*]", f"int8/uint8 SUM (requantizing): {_INT8}"),
     ("test_conv.py::test_transpose_conv_int8[*]", f"int8 TRANSPOSE_CONV: {_INT8}"),
+    ("test_conv.py::test_transpose_conv_int16[*]", f"int16 TRANSPOSE_CONV (16x8 mode): {_INT8}"),
     ("test_grouped_conv.py::test_grouped_conv_quantized[*]", f"int8/uint8 grouped CONV_2D: {_INT8}"),
     ("test_int8_gaps.py::test_*",
      f"int8/int16 ABS, RELU_0_TO_1, NEG, FLOOR_DIV, FLOOR_MOD, REDUCE_PROD, DIV, SUM, EXP, LOG, GELU: {_INT8}"),

@@ -259,6 +259,13 @@ def _tconv_quant_model(case: str, kind: str, per_channel: bool, rng) -> tuple[by
         b = mb.const("b", rng.integers(-500, 500, co).astype(np.int32), quant=Quant(b_scale, 0)) if has_bias else -1
         y = mb.tensor("y", (shape[0], oh, ow, co), np.int8, quant=(0.08, -2))
         xv = rng.integers(-128, 128, shape).astype(np.int8)
+    elif kind == "int16":  # the 16x8 mode: symmetric int16 activations, int64 bias
+        x = mb.input("x", shape, np.int16, quant=(0.0004, 0))
+        b_scale = (np.float32(0.0004) * s_w).astype(np.float32)
+        b = mb.const("b", rng.integers(-60000, 60000, co).astype(np.int64), quant=Quant(b_scale, 0)) \
+            if has_bias else -1
+        y = mb.tensor("y", (shape[0], oh, ow, co), np.int16, quant=(0.0006, 0))
+        xv = rng.integers(-32768, 32768, shape).astype(np.int16)
     else:
         x = mb.input("x", shape, np.float32)
         b = mb.const("b", rng.standard_normal(co).astype(np.float32)) if has_bias else -1
@@ -275,6 +282,15 @@ def test_transpose_conv_int8(case: str, backend: str) -> None:
     """Per-channel int8 weights: exact against LiteRT's reference kernel, within one code of its
     default path (XNNPACK's fp32 rescale)."""
     model, x = _tconv_quant_model(case, "int8", True, np.random.default_rng(16))
+    check_quantized(model, [x], backend, int_tol=1)
+
+
+@pytest.mark.parametrize("case", TCONV_CASES)
+def test_transpose_conv_int16(case: str, backend: str) -> None:
+    """16x8 (int16 activations, int8 per-channel weights, int64 bias; onnx2tf's
+    integer_quant_with_int16_act decoders): exact against LiteRT's reference kernel, within one
+    code of its default path."""
+    model, x = _tconv_quant_model(case, "int16", True, np.random.default_rng(18))
     check_quantized(model, [x], backend, int_tol=1)
 
 

@@ -73,14 +73,17 @@ def make_transpose_conv(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, o
 
 @register_kernel(Op.TRANSPOSE_CONV, "cpu")
 def transpose_conv(node, ctx):
-    """TRANSPOSE_CONV: float32, hybrid (float input, int8 filter) or int8 (per-channel filter)."""
+    """TRANSPOSE_CONV: float32, hybrid (float input, int8 filter), int8 or 16x8 (int16 input and
+    output, int8 filter)."""
     shape_c, w, x, out = ctx.const(0), ctx.input(1), ctx.input(2), ctx.output(0)
     kind = ("float" if x.dtype == w.dtype == out.dtype == np.float32 else
             "hybrid" if x.dtype == out.dtype == np.float32 and w.dtype == np.int8 else
-            "int8" if x.dtype == w.dtype == out.dtype == np.int8 else None)
+            "int8" if x.dtype == w.dtype == out.dtype == np.int8 else
+            "int8" if x.dtype == out.dtype == np.int16 and w.dtype == np.int8 else None)
     if kind is None:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"float32, hybrid (int8 weights) and int8 are "
-                                 f"supported, got input {x.dtype}, weights {w.dtype}, output {out.dtype}")
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"float32, hybrid (int8 weights), int8 and 16x8 "
+                                 f"(int16 with int8 weights) are supported, got input {x.dtype}, weights {w.dtype}, "
+                                 f"output {out.dtype}")
     if ctx.const(1) is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", "needs constant weights")
     if x.ndim != 4 or w.ndim != 4 or out.ndim != 4 or w.shape[3] != x.shape[3] or w.shape[0] != out.shape[3]:
@@ -103,8 +106,9 @@ def transpose_conv(node, ctx):
 
 
 def _int8(node, ctx, sh: int, sw: int, pt: int, pl: int):
-    """int8 TRANSPOSE_CONV as TFLite's reference kernel: the exact sums of ``(x - zp_in) * w`` over
-    the taps, plus the int32/int64 bias, rescaled per output channel (double rounding)."""
+    """int8 (and 16x8) TRANSPOSE_CONV as TFLite's reference kernels: the exact sums of
+    ``(x - zp_in) * w`` over the taps, plus the int32/int64 bias, rescaled per output channel
+    (double rounding; int16 input: the int64 ``MultiplyByQuantizedMultiplier``, :func:`requantizer`)."""
     x, w, out = ctx.input(2), ctx.const(1), ctx.output(0)
     rq, zp_w, zp_in = requantizer(node, ctx, w.shape[0], 0, out.shape, inputs=(2, 1))
     if np.any(zp_w != 0):
