@@ -8,7 +8,8 @@ your own is declared with ``declare_custom_op``), flags (``env()``), eager tenso
 ``memory``, ``profile``, ``time``).
 
 ``gpulite.solutions`` (imported on first use) has MediaPipe's legacy ``mp.solutions`` modules, so
-MediaPipe 0.10.x code switches with ``import gpulite as mp`` (docs/solutions.md).
+MediaPipe 0.10.x code switches with ``import gpulite as mp`` (docs/solutions.md); likewise
+``gpulite.tasks`` is ``mp.tasks`` of mediapipe 1.2.2 (``mp.tasks.vision.FaceLandmarker``, docs/tasks.md).
 """
 
 from typing import Any
@@ -52,12 +53,16 @@ from gpulite.version import __version__ as __version__
 
 def __getattr__(name: str) -> Any:
     """``gpulite.solutions`` on first use, so ``import gpulite as mp; mp.solutions.hands`` works and
-    ``import gpulite`` does not load the pipeline; MediaPipe's ``mp.Image`` / ``mp.ImageFormat``
-    (gpulite.tasks), imported on first use too."""
+    ``import gpulite`` does not load the pipeline; MediaPipe's ``mp.tasks`` and ``mp.Image`` /
+    ``mp.ImageFormat`` (gpulite.tasks), imported on first use too."""
     if name == "solutions":
         import gpulite.solutions as solutions
 
         return solutions
+    if name == "tasks":
+        import gpulite.tasks as tasks
+
+        return tasks
     if name in ("Image", "ImageFormat"):
         import importlib
 
@@ -66,7 +71,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), "solutions", "Image", "ImageFormat"])
+    return sorted({*globals(), "solutions", "tasks", "Image", "ImageFormat"})
 
 
 __all__ = [

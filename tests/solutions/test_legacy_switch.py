@@ -111,12 +111,21 @@ def test_gpulite_has_mediapipes_solutions_modules_with_their_names():
                 if isinstance(expected, frozenset):   # drawn in this order: overlapping colours depend on it
                     assert list(value) == list(expected), f"{name}.{const} iterates in another order"
     assert "solutions" in dir(gpulite)
-    with pytest.raises(AttributeError, match="no attribute 'tasks'"):
-        gpulite.tasks  # noqa: B018
+
+
+def test_gpulite_has_mediapipes_tasks_attribute():
+    """``mp.tasks.BaseOptions``, ``mp.tasks.vision.FaceLandmarker`` as MediaPipe's Tasks examples write them."""
+    assert "tasks" in dir(gpulite)
+    assert gpulite.tasks is sys.modules["gpulite.tasks"]
+    assert gpulite.tasks.vision.FaceLandmarker.__module__ == "gpulite.tasks.vision.face_landmarker"
+    assert gpulite.tasks.BaseOptions is gpulite.tasks.python.BaseOptions
+    with pytest.raises(AttributeError, match="no attribute 'no_such_module'"):
+        gpulite.no_such_module  # noqa: B018
 
 
 def test_import_gpulite_does_not_load_the_solutions():
     code = ("import sys, gpulite; assert 'gpulite.solutions' not in sys.modules; "
+            "assert 'gpulite.tasks' not in sys.modules; "
             "import gpulite as mp; print(mp.solutions.hands.HandLandmark.WRIST.name)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "WRIST", r.stderr[-2000:]
