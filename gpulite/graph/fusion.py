@@ -382,7 +382,8 @@ class _Fuser:
         axis = getattr(n.options, "axis", 0)
         axis = axis + rank if axis < 0 else axis
         ins = [self.t(i) for i in n.inputs]
-        if (n.activation or getattr(n.options, "fused_activation_function", 0) or not 0 <= axis < rank
+        fused_code = getattr(n.options, "fused_activation_function", 0)
+        if (n.activation or fused_code or not 0 <= axis < rank
                 or any(d != 1 for d in out.shape[:axis]) or out.bounded
                 or out.quant is not None or any(len(x.shape) != rank or x.dtype != out.dtype or x.quant for x in ins)
                 or sum(x.nbytes for x in ins) != out.nbytes):

@@ -30,6 +30,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -121,6 +122,7 @@ class TokenizerOptions:
 
 
 ProcessUnit = NormalizationOptions | ScoreCalibrationOptions | ScoreThresholdingOptions | TokenizerOptions
+U = TypeVar("U", NormalizationOptions, ScoreCalibrationOptions, ScoreThresholdingOptions, TokenizerOptions)
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,7 @@ class TensorMetadata:
     stats_min: tuple[float, ...] = ()
     associated_files: tuple[AssociatedFile, ...] = ()
 
-    def unit(self, kind: type) -> ProcessUnit | None:
+    def unit(self, kind: type[U]) -> U | None:
         """The first process unit of class ``kind``, or None."""
         return next((u for u in self.process_units if isinstance(u, kind)), None)
 
