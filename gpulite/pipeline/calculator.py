@@ -41,6 +41,12 @@ class Calculator:
         ``0`` (default): outputs are never earlier than the inputs, so the graph advances output
         bounds as inputs advance even when nothing is emitted. ``None``: the calculator manages its
         bounds itself (emits late, or calls ``cc.set_next_timestamp_bound``).
+    queues_only : bool
+        True (may be set per instance in ``open``) when ``process`` never waits for the GPU and
+        does little on the host: it only queues GPU work (an ``Inference`` whose outputs stay on
+        the GPU, ``ImageToTensor`` on webgpu) or passes packets on (``FlowLimiter``). The
+        scheduler runs such ready nodes first, so a later frame's GPU work is queued before an
+        earlier frame's results are read back (overlap; ``GraphSession.feed``).
 
     Examples
     --------
@@ -60,6 +66,7 @@ class Calculator:
     options: ClassVar[type | None] = None
     input_policy: ClassVar[str] = "default"
     timestamp_offset: ClassVar[int | None] = 0
+    queues_only: bool = False
 
     def open(self, cc: CalculatorContext) -> None:
         """Called once before the first ``process``; ``cc.options`` and ``cc.side_inputs`` are set."""

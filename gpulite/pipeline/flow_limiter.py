@@ -42,6 +42,7 @@ class FlowLimiter(Calculator):
     outputs = {"OUT": Any, "ALLOW": bool}
     options = FlowLimiterOptions
     input_policy = "immediate"
+    queues_only = True  # decides at once, so frames behind it reach the GPU before older ones are read back
 
     def open(self, cc: CalculatorContext) -> None:
         self.in_flight: deque[int] = deque()

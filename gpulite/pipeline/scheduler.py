@@ -151,8 +151,18 @@ class Run(RunInputs, Propagation):
         return True
 
     def _pop_ready(self) -> tuple[NodeState, Step]:
-        """Lock held. Take the first ready node and its step, and mark the node running."""
-        node = self.ready.popleft()
+        """Lock held. Take the next ready node and its step, and mark the node running.
+
+        Which one: the first whose calculator never waits for the GPU (``queues_only``), else the
+        one of the earliest frame (lowest step timestamp; the first ready among equals). So with
+        frames overlapping, frame N+1's GPU work is queued before a node of frame N blocks on
+        reading N's results back (the GPU works while the host decodes), and frame N finishes
+        before frame N+1 reads its own results back. The order never changes what a node
+        computes (each takes its inputs in timestamp order), only when."""
+        node = next((n for n in self.ready if getattr(n.calc, "queues_only", False)), None)
+        if node is None:
+            node = min(self.ready, key=_step_order)
+        self.ready.remove(node)
         step, node.step = node.step, None
         assert step is not None and node.cc is not None
         node.running = True
@@ -291,6 +301,12 @@ def _notify(calls: list[tuple[Stream, Packet]], node: NodeState) -> CalculatorEr
                 err.__cause__ = e
                 return err
     return None
+
+
+def _step_order(node: NodeState) -> int:
+    """Sort key of a ready node: its step's timestamp (a step without one goes first)."""
+    ts = node.step.timestamp if node.step is not None else None
+    return -1 if ts is None else ts
 
 
 def _close_timestamp(node: NodeState) -> int:

@@ -86,7 +86,8 @@ import logging
 import math
 import numbers
 import time
-from collections.abc import Iterator, Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -271,6 +272,23 @@ def check_image(image: Any, *, where: str = "process") -> np.ndarray:
     return np.ascontiguousarray(image)
 
 
+@contextlib.contextmanager
+def _frame_errors(where: str) -> Iterator[None]:
+    """Re-raise a device loss or a frame over the device's limits as the solution's error for ``where``."""
+    try:
+        yield
+    except GpuliteError as e:
+        err = _device_error(e)
+        if isinstance(err, DeviceLimitsError):
+            raise DeviceLimitsError(f"{where}: {err}") from e
+        if err is None:
+            raise
+        why = "; ".join(w for w in (err.reason, err.device) if w) or str(err)
+        raise DeviceLostError(
+            f"{where}: the GPU device was lost ({why}), so this frame has no result; the next process() "
+            "call runs a fresh graph on a working device (tracking starts over)") from e
+
+
 def _transfer_counters() -> Any:
     """``transfer_stats`` of the webgpu pipeline work (bytes up, bytes down, submits), or None without wgpu."""
     try:
@@ -410,28 +428,95 @@ class Solution:
             raise SolutionClosedError(f"{where}() after close()")
         img = check_image(image, where=where)
         self.timestamp_us = frame_timestamp_us(timestamp_ms, self.timestamp_us, where=where)
-        timings: dict[str, float] = {}
-        self.last_timings = timings
-        counters = _transfer_counters() if self.backend == "webgpu" else None
-        before = counters() if counters else {}
+        counters = self._begin_frame()
         t0 = time.perf_counter()
-        try:
+        with _frame_errors(where):
             result = self._process(img)
-        except GpuliteError as e:
-            err = _device_error(e)
-            if isinstance(err, DeviceLimitsError):
-                raise DeviceLimitsError(f"{where}: {err}") from e
-            if err is None:
-                raise
-            why = "; ".join(w for w in (err.reason, err.device) if w) or str(err)
-            raise DeviceLostError(
-                f"{where}: the GPU device was lost ({why}), so this frame has no result; the next process() "
-                "call runs a fresh graph on a working device (tracking starts over)") from e
-        timings["total"] = (time.perf_counter() - t0) * 1e3
-        if counters:
+        self._end_frame(counters, time.perf_counter() - t0)
+        return result
+
+    def process_video(self, frames: Iterable[np.ndarray], timestamps_ms: Iterable[float] | None = None,
+                      ) -> Iterator[Any]:
+        """Yield the result of each of ``frames`` in order, overlapping frame N+1 with frame N.
+
+        The results are those of ``process(frame, timestamp_ms)`` called frame by frame (same
+        timestamps, same tracking), but frame N+1 goes into the graph before frame N's results
+        are collected: on webgpu its upload and GPU work (``ImageToTensor``, ``Inference``) are
+        queued before frame N's outputs are read back and decoded, so the GPU computes while
+        the host decodes (double buffering; at most two frames in flight). A tracked region
+        still waits for the previous frame's landmarks, as in MediaPipe, so what overlaps there
+        is what does not depend on them. Every frame gets exactly one result (no frame is
+        dropped: MediaPipe's VIDEO mode, not its flow-limited live stream).
+
+        ``last_timings`` and ``last_transfers`` after each result cover the work done since
+        the previous result (which includes the next frame's queued GPU work). A failed frame
+        raises from the iteration, and the frame fed after it is lost with it; the next call
+        starts a fresh graph, as after a failed ``process``.
+
+        Parameters
+        ----------
+        frames : iterable of numpy.ndarray
+            RGB (H, W, 3) uint8 frames, read lazily (one ahead of the result yielded).
+        timestamps_ms : iterable of float, optional
+            One increasing time per frame (as ``process``'s ``timestamp_ms``); None: 33.333 ms apart.
+        """
+        where = f"{type(self).__name__}.process_video"
+        session: GraphSession | None = getattr(self, "_session", None)
+        times = None if timestamps_ms is None else iter(timestamps_ms)
+        pending: deque[tuple[np.ndarray, int]] = deque()
+        busy = 0.0
+        counters = self._begin_frame()
+        for frame in frames:
+            if self._closed:
+                raise SolutionClosedError(f"{where}() after close()")
+            img = check_image(frame, where=where)
+            t_ms = None
+            if times is not None:
+                t_ms = next(times, None)
+                if t_ms is None:
+                    raise ValueError(f"{where}: timestamps_ms ran out before the frames")
+            if session is None:  # a solution without one graph session: frame by frame
+                yield self.process(img, t_ms)
+                continue
+            ts = frame_timestamp_us(t_ms, self.timestamp_us, where=where)
+            t0 = time.perf_counter()
+            with _frame_errors(where):
+                session.feed({"image": img}, timestamp=ts)
+            busy += time.perf_counter() - t0
+            self.timestamp_us = ts
+            pending.append((img, ts))
+            if len(pending) > 1:
+                result, busy = self._collect_frame(session, *pending.popleft(), where, busy, counters)
+                yield result
+                counters = self._begin_frame()
+        while pending:
+            result, busy = self._collect_frame(session, *pending.popleft(), where, busy, counters)
+            yield result
+            counters = self._begin_frame()
+
+    def _collect_frame(self, session: GraphSession, image: np.ndarray, ts: int, where: str, busy: float,
+                       counters: dict[str, int]) -> tuple[Any, float]:
+        """process_video: collect the frame fed at ``ts``; (its result, the busy time carried on: 0)."""
+        t0 = time.perf_counter()
+        with _frame_errors(where):
+            out = session.collect(ts, timings=self.last_timings)
+            result = self._result(image, out)
+        self._end_frame(counters, busy + time.perf_counter() - t0)
+        return result, 0.0
+
+    def _begin_frame(self) -> dict[str, int]:
+        """Start a frame's bookkeeping: a fresh ``last_timings``; returns the transfer counters now
+        (empty off webgpu)."""
+        self.last_timings = {}
+        counters = _transfer_counters() if self.backend == "webgpu" else None
+        return counters() if counters else {}
+
+    def _end_frame(self, before: dict[str, int], seconds: float) -> None:
+        self.last_timings["total"] = seconds * 1e3
+        if before:
+            counters = _transfer_counters()
             self.last_transfers = {k: v - before[k] for k, v in counters().items()}
         self.frames += 1
-        return result
 
     def reset(self) -> None:
         """Forget tracking state: the next frame starts from scratch (detector first), and the clock from 0."""
@@ -458,6 +543,13 @@ class Solution:
 
     # -- for subclasses ----------------------------------------------------------------------
     def _process(self, image: np.ndarray) -> Any:
+        """One frame (``self.timestamp_us`` is its timestamp): by default the ``_session``
+        graph's outputs for it made into the result by :meth:`_result`."""
+        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
+        return self._result(image, out)
+
+    def _result(self, image: np.ndarray, out: dict[str, Any]) -> Any:
+        """The result type built from one frame's graph outputs (``GraphSession.run``)."""
         raise NotImplementedError
 
     def _reset(self) -> None:
@@ -590,9 +682,10 @@ class GraphSession:
         self.graph = Graph(cfg, side_packets={"backend": backend, **(side_packets or {})})
         self.outputs = list(outputs) if outputs is not None else self.graph.output_streams
         self.timeout = timeout
-        self._current: dict[str, Any] = {}
+        self._frames: dict[int, dict[str, Any]] = {}  # outputs by frame timestamp (frames may overlap)
         for name in self.outputs:
-            self.graph.observe(name, lambda p, name=name: self._current.__setitem__(name, p.payload))
+            self.graph.observe(name, lambda p, name=name: self._frames.setdefault(p.timestamp, {}).__setitem__(
+                name, p.payload))
         self._last: int | None = None
         self._started = False
         self._busy: dict[str, float] = {}
@@ -605,12 +698,23 @@ class GraphSession:
         after it (``TICK_US`` for the first frame of a run, as MediaPipe's Python solutions).
         Outputs the graph emitted nothing on for this frame are None. With ``timings``, each
         node's busy milliseconds for this frame are added under its name (nodes that did no
-        work are left out).
+        work are left out). ``run`` is :meth:`feed` then :meth:`collect`.
+        """
+        return self.collect(self.feed(inputs, timestamp=timestamp), timings=timings)
+
+    def feed(self, inputs: Mapping[str, Any], *, timestamp: int | None = None) -> int:
+        """Put one frame into the graph without waiting for it; returns its timestamp (microseconds).
+
+        Frames fed before the previous ones were collected overlap: in an inline run (the
+        default) nothing runs until :meth:`collect`, which then runs the nodes of every frame
+        fed so far as their inputs allow, GPU submits first (``Calculator.queues_only``), so
+        frame N+1's GPU work is queued before frame N's results are read back.
         """
         if not self._started:
             self.graph.start()
             self._started = True
             self._last = None
+            self._frames.clear()
             self._busy = self.graph.busy_seconds()
         if timestamp is None:
             ts = TICK_US if self._last is None else self._last + TICK_US
@@ -619,15 +723,30 @@ class GraphSession:
         else:
             ts = int(timestamp)
         self._last = ts
-        self._current = {}
         try:
             for name, payload in inputs.items():
                 self.graph.add_packet(name, payload, timestamp=ts)
-            self.graph.wait_for(self.outputs, ts, timeout=self.timeout)
         except CalculatorError:  # the run stopped at it (drained): end it, the next run starts a fresh graph
             self._end_failed_run()
             raise
-        out = {name: self._current.get(name) for name in self.outputs}
+        return ts
+
+    def collect(self, timestamp: int, *, timings: dict[str, float] | None = None) -> dict[str, Any]:
+        """Wait for the frame fed at ``timestamp`` and return its outputs (see :meth:`run`).
+
+        Frames are collected in the order they were fed. Node times (``timings``) are those
+        spent since the previous ``collect``, which with overlapping frames includes work on
+        the frames fed after this one.
+        """
+        try:
+            self.graph.wait_for(self.outputs, timestamp, timeout=self.timeout)
+        except CalculatorError:  # the run stopped at it (drained): end it, the next run starts a fresh graph
+            self._end_failed_run()
+            raise
+        for t in [t for t in self._frames if t < timestamp]:  # frames fed but never collected
+            del self._frames[t]
+        got = self._frames.pop(timestamp, {})
+        out = {name: got.get(name) for name in self.outputs}
         if timings is not None:
             for name, busy in self.graph.busy_seconds().items():
                 dt = busy - self._busy.get(name, 0.0)

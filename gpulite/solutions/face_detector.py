@@ -77,8 +77,7 @@ class FaceDetector(Solution):
         self._session = GraphSession(cfg, backend=self.backend, outputs=["detections"],
                                      num_threads=self.inference_threads)
 
-    def _process(self, image: np.ndarray) -> FaceDetectionResult:
-        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
+    def _result(self, image: np.ndarray, out: dict) -> FaceDetectionResult:
         dets = [Detection.from_pipeline(d) for d in out["detections"] or []]
         return FaceDetectionResult(dets or None, image_size=(image.shape[1], image.shape[0]))
 

@@ -138,8 +138,7 @@ class FaceMesh(Solution):
                                      outputs=["multi_face_landmarks", "face_detections", "face_rects"],
                                      num_threads=self.inference_threads)
 
-    def _process(self, image: np.ndarray) -> FaceMeshResult:
-        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
+    def _result(self, image: np.ndarray, out: dict) -> FaceMeshResult:
         faces = [LandmarkList.from_pipeline(f) for f in out["multi_face_landmarks"] or []]
         return FaceMeshResult(faces or None, face_rects=list(out["face_rects"] or []),
                               image_size=(image.shape[1], image.shape[0]),

@@ -168,8 +168,7 @@ class Hands(Solution):
                            min_tracking_confidence=self.min_tracking_confidence)
         self._session = GraphSession(cfg, backend=self.backend, num_threads=self.inference_threads)
 
-    def _process(self, image: np.ndarray) -> HandsResult:
-        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
+    def _result(self, image: np.ndarray, out: dict) -> HandsResult:
         hands = out["multi_hand_landmarks"] or []
         palms = out["palm_detections"]
         return HandsResult(

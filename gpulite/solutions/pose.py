@@ -157,8 +157,7 @@ class Pose(Solution):
         except ModelError as e:
             raise ModelError(f"Pose(model_complexity={model_complexity}): {e}") from None
 
-    def _process(self, image: np.ndarray) -> PoseResult:
-        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
+    def _result(self, image: np.ndarray, out: dict) -> PoseResult:
         lms, world = out["pose_landmarks"], out["pose_world_landmarks"]
         mask = out.get("segmentation_mask")
         dets = out["pose_detections"]

@@ -76,8 +76,7 @@ class SelfieSegmentation(Solution):
         self._session = GraphSession(GRAPHS[self.model], backend=self.backend, outputs=["segmentation_mask"],
                                      num_threads=self.inference_threads)
 
-    def _process(self, image: np.ndarray) -> SegmentationResult:
-        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
+    def _result(self, image: np.ndarray, out: dict) -> SegmentationResult:
         return SegmentationResult(out["segmentation_mask"])
 
     def _reset(self) -> None:  # no state across frames; the graph restarts so the clock can restart

@@ -317,6 +317,7 @@ class ImageToTensor(Calculator):
         if self.backend == "webgpu":
             from gpulite.backends.webgpu.pipeline import ImageToTensorGpu
             self._gpu = ImageToTensorGpu()
+        self.queues_only = self._gpu is not None  # uploads and queues the warp, reads nothing back
 
     def _planned(self, size: tuple[int, int], rect: NormalizedRect | None, o: ImageToTensorOptions) -> tuple[Any, Any]:
         """(the GPU's sampling matrix or the CPU's projection, transform) for this size and region, cached."""

@@ -175,6 +175,7 @@ class Inference(Calculator):
             raise PipelineValueError(f"node {cc.node_name!r}: no model: set the 'model' option or the MODEL side input")
         backend = select_backend(requested_backend(cc, o.backend), cc.node_name, "Inference", models=True)
         self.runner = ModelRunner(model, backend, num_threads=o.num_threads, output_on_gpu=o.output_on_gpu)
+        self.queues_only = self.runner.output_on_gpu  # invoke queues the GPU work, reads nothing back
 
     def process(self, cc) -> None:
         tensors = cc.inputs["TENSORS"]

@@ -1,0 +1,200 @@
+"""Overlap: frame N+1's GPU work is queued before frame N's results are read back
+(``Solution.process_video``, ``GraphSession.feed``/``collect``, the scheduler's order), with the
+results of the frame-by-frame path, every frame once and in order, and a flow limiter that still
+drops as MediaPipe's does. Counted (the order of submits and readbacks), not timed."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gpulite.pipeline import Calculator, Graph, register_calculator
+from tests.solutions.video import make_frames
+from tests.webgpu.support import adapter_problem
+
+FRAMES = 6
+
+
+@pytest.fixture(scope="module")
+def frames() -> list[np.ndarray]:
+    return make_frames(FRAMES)
+
+
+def _webgpu() -> None:
+    why = adapter_problem()
+    if why is not None:
+        pytest.skip(why)
+
+
+class EventLog:
+    """Records, in order, each node call (name, frame timestamp), each queue submit and each readback
+    (bytes read back), each tagged with the timestamp of the node call it happened in."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import gpulite.pipeline.scheduler as scheduler
+        from gpulite.backends.webgpu import device
+        from gpulite.backends.webgpu.pipeline import common
+
+        self.events: list[tuple[str, str, int | None]] = []
+        self.ts: int | None = None
+        call, submit, add = scheduler.Run._call, device.CountedQueue.submit, common.TransferCounters.add
+
+        def logged_call(run: Any, node: Any, phase: str, ts: int | None) -> Any:
+            self.ts = ts
+            self.events.append(("call", node.name, ts))
+            return call(run, node, phase, ts)
+
+        def logged_submit(queue: Any, buffers: Any) -> None:
+            self.events.append(("submit", "", self.ts))
+            submit(queue, buffers)
+
+        def logged_add(counters: Any, uploaded: int = 0, read_back: int = 0) -> None:
+            if read_back:
+                self.events.append(("read", "", self.ts))
+            add(counters, uploaded, read_back)
+
+        monkeypatch.setattr(scheduler.Run, "_call", logged_call)
+        monkeypatch.setattr(device.CountedQueue, "submit", logged_submit)
+        monkeypatch.setattr(common.TransferCounters, "add", logged_add)
+
+    def first(self, kind: str, ts: int, node: str = "") -> int:
+        return next(i for i, e in enumerate(self.events) if e[0] == kind and e[2] == ts and (not node or e[1] == node))
+
+
+def _same(a: Any, b: Any) -> None:
+    """Two results equal field by field (arrays exactly)."""
+    assert type(a) is type(b)
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            np.testing.assert_array_equal(x, y, err_msg=f.name)
+        else:
+            assert repr(x) == repr(y), f.name
+
+
+def test_face_detector_video_overlaps_and_matches_frame_by_frame(frames, monkeypatch):
+    _webgpu()
+    from gpulite.solutions import FaceDetector
+
+    with FaceDetector(backend="webgpu") as fd:
+        one_by_one = [fd.process(f) for f in frames]
+        fd.reset()
+        log = EventLog(monkeypatch)
+        stamps, overlapped = [], []
+        for r in fd.process_video(frames):
+            overlapped.append(r)
+            stamps.append(fd.timestamp_us)
+            assert fd.last_transfers["submits"] > 0
+        assert fd.frames == FRAMES
+    assert len(overlapped) == FRAMES                       # every frame once, in order
+    for k, (a, b) in enumerate(zip(one_by_one, overlapped, strict=True)):
+        assert a.detections, k
+        _same(a, b)
+    ts = [33333 * (k + 1) for k in range(FRAMES)]
+    # frame N+1's model is queued (submitted) before frame N's detections are read back
+    overlaps = sum(log.first("submit", ts[k + 1]) < log.first("read", ts[k]) for k in range(FRAMES - 1))
+    assert overlaps == FRAMES - 1, log.events
+    # and frame N's results are all read before frame N+1's (no frame jumps the queue)
+    assert all(log.first("read", ts[k]) < log.first("read", ts[k + 1]) for k in range(FRAMES - 1))
+
+
+def test_face_mesh_video_tracks_as_frame_by_frame(frames):
+    """Tracked: frame N+1's region comes from frame N's landmarks, so the graph orders them; the
+    results are those of process() frame by frame, timestamps given."""
+    _webgpu()
+    from gpulite.solutions import FaceMesh
+
+    times = [100.0 * k for k in range(FRAMES)]
+    with FaceMesh(backend="webgpu") as mesh:
+        one_by_one = [mesh.process(f, t) for f, t in zip(frames, times, strict=True)]
+        mesh.reset()
+        overlapped = list(mesh.process_video(frames, times))
+    assert sum(r.tracked for r in overlapped) >= FRAMES - 2
+    for a, b in zip(one_by_one, overlapped, strict=True):
+        _same(a, b)
+
+
+def test_process_video_checks_its_input(frames):
+    from gpulite.solutions import FaceDetector
+    from gpulite.solutions.base import ImageError, TimestampOrderError
+
+    with FaceDetector(backend="cpu") as fd:
+        with pytest.raises(ValueError, match="timestamps_ms ran out"):
+            list(fd.process_video(frames[:2], [0.0]))
+        fd.reset()
+        with pytest.raises(TimestampOrderError):
+            list(fd.process_video(frames[:2], [5.0, 5.0]))
+        fd.reset()
+        with pytest.raises(ImageError, match="process_video"):
+            list(fd.process_video([frames[0], frames[0][..., :1]]))
+
+
+# -- a flow-limited stream with double buffering --------------------------------------------------
+ORDER: list[tuple[str, int]] = []
+
+
+@register_calculator
+class TestGpuQueue(Calculator):
+    """Stands for a GPU submit: records it, passes the frame on (runs first: queues_only)."""
+
+    inputs = {"IN": Any}
+    outputs = {"OUT": Any}
+    queues_only = True
+
+    def process(self, cc: Any) -> None:
+        ORDER.append(("submit", cc.timestamp))
+        cc.output("OUT", cc.inputs["IN"])
+
+
+@register_calculator
+class TestGpuRead(Calculator):
+    """Stands for a readback: records it, passes the frame on."""
+
+    inputs = {"IN": Any}
+    outputs = {"OUT": Any}
+
+    def process(self, cc: Any) -> None:
+        ORDER.append(("read", cc.timestamp))
+        cc.output("OUT", cc.inputs["IN"])
+
+
+STREAM_YAML = """
+input_stream: "IMAGE:frames"
+output_stream: "OUT:done"
+num_threads: 0
+node:
+  - calculator: FlowLimiter
+    name: limiter
+    input_stream: ["IN:frames", "FINISHED:done"]
+    input_stream_info: {FINISHED: {back_edge: true}}
+    output_stream: ["OUT:throttled", "ALLOW:allowed"]
+    options: {max_in_flight: 2}
+  - {calculator: TestGpuQueue, name: submit, input_stream: "IN:throttled", output_stream: "OUT:queued"}
+  - {calculator: TestGpuRead, name: read, input_stream: "IN:queued", output_stream: "OUT:done"}
+"""
+
+
+def test_flow_limited_stream_double_buffers_and_drops_as_mediapipe():
+    """Two frames in flight (max_in_flight 2): a camera's frames 0-2 arrive before anything ran,
+    so 0 and 1 pass and 2 is dropped (MediaPipe's FlowLimiterCalculator); frame 1 is queued
+    before frame 0 is read; once 0 is done, frame 3 passes; each passed frame comes out once."""
+    ORDER.clear()
+    g = Graph.from_config(STREAM_YAML)
+    done, allowed = [], []
+    g.observe("done", done.append)
+    g.observe("allowed", lambda p: allowed.append((p.timestamp, p.payload)))
+    g.start()
+    for t in range(3):
+        g.add_packet("frames", f"f{t}", timestamp=t)
+    g.wait_for(["done"], 0)
+    assert ORDER[:3] == [("submit", 0), ("submit", 1), ("read", 0)]
+    g.add_packet("frames", "f3", timestamp=3)
+    g.wait_for(["done"], 3)
+    g.close()
+    assert [p.payload for p in done] == ["f0", "f1", "f3"]
+    assert allowed == [(0, True), (1, True), (2, False), (3, True)]
+    assert g.stats()["limiter"].dropped == 1
+    assert sorted(ORDER) == sorted(set(ORDER)) and len(ORDER) == 6
