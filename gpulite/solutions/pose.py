@@ -34,11 +34,13 @@ _heavy (2); a model the zoo cannot provide fails at construction (:class:`gpulit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
 from gpulite.errors import ModelError
+from gpulite.pipeline.calculators.types import Segmentation
 from gpulite.pipeline.config import GraphConfig
 from gpulite.pipeline.graphs import load_config
 from gpulite.solutions.base import (
@@ -91,6 +93,8 @@ class PoseResult:
         down, z towards the camera's far side, in the image's orientation), with visibility.
     segmentation_mask : numpy.ndarray or None
         (H, W) float32 in [0, 1], 1 = person; only with ``enable_segmentation`` and a person.
+        On webgpu the mask (projected onto the image and smoothed on the GPU) stays there until
+        this is first read; ``segmentation_mask_gpu`` is that (1, H, W, 1) tensor (None elsewhere).
     pose_detection : Detection or None
         The detector's output (box around the face, 4 keypoints); None on tracked frames.
     pose_rect : NormalizedRect or None
@@ -102,11 +106,20 @@ class PoseResult:
 
     pose_landmarks: LandmarkList | None
     pose_world_landmarks: WorldLandmarkList | None = None
-    segmentation_mask: np.ndarray | None = None
+    segmentation: Segmentation | None = field(default=None, repr=False)
     pose_detection: Detection | None = None
     pose_rect: NormalizedRect | None = None
     image_size: tuple[int, int] = (0, 0)
     tracked: bool = False
+    JSON_PROPERTIES: ClassVar[tuple[str, ...]] = ("segmentation_mask",)  # what to_jsonable writes besides the fields
+
+    @property
+    def segmentation_mask(self) -> np.ndarray | None:
+        return None if self.segmentation is None else self.segmentation.mask
+
+    @property
+    def segmentation_mask_gpu(self) -> Any:
+        return None if self.segmentation is None else self.segmentation.gpu
 
 
 class Pose(Solution):
@@ -166,7 +179,7 @@ class Pose(Solution):
             pose_landmarks=None if lms is None else LandmarkList.from_pipeline(lms, keep_presence=False),
             pose_world_landmarks=None if world is None or lms is None else WorldLandmarkList.from_pipeline(
                 world, keep_presence=False),
-            segmentation_mask=None if mask is None or lms is None else mask.mask,
+            segmentation=None if mask is None or lms is None else mask,
             pose_detection=Detection.from_pipeline(dets[0]) if dets else None,
             pose_rect=out["pose_rect"],
             image_size=(image.shape[1], image.shape[0]),

@@ -41,3 +41,43 @@ def test_selfie_masks_come_back_only_when_read():
         assert a.shape == frames[i].shape[:2] and a.dtype == np.float32
         np.testing.assert_allclose(a, r.segmentation_mask, atol=1e-4, err_msg=f"frame {i}")
     assert np.abs(late[0] - late[2]).max() > 0.5  # the frames' masks differ, so a mix-up would show
+
+
+def test_pose_mask_is_projected_and_smoothed_on_the_gpu_and_read_only_when_asked(monkeypatch):
+    """Pose's mask: the model's segmentation stays on the GPU (keep_on_gpu), is projected onto the
+    image (OpenCV's warpAffine fixed point) and smoothed there; a frame reads back only the
+    landmark outputs, and a mask read later is its own frame's, as the host path makes it."""
+    why = adapter_problem()
+    if why is not None:
+        pytest.skip(why)
+    from gpulite.backends.webgpu.pipeline import transfer_stats
+    from gpulite.pipeline.calculators.types import Segmentation
+    from gpulite.solutions import Pose
+
+    frames = make_frames(12)[::3]  # four frames: tracked, smoothing on
+    h, w = frames[0].shape[:2]
+
+    def run() -> tuple[list, list, list[int], int]:
+        with Pose(enable_segmentation=True, backend="webgpu") as pose:
+            results, read = [], []
+            for f in frames:
+                results.append(pose.process(f))
+                read.append(pose.last_transfers["bytes_read_back"])
+            before = transfer_stats()["bytes_read_back"]
+            masks = [r.segmentation_mask for r in reversed(results)][::-1]
+            return results, masks, read, transfer_stats()["bytes_read_back"] - before
+
+    results, masks, read, late = run()
+    assert all(r.pose_landmarks is not None for r in results)
+    assert all(r.segmentation_mask_gpu.shape == (1, h, w, 1) for r in results)
+    assert late == len(frames) * h * w * 4                    # each mask read once, when asked for
+    monkeypatch.setattr(Segmentation, "on_gpu", property(lambda self: False))  # the host path, as before
+    host_results, host_masks, host_read, _ = run()
+    # per frame, the host path read the model's 256x256 mask back as well; this one reads no mask
+    assert [a - b for a, b in zip(host_read, read, strict=True)] == [256 * 256 * 4] * len(frames)
+    for i, (a, b) in enumerate(zip(masks, host_masks, strict=True)):
+        assert repr(results[i].pose_landmarks) == repr(host_results[i].pose_landmarks)
+        d = np.abs(a - b)
+        # OpenCV's 1/32-pixel positions, rounded in float32 here and in float64 there: a few pixels
+        # take the neighbouring 1/32 step
+        assert d.max() < 0.05 and (d > 1e-3).sum() <= 20 and d.mean() < 1e-5, (i, d.max(), (d > 1e-3).sum())

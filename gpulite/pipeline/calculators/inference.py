@@ -46,15 +46,24 @@ class InferenceOptions:
     set, else one XNNPACK thread per core up to 4 (:data:`LITERT_THREADS`; MediaPipe's desktop
     default is one thread, which its Python solutions cannot change) and
     the other backends their own default; ``output_on_gpu``: on webgpu, emit GPU tensors
-    instead of reading the outputs back (default True)."""
+    instead of reading the outputs back (default True); ``keep_on_gpu``: with ``output_on_gpu``
+    False, the outputs (by position) that stay on the GPU all the same while the others come
+    back, in one submit (pose: its segmentation, which the mask nodes take on the GPU)."""
 
     model: str = ""
     backend: str = "auto"
     num_threads: int | None = None
     output_on_gpu: bool = True
+    keep_on_gpu: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         check_backend(self.backend, "InferenceOptions")
+        keep = self.keep_on_gpu
+        if not isinstance(keep, (list, tuple)) or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0
+                                                          for k in keep):
+            raise ValueError(f"InferenceOptions: keep_on_gpu must be a list of output positions (ints >= 0), "
+                             f"got {keep!r}")
+        object.__setattr__(self, "keep_on_gpu", tuple(keep))
 
 
 LITERT_THREADS = min(4, os.cpu_count() or 1)
@@ -76,15 +85,16 @@ class ModelRunner:
     """
 
     def __init__(self, model: str | Path | bytes, backend: str, *, num_threads: int | None = None,
-                 output_on_gpu: bool = True) -> None:
+                 output_on_gpu: bool = True, keep_on_gpu: tuple[int, ...] = ()) -> None:
         self.backend = backend
         self.output_on_gpu = backend == "webgpu" and output_on_gpu
+        self._keep = frozenset(keep_on_gpu) if backend == "webgpu" and not self.output_on_gpu else frozenset()
         kw: dict[str, Any] = {}
         self._gpu: Any = None
         if backend == "webgpu":
             from gpulite.backends.webgpu import pipeline as gpu
             self._gpu, self._gdev = gpu, gpu.shared_device()
-            kw = {"device": self._gdev, "outputs_on_gpu": self.output_on_gpu}
+            kw = {"device": self._gdev, "outputs_on_gpu": self.output_on_gpu or bool(self._keep)}
         src = {"model_content": bytes(model)} if isinstance(model, (bytes, bytearray)) else {"model_path": model}
         if num_threads is None and backend == "litert":  # the num_threads flag (GPULITE_NUM_THREADS), else per core
             num_threads = env().get("num_threads") or LITERT_THREADS
@@ -92,6 +102,9 @@ class ModelRunner:
         self.it.allocate_tensors()
         self._details()
         self.outputs = [d["index"] for d in self.it.get_output_details()]
+        if self._keep and max(self._keep) >= len(self.outputs):
+            raise PipelineValueError(f"Inference: keep_on_gpu {sorted(self._keep)} names an output past the model's "
+                                     f"{len(self.outputs)}")
         self._stats = self._transfers()
         self._warned = False
 
@@ -135,7 +148,15 @@ class ModelRunner:
         for k, (index, t) in enumerate(zip(self.inputs, tensors, strict=True)):
             self._set(k, index, t)
         self.it.invoke()
-        if self.output_on_gpu:
+        if self._keep:  # the kept outputs copied on the GPU, the others read back, one submit
+            gpu = [self.it.get_output_gpu(i) for i in self.outputs]
+            keep = [k for k in range(len(gpu)) if k in self._keep]
+            read = [k for k in range(len(gpu)) if k not in self._keep]
+            kept, arrays = self._gpu.copy_and_read(self._gdev, [gpu[k] for k in keep], [gpu[k] for k in read])
+            outs = [None] * len(gpu)
+            for k, t in [*zip(keep, kept, strict=True), *zip(read, arrays, strict=True)]:
+                outs[k] = t
+        elif self.output_on_gpu:
             outs = self._gpu.copy_tensors(self._gdev, [self.it.get_output_gpu(i) for i in self.outputs],
                                           "inference_outputs")
         else:
@@ -174,7 +195,8 @@ class Inference(Calculator):
         if not model:
             raise PipelineValueError(f"node {cc.node_name!r}: no model: set the 'model' option or the MODEL side input")
         backend = select_backend(requested_backend(cc, o.backend), cc.node_name, "Inference", models=True)
-        self.runner = ModelRunner(model, backend, num_threads=o.num_threads, output_on_gpu=o.output_on_gpu)
+        self.runner = ModelRunner(model, backend, num_threads=o.num_threads, output_on_gpu=o.output_on_gpu,
+                                  keep_on_gpu=o.keep_on_gpu)
         self.queues_only = self.runner.output_on_gpu  # invoke queues the GPU work, reads nothing back
 
     def process(self, cc) -> None:

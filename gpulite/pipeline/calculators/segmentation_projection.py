@@ -14,6 +14,8 @@ Usage::
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from gpulite.pipeline.calculator import Calculator
@@ -29,12 +31,23 @@ def project_mask(mask: np.ndarray, transform: ImageTransform, output_size: tuple
         raise PipelineValueError(f"SegmentationProjection: expected an (H, W) mask, got shape {m.shape}")
     h, w = m.shape
     out_w, out_h = int(output_size[0]), int(output_size[1])
+    check_sizes((w, h), (out_w, out_h))
+    return cv2.warpAffine(m, inverse_map((w, h), transform, (out_w, out_h)), (out_w, out_h),
+                          flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_CONSTANT)
+
+
+def check_sizes(mask_size: tuple[int, int], output_size: tuple[int, int]) -> None:
+    (w, h), (out_w, out_h) = mask_size, output_size
     if not (1 <= out_w <= MAX_SIDE and 1 <= out_h <= MAX_SIDE and max(h, w) <= MAX_SIDE):
         raise PipelineValueError(f"SegmentationProjection: mask {w}x{h} onto {out_w}x{out_h}: each side must be "
                                  f"1 to {MAX_SIDE} pixels (OpenCV's warp)")
+
+
+def inverse_map(mask_size: tuple[int, int], transform: ImageTransform, output_size: tuple[int, int]) -> np.ndarray:
+    """The 2x3 float32 map from image pixels to mask pixels (``WARP_INVERSE_MAP``'s matrix)."""
+    (w, h), (out_w, out_h) = mask_size, output_size
     a = np.diag([w, h, 1.0]) @ np.linalg.inv(transform.matrix) @ np.diag([1.0 / out_w, 1.0 / out_h, 1.0])
-    return cv2.warpAffine(m, a[:2].astype(np.float32), (out_w, out_h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                          borderMode=cv2.BORDER_CONSTANT)
+    return a[:2].astype(np.float32)
 
 
 @register_calculator
@@ -44,6 +57,9 @@ class SegmentationProjection(Calculator):
     inputs = {"MASK": Segmentation, "MATRIX": ImageTransform, "OUTPUT_SIZE": tuple}
     outputs = {"MASK": Segmentation}
 
+    def open(self, cc) -> None:
+        self._gpu: Any = None
+
     def process(self, cc) -> None:
         seg = cc.inputs["MASK"]
         if seg is None:
@@ -52,4 +68,14 @@ class SegmentationProjection(Calculator):
         if transform is None or size is None:
             raise PipelineValueError(f"node {cc.node_name!r}: a mask at timestamp {cc.timestamp} came without "
                                      "MATRIX and OUTPUT_SIZE")
+        if seg.on_gpu and seg.activation in ("none", "sigmoid"):  # webgpu: stays there until read
+            (h, w), out_w, out_h = seg.shape, int(size[0]), int(size[1])
+            check_sizes((w, h), (out_w, out_h))
+            if self._gpu is None:
+                from gpulite.backends.webgpu.pipeline.masks import MaskGpu
+                self._gpu = MaskGpu(getattr(seg.gpu, "gdev", None))
+            t = self._gpu.project(seg.gpu, inverse_map((w, h), transform, (out_w, out_h)), out_w, out_h,
+                                  sigmoid=seg.activation == "sigmoid")
+            cc.output("MASK", Segmentation.deferred(lambda: t.data_sync().reshape(out_h, out_w), t, (out_h, out_w)))
+            return
         cc.output("MASK", Segmentation(project_mask(seg.mask, transform, size)))

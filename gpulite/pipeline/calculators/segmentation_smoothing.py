@@ -20,6 +20,7 @@ Usage (pose, video mode)::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,8 @@ class SegmentationSmoothing(Calculator):
     options = SegmentationSmoothingOptions
 
     def open(self, cc) -> None:
-        self.previous: np.ndarray | None = None
+        self.previous: Segmentation | None = None
+        self._gpu: Any = None
 
     def process(self, cc) -> None:
         seg = cc.inputs["MASK"]
@@ -69,9 +71,16 @@ class SegmentationSmoothing(Calculator):
             self.previous = None
             return
         ratio = cc.options.combine_with_previous_ratio
-        if not cc.side_inputs.get("ENABLE", True) or self.previous is None or ratio == 0.0:
+        prev = self.previous
+        if not cc.side_inputs.get("ENABLE", True) or prev is None or ratio == 0.0:
             out = seg
+        elif seg.on_gpu and seg.activation == "none" and prev.on_gpu and prev.shape == seg.shape:
+            if self._gpu is None:  # webgpu: both masks there, the blend too; read back only when read
+                from gpulite.backends.webgpu.pipeline.masks import MaskGpu
+                self._gpu = MaskGpu(getattr(seg.gpu, "gdev", None))
+            t, (h, w) = self._gpu.smooth(seg.gpu, prev.gpu, ratio), seg.shape
+            out = Segmentation.deferred(lambda: t.data_sync().reshape(h, w), t, (h, w))
         else:
-            out = Segmentation(smooth_mask(seg.mask, self.previous, ratio))
-        self.previous = out.mask
+            out = Segmentation(smooth_mask(seg.mask, prev.mask, ratio))
+        self.previous = out
         cc.output("MASK", out)

@@ -107,4 +107,10 @@ class TensorsToSegmentation(Calculator):
             cc.output("MASK", Segmentation.deferred(lambda: tensor_to_mask(t.data_sync(), size, options).mask, t,
                                                     (int(size[1]), int(size[0]))))
             return
+        if hasattr(t, "data_sync") and options.activation != "softmax":
+            # On the GPU at the tensor's size (a region's mask, projected next): kept there as logits or values
+            check_tensor(tuple(t.shape), None, options)
+            cc.output("MASK", Segmentation.deferred(lambda: tensor_to_mask(t.data_sync(), None, options).mask, t,
+                                                    tuple(t.shape[-3:-1]), options.activation))
+            return
         cc.output("MASK", tensor_to_mask(host_array(t), size, options))

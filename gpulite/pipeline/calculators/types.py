@@ -231,20 +231,28 @@ class Segmentation:
     resize), so a mask nobody reads never comes back to the CPU.
     """
 
-    __slots__ = ("_make", "_mask", "_shape", "gpu")
+    __slots__ = ("_make", "_mask", "_shape", "activation", "gpu")
 
     def __init__(self, mask: np.ndarray) -> None:
         self._mask: np.ndarray | None = mask
         self._make: Any = None
         self._shape = tuple(mask.shape[:2])
         self.gpu: Any = None
+        self.activation = "none"
 
     @classmethod
-    def deferred(cls, make: Any, gpu: Any, shape: tuple[int, int]) -> Segmentation:
-        """A mask made by ``make()`` on first read; ``gpu`` is the tensor it comes from, ``shape`` (H, W)."""
+    def deferred(cls, make: Any, gpu: Any, shape: tuple[int, int], activation: str = "none") -> Segmentation:
+        """A mask made by ``make()`` on first read; ``gpu`` is the tensor it comes from, ``shape`` (H, W);
+        ``activation``: what ``gpu``'s values still need to be the mask's ("none", "sigmoid", "softmax")."""
         seg = cls.__new__(cls)
         seg._mask, seg._make, seg._shape, seg.gpu = None, make, (int(shape[0]), int(shape[1])), gpu
+        seg.activation = activation
         return seg
+
+    @property
+    def on_gpu(self) -> bool:
+        """Whether the mask is a GPU tensor not read yet (``gpu`` holds it at the mask's own size)."""
+        return self._mask is None and self.gpu is not None and tuple(self.gpu.shape[-3:-1]) == self._shape
 
     @property
     def mask(self) -> np.ndarray:

@@ -6,15 +6,25 @@ The calculators call these through a small API and never import ``wgpu`` themsel
 - :class:`DetectionDecoderGpu` — anchor decoding and score thresholding, reading back only
   the candidates;
 - :func:`copy_tensors` — GPU-side copies of an interpreter's outputs into buffers a packet owns;
+  :func:`copy_and_read` — some kept so, the others read back, in one submit;
+- :class:`~.masks.MaskGpu` — a region's mask projected onto the image and smoothed (pose);
 - :class:`DeviceTensor` — such a tensor; :func:`transfer_stats` / :func:`record_transfer` — the
   host<->GPU byte counters of a graph.
 
 Shaders live next to this file (``*.wgsl``); pipelines are cached on the device.
 """
 
-from .common import DeviceTensor, copy_tensors, read_back, record_transfer, shared_device, transfer_stats
+from .common import (
+    DeviceTensor,
+    copy_and_read,
+    copy_tensors,
+    read_back,
+    record_transfer,
+    shared_device,
+    transfer_stats,
+)
 from .detections import DetectionDecoderGpu
 from .image_to_tensor import ImageToTensorGpu
 
-__all__ = ["DetectionDecoderGpu", "DeviceTensor", "ImageToTensorGpu", "copy_tensors", "read_back",
+__all__ = ["DetectionDecoderGpu", "DeviceTensor", "ImageToTensorGpu", "copy_and_read", "copy_tensors", "read_back",
            "record_transfer", "shared_device", "transfer_stats"]

@@ -180,3 +180,40 @@ def copy_tensors(gdev: GpuDevice, tensors: list[Any], what: str = "copy_tensors"
                 enc.copy_buffer_to_buffer(t.buffer, t.offset, buf, off, -(-t.nbytes // 4) * 4)
         gdev.queue.submit([enc.finish()])
     return [DeviceTensor(gdev, buf, off, t.shape, t.dtype) for t, off in zip(tensors, offsets, strict=True)]
+
+
+def copy_and_read(gdev: GpuDevice, keep: list[Any], read: list[Any],
+                  what: str = "inference_outputs") -> tuple[list[DeviceTensor], list[np.ndarray]]:
+    """GPU copies of the ``keep`` tensors (as :func:`copy_tensors`) and host arrays of the ``read``
+    ones, in one submit and one mapping: a model's small outputs come back while a large one (a
+    mask) stays on the GPU. Counts the bytes read."""
+    offsets, size = [], 0
+    for t in keep:
+        offsets.append(size)
+        size += -(-t.nbytes // 256) * 256
+    spans, pos = [], 0
+    for t in read:
+        spans.append(pos)
+        pos += -(-t.nbytes // 4) * 4
+    with gdev.guard(what):
+        enc = gdev.device.create_command_encoder(label=what)
+        buf = gdev.device.create_buffer(label=f"gpulite.pipeline.{what}", size=max(size, 4), usage=STORAGE_OUT)
+        for t, off in zip(keep, offsets, strict=True):
+            if t.nbytes:
+                enc.copy_buffer_to_buffer(t.buffer, t.offset, buf, off, -(-t.nbytes // 4) * 4)
+        staging = gdev.device.create_buffer(label=f"gpulite.pipeline.{what}.read", size=max(pos, 4),
+                                            usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        for t, at in zip(read, spans, strict=True):
+            if t.nbytes:
+                enc.copy_buffer_to_buffer(t.buffer, t.offset, staging, at, -(-t.nbytes // 4) * 4)
+        gdev.queue.submit([enc.finish()])
+        staging.map_sync(wgpu.MapMode.READ, 0, max(pos, 4))
+        try:
+            mem = np.frombuffer(staging.read_mapped(0, max(pos, 4), copy=True), np.uint8)
+        finally:
+            staging.unmap()
+            staging.destroy()
+    COUNTERS.add(read_back=sum(t.nbytes for t in read))
+    arrays = [mem[at:at + t.nbytes].view(np.dtype(t.dtype)).reshape(t.shape).copy()
+              for t, at in zip(read, spans, strict=True)]
+    return [DeviceTensor(gdev, buf, off, t.shape, t.dtype) for t, off in zip(keep, offsets, strict=True)], arrays
