@@ -81,3 +81,46 @@ def test_pose_mask_is_projected_and_smoothed_on_the_gpu_and_read_only_when_asked
         # OpenCV's 1/32-pixel positions, rounded in float32 here and in float64 there: a few pixels
         # take the neighbouring 1/32 step
         assert d.max() < 0.05 and (d > 1e-3).sum() <= 20 and d.mean() < 1e-5, (i, d.max(), (d > 1e-3).sum())
+
+
+def test_mask_projection_and_smoothing_kernels_match_the_host_functions():
+    """MaskGpu.project (sigmoid of logits, warped as cv2.warpAffine) and MaskGpu.smooth
+    (smooth_mask at a ratio that blends: Pose's graph runs at MediaPipe's measured 0) against the
+    host functions on the same inputs: a rotated, scaled region with smooth logits."""
+    why = adapter_problem()
+    if why is not None:
+        pytest.skip(why)
+    from gpulite.backends.webgpu.pipeline import DeviceTensor, shared_device
+    from gpulite.backends.webgpu.pipeline.common import STORAGE_OUT, write_padded
+    from gpulite.backends.webgpu.pipeline.masks import MaskGpu
+    from gpulite.pipeline.calculators.segmentation_projection import inverse_map, project_mask
+    from gpulite.pipeline.calculators.segmentation_smoothing import smooth_mask
+    from gpulite.pipeline.calculators.tensors_to_segmentation import TensorsToSegmentationOptions, tensor_to_mask
+    from gpulite.pipeline.calculators.types import ImageTransform
+
+    gdev = shared_device()
+
+    def upload(a: np.ndarray) -> DeviceTensor:
+        buf = gdev.device.create_buffer(size=a.nbytes, usage=STORAGE_OUT)
+        write_padded(gdev, buf, a.astype(np.float32))
+        return DeviceTensor(gdev, buf, 0, a.shape)
+
+    yy, xx = np.mgrid[0:64, 0:64] / 63.0
+    logits = (12 * np.sin(3 * xx + 2 * yy) * np.cos(4 * yy)).astype(np.float32).reshape(1, 64, 64, 1)
+    c, s = np.cos(0.4), np.sin(0.4)  # region: 0.6 of the image, turned 0.4 rad, centred at (0.45, 0.55)
+    m = np.array([[0.6 * c, -0.6 * s, 0.45 - 0.3 * c + 0.3 * s], [0.6 * s, 0.6 * c, 0.55 - 0.3 * s - 0.3 * c],
+                  [0, 0, 1]])
+    transform = ImageTransform(m, (0.0, 0.0, 0.0, 0.0), (160, 120), (64, 64))
+    gpu = MaskGpu(gdev)
+    projected = gpu.project(upload(logits), inverse_map((64, 64), transform, (160, 120)), 160, 120, sigmoid=True)
+    sigmoid = TensorsToSegmentationOptions(activation="sigmoid")
+    host = project_mask(tensor_to_mask(logits, None, sigmoid).mask, transform, (160, 120))
+    got = projected.data_sync().reshape(120, 160)
+    d = np.abs(got - host)
+    assert host.max() > 0.9 and (host == 0).sum() > 1000          # the region and the zero border both show
+    assert d.max() < 0.05 and (d > 1e-3).sum() <= 5, (d.max(), (d > 1e-3).sum())
+    previous = np.clip(host[::-1] + 0.1, 0, 1)
+    smoothed = gpu.smooth(upload(host.reshape(1, 120, 160, 1)), upload(previous.reshape(1, 120, 160, 1)), 0.7)
+    want = smooth_mask(host, previous, 0.7)
+    assert np.abs(want - host).max() > 0.1                        # the blend changes pixels
+    np.testing.assert_allclose(smoothed.data_sync().reshape(120, 160), want, atol=2e-6)

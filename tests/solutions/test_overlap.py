@@ -198,3 +198,29 @@ def test_flow_limited_stream_double_buffers_and_drops_as_mediapipe():
     assert allowed == [(0, True), (1, True), (2, False), (3, True)]
     assert g.stats()["limiter"].dropped == 1
     assert sorted(ORDER) == sorted(set(ORDER)) and len(ORDER) == 6
+
+
+# -- a tracked frame's trip: submits and readbacks -------------------------------------------------
+@pytest.mark.parametrize("name, kwargs, submits, reads", [
+    # frame upload + warp, the landmark model's invoke with its readback (flag and mesh in one)
+    ("FaceMesh", {}, 2, 1),
+    # upload + warp, invoke, the model's mask kept on the GPU while the rest comes back (one submit),
+    # the mask's projection (its smoothing blends nothing at MediaPipe's measured ratio 0: no dispatch)
+    ("Pose", {"enable_segmentation": True}, 4, 1),
+])
+def test_a_tracked_frame_needs_no_extra_round_trip(name, kwargs, submits, reads, frames, monkeypatch):
+    """The next frame's region comes from landmarks already read back: a tracked frame makes one
+    readback, whatever the number of model outputs."""
+    _webgpu()
+    from gpulite import solutions
+
+    with getattr(solutions, name)(backend="webgpu", **kwargs) as sol:
+        sol.process(frames[0])
+        log = EventLog(monkeypatch)
+        for f in frames[1:3]:
+            log.events.clear()
+            r = sol.process(f)
+            assert r.tracked
+            got = [e[0] for e in log.events if e[0] != "call"]
+            assert (got.count("submit"), got.count("read")) == (submits, reads), log.events
+            assert sol.last_transfers["submits"] == submits

@@ -37,6 +37,7 @@ from gpulite.pipeline.calculators.types import (
     LandmarkList,
     PipelineValueError,
     host_array,
+    host_arrays,
 )
 from gpulite.pipeline.registry import register_calculator
 
@@ -153,6 +154,7 @@ class TensorsToFaceLandmarks(Calculator):
             raise PipelineValueError(f"node {cc.node_name!r}: expected 2 tensors (face_landmark), 3 (MediaPipe "
                                      f"Tasks' face_landmarks_detector) or 7 (face_landmark_with_attention), got "
                                      f"{len(tensors)}")
+        tensors = host_arrays(tensors)  # on webgpu: flag and landmarks in one readback (the landmarks are small)
         presence = face_presence(tensors)
         cc.output("PRESENCE", presence)
         if presence > cc.options.min_presence:

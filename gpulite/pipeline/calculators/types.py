@@ -25,6 +25,22 @@ def host_array(tensor: object) -> object:
     return tensor.data_sync() if hasattr(tensor, "data_sync") else tensor
 
 
+def host_arrays(tensors: list) -> list:
+    """:func:`host_array` of each of ``tensors``, the pipeline's GPU tensors (``DeviceTensor``s of
+    one device) read back together: one submit and one mapping instead of one per tensor."""
+    gpu = [i for i, t in enumerate(tensors) if hasattr(t, "data_sync")]
+    gdev = getattr(tensors[gpu[0]], "gdev", None) if gpu else None
+    if len(gpu) < 2 or gdev is None or any(getattr(tensors[i], "gdev", None) is not gdev for i in gpu):
+        return [host_array(t) for t in tensors]
+    from gpulite.backends.webgpu.pipeline.common import read_back
+
+    raws = read_back(gdev, [(tensors[i].buffer, tensors[i].offset, tensors[i].nbytes) for i in gpu], "host_arrays")
+    out = list(tensors)
+    for i, raw in zip(gpu, raws, strict=True):
+        out[i] = raw.view(tensors[i].dtype).reshape(tensors[i].shape)
+    return out
+
+
 @dataclass(frozen=True)
 class RelativeBox:
     """An axis-aligned box in relative coordinates (MediaPipe ``RelativeBoundingBox``)."""
