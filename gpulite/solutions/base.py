@@ -393,6 +393,7 @@ class Solution:
         self.last_transfers: dict[str, int] = {}
         self.frames = 0
         self.timestamp_us: int | None = None
+        self._moved: dict[str, int] = {}  # transfers summed over the frames after the first (get_plan)
         self._closed = False
         log.info("%s on %s (%s)", type(self).__name__, self.backend, self.backend_reason)
 
@@ -516,13 +517,37 @@ class Solution:
         if before:
             counters = _transfer_counters()
             self.last_transfers = {k: v - before[k] for k, v in counters().items()}
+            if self.frames:  # the first frame (pipelines, constants) is left out of the means
+                for k, v in self.last_transfers.items():
+                    self._moved[k] = self._moved.get(k, 0) + v
+                self._moved["frames"] = self._moved.get("frames", 0) + 1
         self.frames += 1
+
+    def get_plan(self) -> dict[str, Any]:
+        """What the solution runs and what a frame moves between host and GPU.
+
+        Returns a dict: ``backend``, ``backend_reason``, ``nodes`` (graph node name ->
+        calculator), and on webgpu ``per_frame``: the mean ``bytes_uploaded``,
+        ``bytes_read_back`` and ``submits`` per frame over the frames since construction or
+        ``reset()``, the first left out (``frames``: how many; None before the second frame),
+        and ``last_frame`` (:attr:`last_transfers`). Counted process-wide, as ``last_transfers``.
+        """
+        session: GraphSession | None = getattr(self, "_session", None)
+        nodes = {name: s.calculator for name, s in session.graph.stats().items()} if session is not None else {}
+        plan: dict[str, Any] = {"backend": self.backend, "backend_reason": self.backend_reason, "nodes": nodes}
+        if self.backend == "webgpu":
+            n = self._moved.get("frames", 0)
+            plan["per_frame"] = None if not n else {
+                **{k: v / n for k, v in self._moved.items() if k != "frames"}, "frames": n}
+            plan["last_frame"] = dict(self.last_transfers)
+        return plan
 
     def reset(self) -> None:
         """Forget tracking state: the next frame starts from scratch (detector first), and the clock from 0."""
         if not self._closed:
             self._reset()
         self.frames = 0
+        self._moved = {}
         self.timestamp_us = None
 
     def close(self) -> None:

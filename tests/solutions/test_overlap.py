@@ -224,3 +224,26 @@ def test_a_tracked_frame_needs_no_extra_round_trip(name, kwargs, submits, reads,
             got = [e[0] for e in log.events if e[0] != "call"]
             assert (got.count("submit"), got.count("read")) == (submits, reads), log.events
             assert sol.last_transfers["submits"] == submits
+
+
+def test_get_plan_reports_what_a_frame_moves(frames):
+    """get_plan(): the graph's nodes and, on webgpu, bytes up, bytes down and submits per frame
+    (the mean after the first frame, which compiles and uploads constants)."""
+    _webgpu()
+    from gpulite.solutions import FaceMesh
+
+    with FaceMesh(backend="webgpu") as mesh:
+        assert mesh.get_plan()["per_frame"] is None
+        per = []
+        for f in frames[:4]:
+            mesh.process(f)
+            per.append(dict(mesh.last_transfers))
+        plan = mesh.get_plan()
+    assert plan["backend"] == "webgpu" and plan["nodes"]["landmark_inference"] == "Inference"
+    want = {k: sum(p[k] for p in per[1:]) / 3 for k in per[0]}
+    assert plan["per_frame"] == {**want, "frames": 3}
+    assert plan["per_frame"]["bytes_uploaded"] >= frames[0].nbytes and plan["per_frame"]["submits"] >= 2
+    assert plan["last_frame"] == per[-1]
+    with FaceMesh(backend="cpu") as mesh:
+        mesh.process(frames[0])
+        assert "per_frame" not in mesh.get_plan()
