@@ -6,7 +6,7 @@ drops as MediaPipe's does. Counted (the order of submits and readbacks), not tim
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -140,8 +140,8 @@ ORDER: list[tuple[str, int]] = []
 class TestGpuQueue(Calculator):
     """Stands for a GPU submit: records it, passes the frame on (runs first: queues_only)."""
 
-    inputs = {"IN": Any}
-    outputs = {"OUT": Any}
+    inputs: ClassVar[dict[str, Any]] = {"IN": Any}
+    outputs: ClassVar[dict[str, Any]] = {"OUT": Any}
     queues_only = True
 
     def process(self, cc: Any) -> None:
@@ -153,8 +153,8 @@ class TestGpuQueue(Calculator):
 class TestGpuRead(Calculator):
     """Stands for a readback: records it, passes the frame on."""
 
-    inputs = {"IN": Any}
-    outputs = {"OUT": Any}
+    inputs: ClassVar[dict[str, Any]] = {"IN": Any}
+    outputs: ClassVar[dict[str, Any]] = {"OUT": Any}
 
     def process(self, cc: Any) -> None:
         ORDER.append(("read", cc.timestamp))

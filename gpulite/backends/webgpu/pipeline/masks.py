@@ -45,7 +45,8 @@ class MaskGpu:
             COUNTERS.add(uploaded=len(params))
             entries = [_binding(i, t) for i, t in enumerate(tensors)]
             entries.append({"binding": len(tensors), "resource": {"buffer": out, "offset": 0, "size": out.size}})
-            entries.append({"binding": len(tensors) + 1, "resource": {"buffer": ubuf, "offset": 0, "size": len(params)}})
+            entries.append({"binding": len(tensors) + 1,
+                            "resource": {"buffer": ubuf, "offset": 0, "size": len(params)}})
             bg = gdev.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
             enc = gdev.device.create_command_encoder(label=f"gpulite.pipeline.{name}")
             cp = enc.begin_compute_pass()
