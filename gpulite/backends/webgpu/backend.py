@@ -41,7 +41,10 @@ ENV_F16_LOADS = "GPULITE_F16_LOADS"
 
 FP16_MEANING = ("weights and other float32 constant operands of CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, "
                 "Convolution2DTransposeBias, FULLY_CONNECTED and the binary elementwise ops (biases and PReLU "
-                "alphas included) stored as float16; activations stored and all arithmetic done in float32")
+                "alphas included) stored as float16; the products of CONV_2D and FULLY_CONNECTED with constant "
+                "weights and of DEPTHWISE_CONV_2D (multiplier 1, channels a multiple of 4) computed in float16 "
+                "from float16-rounded inputs and accumulated in float32 (f16_math_nodes); activations stored "
+                "and all other arithmetic done in float32")
 
 
 def _resolve_device(device: Any) -> GpuDevice:
@@ -70,7 +73,8 @@ class WebGpuBackend:
     precision : {"fp32", "fp16"}
         ``"fp16"`` stores weights (the constant operands of the convolutions, FULLY_CONNECTED
         and the binary elementwise ops, their biases and PReLU alphas) as float16 in the arena;
-        activations and all arithmetic stay float32 (:data:`FP16_MEANING`). It needs the
+        the matrix products and depthwise convolutions multiply in float16 and accumulate in
+        float32; activations and all other arithmetic stay float32 (:data:`FP16_MEANING`). It needs the
         device's ``shader-f16`` feature; without it a warning is logged and the plan runs in
         fp32. :attr:`precision` is what is in force, :attr:`precision_requested` what was asked.
     cpu_ops : iterable of str
@@ -120,6 +124,7 @@ class WebGpuBackend:
             return requested, ""
         note = (f"precision='fp16' was requested on {self.gdev.name}, but the device lacks the shader-f16 "
                 "feature; running in fp32")
+        note += " (float32 weights, activations and math)"
         log.warning(note)
         return "fp32", note
 
@@ -207,6 +212,8 @@ class WebGpuBackend:
                 raise KernelError(f"{n.op} node {n.index}: programs {misread} read float16 weights "
                                   "but were not built with weights=ctx.weights")
             self._fp16_report["nodes"] += 1
+        if any(p.math == "f16" for p in programs):
+            self._fp16_report["f16_math_nodes"] += 1
         return [p for p in programs if p.threads > 0], ""
 
     def compile(self, graph: Graph, plan: MemoryPlan) -> WebGpuExecutable:
@@ -220,7 +227,8 @@ class WebGpuBackend:
                 off = plan.offsets[t.index]
                 arrays[t.index] = cpu_arrays[t.index] = host[off:off + t.nbytes].view(t.dtype).reshape(t.shape)
         garena = GpuArena(plan.arena_bytes)
-        self._fp16_report = {"loads": self.f16_loads(), "nodes": 0, "kept_f32": []} if self.precision == "fp16" else {}
+        self._fp16_report = {"loads": self.f16_loads(), "nodes": 0, "f16_math_nodes": 0,
+                                                         "kept_f32": []} if self.precision == "fp16" else {}
         steps: list[tuple[Node, str, Any]] = []
         resources = Resources()  # the resource variables the cpu kernels share (VAR_HANDLE, ...)
         fallbacks: dict[int, str] = {}  # node index -> why it runs on the cpu

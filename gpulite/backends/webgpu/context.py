@@ -83,6 +83,14 @@ class GpuContext(KernelContext):
         ``make_program(..., weights=ctx.weights)`` of every program that reads them."""
         return self._weights
 
+    @property
+    def math(self) -> str:
+        """What the kernels that can compute in f16 (the matrix product with constant weights,
+        the register-blocked depthwise) multiply in: ``"f16"`` where the node's weights are
+        float16 (an fp16 plan on a device with shader-f16), else ``"f32"``. Pass it to their
+        ``make_program(..., math=ctx.math)``; accumulation stays f32."""
+        return "f32" if self._weights == "f32" else "f16"
+
     def _ref(self, t: TensorInfo) -> TensorRef:
         if t.const is not None:
             off = self.arena.add_constant(t.const, key=("tensor", t.index))

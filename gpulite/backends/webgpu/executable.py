@@ -115,7 +115,7 @@ class WebGpuExecutable:
         stage_bytes += 4 * sum(c.words for c in self._checks)
         needs = plan_needs(arena_bytes=self.garena.total_bytes, programs=programs,
                            buffer_bytes=max(self.garena.total_bytes, ubytes, stage_bytes))
-        features = ("shader-f16",) if any(p.key[-1] == "f16" for p in programs) else ()  # enable f16;
+        features = ("shader-f16",) if any("f16" in (p.key[-1], p.math) for p in programs) else ()  # enable f16;
         check_device(gdev, needs, features=features)  # everything missing in one message, before any buffer exists
         prepare_pipelines(gdev, programs)
         self.garena.realize(gdev)

@@ -135,6 +135,8 @@ class Program:
     weights : {"f32", "f16"}
         How its weights are stored; ``"f16"`` programs (either way of reading them) need the
         device's f16 bind-group layout, with the arena as a fourth binding.
+    math : {"f32", "f16"}
+        ``"f16"``: its products are computed in f16 (make_program's ``math``).
     reduction_per_thread : int
         For reductions and matrix products (MEAN, SOFTMAX, pools, CONV_2D, FULLY_CONNECTED,
         ...): the most input elements one thread folds, one after the other, into one output
@@ -152,6 +154,7 @@ class Program:
     threads: int
     weights: str = "f32"
     reduction_per_thread: int = 0
+    math: str = "f32"
 
 
 def _pack(fields: list[tuple[str, str, Any]]) -> tuple[str, bytes]:
@@ -227,7 +230,7 @@ def dispatch_size(threads: int, workgroup_size: int) -> tuple[int, int, int]:
 def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[str, str, Any]], threads: int, *,
                  act: FusedActivation = FusedActivation.NONE, workgroup_size: int = DEFAULT_WORKGROUP_SIZE,
                  word: str = "f32", weights: str = "f32", groups: bool = False, reduction_per_thread: int = 0,
-                 subgroups: bool = False, **subs: str) -> Program:
+                 subgroups: bool = False, math: str = "f32", **subs: str) -> Program:
     """Build a :class:`Program` from ``wgsl/<source>.wgsl``.
 
     Parameters
@@ -271,15 +274,21 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
         With ``groups`` only: ``subgroup_width`` (WGSL) is the subgroup size and
         ``sg_xor_f32/i32/u32(v, m)`` is ``subgroupShuffleXor``; without, ``subgroup_width`` is 0.
         Only on a device whose subgroups :meth:`~.device.GpuDevice.subgroups` vouches for.
+    math : {"f32", "f16"}
+        The type of ``$MT`` in the source: the kernels that take it (gemm.wgsl, the register-
+        blocked depthwise) multiply in ``$MT`` and accumulate in f32. ``"f16"`` adds
+        ``enable f16;`` (the device's ``shader-f16``).
     **subs : str
         ``$NAME`` template substitutions in the source (dtypes, options); part of the key.
-        ``$WG`` (the workgroup size) is always substituted, e.g. to size workgroup memory.
+        ``$WG`` (the workgroup size) and ``$MT`` (``math``) are always substituted.
     """
     if word not in WORDS:
         raise ValueError(f"word {word!r}: expected one of {sorted(WORDS)}")
     act_body = f"return {wgsl_clamp('v', act, word)};"
     if weights not in WEIGHT_FORMATS:
         raise ValueError(f"weights {weights!r}: expected one of {WEIGHT_FORMATS}")
+    if math not in ("f32", "f16"):
+        raise ValueError(f"math {math!r}: expected 'f32' or 'f16'")
     if subgroups and not groups:
         raise ValueError(f"{name}: subgroups need groups=True")
     struct_src, data = _pack([("n", "u32", threads), *params])
@@ -292,18 +301,18 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
         PARAMS=struct_src, WG=workgroup_size, ACT=act_body, WORD=word, MAIN=main)
     if word == "f32":
         header += "\n" + _WEIGHT_READS[weights]
-    if weights == "f16":  # an enable directive must precede every declaration
+    if "f16" in (weights, math):  # an enable directive must precede every declaration
         header = "enable f16;\n" + header
     sources = (source,) if isinstance(source, str) else tuple(source)
-    body = "\n".join(string.Template(text).substitute(subs, WG=workgroup_size) for text in _sources(sources))
+    body = "\n".join(string.Template(text).substitute(subs, WG=workgroup_size, MT=math) for text in _sources(sources))
     layout = tuple((f, t) for f, t, _ in params)
-    key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, groups, subgroups, weights)
+    key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, groups, subgroups, math, weights)
     if groups:
         dispatch, threads = dispatch_size(threads, 1), threads * workgroup_size
     else:
         dispatch = dispatch_size(threads, workgroup_size)
     return Program(name, key, header + "\n" + body, workgroup_size, dispatch, data, threads,
-                   "f32" if weights == "f32" else "f16", reduction_per_thread)
+                   "f32" if weights == "f32" else "f16", reduction_per_thread, math)
 
 
 def get_pipeline(gdev: Any, program: Program) -> Any:

@@ -108,7 +108,7 @@ def conv2d(node: Node, ctx: GpuContext) -> Program | list[Program]:
     opts = node.options or sg.Conv2DOptions()
     n, oh, ow, _ = out.shape
     window = _window(ctx, opts, x, out, kh, kw, node.pads)
-    p = gemm.plan_for(ctx, n * oh * ow, cout, kh * kw * cin)
+    p = gemm.plan_for(ctx, n * oh * ow, cout, kh * kw * cin, math=ctx.math)
     w_off = ctx.weight(gemm.packed_b(w.transpose(1, 2, 3, 0).reshape(-1, cout), p)).offset
     extra, fin = finish(node, ctx)
     params = [("w_off", "u32", w_off), ("bias_off", "u32", bias_ref(ctx, cout, p.n4).offset), *extra]
@@ -126,7 +126,8 @@ def conv2d(node: Node, ctx: GpuContext) -> Program | list[Program]:
         params.append(("s_off", "u32", s.offset))
         scale = "return v * buf4[(P.s_off + k) / 4u];"
     return gemm.programs(ctx, f"conv_2d {x.shape}*{w.shape}->{out.shape}", (a, "gemm_weights"), p,
-                         window + params, act=node.activation, weights=ctx.weights, A_VEC=str(vec).lower(),
+                         window + params, act=node.activation, weights=ctx.weights, math=ctx.math,
+                         A_VEC=str(vec).lower(),
                          A_SCALE=scale, **fin)
 
 
@@ -182,7 +183,8 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> Program:
             ("c4", "u32", cin // 4), ("col_blocks", "u32", blocks), ("w_off", "u32", w_off),
             ("bias_off", "u32", bias_off), *extra]
         return make_program(name, "depthwise_conv2d_c4", params, n * oh * blocks * cin // 4, act=node.activation,
-                            weights=ctx.weights, reduction_per_thread=kh * kw, KW=str(kw), SW=str(sw), DW=str(dw),
+                            weights=ctx.weights, math=ctx.math, reduction_per_thread=kh * kw, KW=str(kw),
+                            SW=str(sw), DW=str(dw),
                             COLS=str(3 * sw + (kw - 1) * dw + 1), **fin)
     params = [*window, ("mult", "u32", cout // cin), ("w_off", "u32", w_off), ("bias_off", "u32", bias_off), *extra]
     return make_program(name, "depthwise_conv2d", params, out.size, act=node.activation, weights=ctx.weights,

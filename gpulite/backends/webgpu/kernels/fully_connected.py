@@ -58,17 +58,19 @@ def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
         if b is None:
             raise ctx.unsupported("bias computed at run time")
         bias[:] = b.astype(np.float32).reshape(-1)
-    p = gemm.plan_for(ctx, rows, n_out, k)
     name = f"fully_connected {x.shape}x{wshape}->{out.shape}"
-    if ctx.const(1) is not None:  # packed once, as a weight (float16 in fp16 plans)
+    if ctx.const(1) is not None:  # packed once, as a weight (float16 and f16 math in fp16 plans)
+        p = gemm.plan_for(ctx, rows, n_out, k, math=ctx.math)
         w = ctx.weight(gemm.packed_b(ctx.const(1).T, p))
         extra, fin = finish(node, ctx)
         params = [("x_off", "u32", x.offset), ("out_off", "u32", out.offset), ("w_off", "u32", w.offset),
                   ("bias_off", "u32", ctx.weight(gemm.padded_bias(bias, p)).offset), *extra]
         return gemm.programs(ctx, name, ("gemm_rows", "gemm_weights"), p, params, act=node.activation,
-                             weights=ctx.weights, A_VEC=str(k % 4 == 0 and x.offset % 4 == 0).lower(),
+                             weights=ctx.weights, math=ctx.math,
+                             A_VEC=str(k % 4 == 0 and x.offset % 4 == 0).lower(),
                              A_SCALE="return v;", **fin)
     w = ctx.input(1)  # run-time weights: B[k][n] = w[n][k], read in place
+    p = gemm.plan_for(ctx, rows, n_out, k)
     ctx.require_f32(w)
     params = matrices(x, w, out, rows, k, n_out, ctx.weight(bias), adj_y=True)  # the bias: a weight
     return gemm.programs(ctx, name, ("gemm_bmm",), p, params, act=node.activation, weights=ctx.weights,

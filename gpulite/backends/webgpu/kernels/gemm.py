@@ -12,6 +12,11 @@ second dispatch (``gemm_sum.wgsl``) adds up.
 The 8-row tiles and the K groups spread a small product over more threads, which costs a CPU
 adapter (lavapipe) CPU time and gains it nothing: there (:func:`spreads`) plans keep 32 x 32
 tiles and take K groups only for K past :data:`MAX_SERIAL` (:func:`plan_for`).
+
+With ``math="f16"`` (fp16 plans, constant weights: CONV_2D and FULLY_CONNECTED) the tiles in
+workgroup memory hold f16, the products are f16 and every output accumulates in f32. Such plans
+take no K groups (their hand-over moves f32 sums through the tiles): a K past
+:data:`MAX_SERIAL` is cut into slices instead.
 """
 
 from __future__ import annotations
@@ -98,21 +103,22 @@ def spreads(gdev: Any) -> bool:
     return str(gdev.adapter.info.get("adapter_type", "")).lower() != "cpu"
 
 
-def plan_for(ctx: GpuContext, m: int, n: int, k: int, batches: int = 1) -> GemmPlan:
-    """:func:`plan` for the kernel factory's device."""
-    return plan(m, n, k, batches, spread=spreads(ctx.gdev))
+def plan_for(ctx: GpuContext, m: int, n: int, k: int, batches: int = 1, *, math: str = "f32") -> GemmPlan:
+    """:func:`plan` for the kernel factory's device (and the ``math`` its programs will use)."""
+    return plan(m, n, k, batches, spread=spreads(ctx.gdev), groups=math == "f32")
 
 
-def plan(m: int, n: int, k: int, batches: int = 1, *, spread: bool = True) -> GemmPlan:
+def plan(m: int, n: int, k: int, batches: int = 1, *, spread: bool = True, groups: bool = True) -> GemmPlan:
     """The workgroups of a product. With ``spread``: one row per thread when 32 x 32 tiles would
     be fewer than :data:`FEW_TILES`, and four groups per workgroup when workgroups are fewer
     than :data:`FEW_WORKGROUPS` and K spans 8 steps or more. Always four groups when K is longer
     than :data:`MAX_SERIAL`, and slices of K across workgroups only when one workgroup's groups
-    would still leave a thread more than :data:`MAX_SERIAL` products."""
+    would still leave a thread more than :data:`MAX_SERIAL` products. Without ``groups`` (f16
+    math) never four groups: slices alone keep that bound."""
     rpt = 1 if spread and _cdiv(m, TILE) * _cdiv(n, TILE) * batches < FEW_TILES else 4
     tiles = _cdiv(m, 8 * rpt) * _cdiv(n, TILE) * batches
     kt = max(1, _cdiv(k, K_STEP))
-    kg = 4 if (spread and tiles < FEW_WORKGROUPS and kt >= 8) or kt * K_STEP > MAX_SERIAL else 1
+    kg = 4 if groups and ((spread and tiles < FEW_WORKGROUPS and kt >= 8) or kt * K_STEP > MAX_SERIAL) else 1
     per_slice = kg * MAX_SERIAL // K_STEP  # K steps one slice may take
     splits = _cdiv(kt, per_slice)
     splits = _cdiv(kt, _cdiv(kt, splits))  # no empty slice
@@ -135,9 +141,13 @@ def padded_bias(bias: np.ndarray, p: GemmPlan) -> np.ndarray:
 
 
 def programs(ctx: GpuContext, name: str, sources: tuple[str, ...], p: GemmPlan, params: list[tuple[str, str, Any]],
-             *, act: FusedActivation = FusedActivation.NONE, weights: str = "f32", **subs: str) -> list[Program]:
+             *, act: FusedActivation = FusedActivation.NONE, weights: str = "f32", math: str = "f32",
+             **subs: str) -> list[Program]:
     """The dispatches of product ``p``: ``sources`` (before ``gemm.wgsl``) define ``mm_a``,
-    ``mm_b`` and ``mm_out`` over ``params``; the gemm fields come first."""
+    ``mm_b`` and ``mm_out`` over ``params``; the gemm fields come first. ``math="f16"`` needs a
+    plan without K groups (:func:`plan_for` with the same ``math``)."""
+    if math == "f16" and p.kg > 1:
+        raise ValueError(f"{name}: f16 math needs a plan without K groups, got kg={p.kg}")
     part = ctx.scratch((p.splits * p.batches * p.m * p.n_pad,)).offset if p.splits > 1 else 0
     fields = [("m", "u32", p.m), ("n_cols", "u32", p.n), ("k", "u32", p.k), ("n_pad", "u32", p.n_pad),
               ("n4", "u32", p.n4), ("batches", "u32", p.batches), ("tiles_m", "u32", p.tiles_m),
@@ -146,7 +156,7 @@ def programs(ctx: GpuContext, name: str, sources: tuple[str, ...], p: GemmPlan, 
               ("part_off", "u32", part), *params]
     wg = GROUP * p.kg
     main = make_program(f"{name} [{p.describe()}]", (*sources, "gemm"), fields, p.workgroups, act=act,
-                        workgroup_size=wg, weights=weights, groups=True, reduction_per_thread=p.serial,
+                        workgroup_size=wg, weights=weights, groups=True, reduction_per_thread=p.serial, math=math,
                         KG=str(p.kg), RPT=str(p.rpt), SLOTS_A=str(32 * p.rpt * p.kg),
                         SLOTS_B=str(128 * p.kg), **subs)
     if p.splits == 1:

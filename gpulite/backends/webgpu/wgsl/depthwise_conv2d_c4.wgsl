@@ -4,7 +4,8 @@
 // (vec4s through buf4, zero in the padding) and each tap's four weights once (wt4: float16 in
 // fp16 plans), which then serve all four columns. $KW, $SW and $DW (filter width, column stride
 // and dilation) are constants of the pipeline, so the inner loops unroll. Threads run channels
-// fastest, so neighbours read neighbouring vec4s.
+// fastest, so neighbours read neighbouring vec4s. Inputs and weights are held as $MT (f16 in fp16
+// plans: each tap's product in f16, added to the f32 accumulator; kernels/conv.py).
 //#include "nhwc.wgsl"
 //#include "conv_out.wgsl"
 
@@ -31,18 +32,18 @@ fn run(i: u32) {
             continue;
         }
         let row = (P.x_off + in_index(b, u32(iy), 0u, ch) + c) / 4u;
-        var xs: array<vec4<f32>, $COLS>;
+        var xs: array<vec4<$MT>, $COLS>;
         for (var t = 0u; t < ${COLS}u; t++) {
             let ix = ix0 + i32(t);
             if (ix >= 0 && ix < i32(P.in_w)) {
-                xs[t] = buf4[row + u32(ix) * P.c4];
+                xs[t] = vec4<$MT>(buf4[row + u32(ix) * P.c4]);
             }
         }
         let wrow = (P.w_off + ky * KW * ch + c) / 4u;
         for (var kx = 0u; kx < KW; kx++) {
-            let w = wt4(wrow + kx * P.c4);
+            let w = vec4<$MT>(wt4(wrow + kx * P.c4));
             for (var j = 0u; j < 4u; j++) {
-                acc[j] += xs[j * SW + kx * DW] * w;
+                acc[j] += vec4<f32>(xs[j * SW + kx * DW] * w);
             }
         }
     }

@@ -12,6 +12,11 @@
 // writes partial sums to P.part_off, summed by gemm_sum.wgsl. No thread sums more than
 // P.k_tiles * 16 / $KG products per output (kernels/gemm.py keeps that <= 1024).
 //
+// The tiles hold $MT: f32, or f16 in fp16 plans (f16 math, kernels/gemm.py): A and B are rounded
+// to f16 as they enter workgroup memory, each thread's four products of one k-vec4 are summed in
+// f16 and that sum is added to the f32 accumulator. f16 plans have $KG = 1 (the hand-over below
+// moves f32 sums through the tiles).
+//
 // The file before this one defines, for batch b:
 //   fn mm_a(b: u32, row: u32, k: u32) -> vec4<f32>   A[row][k .. k+3] (zero past P.m or P.k)
 //   fn mm_b(b: u32, k: u32, col: u32) -> vec4<f32>   B[k][col .. col+3] (zero past P.k or P.n_cols;
@@ -24,17 +29,17 @@ const RPT: u32 = $RPT;  // rows per thread
 const TA: u32 = 32u * RPT;  // vec4s of A per group and step: 8 * RPT rows x 4
 const SA: u32 = $SLOTS_A;  // TA * KG
 const SB: u32 = $SLOTS_B;  // 128 * KG
-var<workgroup> ta: array<vec4<f32>, $SLOTS_A>;  // per group: [8 * RPT rows][4 vec4s of k]
-var<workgroup> tb: array<vec4<f32>, $SLOTS_B>;  // per group: [16 k][8 vec4s of columns]
+var<workgroup> ta: array<vec4<$MT>, $SLOTS_A>;  // per group: [8 * RPT rows][4 vec4s of k]
+var<workgroup> tb: array<vec4<$MT>, $SLOTS_B>;  // per group: [16 k][8 vec4s of columns]
 
 // One 16-deep step of group g (offsets oa, ob in the tiles) over k-tile kt.
 fn load_step(b: u32, row0: u32, col0: u32, kt: u32, l: u32, oa: u32, ob: u32) {
     let k0 = kt * 16u;
     for (var t = l; t < TA; t += 64u) {
-        ta[oa + t] = mm_a(b, row0 + t / 4u, k0 + (t % 4u) * 4u);
+        ta[oa + t] = vec4<$MT>(mm_a(b, row0 + t / 4u, k0 + (t % 4u) * 4u));
     }
     for (var t = l; t < 128u; t += 64u) {
-        tb[ob + t] = mm_b(b, k0 + t / 8u, col0 + (t % 8u) * 4u);
+        tb[ob + t] = vec4<$MT>(mm_b(b, k0 + t / 8u, col0 + (t % 8u) * 4u));
     }
 }
 
@@ -48,12 +53,12 @@ fn result(b: u32, row: u32, col: u32, split: u32, acc: vec4<f32>) {
 
 // Slot s of the groups' hand-over (ta, then tb: both free once the last step is done).
 fn hand(s: u32, v: vec4<f32>) {
-    if (s < SA) { ta[s] = v; } else { tb[s - SA] = v; }
+    if (s < SA) { ta[s] = vec4<$MT>(v); } else { tb[s - SA] = vec4<$MT>(v); }
 }
 
 fn handed(s: u32) -> vec4<f32> {
-    if (s < SA) { return ta[s]; }
-    return tb[s - SA];
+    if (s < SA) { return vec4<f32>(ta[s]); }
+    return vec4<f32>(tb[s - SA]);
 }
 
 fn run_group(wg: u32, lid: u32) {  // workgroup wg (< P.n, uniform), thread lid
@@ -79,10 +84,10 @@ fn run_group(wg: u32, lid: u32) {  // workgroup wg (< P.n, uniform), thread lid
             load_step(b, row0, col0, kt + g, l, oa, ob);
         } else {
             for (var t = l; t < TA; t += 64u) {
-                ta[oa + t] = vec4<f32>();
+                ta[oa + t] = vec4<$MT>();
             }
             for (var t = l; t < 128u; t += 64u) {
-                tb[ob + t] = vec4<f32>();
+                tb[ob + t] = vec4<$MT>();
             }
         }
         workgroupBarrier();
@@ -93,7 +98,7 @@ fn run_group(wg: u32, lid: u32) {  // workgroup wg (< P.n, uniform), thread lid
             let b3 = tb[ob + kv * 32u + 24u + tx];
             for (var i = 0u; i < RPT; i++) {
                 let a = ta[oa + (ty * RPT + i) * 4u + kv];
-                acc[i] += a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3;
+                acc[i] += vec4<f32>(a.x * b0 + a.y * b1 + a.z * b2 + a.w * b3);
             }
         }
         workgroupBarrier();
