@@ -1,4 +1,5 @@
-"""WebGPU fp32 against fp16 (float16 weights, float32 activations and math), per zoo model::
+"""WebGPU fp32 against fp16 (float16 weights, f16 products in the matrix
+products and depthwise convolutions, float32 activations and sums), per zoo model::
 
     python benchmarks/webgpu_precision.py                      # every zoo model
     python benchmarks/webgpu_precision.py hand_recrop --runs 30

@@ -557,7 +557,8 @@ class Interpreter:
 
     @property
     def precision(self) -> str:
-        """The precision in force: ``"fp16"`` (float16 weights, float32 activations and math) when it
+        """The precision in force: ``"fp16"`` (float16 weights, f16 products in the matrix products and depthwise
+        convolutions, float32 activations and accumulation) when it
         was requested on a webgpu device with shader-f16, else ``"fp32"``; see ``get_plan()``."""
         return str(self._backend.describe().get("precision", "fp32"))
 

@@ -142,7 +142,7 @@ def _precision(out: Callable[[str], None], active: str | None, asked: str, sourc
         gpu = "fp16" if asked == "fp16" and f16 else "fp32"
         gpu_note = (f"on {default['name']}; shader-f16 {'available' if f16 else 'not available'}"
                     + ("" if f16 or asked == "fp32" else ": fp16 falls back to fp32")
-                    + ("; fp16 = float16 weights, float32 activations and math" if gpu == "fp16" else ""))
+                    + ("; fp16 = float16 weights and products, float32 activations and sums" if gpu == "fp16" else ""))
     in_force = {"cpu": "fp32", "litert": "fp32", "webgpu": gpu}.get(active or "", None)
     out(f"precision  {asked} asked (flag precision, {source}); in force on the active backend "
         f"({active or 'none'}): {in_force or 'n/a'}")

@@ -138,6 +138,8 @@ def test_fp16_without_shader_f16_falls_back_with_a_logged_notice(caplog):
     plan = it.get_plan()
     assert it.precision == "fp32" and plan["precision"] == "fp32" and plan["precision_requested"] == "fp16"
     assert "lacks the shader-f16 feature" in plan["precision_note"]
+    assert "float32 weights, activations and math" in plan["precision_note"] and "fp16" not in plan
+    assert {(p.weights, p.math) for part in it._exe.parts for p in part.work} == {("f32", "f32")}
 
 
 # fp16 on a device with shader-f16 (float16 weights in force): tests/webgpu/test_precision.py

@@ -15,10 +15,14 @@ gpulite's CPU backend instead (random input and astronaut.png), also entirely on
 every one of the seventeen zoo models is asserted to compile to ONE webgpu partition with no
 crossing.
 
-``precision="fp16"`` (float16 weights, float32 activations and math; docs/webgpu.md) is held
-to ``max|Δ| <= 5e-3 * max(1, max|ref|)``: the largest error measured on these models, random
-and astronaut input, logits included, is 4.4e-4 (iris_landmark, hand_recrop: the two whose
-weights are float32 in the file; the others ship float16 weights, which fp16 stores exactly).
+``precision="fp16"`` (float16 weights; f16 products accumulated in float32 in the matrix
+products and depthwise convolutions; float32 activations and other math; docs/webgpu.md,
+"Precision") is held to the bounds documented there: ``max|Δ| <= 1e-2 * max(1, max|ref|)``
+(the largest measured on random input, logits included: 3.6e-3), except the pose landmark
+models, whose outputs f16 arithmetic moves further (as it does LiteRT's own GPU accelerator in
+float16): 6e-2 for their landmarks, scores and heatmap (measured <= 3.0e-2) and 1.0 for their
+segmentation logits (output 2, measured <= 0.38: fp16 does not hold that output). Every fp16
+plan is checked to take the f16 path (programs built with ``enable f16;`` and math "f16").
 """
 
 from __future__ import annotations
@@ -35,7 +39,10 @@ require_adapter()
 pytestmark = pytest.mark.filterwarnings("ignore:Warning. Enabling .experimental_preserve_all_tensors.")
 
 RTOL = 1e-3
-FP16_RTOL = 5e-3
+FP16_RTOL = 1e-2
+POSE_LANDMARK = ("pose_landmark_full", "pose_landmark_lite", "pose_landmark_heavy")
+FP16_POSE_RTOL = 6e-2  # their outputs but the segmentation logits
+FP16_POSE_SEGMENTATION_RTOL = 1.0  # output 2, the segmentation logits
 SMALL = ["face_detection_short_range", "face_landmark", "iris_landmark", "hand_recrop", "selfie_segmentation"]
 LARGE = ["face_detection_full_range_sparse", "hand_landmark_lite", "hand_landmark_full", "palm_detection_lite",
          "palm_detection_full", "pose_detection", "pose_landmark_full", "selfie_segmentation_landscape",
@@ -90,12 +97,20 @@ def _compare(name: str, it: Interpreter, probes: list[int], precision: str, rtol
     names = [g.tensors[i].name for i in g.outputs]
     assert len(actual) == len(expected)
     for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
-        assert_same(a, e, rtol=rtol, what=f"{name} {precision} output {i} ({names[i]})")
+        assert_same(a, e, rtol=_rtol(name, precision, i, rtol), what=f"{name} {precision} output {i} ({names[i]})")
+
+
+def _rtol(name: str, precision: str, output: int, rtol: float) -> float:
+    """The documented fp16 bound of a pose landmark model's output (module docstring); else ``rtol``."""
+    if precision != "fp16" or name not in POSE_LANDMARK:
+        return rtol
+    return FP16_POSE_SEGMENTATION_RTOL if output == 2 else FP16_POSE_RTOL
 
 
 def _check_precision(it: Interpreter, plan: dict, precision: str) -> None:
     """fp16 in force where the device has shader-f16: every weighted node reads float16 weights,
-    and the constants take half their float32 bytes."""
+    the constants take half their float32 bytes, and every CONV_2D and FULLY_CONNECTED with
+    constant weights (and DEPTHWISE_CONV_2D where its register-blocked kernel runs) has f16 math."""
     if precision == "fp32" or not it._backend.gdev.has_f16:
         assert it.precision == plan["precision"] == "fp32"
         return
@@ -110,6 +125,11 @@ def _check_precision(it: Interpreter, plan: dict, precision: str) -> None:
     assert plan["fp16"]["nodes"] == len(weighted), sorted({n.op for n in weighted})
     f32_bytes = sum(t[i].const.nbytes for i in {i for n in weighted for i in consts(n)})
     assert plan["constant_bytes"] < 0.6 * f32_bytes, (plan["constant_bytes"], f32_bytes)
+    products = sum(n.op in ("CONV_2D", "FULLY_CONNECTED") and t[n.inputs[1]].const is not None for n in it.graph.nodes)
+    depthwise = sum(n.op == "DEPTHWISE_CONV_2D" for n in it.graph.nodes)
+    assert products <= plan["fp16"]["f16_math_nodes"] <= products + depthwise and products > 0, plan["fp16"]
+    f16 = [p for part in it._exe.parts for p in part.work if p.math == "f16"]
+    assert f16 and all(p.wgsl.startswith("enable f16;") for p in f16)
 
 
 @pytest.mark.parametrize("name", SMALL)

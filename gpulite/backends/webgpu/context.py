@@ -87,9 +87,9 @@ class GpuContext(KernelContext):
     def math(self) -> str:
         """What the kernels that can compute in f16 (the matrix product with constant weights,
         the register-blocked depthwise) multiply in: ``"f16"`` where the node's weights are
-        float16 (an fp16 plan on a device with shader-f16), else ``"f32"``. Pass it to their
-        ``make_program(..., math=ctx.math)``; accumulation stays f32."""
-        return "f32" if self._weights == "f32" else "f16"
+        float16 (an fp16 plan) and the device has shader-f16 (WGSL's ``enable f16;``), else
+        ``"f32"``. Pass it to their ``make_program(..., math=ctx.math)``; accumulation stays f32."""
+        return "f16" if self._weights != "f32" and "shader-f16" in self.gdev.device.features else "f32"
 
     def _ref(self, t: TensorInfo) -> TensorRef:
         if t.const is not None:

@@ -261,7 +261,7 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
         of that storage) and ``wt4(i)`` (four values, ``i`` in vec4s), defined for ``f32``
         words: ``GpuContext.weights``, matching what ``GpuContext.weight``/``weight_input``
         stored. Both return f32: f16 weights are widened on load (with WGSL's f16 type, or
-        ``unpack2x16float`` for ``"f16-packed"``), all arithmetic stays f32.
+        ``unpack2x16float`` for ``"f16-packed"``); ``math`` says what they are multiplied in.
     groups : bool
         Workgroups that cooperate (workgroup memory, barriers): the source defines
         ``fn run_group(g: u32, t: u32)`` instead of ``run``, called by every thread ``t`` in

@@ -14,7 +14,7 @@ adapter (lavapipe) CPU time and gains it nothing: there (:func:`spreads`) plans 
 tiles and take K groups only for K past :data:`MAX_SERIAL` (:func:`plan_for`).
 
 With ``math="f16"`` (fp16 plans, constant weights: CONV_2D and FULLY_CONNECTED) the tiles in
-workgroup memory hold f16, the products are f16 and every output accumulates in f32. Such plans
+workgroup memory hold f16, each product is f16 and every output accumulates in f32. Such plans
 take no K groups (their hand-over moves f32 sums through the tiles): a K past
 :data:`MAX_SERIAL` is cut into slices instead.
 """
