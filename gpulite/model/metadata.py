@@ -263,25 +263,35 @@ def read_packed_files(data) -> dict[str, bytes]:
     stream = io.BytesIO(memoryview(data))
     if not zipfile.is_zipfile(stream):
         return {}
+    try:
+        return unzip(stream, MAX_FILE_BYTES)
+    except ModelError as e:
+        raise ModelError(f"the files packed after the model (a zip archive) are damaged: {e}") from None
+
+
+def unzip(stream: io.BytesIO, limit: int) -> dict[str, bytes]:
+    """The files of the zip archive in ``stream`` (name -> bytes, in the archive's order, directories
+    left out), each read whole and CRC-checked; a model's packed files, a ``.task`` bundle's members.
+
+    Raises
+    ------
+    ModelError
+        A damaged archive (bad CRC, truncated member, unsupported compression or encryption) or a
+        member declaring more than ``limit`` bytes (zipfile reads no more than a member declares).
+    """
     out: dict[str, bytes] = {}
     try:
         with zipfile.ZipFile(stream) as zf:
             for info in zf.infolist():
                 if info.is_dir():
                     continue
-                if info.file_size > MAX_FILE_BYTES:
-                    raise ModelError(f"packed file {brief(info.filename)} declares {info.file_size} bytes, "
-                                     f"more than the {MAX_FILE_BYTES} an associated file may have")
-                with zf.open(info) as f:
-                    body = f.read(MAX_FILE_BYTES + 1)
-                if len(body) > MAX_FILE_BYTES:
-                    raise ModelError(f"packed file {brief(info.filename)} is larger than {MAX_FILE_BYTES} bytes")
-                out[info.filename] = body
-    except ModelError:
-        raise
+                if info.file_size > limit:
+                    raise ModelError(f"member {brief(info.filename)} declares {info.file_size} bytes, "
+                                     f"more than {limit}")
+                out[info.filename] = zf.read(info)
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError,
             OverflowError, OSError) as e:
-        raise ModelError(f"the files packed after the model (a zip archive) are damaged: {e}") from None
+        raise ModelError(str(e)) from None
     return out
 
 

@@ -39,11 +39,11 @@ from __future__ import annotations
 
 import io
 import zipfile
-import zlib
 from pathlib import Path
 
 from gpulite import zoo
-from gpulite.errors import GpuliteError, ModelError, brief
+from gpulite.errors import GpuliteError, ModelError
+from gpulite.model.metadata import unzip
 
 # A member larger than this (uncompressed) is refused: the zip's declared size must not decide
 # how much memory is taken. The largest MediaPipe bundle member is a few hundred MB.
@@ -129,20 +129,9 @@ class Bundle:
         if not zipfile.is_zipfile(stream):
             raise BundleError(f"Unable to open zip archive: the {len(data)}-byte model asset is not a zip "
                               "archive (a .task bundle), or it is truncated")
-        files: dict[str, bytes] = {}
         try:
-            with zipfile.ZipFile(stream) as zf:
-                for info in zf.infolist():
-                    if info.is_dir():
-                        continue
-                    if info.file_size > MAX_MEMBER_BYTES:
-                        raise BundleError(f"Unable to open zip archive: member {brief(info.filename)} declares "
-                                          f"{info.file_size} bytes, more than {MAX_MEMBER_BYTES}")
-                    files[info.filename] = zf.read(info)
-        except BundleError:
-            raise
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError,
-                OverflowError, OSError) as e:
+            files = unzip(stream, MAX_MEMBER_BYTES)
+        except ModelError as e:
             raise BundleError(f"Unable to open zip archive: {e}") from None
         return cls(files)
 
