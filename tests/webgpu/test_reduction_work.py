@@ -15,9 +15,10 @@ from tests.webgpu.support import adapter_problem
 pytestmark = pytest.mark.skipif(adapter_problem() is not None, reason=adapter_problem() or "")
 
 
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])  # fp16's f16 products take K slices, not groups
 @pytest.mark.parametrize("name", zoo.NAMES)
-def test_zoo_reductions_split_across_threads(name: str) -> None:
-    it = Interpreter(model_path=str(model_path(name)), backend="webgpu")
+def test_zoo_reductions_split_across_threads(name: str, precision: str) -> None:
+    it = Interpreter(model_path=str(model_path(name)), backend="webgpu", precision=precision)
     it.allocate_tensors()
     assert reduction_problems(it._exe) == []
 

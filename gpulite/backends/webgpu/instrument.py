@@ -7,13 +7,12 @@ equivalent plan where every GPU node is its own partition followed by a CPU "par
 that runs a probe (wait for the GPU, time, tell the observer, which may read the node's
 outputs), and CPU nodes are timed likewise; the executable's invoke runs that plan instead
 of its own. Nothing is rebuilt: dispatches, bind groups and buffers are the plan's own.
-Which dispatches belong to which node is found by asking each node's kernel factory again,
-against a scratch arena (host bookkeeping only).
+Which dispatches belong to which node the partition recorded when it was compiled
+(``Partition.counts``).
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,36 +21,22 @@ import numpy as np
 import wgpu
 
 from gpulite.backends.base import Observer
-from gpulite.backends.kernels import get_kernel
 from gpulite.graph.ir import Node
 
 from . import partition as pt
-from .arena import GpuArena
-from .context import GpuContext
 from .gpu_tensor import stage, unstage
 from .program import Program
-
-log = logging.getLogger(__name__)
 
 Probe = Callable[[list[Node]], Callable[[], None]]
 WrapCpu = Callable[[Node, Callable[[], None]], Callable[[], None]]
 
 
-def dispatch_counts(exe: Any, kernels: str, part: pt.Partition) -> list[int] | None:
-    """Dispatches per node of a GPU partition, or None when they cannot be matched up."""
-    counts = []
-    for n in part.nodes:
-        factory = get_kernel(n.op, kernels)
-        if factory is None:
-            return None
-        try:
-            out = factory(n, GpuContext(exe.graph, n, exe.plan, GpuArena(exe.plan.arena_bytes), exe.gdev))
-        except Exception:  # the compiled plan is the truth; without a match, probe per partition
-            log.debug("re-running the %s factory of node %d failed", n.op, n.index, exc_info=True)
-            return None
-        programs = [out] if isinstance(out, Program) else list(out)
-        counts.append(sum(1 for p in programs if p.threads > 0))
-    return counts if sum(counts) == len(part.work) else None
+def dispatch_counts(part: pt.Partition) -> list[int] | None:
+    """Dispatches per node of a GPU partition, as compiled (``Partition.counts``), or None when
+    they do not match its nodes and dispatches."""
+    if len(part.counts) == len(part.nodes) and sum(part.counts) == len(part.work):
+        return list(part.counts)
+    return None
 
 
 # Ops whose kernels fold many inputs into each output (reductions, pools, normalizations,
@@ -71,7 +56,7 @@ def node_programs(exe: Any) -> list[tuple[Node, list[Program]]]:
     for p in exe.parts:
         if p.backend != pt.GPU:
             continue
-        counts = dispatch_counts(exe, exe.kernels, p)
+        counts = dispatch_counts(p)
         if counts is None:
             pairs += [(n, list(p.work)) for n in p.nodes]
             continue
@@ -144,7 +129,7 @@ def dispatch_times(exe: Any, runs: int = 10) -> list[tuple[Node, Program, float]
     return [(node, prog, float(np.median(s))) for (node, prog, _), s in zip(work, samples, strict=True)]
 
 
-def split_plan(exe: Any, kernels: str, probe: Probe, wrap_cpu: WrapCpu,
+def split_plan(exe: Any, probe: Probe, wrap_cpu: WrapCpu,
                counts: dict[int, list[int] | None]) -> tuple[list[pt.Partition], dict, dict]:
     """The probed plan: ``(parts, dispatches, readbacks)`` in the executable's own format.
 
@@ -159,7 +144,7 @@ def split_plan(exe: Any, kernels: str, probe: Probe, wrap_cpu: WrapCpu,
             parts.append(pt.Partition(pt.CPU, list(p.nodes), work, [], list(p.uploads)))
             continue
         if k not in counts:
-            counts[k] = dispatch_counts(exe, kernels, p)
+            counts[k] = dispatch_counts(p)
         groups = ([(list(p.nodes), len(p.work))] if counts[k] is None
                   else [([n], c) for n, c in zip(p.nodes, counts[k], strict=True)])
         pos = 0
@@ -207,7 +192,7 @@ def observed_plan(exe: Any, observer: Observer, counts: dict[int, list[int] | No
                   ) -> tuple[list[pt.Partition], dict, dict]:
     """The plan ``exe`` runs for one invoke observed by ``observer`` (see the module docstring)."""
     timer = _Timer(exe, observer)
-    return split_plan(exe, exe.kernels, timer.probe, timer.wrap_cpu, counts)
+    return split_plan(exe, timer.probe, timer.wrap_cpu, counts)
 
 
 def read_tensor(exe: Any, i: int) -> np.ndarray:

@@ -42,6 +42,7 @@ class Partition:
     readbacks: list[Transfer] = field(default_factory=list)  # GPU partitions: after the dispatches
     uploads: list[Transfer] = field(default_factory=list)  # CPU partitions: after the runs
     why: dict[int, str] = field(default_factory=dict)  # CPU partitions: node index -> why not on the GPU
+    counts: list[int] = field(default_factory=list)  # GPU partitions: dispatches per node, as compiled
 
 
 def partition(graph: Graph, offsets: dict[int, int], steps: list[tuple[Node, str, Any]],
@@ -83,6 +84,7 @@ def partition(graph: Graph, offsets: dict[int, int], steps: list[tuple[Node, str
             part.why[node.index] = why[node.index]
         if backend == GPU:
             part.work.extend(work)
+            part.counts.append(len(work))
         else:
             part.work.append(work)
     for t in graph.outputs:
