@@ -35,7 +35,7 @@ from gpulite.backends.webgpu import get_device  # noqa: E402
 F32 = np.float32
 RTOL = 1e-5  # the op suite's float32 bound: fp16 weights are exact in float32
 # f16 math: inputs rounded to f16 (2^-11 relative), f16 products summed four at a time, f32
-# accumulation: documented in docs/webgpu.md ("Precision"); measured at most 1.3e-3 here (conv-c4).
+# accumulation: documented in docs/webgpu.md ("Precision"); measured at most 1.0e-3 here (conv-c4).
 F16_MATH_RTOL = 2e-3
 
 
