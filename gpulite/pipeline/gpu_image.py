@@ -10,6 +10,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 #: format -> (channels, bytes per pixel). Add a row when a producer needs a new layout.
 FORMATS: dict[str, tuple[int, int]] = {
     "rgba8unorm": (4, 4), "bgra8unorm": (4, 4), "r8unorm": (1, 1), "rgba16float": (4, 8),
@@ -79,3 +81,19 @@ class GpuImage:
     def nbytes(self) -> int:
         """Bytes of pixel data (tightly packed)."""
         return self.width * self.height * FORMATS[self.format][1]
+
+
+class SharedFrame(np.ndarray):
+    """A host frame that the GPU calculators upload once, however many of them warp it.
+
+    ``frame.view(SharedFrame)`` (no copy) is the frame of one graph input; the first
+    ``ImageToTensor`` on webgpu keeps its GPU copy in :attr:`gpu_copy` (device, buffer) and the
+    others (a detector, each landmark region of a loop) reuse it. Make a new view per frame: the
+    copy is not refreshed when the pixels change. Arrays derived from it (slices) start without
+    a copy.
+    """
+
+    gpu_copy: Any
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self.gpu_copy = None

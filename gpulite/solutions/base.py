@@ -482,7 +482,7 @@ class Solution:
             ts = frame_timestamp_us(t_ms, self.timestamp_us, where=where)
             t0 = time.perf_counter()
             with _frame_errors(where):
-                session.feed({"image": img}, timestamp=ts)
+                session.feed({"image": self._graph_frame(img)}, timestamp=ts)
             busy += time.perf_counter() - t0
             self.timestamp_us = ts
             pending.append((img, ts))
@@ -570,8 +570,18 @@ class Solution:
     def _process(self, image: np.ndarray) -> Any:
         """One frame (``self.timestamp_us`` is its timestamp): by default the ``_session``
         graph's outputs for it made into the result by :meth:`_result`."""
-        out = self._session.run({"image": image}, timestamp=self.timestamp_us, timings=self.last_timings)
+        out = self._session.run({"image": self._graph_frame(image)}, timestamp=self.timestamp_us,
+                                timings=self.last_timings)
         return self._result(image, out)
+
+    def _graph_frame(self, image: np.ndarray) -> np.ndarray:
+        """The frame as the graph gets it: on webgpu a :class:`~gpulite.pipeline.gpu_image.SharedFrame`
+        view, so every node that warps it (detector, each landmark region) shares one upload."""
+        if self.backend != "webgpu":
+            return image
+        from gpulite.pipeline.gpu_image import SharedFrame
+
+        return image.view(SharedFrame)
 
     def _result(self, image: np.ndarray, out: dict[str, Any]) -> Any:
         """The result type built from one frame's graph outputs (``GraphSession.run``)."""

@@ -247,3 +247,20 @@ def test_get_plan_reports_what_a_frame_moves(frames):
     with FaceMesh(backend="cpu") as mesh:
         mesh.process(frames[0])
         assert "per_frame" not in mesh.get_plan()
+
+
+def test_a_frame_is_uploaded_once_however_many_regions_warp_it():
+    """Hands at low thresholds runs its landmark model on two regions of the photo in a 4-frame clip
+    (no hand passes it): the palm detector and each region warp the same frame, uploaded once (a
+    SharedFrame's GPU copy)."""
+    _webgpu()
+    frames = make_frames(4)
+    from gpulite.solutions import Hands
+
+    with Hands(backend="webgpu", min_detection_confidence=0.05, min_tracking_confidence=0.05) as hands:
+        found = []
+        for f in frames:
+            found.append(len(hands.process(f).hand_rects))
+            # (+ a model's constants at its first run); once per region would be 2-3x the frame
+            assert f.nbytes <= hands.last_transfers["bytes_uploaded"] < 1.5 * f.nbytes, hands.last_transfers
+    assert max(found) == 2, found

@@ -58,7 +58,15 @@ class ImageToTensorGpu:
         """(buffer, width, height, bytes per pixel, bytes per row, byte offset) of the image on the GPU."""
         if isinstance(image, np.ndarray):
             h, w, c = image.shape
-            buf = self._buffer("_frame", image.nbytes, _FRAME_USAGE)
+            shared = getattr(image, "gpu_copy", False) is not False  # a SharedFrame: uploaded once for all nodes
+            if shared and image.gpu_copy is not None and image.gpu_copy[0] is self.gdev:
+                return image.gpu_copy[1], w, h, c, w * c, 0
+            if shared:
+                buf = self.gdev.device.create_buffer(label="gpulite.pipeline.shared_frame",
+                                                     size=max(-(-image.nbytes // 4) * 4, 4), usage=_FRAME_USAGE)
+                image.gpu_copy = (self.gdev, buf)
+            else:
+                buf = self._buffer("_frame", image.nbytes, _FRAME_USAGE)
             write_padded(self.gdev, buf, image)
             return buf, w, h, c, w * c, 0
         handle, w, h = image.handle, image.width, image.height
