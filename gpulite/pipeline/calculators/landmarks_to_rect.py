@@ -1,9 +1,11 @@
 """HandLandmarksToRect: 21 hand landmarks -> the rotated rect around them (next frame's hand ROI).
 
-MediaPipe's ``HandLandmarksToRectCalculator``: the rotation makes the vector from the wrist
-(landmark 0) to ``((lm[4] + lm[8]) / 2 + lm[6]) / 2`` point up (the indices MediaPipe's code
-uses); the rect is the bounding box of all landmarks in that rotated frame, in pixels (hence
-``IMAGE_SIZE``). The hand graph then grows it with
+MediaPipe's ``HandLandmarksToRectCalculator``: of 21 landmarks it keeps 12 (the wrist, the
+thumb's first three joints, each finger's MCP and PIP: ``PARTIAL``); the rotation makes the
+vector from the wrist to ``((p[4] + p[8]) / 2 + p[6]) / 2`` of those (the index, middle and ring
+MCPs) point up; the rect is the bounding box of the 12 in that rotated frame, in pixels (hence
+``IMAGE_SIZE``). Fewer than 21 landmarks are taken as that subset already (MediaPipe's legacy
+input). The hand graph then grows it with
 ``RectTransformation`` (scale 2, shift_y -0.1, square_long).
 
 Usage::
@@ -30,7 +32,10 @@ from gpulite.pipeline.calculators._rects import (
 from gpulite.pipeline.calculators.types import LandmarkList, NormalizedRect, PipelineValueError
 from gpulite.pipeline.registry import register_calculator
 
-WRIST, INDEX_JOINT, MIDDLE_JOINT, RING_JOINT = 0, 4, 6, 8  # MediaPipe's constants, as its code uses them
+# MediaPipe's constants: indices into the partial landmarks (PARTIAL), as its code uses them
+WRIST, INDEX_JOINT, MIDDLE_JOINT, RING_JOINT = 0, 4, 6, 8
+NUM_LANDMARKS = 21
+PARTIAL = [0, 1, 2, 3, 5, 6, 9, 10, 13, 14, 17, 18]  # wrist, thumb CMC..IP, each finger's MCP and PIP
 
 
 def hand_landmarks_to_rect(landmarks: LandmarkList, image_size: tuple[int, int]) -> NormalizedRect:
@@ -39,6 +44,8 @@ def hand_landmarks_to_rect(landmarks: LandmarkList, image_size: tuple[int, int])
         raise PipelineValueError(f"HandLandmarksToRect: expected 21 hand landmarks, got {len(landmarks)}")
     w, h = image_size
     pts = landmarks.array()[:, :2].astype(np.float64)
+    if len(pts) == NUM_LANDMARKS:  # MediaPipe keeps only the palm's and the fingers' base joints
+        pts = pts[PARTIAL]
     x0, y0 = pts[WRIST, 0] * w, pts[WRIST, 1] * h
     mx = ((pts[INDEX_JOINT, 0] + pts[RING_JOINT, 0]) / 2 + pts[MIDDLE_JOINT, 0]) / 2 * w
     my = ((pts[INDEX_JOINT, 1] + pts[RING_JOINT, 1]) / 2 + pts[MIDDLE_JOINT, 1]) / 2 * h
