@@ -406,6 +406,26 @@ def test_detection_to_rect_with_rotation_vector():
     assert detection_to_rect(d, (100, 100), o).rotation == pytest.approx(-math.pi / 2)
     kp = detection_to_rect(d, None, DetectionsToRectsOptions(conversion_mode="use_keypoints"))
     assert (kp.x_center, kp.y_center, kp.width, kp.height) == pytest.approx((0.3, 0.35, 0.0, 0.1))
+    # the target in radians wins over the degrees (MediaPipe's Tasks hand detector sets it to 90: 90 rad)
+    o = DetectionsToRectsOptions(rotation_vector_start_keypoint_index=0, rotation_vector_end_keypoint_index=1,
+                                 rotation_vector_target_angle_degrees=90, rotation_vector_target_angle=90.0)
+    assert detection_to_rect(d, (100, 100), o).rotation == pytest.approx(90.0 - 28 * math.pi - math.pi / 2)
+
+
+def test_hand_landmarks_to_rect_uses_mediapipes_12_landmarks():
+    """Of 21 landmarks MediaPipe keeps 0-3, 5, 6, 9, 10, 13, 14, 17, 18: fingertips and DIPs
+    (here far off to the right) change neither the rotation nor the box."""
+    from gpulite.pipeline.calculators.landmarks_to_rect import PARTIAL, hand_landmarks_to_rect
+    pts = np.zeros((21, 3))
+    pts[:, 0] = 0.5
+    pts[:, 1] = np.linspace(0.8, 0.4, 21)  # a hand pointing straight up
+    far = [i for i in range(21) if i not in PARTIAL]
+    pts[far, 0] = 0.9
+    r = hand_landmarks_to_rect(LandmarkList.from_arrays(pts), (100, 100))
+    kept = pts[PARTIAL, 1]
+    assert r.rotation == pytest.approx(0.0, abs=1e-9)
+    assert (r.x_center, r.y_center) == pytest.approx((0.5, (kept.max() + kept.min()) / 2))
+    assert (r.width, r.height) == pytest.approx((0.0, kept.max() - kept.min()))
 
 
 def test_rect_transformation():

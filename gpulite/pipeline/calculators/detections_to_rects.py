@@ -4,7 +4,8 @@ MediaPipe's ``DetectionsToRectsCalculator``: the rect is the detection's box, or
 box of its keypoints (``conversion_mode: use_keypoints``); with a rotation vector (two
 keypoint indices) the rect is rotated so that the vector from the start to the end keypoint
 points at ``rotation_vector_target_angle_degrees`` (90 = up), computed in pixels, hence
-``IMAGE_SIZE``.
+``IMAGE_SIZE``. ``rotation_vector_target_angle`` gives the target in radians instead and wins
+when set, as in MediaPipe (whose Tasks hand detector sets it to 90, meaning 90 radians).
 
 Usage (palm/face ROI from a detection, as the hand and face-mesh graphs do)::
 
@@ -38,6 +39,7 @@ class DetectionsToRectsOptions:
     rotation_vector_start_keypoint_index: int = -1
     rotation_vector_end_keypoint_index: int = -1
     rotation_vector_target_angle_degrees: float = 0.0
+    rotation_vector_target_angle: float | None = None  # radians; wins over the degrees when set
     output_zero_rect_for_empty_detections: bool = False
     conversion_mode: str = "default"
 
@@ -75,7 +77,8 @@ def detection_to_rect(detection: Detection, image_size: tuple[int, int] | None =
                                      f"with {len(detection.keypoints)} keypoints")
         w, h = image_size
         (kx0, ky0), (kx1, ky1) = detection.keypoints[s], detection.keypoints[e]
-        target = math.radians(o.rotation_vector_target_angle_degrees)
+        target = (math.radians(o.rotation_vector_target_angle_degrees) if o.rotation_vector_target_angle is None
+                  else o.rotation_vector_target_angle)
         rotation = rotation_toward((kx1 - kx0) * w, (ky1 - ky0) * h, target)
     return NormalizedRect((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0, y1 - y0, rotation)
 

@@ -3,9 +3,10 @@
 The bundle (``hand_landmarker.task``) holds ``hand_detector.tflite`` (palm detection, 192 x 192)
 and ``hand_landmarks_detector.tflite`` (224 x 224: landmarks, hand flag, handedness, world
 landmarks), the networks of MediaPipe's legacy full hand models. The graph is gpulite's ``hands``
-(MediaPipe's hand landmark graph): palms are detected, each palm's region goes through the
-landmark model, and in VIDEO and LIVE_STREAM mode a hand's landmarks give its region in the next
-frame (the palm detector runs only while fewer than ``num_hands`` hands are tracked).
+(MediaPipe's hand landmark graph): palms are detected, each palm's region (turned as mediapipe
+1.2.2 turns it, see ``__init__``) goes through the landmark model, and in VIDEO and LIVE_STREAM
+mode a hand's landmarks give its region in the next frame (the palm detector runs only while
+fewer than ``num_hands`` hands are tracked).
 
 Handedness is reported as mediapipe 1.2.2 reports it: the model's class index with the other
 label than the legacy solution gave it (index 1 is "Left", index 0 "Right"), so the Tasks' and the
@@ -117,6 +118,11 @@ class HandLandmarker(GraphTask):
         super().__init__(options)
         cfg = hands_config(static_image_mode=not self.tracking, max_hands=num_hands, model_complexity=1,
                            min_detection_confidence=detection, min_tracking_confidence=presence)
+        # MediaPipe's Tasks hand detector asks DetectionsToRects for a target angle of 90 in radians
+        # (its rotation_vector_target_angle, not the legacy graph's ..._degrees: 90), so its hand
+        # regions turn 90 - 28 pi = 2.035 rad (116.6 degrees) from the palm's wrist -> middle finger
+        # vector, not pi / 2; the landmark model sees the hand at that angle. Do the same.
+        set_options(cfg, {"palm_rects.rotation_vector_target_angle": 90.0})
         if self.tracking:  # the Tasks graph: tracked rects first, a fresh palm replaces the one it overlaps
             if tracking <= 0.0:  # MediaPipe aborts the process (a failed CHECK in its HandAssociationCalculator)
                 raise ValueError("min_tracking_confidence must be > 0 in VIDEO and LIVE_STREAM mode, got 0.0")
