@@ -229,7 +229,8 @@ def check_hands(result, o, meta, key: str, width: int, *, world_and_handedness: 
         assert err <= WORLD_TOL, f"{key}: world landmarks {err * 1000:.1f} mm from mediapipe's"
     for ours, theirs in zip(result.handedness, meta["handedness"][key], strict=True):
         (c,), ((index, score, name, display),) = ours, theirs
-        assert c.category_name == c.display_name == TASKS_LABELS[c.index] and name == display == TASKS_LABELS[index], key
+        assert c.category_name == c.display_name == TASKS_LABELS[c.index], key
+        assert name == display == TASKS_LABELS[index], key
         p_right = c.score if c.index == 0 else 1.0 - c.score  # a label can flip where the score is near 0.5
         theirs_right = score if index == 0 else 1.0 - score
         assert abs(p_right - theirs_right) <= HANDEDNESS_TOL, f"{key}: P(right) {p_right:.4f} vs {theirs_right:.4f}"
