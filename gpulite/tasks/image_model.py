@@ -31,9 +31,9 @@ from gpulite.interpreter import Interpreter
 from gpulite.model import metadata as tfmeta
 from gpulite.model.reader import load
 from gpulite.pipeline.calculators.image_to_tensor import ImageToTensorOptions, image_to_tensor
-from gpulite.pipeline.calculators.inference import LITERT_THREADS
 from gpulite.pipeline.calculators.types import ImageTransform, NormalizedRect
 from gpulite.tasks.bundle import AssetNotFoundError, check_model
+from gpulite.tasks.core.base_options import cpu_threads
 from gpulite.tasks.errors import TaskUnimplementedError
 
 
@@ -114,8 +114,8 @@ class ImageModel:
         self.metadata = tfmeta.load_metadata(model)
         self.spec = input_spec(model, self.metadata)
         self.model = model
-        if num_threads is None and backend == "litert":
-            num_threads = LITERT_THREADS  # as the solutions' Inference nodes: one XNNPACK thread per core, up to 4
+        if num_threads is None:
+            num_threads = cpu_threads(backend)  # litert: one XNNPACK thread, as MediaPipe's (or the flag's count)
         self.interpreter = Interpreter(model_content=data, backend=backend, num_threads=num_threads)
         self.interpreter.allocate_tensors()
         self._input = self.interpreter.get_input_details()[0]["index"]

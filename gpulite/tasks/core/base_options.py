@@ -5,6 +5,10 @@ with a Vulkan, Metal or D3D12 driver), ``CPU`` (and ``DEFAULT`` or None, MediaPi
 ``litert`` (LiteRT's XNNPACK kernels, MediaPipe's own CPU path) where ai-edge-litert is installed,
 else on ``cpu`` (gpulite's numpy kernels). ``backend=`` (gpulite's, not MediaPipe's) names a
 backend directly: "cpu", "litert", "webgpu" or "auto" (gpulite's automatic choice).
+
+On ``litert`` a task's models run with one XNNPACK thread, as MediaPipe's own on desktops
+(its ``GetXnnpackDefaultNumThreads`` is 1 off Android, iOS and the web); the ``num_threads`` flag
+(``GPULITE_NUM_THREADS``) sets another count. (gpulite's solutions use one per core, up to 4.)
 """
 
 from __future__ import annotations
@@ -66,3 +70,13 @@ class BaseOptions:
         from gpulite.pipeline.calculators._select import litert_status
 
         return "litert" if litert_status()[0] else "cpu"
+
+
+def cpu_threads(backend: str) -> int | None:
+    """XNNPACK threads of a task's models on ``backend``: None off ``litert``; else the
+    ``num_threads`` flag (``GPULITE_NUM_THREADS``) if set, else 1 (MediaPipe's desktop default)."""
+    if backend != "litert":
+        return None
+    from gpulite.environment import env
+
+    return env().get("num_threads") or 1

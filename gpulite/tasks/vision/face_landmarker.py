@@ -40,7 +40,7 @@ from gpulite.solutions.base import disconnect, node_config, set_options
 from gpulite.tasks.bundle import Bundle, read_asset
 from gpulite.tasks.components.containers.category import Category
 from gpulite.tasks.components.containers.landmark import NormalizedLandmark
-from gpulite.tasks.core.base_options import BaseOptions
+from gpulite.tasks.core.base_options import BaseOptions, cpu_threads
 from gpulite.tasks.vision.core.graph_task import GraphTask, check_positive, check_unit
 from gpulite.tasks.vision.core.image import Image
 from gpulite.tasks.vision.core.image_processing_options import ImageProcessingOptions
@@ -62,6 +62,7 @@ BLENDSHAPE_LANDMARKS = (
     317, 318, 321, 323, 324, 332, 334, 336, 338, 356, 361, 362, 365, 373, 374, 375, 377, 378, 379, 380, 381, 382,
     384, 385, 386, 387, 388, 389, 390, 397, 398, 400, 402, 405, 409, 415, 454, 466, 468, 469, 470, 471, 472, 473,
     474, 475, 476, 477)
+_BLENDSHAPE_ROWS = np.array(BLENDSHAPE_LANDMARKS)
 
 
 class Blendshapes(enum.IntEnum):
@@ -244,8 +245,10 @@ class FaceLandmarker(GraphTask):
         self._blendshapes = None
         if blendshapes is not None:  # MediaPipe runs this model on XNNPACK whatever the delegate
             self._blendshapes = Interpreter(model_content=blendshapes, backend="litert" if self.backend == "litert"
-                                            else "cpu")
+                                            else "cpu", num_threads=cpu_threads(self.backend))
             self._blendshapes.allocate_tensors()
+            self._blendshapes_io = (self._blendshapes.get_input_details()[0]["index"],
+                                    self._blendshapes.get_output_details()[0]["index"])
         self._geometry = None
         if geometry is not None:
             from gpulite.tasks.vision.face_geometry import GeometryPipeline
@@ -286,9 +289,10 @@ class FaceLandmarker(GraphTask):
     def _blendshape_scores(self, points: np.ndarray, width: int, height: int) -> list[Category]:
         it = self._blendshapes
         assert it is not None
-        xy = points[list(BLENDSHAPE_LANDMARKS), :2] * np.array([width, height], np.float64)
-        it.set_tensor(it.get_input_details()[0]["index"], xy.astype(np.float32)[None])
+        xy = points[_BLENDSHAPE_ROWS, :2] * np.array([width, height], np.float64)
+        into, out = self._blendshapes_io
+        it.set_tensor(into, xy.astype(np.float32)[None])
         it.invoke()
-        scores = it.get_tensor(it.get_output_details()[0]["index"]).reshape(-1)
-        return [Category(index=i, score=float(s), display_name=None, category_name=BLENDSHAPE_NAMES[i])
+        scores = it.get_tensor(out).reshape(-1).tolist()
+        return [Category(index=i, score=s, display_name=None, category_name=BLENDSHAPE_NAMES[i])
                 for i, s in enumerate(scores)]

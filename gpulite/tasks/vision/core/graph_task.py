@@ -18,6 +18,7 @@ import numpy as np
 
 from gpulite.pipeline.config import GraphConfig
 from gpulite.solutions.base import GraphSession, node_config, resolve_backend
+from gpulite.tasks.core.base_options import cpu_threads
 from gpulite.tasks.vision.core.base_vision_task_api import BaseVisionTaskApi
 from gpulite.tasks.vision.core.vision_task_running_mode import VisionTaskRunningMode
 
@@ -74,7 +75,8 @@ class GraphTask(BaseVisionTaskApi):
     def _start(self, cfg: GraphConfig, models: Mapping[str, bytes], outputs: list[str],
                side_packets: Mapping[str, Any] | None = None) -> None:
         packets = {**use_models(cfg, models), **(side_packets or {})}
-        self._session = GraphSession(cfg, backend=self.backend, outputs=outputs, side_packets=packets)
+        self._session = GraphSession(cfg, backend=self.backend, outputs=outputs, side_packets=packets,
+                                     num_threads=cpu_threads(self.backend))
 
     def _frame(self, rgb: np.ndarray, timestamp_ms: int | None) -> dict[str, Any]:
         """One frame through the graph: its outputs (None where nothing came)."""
