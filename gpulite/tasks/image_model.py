@@ -115,7 +115,7 @@ class ImageModel:
         self.spec = input_spec(model, self.metadata)
         self.model = model
         if num_threads is None:
-            num_threads = cpu_threads(backend)  # litert: one XNNPACK thread, as MediaPipe's (or the flag's count)
+            num_threads = cpu_threads(backend)  # litert: the num_threads flag's count, else one per core (up to 4)
         self.interpreter = Interpreter(model_content=data, backend=backend, num_threads=num_threads)
         self.interpreter.allocate_tensors()
         self._input = self.interpreter.get_input_details()[0]["index"]

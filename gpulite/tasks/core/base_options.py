@@ -6,9 +6,10 @@ with a Vulkan, Metal or D3D12 driver), ``CPU`` (and ``DEFAULT`` or None, MediaPi
 else on ``cpu`` (gpulite's numpy kernels). ``backend=`` (gpulite's, not MediaPipe's) names a
 backend directly: "cpu", "litert", "webgpu" or "auto" (gpulite's automatic choice).
 
-On ``litert`` a task's models run with one XNNPACK thread, as MediaPipe's own on desktops
-(its ``GetXnnpackDefaultNumThreads`` is 1 off Android, iOS and the web); the ``num_threads`` flag
-(``GPULITE_NUM_THREADS``) sets another count. (gpulite's solutions use one per core, up to 4.)
+On ``litert`` a task's models run with one XNNPACK thread per core, up to 4, as gpulite's
+solutions (MediaPipe's own uses one thread on desktops); the ``num_threads`` flag
+(``GPULITE_NUM_THREADS``) sets another count. On a machine whose cores are all busy, one thread
+is faster (docs/tasks.md gives the figures).
 """
 
 from __future__ import annotations
@@ -74,9 +75,10 @@ class BaseOptions:
 
 def cpu_threads(backend: str) -> int | None:
     """XNNPACK threads of a task's models on ``backend``: None off ``litert``; else the
-    ``num_threads`` flag (``GPULITE_NUM_THREADS``) if set, else 1 (MediaPipe's desktop default)."""
+    ``num_threads`` flag (``GPULITE_NUM_THREADS``) if set, else one per core, up to 4."""
     if backend != "litert":
         return None
     from gpulite.environment import env
+    from gpulite.pipeline.calculators.inference import LITERT_THREADS
 
-    return env().get("num_threads") or 1
+    return env().get("num_threads") or LITERT_THREADS

@@ -40,7 +40,7 @@ from gpulite.solutions.base import disconnect, node_config, set_options
 from gpulite.tasks.bundle import Bundle, read_asset
 from gpulite.tasks.components.containers.category import Category
 from gpulite.tasks.components.containers.landmark import NormalizedLandmark
-from gpulite.tasks.core.base_options import BaseOptions, cpu_threads
+from gpulite.tasks.core.base_options import BaseOptions
 from gpulite.tasks.vision.core.graph_task import GraphTask, check_positive, check_unit
 from gpulite.tasks.vision.core.image import Image
 from gpulite.tasks.vision.core.image_processing_options import ImageProcessingOptions
@@ -245,7 +245,7 @@ class FaceLandmarker(GraphTask):
         self._blendshapes = None
         if blendshapes is not None:  # MediaPipe runs this model on XNNPACK whatever the delegate
             self._blendshapes = Interpreter(model_content=blendshapes, backend="litert" if self.backend == "litert"
-                                            else "cpu", num_threads=cpu_threads(self.backend))
+                                            else "cpu")  # one thread: a small model
             self._blendshapes.allocate_tensors()
             self._blendshapes_io = (self._blendshapes.get_input_details()[0]["index"],
                                     self._blendshapes.get_output_details()[0]["index"])
