@@ -65,11 +65,27 @@ RAISES = {"UnsupportedOpError": UnsupportedOpError, "ModelError": ModelError, "S
           "NotOnGpuError": NotOnGpuError}
 
 
-def _cases(check: str) -> list:
+def cases(check: str, names: dict[str, list[str]], gaps: dict[tuple[str, str], str]) -> list:
+    """The files of ``names[check]``, those in ``gaps`` as strict xfails raising the class their reason names."""
     def marks(reason: str):
         return pytest.mark.xfail(strict=True, raises=RAISES[reason.split(":", 1)[0]], reason=reason)
-    return [pytest.param(n, marks=marks(KNOWN_GAPS[n, check])) if (n, check) in KNOWN_GAPS else n
-            for n in CASES[check]]
+    return [pytest.param(n, marks=marks(gaps[n, check])) if (n, check) in gaps else n for n in names[check]]
+
+
+def _cases(check: str) -> list:
+    return cases(check, CASES, KNOWN_GAPS)
+
+
+def runs_or_refuses(path: Path) -> None:
+    """A file LiteRT runs either runs in gpulite or is refused by op, node and backend."""
+    it = Interpreter(model_path=str(path), backend="cpu")
+    try:
+        it.allocate_tensors()
+    except UnsupportedOpError as e:
+        assert e.op and str(e.op) in str(e) and e.backend == "cpu" and e.node_index >= 0, (
+            f"refusal without op/node/backend: {e}")
+        return
+    run_interpreter(it, make_inputs(path, 1))
 
 
 def _litert(path: Path, resolver: str = "AUTO"):
@@ -168,16 +184,7 @@ def test_webgpu_matches_litert_on_the_gpu(name):
 
 @pytest.mark.parametrize("name", _cases("refusal"))
 def test_runs_or_refuses_with_unsupported_op(name):
-    """A file LiteRT runs either runs in gpulite or is refused by op, node and backend."""
-    path = CORPUS / f"{name}.tflite"
-    it = Interpreter(model_path=str(path), backend="cpu")
-    try:
-        it.allocate_tensors()
-    except UnsupportedOpError as e:
-        assert e.op and str(e.op) in str(e) and e.backend == "cpu" and e.node_index >= 0, (
-            f"refusal without op/node/backend: {e}")
-        return
-    run_interpreter(it, make_inputs(path, 1))
+    runs_or_refuses(CORPUS / f"{name}.tflite")
 
 
 def test_known_gaps_name_real_cases():

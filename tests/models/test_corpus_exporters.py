@@ -21,10 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from gpulite import Interpreter
-from gpulite.errors import UnsupportedOpError
-from tests.models.test_corpus import RAISES, compare, make_inputs
-from tests.ops.harness import _run as run_interpreter
+from tests.models.test_corpus import cases, compare, runs_or_refuses
 from tests.ops.harness import check_watched, watch_webgpu
 from tests.webgpu.support import adapter_problem
 
@@ -42,10 +39,7 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
 
 
 def _cases(check: str) -> list:
-    def marks(reason: str):
-        return pytest.mark.xfail(strict=True, raises=RAISES[reason.split(":", 1)[0]], reason=reason)
-    return [pytest.param(n, marks=marks(KNOWN_GAPS[n, check])) if (n, check) in KNOWN_GAPS else n
-            for n in CASES[check]]
+    return cases(check, CASES, KNOWN_GAPS)
 
 
 @pytest.mark.parametrize("name", _cases("cpu"))
@@ -64,16 +58,7 @@ def test_webgpu_matches_litert_on_the_gpu(name):
 
 @pytest.mark.parametrize("name", _cases("refusal"))
 def test_runs_or_refuses_with_unsupported_op(name):
-    """A file LiteRT runs either runs in gpulite or is refused by op, node and backend."""
-    path = CORPUS / f"{name}.tflite"
-    it = Interpreter(model_path=str(path), backend="cpu")
-    try:
-        it.allocate_tensors()
-    except UnsupportedOpError as e:
-        assert e.op and str(e.op) in str(e) and e.backend == "cpu" and e.node_index >= 0, (
-            f"refusal without op/node/backend: {e}")
-        return
-    run_interpreter(it, make_inputs(path, 1))
+    runs_or_refuses(CORPUS / f"{name}.tflite")
 
 
 def test_known_gaps_name_real_cases():
