@@ -41,9 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywher
 import numpy as np
 
 from gpulite import Interpreter, zoo
+from gpulite.commands.profile import median_ms
 from gpulite.graph.cost import flops
 
 CORES = os.cpu_count() or 1
+WARMUP = 2  # untimed calls before each timing
 # The models of MediaPipe 0.10.14's solutions (the mediapipe wheel's), all but
 # face_landmark_with_attention (LiteRT cannot run MediaPipe's custom ops: no reference);
 # --models names others (pose_landmark_heavy, the MediaPipe Tasks models).
@@ -51,17 +53,6 @@ ZOO = [n for n in sorted(zoo.SOURCE_OF["face_detection_short_range"].members) if
 BATCH_MODELS = ("pose_landmark_full", "selfie_segmentation")
 SOLUTIONS = ("face_detection", "face_mesh", "hands", "pose", "selfie_segmentation")
 PROFILED = ("pose_landmark_full", "selfie_segmentation")
-
-
-def median_ms(fn: Callable[[], Any], runs: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
 
 
 def inputs_for(details: list[dict[str, Any]], batch: int = 1, seed: int = 0) -> list[np.ndarray]:
@@ -121,7 +112,7 @@ def litert_gpu_ms(path: str, xs: list[np.ndarray], ref: list[np.ndarray], runs: 
             m.run_by_index(0, ins, outs)
             return [b.read(r.size, r.dtype).reshape(r.shape) for b, r in zip(outs, ref, strict=True)]
         err = rel_error(call(), ref)
-        return median_ms(call, runs), "" if err <= 1e-3 else f"error {err:.1e}"
+        return median_ms(call, runs, WARMUP), "" if err <= 1e-3 else f"error {err:.1e}"
     except Exception as e:  # no accelerator here (lavapipe), an older ai-edge-litert, a model it refuses
         return None, f"{type(e).__name__}: {str(e).splitlines()[0][:60]}" if str(e) else type(e).__name__
 
@@ -151,12 +142,12 @@ def zoo_table(names: list[str], runs: int) -> list[str]:
         xs = inputs_for(li.get_input_details())
         run_li = runner(li, xs)
         ref = [r.copy() for r in run_li()]
-        li_ms = median_ms(run_li, runs)
-        li1_ms = median_ms(runner(litert(path, 1), xs), max(3, runs // 4))
+        li_ms = median_ms(run_li, runs, WARMUP)
+        li1_ms = median_ms(runner(litert(path, 1), xs), max(3, runs // 4), WARMUP)
         g = Interpreter(model_path=path, backend="webgpu")
         run_g = runner(g, xs)
         err = rel_error(run_g(), ref)
-        g_ms = median_ms(run_g, runs)
+        g_ms = median_ms(run_g, runs, WARMUP)
         gflop = sum(flops(g.graph, n) for n in g.graph.nodes) / 1e9
         g.close()
         res_ms = resident_ms(path, xs, max(3, runs // 8))
@@ -179,9 +170,9 @@ def batch_table(models: list[str], batches: list[int], runs: int) -> list[str]:
             li = litert(path, CORES)
             xs = inputs_for(li.get_input_details(), b)
             n = runs if b <= 16 else max(3, runs // 4)
-            li_ms = median_ms(runner(li, xs, b), n)
+            li_ms = median_ms(runner(li, xs, b), n, WARMUP)
             g = Interpreter(model_path=path, backend="webgpu")
-            g_ms = median_ms(runner(g, xs, b), n)
+            g_ms = median_ms(runner(g, xs, b), n, WARMUP)
             g.close()
             rows.append(f"| {name} | {b} | {li_ms:.2f} | {g_ms:.2f} | {1e3 * b / g_ms:.0f} | {li_ms / g_ms:.2f} |")
         print(f"  batch: {name} done", file=sys.stderr, flush=True)

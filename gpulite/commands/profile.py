@@ -56,7 +56,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _median_ms(fn: Any, runs: int, after: Any = None) -> float:
+def median_ms(fn: Any, runs: int, warmup: int = 0, after: Any = None) -> float:
+    """Median milliseconds of ``runs`` calls of ``fn`` after ``warmup`` untimed ones (``after``,
+    when given, runs untimed after each timed call)."""
+    for _ in range(warmup):
+        fn()
     times = []
     for _ in range(runs):
         t = time.perf_counter()
@@ -102,8 +106,8 @@ def profile_model(model: str, *, backend: str = "webgpu", batch: int = 1, runs: 
 
         prof["device"] = exe.gdev.name
         prof["dispatches_per_invoke"] = sum(len(p.work) for p in exe.parts if p.backend == "webgpu")
-        prof["encode_submit_ms"] = _median_ms(it.invoke, runs, after=wait)
-        prof["invoke_wait_ms"] = _median_ms(lambda: (it.invoke(), wait()), runs)
+        prof["encode_submit_ms"] = median_ms(it.invoke, runs, after=wait)
+        prof["invoke_wait_ms"] = median_ms(lambda: (it.invoke(), wait()), runs)
         timed = instrument.dispatch_times(exe, runs)
     else:
         timed = None
