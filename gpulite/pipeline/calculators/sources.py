@@ -115,7 +115,10 @@ def _open_video(path: str | Path) -> tuple[Any, Any]:
     av = pyav()
     p = _video_file(path)
     try:
-        container = av.open(str(p))
+        # PyAV < 13 also forwards FFmpeg's log to Python logging (a stray "ERROR libav..." line for a
+        # corrupt file); captured here, since the error raised below says what FFmpeg said.
+        with av.logging.Capture():
+            container = av.open(str(p))
     except Exception as e:  # PyAV raises its own error types per FFmpeg error
         raise SourceUnavailableError(f"cannot open video {str(p)!r}: {e}") from None
     if not container.streams.video:
