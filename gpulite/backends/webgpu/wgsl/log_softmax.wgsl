@@ -6,13 +6,7 @@ fn run_group(g: u32, t: u32) {
     let row = row_of(g, t);
     let live = row < P.rows;
     let base = row * P.depth;
-    var m = bitcast<f32>(0xff800000u);  // -inf
-    if (live) {
-        for (var k = row_part(t); k < P.depth; k += P.split) {
-            m = max(m, buf[P.x_off + base + k]);
-        }
-    }
-    m = row_max(t, m);
+    let m = row_input_max(t, live, P.x_off + base);
     var sum = 0.0;
     if (live) {
         for (var k = row_part(t); k < P.depth; k += P.split) {

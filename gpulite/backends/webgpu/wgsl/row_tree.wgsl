@@ -54,3 +54,15 @@ fn row_sum(t: u32, v: f32) -> f32 {
 fn row_max(t: u32, v: f32) -> f32 {
     return row_fold(t, v, true);
 }
+
+// The row's largest input (-inf for an empty or dead row): `start` is the row's first word in
+// buf. Every thread of the workgroup calls it (row_max holds barriers).
+fn row_input_max(t: u32, live: bool, start: u32) -> f32 {
+    var m = bitcast<f32>(0xff800000u);  // -inf
+    if (live) {
+        for (var k = row_part(t); k < P.depth; k += P.split) {
+            m = max(m, buf[start + k]);
+        }
+    }
+    return row_max(t, m);
+}
