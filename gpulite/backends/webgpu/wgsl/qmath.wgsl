@@ -1,0 +1,175 @@
+// LiteRT's integer arithmetic in WGSL, and packed narrow codes: `//#include "qmath.wgsl"` in a
+// program made with word="u32" (buf is array<u32>). Bit for bit the functions of
+// backends/cpu/quant.py (tests/webgpu/test_qmath.py checks them on edge values); the Python
+// side (multipliers as uniforms or tables) is kernels/qmath.py.
+//
+// Packed codes: an int8/uint8 tensor holds 4 codes a u32 word, an int16 one 2, element e in
+// word e / 4 (e / 2) at byte (half) e % 4 (e % 2), little-endian. q_load_* read element e of
+// the tensor whose first word is `off`. Nothing may write part of a word (two threads'
+// stores would race): a thread builds whole words from q_byte / q_half and stores them.
+//
+// 64-bit integers (WGSL has none) are vec2<u32>(low, high), two's complement; q_mul64, q_add64
+// wrap modulo 2^64 as C's int64 arithmetic would (and numpy's int64, the CPU kernels').
+
+fn q_load_i8(off: u32, e: u32) -> i32 {
+    return bitcast<i32>(buf[off + (e >> 2u)] << (24u - ((e & 3u) << 3u))) >> 24u;
+}
+
+fn q_load_u8(off: u32, e: u32) -> i32 {
+    return i32((buf[off + (e >> 2u)] >> ((e & 3u) << 3u)) & 0xffu);
+}
+
+fn q_load_i16(off: u32, e: u32) -> i32 {
+    return bitcast<i32>(buf[off + (e >> 1u)] << (16u - ((e & 1u) << 4u))) >> 16u;
+}
+
+fn q_load_i32(off: u32, e: u32) -> i32 {
+    return bitcast<i32>(buf[off + e]);
+}
+
+// Code c (already in its dtype's range) placed as byte / half k of a word: OR k = 0..3 (0..1).
+fn q_byte(c: i32, k: u32) -> u32 {
+    return (bitcast<u32>(c) & 0xffu) << (k << 3u);
+}
+
+fn q_half(c: i32, k: u32) -> u32 {
+    return (bitcast<u32>(c) & 0xffffu) << (k << 4u);
+}
+
+const Q_INT32_MIN = -2147483647i - 1i;
+const Q_INT32_MAX = 2147483647i;
+
+// -- 64-bit integers ------------------------------------------------------------------------
+
+fn q_i64(x: i32) -> vec2<u32> {
+    return vec2<u32>(bitcast<u32>(x), select(0u, 0xffffffffu, x < 0));
+}
+
+// 2^n, n in 0..62.
+fn q_pow2_64(n: u32) -> vec2<u32> {
+    return select(vec2<u32>(0u, 1u << (n - 32u)), vec2<u32>(1u << n, 0u), n < 32u);
+}
+
+fn q_add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+
+// The full product of two u32 (16-bit halves: WGSL multiplies keep the low 32 bits only).
+fn q_mulu_wide(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    return vec2<u32>((p00 & 0xffffu) | (mid << 16u), a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u));
+}
+
+// The full product of two i32 (never overflows 64 bits).
+fn q_mul_wide(a: i32, b: i32) -> vec2<u32> {
+    let p = q_mulu_wide(bitcast<u32>(a), bitcast<u32>(b));
+    var hi = p.y;
+    if (a < 0) {
+        hi -= bitcast<u32>(b);
+    }
+    if (b < 0) {
+        hi -= bitcast<u32>(a);
+    }
+    return vec2<u32>(p.x, hi);
+}
+
+// a * m modulo 2^64 (int64 times int32, wrapping).
+fn q_mul64(a: vec2<u32>, m: i32) -> vec2<u32> {
+    let p = q_mulu_wide(a.x, bitcast<u32>(m));
+    var hi = p.y + a.y * bitcast<u32>(m);
+    if (m < 0) {
+        hi -= a.x;
+    }
+    return vec2<u32>(p.x, hi);
+}
+
+// a >> s, arithmetic (rounds toward -infinity), s in 0..63.
+fn q_shr64(a: vec2<u32>, s: u32) -> vec2<u32> {
+    let hi = bitcast<i32>(a.y);
+    if (s == 0u) {
+        return a;
+    }
+    if (s < 32u) {
+        return vec2<u32>((a.x >> s) | (a.y << (32u - s)), bitcast<u32>(hi >> s));
+    }
+    return vec2<u32>(bitcast<u32>(hi >> (s - 32u)), bitcast<u32>(hi >> 31u));
+}
+
+// a as i32, saturated to [INT32_MIN, INT32_MAX] (the C cast would wrap: bitcast<i32>(a.x)).
+fn q_sat32(a: vec2<u32>) -> i32 {
+    let lo = bitcast<i32>(a.x);
+    if (bitcast<i32>(a.y) == (lo >> 31u)) {
+        return lo;
+    }
+    return select(Q_INT32_MAX, Q_INT32_MIN, bitcast<i32>(a.y) < 0);
+}
+
+// -- gemmlowp / TFLite fixed point ----------------------------------------------------------
+
+// gemmlowp's SaturatingRoundingDoublingHighMul: (a * b + nudge) / 2^31 truncated toward zero,
+// nudge 2^30 (or 1 - 2^30 for a negative product); INT32_MIN * INT32_MIN saturates.
+fn q_srdhm(a: i32, b: i32) -> i32 {
+    if (a == Q_INT32_MIN && b == Q_INT32_MIN) {
+        return Q_INT32_MAX;
+    }
+    let ab = q_mul_wide(a, b);
+    let neg = bitcast<i32>(ab.y) < 0;
+    let s = q_add64(ab, q_i64(select(1i << 30u, 1i - (1i << 30u), neg)));
+    var r = bitcast<i32>((s.x >> 31u) | (s.y << 1u));  // floor(s / 2^31)
+    if (neg && (s.x & 0x7fffffffu) != 0u) {
+        r += 1;  // toward zero
+    }
+    return r;
+}
+
+// gemmlowp's RoundingDivideByPOT: x / 2^e rounded half away from zero, e in 0..31.
+fn q_rdbpot(x: i32, e: i32) -> i32 {
+    let mask = bitcast<i32>((1u << u32(e)) - 1u);
+    let threshold = (mask >> 1u) + select(0, 1, x < 0);
+    return (x >> u32(e)) + select(0, 1, (x & mask) > threshold);
+}
+
+// TFLite's MultiplyByQuantizedMultiplier(int32 x, multiplier, shift), double rounding (the
+// default build): q_rdbpot(q_srdhm(x << max(shift, 0), m), max(-shift, 0)); the left shift
+// wraps in int32 as the C does. shift in -31..31.
+fn q_mbqm(x: i32, m: i32, shift: i32) -> i32 {
+    return q_rdbpot(q_srdhm(x << u32(max(shift, 0)), m), max(-shift, 0));
+}
+
+// The single-rounding form (ruy, TFLITE_SINGLE_ROUNDING; LiteRT's FULLY_CONNECTED):
+// (x * m + 2^(30 - shift)) >> (31 - shift) in 64 bits, shift in -31..30. The 64-bit result;
+// q_mbqm_single gives it saturated to int32.
+fn q_mbqm_single64(x: vec2<u32>, m: i32, shift: i32) -> vec2<u32> {
+    let total = u32(31 - shift);
+    return q_shr64(q_add64(q_mul64(x, m), q_pow2_64(total - 1u)), total);
+}
+
+fn q_mbqm_single(x: i32, m: i32, shift: i32) -> i32 {
+    let total = u32(31 - shift);
+    return q_sat32(q_shr64(q_add64(q_mul_wide(x, m), q_pow2_64(total - 1u)), total));
+}
+
+// TFLite's MultiplyByQuantizedMultiplier(int64 x, int32 multiplier, shift) (the 16x8 ops):
+// the multiplier rounded to Q15, then (x * reduced + 2^(14 - shift)) >> (15 - shift), shift in
+// -47..14. The 64-bit result: C casts it to int32 (wrapping: bitcast<i32>(r.x)), the CPU
+// kernels' Requantizer clamps it (q_sat32).
+fn q_mbqm_i64(x: vec2<u32>, m: i32, shift: i32) -> vec2<u32> {
+    let reduced = select(0x7fff, (m + (1 << 15u)) >> 16u, m < 0x7fff0000);
+    let total = u32(15 - shift);
+    return q_shr64(q_add64(q_mul64(x, reduced), q_pow2_64(total - 1u)), total);
+}
+
+// The rescaled value r plus the output zero point, clamped to [lo, hi] (the dtype's range,
+// narrowed by a fused activation), as the CPU kernels do in int64: r is first brought into
+// +-2^30, which changes no result for a zero point within +-2^16 and keeps the add in int32.
+fn q_out(r: i32, zp: i32, lo: i32, hi: i32) -> i32 {
+    return clamp(clamp(r, -(1i << 30u), 1i << 30u) + zp, lo, hi);
+}
