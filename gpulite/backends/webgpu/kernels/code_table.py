@@ -1,0 +1,135 @@
+"""Integer unary ops as a table of codes: LOGISTIC, TANH, GELU, HARD_SWISH, ELU, LEAKY_RELU, EXP, LOG,
+SQRT, RSQRT, ABS, NEG, the RELU family and integer -> integer QUANTIZE on int8, uint8 and int16.
+
+An 8-bit input has 256 codes and an int16 one 65,536, so the output code of every input code
+is computed once, at load, by **running the CPU backend's own kernel** for the node (its op,
+options and quantization) on a 1-D input holding every code (:func:`code_table`): the GPU
+kernel is then a lookup, bit-equal to the CPU kernel (and so to LiteRT) by construction,
+whatever arithmetic the op does. LiteRT computes most of these by table too.
+
+One position dependence exists: LiteRT's 8-bit NEON loops (8-bit requantizing QUANTIZE) leave
+the last ``size % 16`` elements to a scalar loop that rounds differently. For an 8-bit input
+whose size is no multiple of 16 the CPU kernel is also run on inputs of that remainder's
+length, all of whose elements are in the tail, and a second table serves the last elements
+when it differs.
+
+Quantized nodes take this path under ``quantized="exact"`` only (under ``"float"`` they are
+computed in float32); unquantized 8/16-bit integer ones (int16 ABS, int8 NEG) in both modes.
+Tables live among the arena's constants as packed output codes (4 int8 or 2 int16 per word),
+indexed by the input code's bits; a thread builds a whole output word.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from gpulite.backends.cpu.context import CpuContext
+from gpulite.backends.kernels import get_kernel, register_case
+from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.kernels.movement import words
+from gpulite.backends.webgpu.program import Program, make_program
+from gpulite.errors import GpuliteError
+from gpulite.graph.ir import Graph, Node, TensorInfo
+from gpulite.model.opdefs import Op
+
+TABLE_OPS = (Op.LOGISTIC, Op.TANH, Op.GELU, Op.HARD_SWISH, Op.ELU, Op.LEAKY_RELU, Op.EXP, Op.LOG, Op.SQRT,
+             Op.RSQRT, Op.ABS, Op.NEG, Op.RELU, Op.RELU6, Op.RELU_N1_TO_1, Op.RELU_0_TO_1, Op.QUANTIZE)
+NARROW = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
+# LiteRT's 8-bit NEON loops run blocks of 16 and leave the rest to a scalar loop.
+NEON_BLOCK = 16
+
+
+def _quantized(t: TensorInfo) -> bool:
+    return t.quant is not None and bool(np.size(t.quant.scale))
+
+
+def applies(node: Node, ctx: GpuContext) -> bool:
+    """A one-input node reading and writing 8/16-bit integers (quantized ones under ``"exact"``)."""
+    if len(node.inputs) != 1 or len(node.outputs) != 1 or node.inputs[0] < 0 or node.epilogue or node.prelu_alpha:
+        return False
+    ii, oi = ctx.in_info(0), ctx.out_info(0)
+    if ii.dtype not in NARROW or oi.dtype not in NARROW:
+        return False
+    return ctx.quantized == "exact" or not (_quantized(ii) or _quantized(oi))
+
+
+def cpu_codes(node: Node, ctx: GpuContext, n: int) -> tuple[np.ndarray, object]:
+    """The CPU kernel of ``node`` compiled for a 1-D input of ``n`` elements (the node's input and
+    output dtypes and quantization, its op, options and activation): ``(input array, run)``,
+    where ``run()`` returns the output codes for what the input array holds."""
+    ii, oi = ctx.in_info(0), ctx.out_info(0)
+    tensors = [dataclasses.replace(t, index=k, shape=(n,), shape_signature=(n,), const=None, bounded=False)
+               for k, t in enumerate((ii, oi))]
+    one = dataclasses.replace(node, index=node.index, inputs=(0,), outputs=(1,))
+    arrays = {0: np.zeros(n, ii.dtype), 1: np.zeros(n, oi.dtype)}
+    factory = get_kernel(node.op, "cpu")
+    if factory is None:
+        raise ctx.unsupported("the cpu backend has no kernel to build the table from")
+    try:
+        step = factory(one, CpuContext(Graph(tensors, [one], (0,), (1,)), one, arrays, 1))
+    except GpuliteError as e:  # the cpu kernel refuses the node: so does this one
+        raise ctx.unsupported(f"the cpu kernel refuses it ({e})") from None
+
+    def run() -> np.ndarray:
+        step()
+        return arrays[1].copy()
+    return arrays[0], run
+
+
+def code_table(node: Node, ctx: GpuContext, size: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(table, tail)``: the output code of every input code, indexed by the code's bits, from the
+    CPU kernel (module docstring); ``tail`` is the table for the last ``size % 16`` elements of
+    an 8-bit input where it differs, else None."""
+    src = ctx.in_info(0).dtype
+    bits = np.dtype(f"u{src.itemsize}")
+    info = np.iinfo(src)
+    codes = np.arange(info.min, info.max + 1).astype(src)  # a multiple of 16 long: no tail
+    x, run = cpu_codes(node, ctx, codes.size)
+    x[:] = codes
+    order = codes.view(bits)
+
+    def by_bits(out: np.ndarray) -> np.ndarray:
+        t = np.empty_like(out)
+        t[order] = out
+        return t
+    table = by_bits(run())
+    rest = size % NEON_BLOCK
+    if src.itemsize != 1 or rest == 0:
+        return table, None
+    x, run = cpu_codes(node, ctx, rest)
+    tail = np.empty(codes.size, table.dtype)
+    for start in range(0, codes.size, rest):
+        chunk = np.resize(codes[start:start + rest], rest)
+        x[:] = chunk
+        tail[start:start + rest] = run()[:codes.size - start]
+    tail = by_bits(tail)
+    return table, None if np.array_equal(tail, table) else tail
+
+
+def _packed(codes: np.ndarray) -> np.ndarray:
+    """``codes`` (int8/uint8/int16) as little-endian u32 words, zero padded."""
+    raw = np.frombuffer(np.ascontiguousarray(codes).tobytes(), np.uint8)
+    return np.frombuffer(raw.tobytes() + bytes(-raw.size % 4), np.uint32).copy()
+
+
+def table_kernel(node: Node, ctx: GpuContext) -> Program:
+    """``out[e] = table[bits of x[e]]`` (the tail table for the last elements where LiteRT's differs)."""
+    x, out = ctx.input(0), ctx.output(0)
+    if x.shape != out.shape:
+        raise ctx.unsupported(f"input {x.shape} and output {out.shape} differ")
+    table, tail = code_table(node, ctx, out.size)
+    n = table.size
+    stored = ctx.upload(_packed(table if tail is None else np.concatenate([table, tail])))
+    body = out.size - (0 if tail is None else out.size % NEON_BLOCK)
+    in_bits, out_bits = 8 * x.dtype.itemsize, 8 * out.dtype.itemsize
+    params = [("elems", "u32", out.size), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
+              ("t_off", "u32", stored.offset), ("body", "u32", body), ("tail", "u32", n)]
+    return make_program(f"{node.op.lower()} table {x.dtype}->{out.dtype} {x.shape}", "code_table", params,
+                        words(out), word="u32", IN_PER=str(32 // in_bits), IN_BITS=str(in_bits),
+                        OUT_PER=str(32 // out_bits), OUT_BITS=str(out_bits))
+
+
+for _op in TABLE_OPS:
+    register_case(_op, "webgpu", applies)(table_kernel)
