@@ -3,7 +3,8 @@
 The table is read from the kernel registry and the int8 declarations; here a sample of its
 claims is checked by running int8 and float single-op models: where it says int8 on cpu, the
 cpu backend runs the quantized model (within one step of LiteRT); where it says int8 on
-webgpu, the model runs wholly on the GPU (``quantized="float"``); where it says float on
+webgpu, the model runs wholly on the GPU (``quantized="float"``), and where it says webgpu exact,
+also under ``quantized="exact"``, equal to LiteRT; where it says float on
 webgpu, a float model runs wholly on the GPU; and where it says an op has no kernel,
 ``allocate_tensors`` refuses the model with ``UnsupportedOpError``.
 """
@@ -140,6 +141,24 @@ def test_webgpu_claims_hold(op: Op) -> None:
                 run(m, xs, backend="webgpu")
 
 
+@pytest.mark.skipif(adapter_problem() is not None, reason=str(adapter_problem()))
+@pytest.mark.parametrize("op", list(SAMPLE), ids=str)
+def test_webgpu_exact_claims_hold(op: Op) -> None:
+    """*webgpu exact*: an int8 model runs wholly on the GPU under quantized="exact", equal to LiteRT;
+    where it says no, the node runs on the CPU fallback (or is refused, as on cpu)."""
+    r = coverage.row(op)
+    m = model(op, np.int8)
+    xs = inputs(m, np.int8)
+    try:
+        got, plan = run(m, xs, backend="webgpu", quantized="exact")
+    except UnsupportedOpError:
+        assert r.webgpu_exact != "yes" and r.cpu_int8 != "yes", op
+        return
+    assert on_gpu(plan) == (r.webgpu_exact == "yes"), (op, r.webgpu_exact, plan["partitions"])
+    for a, e in zip(got, litert(m, xs), strict=True):
+        np.testing.assert_array_equal(a, e)
+
+
 def test_every_builtin_op_has_a_row() -> None:
     rows = coverage.table()
     assert len(rows) == len([o for o in Op if not o.is_custom]) - 3  # less CUSTOM, DELEGATE, placeholder
@@ -161,7 +180,8 @@ def test_docs_page_is_current() -> None:
 def test_cli_prints_the_table(capsys) -> None:
     assert main(["ops"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^CONV_2D\s+yes\s+yes\s+yes\s+yes$", out, re.M), out[:500]
+    assert re.search(r"^CONV_2D\s+yes\s+yes\s+yes\s+yes\s+(yes|no)$", out, re.M), out[:500]
+    assert re.search(r"^LOGISTIC\s+yes\s+yes\s+yes\s+yes\s+yes$", out, re.M), out[:500]
     assert out.rstrip().endswith(coverage.summary())
     assert main(["ops", "--summary"]) == 0
     assert capsys.readouterr().out.strip() == coverage.summary()

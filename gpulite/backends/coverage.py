@@ -11,6 +11,9 @@ options at ``allocate_tensors``; the op suite says which). int8 coverage:
   in float32 (``backends/webgpu/quantized.py``), so every op with a WebGPU kernel runs in an
   int8 model, except the ops that read codes rather than values (``RAW_OPS``), which need a
   declared kernel (QUANTIZE, DEQUANTIZE).
+- webgpu exact: under ``quantized="exact"`` the WebGPU kernel runs the int8 node itself, bit-equal
+  to LiteRT's integer kernels (declared like the cpu's: ``register_kernel(..., int8=True)`` or
+  ``backends/webgpu/kernels/int8_ops.py``); otherwise the node runs on the CPU fallback.
 
 ``n/a``: the op's tensors are never quantized (bool, shape and index ops).
 :func:`markdown` renders docs/ops.md from the same rows.
@@ -48,13 +51,15 @@ _CPU_BY_DESIGN = frozenset({Op.WHERE, Op.NON_MAX_SUPPRESSION_V4, Op.NON_MAX_SUPP
 
 @dataclass(frozen=True)
 class Row:
-    """One op's coverage: for each backend, float (bool) and int8 (``"yes"``, ``"no"``, ``"n/a"``)."""
+    """One op's coverage: for each backend, float (bool) and int8 (``"yes"``, ``"no"``, ``"n/a"``);
+    ``webgpu_exact``: int8 on the GPU under ``quantized="exact"``."""
 
     op: Op
     cpu_float: bool
     cpu_int8: str
     webgpu_float: bool
     webgpu_int8: str
+    webgpu_exact: str
 
     @property
     def why(self) -> str:
@@ -86,7 +91,7 @@ def row(op: Op) -> Row:
             return "n/a"
         return "yes" if backend_has and declared else "no"
     return Row(op, cpu, int8(cpu, takes_int8(op, "cpu")), gpu,
-               int8(gpu, takes_int8(op, "webgpu") or op not in _RAW))
+               int8(gpu, takes_int8(op, "webgpu") or op not in _RAW), int8(gpu, takes_int8(op, "webgpu")))
 
 
 def table() -> list[Row]:
@@ -110,9 +115,9 @@ def text(rows: list[Row] | None = None) -> list[str]:
     """The table as aligned text lines (``gpulite ops``)."""
     rows = table() if rows is None else rows
     w = max(len(r.op.value) for r in rows)
-    out = [f"{'op':<{w}}  cpu:float  cpu:int8  webgpu:float  webgpu:int8", "-" * (w + 48)]
+    out = [f"{'op':<{w}}  cpu:float  cpu:int8  webgpu:float  webgpu:int8  webgpu:exact", "-" * (w + 62)]
     out += [f"{r.op.value:<{w}}  {_mark(r.cpu_float):<9}  {r.cpu_int8:<8}  {_mark(r.webgpu_float):<12}  "
-            f"{r.webgpu_int8}" for r in rows]
+            f"{r.webgpu_int8:<11}  {r.webgpu_exact}" for r in rows]
     return [*out, "", summary(rows)]
 
 
@@ -133,14 +138,17 @@ def markdown(rows: list[Row] | None = None) -> str:
         "- *int8*: the op runs in int8-quantized models. cpu: LiteRT's integer arithmetic (kernels",
         "  declared with `register_kernel(..., int8=True)` or in `backends/cpu/kernels/int8_ops.py`).",
         "  webgpu: computed in float32 with weights dequantized at load (`quantized=\"float\"`, the",
-        "  default; docs/webgpu.md, \"Quantized models\"); under `quantized=\"exact\"` they run on the cpu.",
+        "  default; docs/webgpu.md, \"Quantized models\").",
+        "- *webgpu exact*: under `quantized=\"exact\"` the op's int8 nodes run on the GPU with LiteRT's",
+        "  integer arithmetic, bit-equal to it (kernels declared with `register_kernel(..., int8=True)` or",
+        "  in `backends/webgpu/kernels/int8_ops.py`); *no*: they run on the CPU fallback.",
         "  *n/a*: the op's tensors are never quantized.",
         "",
-        "| op | cpu float | cpu int8 | webgpu float | webgpu int8 |",
-        "|---|---|---|---|---|",
+        "| op | cpu float | cpu int8 | webgpu float | webgpu int8 | webgpu exact |",
+        "|---|---|---|---|---|---|",
     ]
-    lines += [f"| {r.op.value} | {_mark(r.cpu_float)} | {r.cpu_int8} | {_mark(r.webgpu_float)} | {r.webgpu_int8} |"
-              for r in rows]
+    lines += [f"| {r.op.value} | {_mark(r.cpu_float)} | {r.cpu_int8} | {_mark(r.webgpu_float)} | {r.webgpu_int8} "
+              f"| {r.webgpu_exact} |" for r in rows]
     lines += ["", "## Not covered, and why", "", "| op | why |", "|---|---|"]
     lines += [f"| {r.op.value} | {r.why} |" for r in rows if r.why]
     return "\n".join(lines) + "\n"

@@ -71,8 +71,8 @@ class GpuContext(KernelContext):
         super().__init__(graph, node)
         self.plan, self.arena, self.gdev = plan, arena, gdev
         self._weights = weights
-        # The backend's quantized mode: under "exact" a kernel declines integer arithmetic it
-        # would only approximate in float (the node then runs LiteRT's on the CPU).
+        # The backend's quantized mode: under "exact" a kernel runs LiteRT's integer arithmetic
+        # or declines (the node then runs LiteRT's on the CPU), never approximating it in float.
         self.quantized = quantized
         self.f16_bytes = 0  # bytes this node stored as float16 through weight()/weight_input()
 

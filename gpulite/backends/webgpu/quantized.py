@@ -19,7 +19,8 @@
   their grid. The result matches LiteRT's
 integer kernels within a few quantization steps, not exactly (float arithmetic rounds once at
 the end where the integer kernels round after every op). ``quantized="exact"`` leaves the
-graph alone: integer nodes then run LiteRT's integer arithmetic on the CPU fallback.
+graph alone: integer nodes then run LiteRT's integer arithmetic, on the GPU where a kernel
+declares it (``gpulite ops``' *webgpu exact* column), else on the CPU fallback.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 
 from gpulite.backends.cpu.context import CpuContext
-from gpulite.backends.kernels import get_kernel, register_case
+from gpulite.backends.kernels import declare_int8, get_kernel, register_case
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.movement import words
 from gpulite.backends.webgpu.program import Program, make_program
@@ -133,3 +133,4 @@ def table_kernel(node: Node, ctx: GpuContext) -> Program:
 
 for _op in TABLE_OPS:
     register_case(_op, "webgpu", applies)(table_kernel)
+declare_int8("webgpu", *TABLE_OPS)
