@@ -127,11 +127,10 @@ def test_mean_int8(case, backend):
     check_op(*single_op("MEAN", [In(x, qi), C(_axes(axes))], keep_dims=keep, out_quant=qo), backend)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: int8 MEAN whose exact result is k + 0.5 (here 0.05/0.02 "
-                   "over 35 pixels) rounds +-1 off LiteRT, whose tie-breaking by float32 rounding is not reproduced")
 def test_mean_int8_real_ties():
-    # Found when the op suite's data changed: seed 13 holds a real tie; about 1 in 11 such
-    # inputs differ by one code in one element. Passing means the gap is closed: drop the xfail.
+    """Seed 13 holds a real tie (0.05/0.02 over 35 pixels, exactly k + 0.5): LiteRT's XNNPACK
+    folds the zero points into float32 constants and rounds the float32 result, which lands
+    +-1 off a rounding of the exact mean (the kernel once did that; this case failed then)."""
     axes, keep, qi, qo = INT8_MEANS["spatial-drop"]
     x = np.random.default_rng(13).integers(-128, 128, (2, 5, 7, 3)).astype(np.int8)
     check_op(*single_op("MEAN", [In(x, qi), C(_axes(axes))], keep_dims=keep, out_quant=qo), "cpu")
@@ -143,9 +142,36 @@ def test_mean_int8_ties_round_to_even(backend):
     check_op(*single_op("MEAN", [In(x, (0.5, 0)), C(_axes([2]))], keep_dims=True, out_quant=(0.5, 0)), backend)
 
 
-def test_mean_uint8_rejected_at_allocate():
+UINT8_MEANS = {  # input shape, axes, keep_dims, input quant, output quant
+    "spatial-keep": ((1, 5, 7, 3), [1, 2], True, (0.1, 131), (0.07, 120)),
+    "spatial-drop-ties": ((2, 5, 7, 3), [1, 2], False, (0.05, 118), (0.02, 132)),
+    "channels": ((2, 5, 7, 3), [3], False, (0.05, 128), (0.02, 0)),
+    "batch-and-width-same-q": ((2, 5, 7, 3), [0, 2], True, (0.5, 128), (0.5, 128)),
+    "zero-points-255-0": ((1, 4, 4, 64), [1, 2], True, (0.5, 255), (0.25, 0)),
+    "large-window": ((1, 33, 33, 2), [1, 2], True, (0.02, 3), (0.05, 250)),
+    "all-axes": ((2, 6), [0, 1], False, (0.3, 100), (0.3, 100)),
+}
+
+
+@pytest.mark.parametrize("case", UINT8_MEANS)
+def test_mean_uint8(case, backend):
+    """uint8 MEAN as LiteRT's XNNPACK (refused before issue 23): the ties, zero points at both
+    ends and windows past 1,000 elements; a rounding of the exact mean misses several."""
+    shape, axes, keep, qi, qo = UINT8_MEANS[case]
+    x = np.random.default_rng(list(UINT8_MEANS).index(case)).integers(0, 256, shape).astype(np.uint8)
+    check_op(*single_op("MEAN", [In(x, qi), C(_axes(axes))], keep_dims=keep, out_quant=qo), backend)
+
+
+def test_mean_uint8_ties_round_to_even(backend):
+    """Pairs whose mean is exactly k + 0.5 around the zero point 128: LiteRT rounds them to even."""
+    x = (np.array([[0, 1], [1, 2], [0, -1], [-1, -2], [2, 3], [-2, -3]]) + 128).astype(np.uint8).reshape(1, 6, 2, 1)
+    check_op(*single_op("MEAN", [In(x, (0.5, 128)), C(_axes([2]))], keep_dims=True, out_quant=(0.5, 128)),
+             backend)
+
+
+def test_mean_unquantized_uint8_rejected_at_allocate():
     x = RNG.integers(0, 256, (1, 4, 4, 2)).astype(np.uint8)
-    model, _ = single_op("MEAN", [In(x, (0.1, 128)), C(_axes([1, 2]))], keep_dims=True)
+    model, _ = single_op("MEAN", [In(x), C(_axes([1, 2]))], keep_dims=True)
     with pytest.raises(UnsupportedOpError, match="uint8"):
         Interpreter(model_content=model).allocate_tensors()
 
@@ -201,10 +227,9 @@ def test_sum_8bit(case, backend):
     check_op(*single_op("SUM", [In(x.astype(dt), qi), C(_axes(axes))], keep_dims=keep, out_quant=qo), backend)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: 8-bit SUM whose exact result is k + 0.5 with s_in / s_out = 0.1 "
-                   "(0.05 / 0.5) rounds one code off LiteRT in a few elements; its tie-breaking there is not "
-                   "reproduced (see reduce._eight_bit_sum)")
 def test_sum_8bit_ratio_tenth_ties():
+    """Exact results of k + 0.5 with s_in / s_out = 0.1: LiteRT's float32 constants (the zero
+    points folded in) decide them; rounding the exact sum missed a few by one code."""
     x = np.random.default_rng(0).integers(-128, 128, (1, 4, 4, 64)).astype(np.int8)
     check_op(*single_op("SUM", [In(x, (0.05, 3)), C(_axes([1, 2]))], keep_dims=True, out_quant=(0.5, -5)), "cpu")
 

@@ -2,9 +2,8 @@
 
 Reductions write through a keep-dims view of the output made in the factory, so numpy's
 ``ufunc.reduce(..., out=)`` fills it in place. Integer MEAN truncates toward zero like
-TFLite's reference kernel. int8 MEAN follows what LiteRT runs (its XNNPACK path):
-``acc = sum(q - zp_in)`` exactly, ``round_half_even(acc * s_in / (s_out * N)) + zp_out``
-in float32, clamped. MAX/MIN on 8-bit tensors compare codes, which LiteRT allows only when
+TFLite's reference kernel. int8/uint8 MEAN and SUM follow what LiteRT runs (its XNNPACK
+path, :func:`_eight_bit_reduce`), int16 TFLite's integer kernels. MAX/MIN on 8-bit tensors compare codes, which LiteRT allows only when
 input and output share scale and zero point. Quantized int8/int16 REDUCE_PROD is here too
 (:func:`quantized_prod`); the unquantized one is in cast_scan.py.
 """
@@ -53,22 +52,30 @@ def _unsupported(node: Node, why: str) -> UnsupportedOpError:
     return UnsupportedOpError(node.op, node.index, "cpu", why)
 
 
-def _int8_mean(src, axes, outk, q_in, q_out) -> Callable[[], None]:
+def _eight_bit_reduce(src, axes, outk, q_in, q_out, mean: bool) -> Callable[[], None]:
+    """int8/uint8 MEAN and SUM as LiteRT runs them (XNNPACK's reduce: the codes summed in int32,
+    then its int32 -> quantized convert with the zero points folded into float32 constants):
+    ``nearbyint(float32(sum(q)) * inv + zp')``, clamped, with ``inv = float32(s_in / s_out)``
+    (MEAN: times ``1 / float32(N)``) and ``zp' = zp_out - float32(N) * zp_in * inv``, every step
+    in float32. Checked against ai-edge-litert 2.3 on ties (results of exactly k + 0.5)."""
+    f32 = np.float32
     count = int(np.prod([src.shape[a] for a in axes], dtype=np.int64))
-    s = np.float32(q_in[0]) / (np.float32(q_out[0]) * np.float32(count))
-    offset = count * q_in[1]
+    inv = f32(f32(q_in[0]) / f32(q_out[0]))
+    if mean:
+        inv = f32(inv * f32(f32(1.0) / f32(count)))
+    zp = f32(f32(q_out[1]) - f32(f32(f32(count) * f32(q_in[1])) * inv))
     acc = np.empty(outk.shape, np.int32)
-    f32 = np.empty(outk.shape, np.float32)
-    lo, hi = -128 - q_out[1], 127 - q_out[1]
+    val = np.empty(outk.shape, np.float32)
+    info = np.iinfo(src.dtype)
 
     def run() -> None:
         np.add.reduce(src, axis=axes, dtype=np.int32, out=acc, keepdims=True)
-        np.subtract(acc, offset, out=acc)
-        np.multiply(acc, s, out=f32)
-        np.rint(f32, out=f32)  # round half to even, as LiteRT's float->int8 conversion
-        np.clip(f32, lo, hi, out=f32)
-        np.add(f32, q_out[1], out=f32)
-        np.copyto(outk, f32, casting="unsafe")
+        np.copyto(val, acc, casting="unsafe")  # float32(sum) first, as the C
+        np.multiply(val, inv, out=val)
+        np.add(val, zp, out=val)
+        np.rint(val, out=val)  # nearbyint: half to even
+        np.clip(val, info.min, info.max, out=val)
+        np.copyto(outk, val, casting="unsafe")
     return run
 
 
@@ -87,30 +94,6 @@ def _int16_mean(src, axes, outk, q_in, q_out) -> Callable[[], None]:
         np.add.reduce(src, axis=axes, dtype=np.int64, out=acc, keepdims=True)
         res = multiply_by_quantized_multiplier(acc - count * q_in[1], mult, shift) + q_out[1]
         np.copyto(outk, np.clip(res, -32768, 32767), casting="unsafe")
-    return run
-
-
-def _eight_bit_sum(src, axes, outk, q_in, q_out) -> Callable[[], None]:
-    """8-bit SUM as LiteRT's default path runs it:
-    ``rint(float32(sum(q - zp_in)) * (s_in / s_out) + zp_out)``, half to even, clamped.
-
-    Measured against LiteRT 2.3 (XNNPACK): this matches every output but a few exact ties of
-    ``s_in / s_out = 0.1`` (one code; LiteRT's reference kernel, which wraps instead of
-    clamping, is further off)."""
-    scale = np.float32(q_in[0]) / np.float32(q_out[0])
-    offset = int(np.prod([src.shape[a] for a in axes], dtype=np.int64)) * q_in[1]
-    acc = np.empty(outk.shape, np.int32)
-    f32 = np.empty(outk.shape, np.float32)
-    info = np.iinfo(src.dtype)
-
-    def run() -> None:
-        np.add.reduce(src, axis=axes, dtype=np.int32, out=acc, keepdims=True)
-        np.subtract(acc, offset, out=acc)
-        np.multiply(acc, scale, out=f32)
-        np.add(f32, np.float32(q_out[1]), out=f32)
-        np.rint(f32, out=f32)
-        np.clip(f32, info.min, info.max, out=f32)
-        np.copyto(outk, f32, casting="unsafe")
     return run
 
 
@@ -154,11 +137,11 @@ def _middle_sum(src: np.ndarray, axes, outk: np.ndarray) -> Callable[[], None] |
 
 @register_kernel(Op.MEAN, "cpu")
 def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
-    """Mean over the constant axes: float, int32/int64 (truncating) or int8 (requantized)."""
+    """Mean over the constant axes: float, int32/int64 (truncating) or int8/uint8/int16 (requantized)."""
     src, _, axes, outk = _setup(node, ctx)
     count = int(np.prod([src.shape[a] for a in axes], dtype=np.int64))
-    if src.dtype == np.int8 and _qparams(ctx.in_info(0)) is not None:
-        return _int8_mean(src, axes, outk, _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0)) or (1.0, 0))
+    if src.dtype in (np.int8, np.uint8) and _qparams(ctx.in_info(0)) is not None:
+        return _eight_bit_reduce(src, axes, outk, _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0)) or (1.0, 0), True)
     if src.dtype == np.int16 and _qparams(ctx.in_info(0)) is not None and _qparams(ctx.out_info(0)) is not None:
         return _int16_mean(src, axes, outk, _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0)))
     if src.dtype.kind == "f":
@@ -183,7 +166,7 @@ def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
             np.trunc(f64, out=f64)  # C++ integer division truncates toward zero
             np.copyto(outk, f64, casting="unsafe")
         return run_int
-    raise _unsupported(node, f"{src.dtype} input; LiteRT's uint8 MEAN rounding is not reproduced")
+    raise _unsupported(node, f"{src.dtype} input; expected float32, int32, int64, or int8/uint8/int16 quantized")
 
 
 @register_kernel(Op.SUM, "cpu")
@@ -192,7 +175,7 @@ def sum_(node: Node, ctx: CpuContext) -> Callable[[], None]:
     src, _, axes, outk = _setup(node, ctx)
     q_in, q_out = _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0))
     if src.dtype in (np.int8, np.uint8) and q_in is not None and q_out is not None:
-        return _eight_bit_sum(src, axes, outk, q_in, q_out)
+        return _eight_bit_reduce(src, axes, outk, q_in, q_out, False)
     if src.dtype == np.int16 and q_in is not None and q_out is not None:
         return _int16_sum(src, axes, outk, q_in, q_out)
     if src.dtype.kind != "f" and src.dtype not in (np.int32, np.int64):
