@@ -32,10 +32,7 @@ FLOAT_VARIANTS = ("float32", "fp16", "float16")
 CASES = {"cpu": NAMES, "webgpu": [n for n in NAMES if n.endswith(FLOAT_VARIANTS)], "refusal": NAMES}
 
 # (corpus file, check) -> the error it gives today, run as a strict xfail (see tests/models/test_corpus.py).
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("onnx_decoder_a16w8", "cpu"): "UnsupportedOpError: int16 LOGISTIC (16x8 mode) has no cpu kernel yet "
-                                   "(LiteRT's is a 513-entry table with interpolation)",
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 def _cases(check: str) -> list:

@@ -19,15 +19,11 @@ import numpy as np
 import pytest
 
 from gpulite import Interpreter
-from gpulite.errors import UnsupportedOpError
 from tests.ops.harness import run_litert
 from tests.ops.quant_ref import run_litert_reference
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "quant"
-# Models gpulite refuses at allocate_tensors, and the op it names: the 16x8 activations LiteRT
-# computes with its own fixed-point sigmoid table (int16 TANH, LOGISTIC) are not reproduced yet.
-KNOWN_REFUSALS = {"mlp_int16x8.tflite": "TANH"}
-MODELS = sorted(p.name for p in DATA.glob("*.tflite") if p.name not in KNOWN_REFUSALS)
+MODELS = sorted(p.name for p in DATA.glob("*.tflite"))
 
 
 def _inputs(model: bytes) -> list[np.ndarray]:
@@ -84,14 +80,3 @@ def test_quantized_model_matches_litert(name: str) -> None:
         else:
             bound = 1.0 if e.dtype != np.float32 else step * (1 + 1e-6)
         assert diff <= bound, f"{name} output {i}: max |diff| {diff} > {bound}"
-
-
-@pytest.mark.parametrize("name", sorted(KNOWN_REFUSALS))
-def test_known_refusal_names_the_op(name: str) -> None:
-    """A model gpulite cannot run yet is refused at allocate_tensors, naming the op and backend
-    (never a ModelError or a wrong answer); when the op lands, this fails and the model joins MODELS."""
-    model = (DATA / name).read_bytes()
-    run_litert(model, _inputs(model))  # LiteRT runs it: the file is valid
-    it = Interpreter(model_content=model, backend="cpu")
-    with pytest.raises(UnsupportedOpError, match=f"op {KNOWN_REFUSALS[name]} .*backend 'cpu'"):
-        it.allocate_tensors()

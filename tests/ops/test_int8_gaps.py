@@ -234,3 +234,50 @@ def test_int16_add_pot_scales_are_refused() -> None:
               pot_scale_int16=True)
     with pytest.raises(UnsupportedOpError, match="power-of-two scales"):
         Interpreter(model_content=m, backend="cpu").allocate_tensors()
+
+
+# int16 LOGISTIC / TANH (16x8 mode; activations.cc + reference_integer_ops::Logistic / Tanh): the
+# input rescaled onto 1/(3 * 4096) units, then a 256-entry sigmoid table with linear interpolation
+INT16_SIGMOID_CASES = {
+    "logistic-exporter-scale": ("LOGISTIC", 7.3402803e-06, 2.0**-15),  # onnx_decoder_a16w8's
+    "logistic-1e-4": ("LOGISTIC", 1e-4, 2.0**-15),
+    "logistic-pot-2e-11": ("LOGISTIC", 2.0**-11, 2.0**-15),  # a power of two off gemmlowp's: the table
+    "logistic-1e-3": ("LOGISTIC", 1e-3, 2.0**-15),
+    "tanh-exporter-scale": ("TANH", 7.3402803e-06, 2.0**-15),
+    "tanh-1e-4": ("TANH", 1e-4, 2.0**-15),
+    "tanh-pot-2e-10": ("TANH", 2.0**-10, 2.0**-15),
+    "tanh-out-1-over-32767": ("TANH", 3e-4, 1 / 32767),  # CheckedLog2 takes it as 2**-15
+}
+
+
+@pytest.mark.parametrize("case", list(INT16_SIGMOID_CASES))
+def test_int16_logistic_tanh_all_values(case: str, backend: str) -> None:
+    op, si, so = INT16_SIGMOID_CASES[case]
+    x = all_values(I16, 1)
+    check_quantized(model(op, [(x.shape, I16, (si, 0))], (x.shape, I16, (so, 0))), [x], backend)
+
+
+INT16_SIGMOID_REFUSED = {  # LiteRT refuses these too (Prepare), except where noted
+    "logistic-input-zero-point": ("LOGISTIC", (1e-4, 3), (2.0**-15, 0), "zero points 0"),
+    "logistic-output-scale": ("LOGISTIC", (1e-4, 0), (2.0**-14, 0), "exactly 2\\*\\*-15"),
+    "tanh-output-zero-point": ("TANH", (1e-4, 0), (2.0**-15, 5), "zero points 0"),
+    # LiteRT runs these two (gemmlowp's fixed-point logistic / tanh on F3): a gap, refused clearly
+    "logistic-pot-2e-12": ("LOGISTIC", (2.0**-12, 0), (2.0**-15, 0), "gemmlowp"),
+    "tanh-pot-2e-11": ("TANH", (2.0**-11, 0), (2.0**-15, 0), "gemmlowp"),
+}
+
+
+@pytest.mark.parametrize("case", list(INT16_SIGMOID_REFUSED))
+def test_int16_logistic_tanh_refusals(case: str) -> None:
+    from gpulite import Interpreter
+    from gpulite.errors import UnsupportedOpError
+    from tests.ops.harness import run_litert
+
+    op, qi, qo, match = INT16_SIGMOID_REFUSED[case]
+    x = all_values(I16, 1)
+    m = model(op, [(x.shape, I16, qi)], (x.shape, I16, qo))
+    if match != "gemmlowp":
+        with pytest.raises(RuntimeError):
+            run_litert(m, [x])
+    with pytest.raises(UnsupportedOpError, match=match):
+        Interpreter(model_content=m, backend="cpu").allocate_tensors()

@@ -14,6 +14,7 @@ import numpy as np
 from gpulite.backends.cpu.fast import clip
 from gpulite.backends.cpu.kernels import quantized_activations as qa
 from gpulite.backends.cpu.kernels.elementwise import row_views
+from gpulite.backends.cpu.kernels.int16_sigmoid import int16_sigmoid
 from gpulite.backends.cpu.kernels.lookup import is_quantized
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -64,6 +65,7 @@ def _float_io(node: Node, ctx) -> tuple[np.ndarray, np.ndarray]:
     x, out = ctx.input(0), ctx.output(0)
     if ctx.in_info(0).dtype != _FLOAT or ctx.out_info(0).dtype != _FLOAT:
         quantized = " or int8/uint8 quantized" if node.op in _QUANTIZED else ""
+        quantized += " (or int16)" if node.op in (Op.RELU, Op.RELU6, Op.LOGISTIC, Op.TANH) else ""
         raise UnsupportedOpError(node.op, node.index, "cpu", f"float32{quantized} only, got "
                                  f"{ctx.in_info(0).dtype} -> {ctx.out_info(0).dtype}")
     if x.shape != out.shape:
@@ -72,8 +74,10 @@ def _float_io(node: Node, ctx) -> tuple[np.ndarray, np.ndarray]:
 
 
 def unary_activation(node: Node, ctx) -> Run:
-    """Factory for RELU, RELU6, RELU_N1_TO_1, TANH and LOGISTIC (float32 or int8/uint8; RELU and
-    RELU6 also int16, as LiteRT)."""
+    """Factory for RELU, RELU6, RELU_N1_TO_1, TANH and LOGISTIC (float32 or int8/uint8; RELU,
+    RELU6, TANH and LOGISTIC also int16, as LiteRT)."""
+    if node.op in (Op.LOGISTIC, Op.TANH) and _int16_quantized(ctx.in_info(0)):
+        return int16_sigmoid(node, ctx)
     if is_quantized(ctx.in_info(0)) or (node.op in (Op.RELU, Op.RELU6) and _int16_quantized(ctx.in_info(0))):
         return _QUANTIZED[node.op](node, ctx)
     x, out = _float_io(node, ctx)
