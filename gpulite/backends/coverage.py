@@ -33,7 +33,7 @@ NOT_OPERATORS = frozenset({Op.CUSTOM, Op.DELEGATE, Op.PLACEHOLDER_FOR_GREATER_OP
 NOT_QUANTIZED = frozenset({Op.LOGICAL_AND, Op.LOGICAL_OR, Op.LOGICAL_NOT, Op.SHAPE, Op.RANK, Op.RANGE,
                            Op.BROADCAST_ARGS, Op.WHERE, Op.ONE_HOT})
 # Ops that read quantized codes, not values (the float rewrite keeps them integer).
-_RAW = frozenset({Op.QUANTIZE, Op.DEQUANTIZE, Op.CAST, Op.BITCAST, Op.BITWISE_XOR, Op.RIGHT_SHIFT})
+_RAW = frozenset({Op.QUANTIZE, Op.DEQUANTIZE, Op.CAST, Op.BITCAST, Op.BITWISE_XOR, Op.RIGHT_SHIFT, Op.SCATTER_ND})
 # Why an op is not covered, by name prefix (the first match wins).
 _WHY_NOT = (
     ("STABLEHLO_", "StableHLO op (JAX / ai-edge-torch StableHLO export, not TFLiteConverter's builtins)"),

@@ -35,6 +35,12 @@ def gather_nd_index_error(node: Node, index: list[int], at: list[int], bounds: l
     return IndexError(f"{where(node)}gather_nd index {index} at {at} is out of bounds for params dims {bounds}")
 
 
+def scatter_nd_index_error(node: Node, index: list[int], shape: Sequence[int]) -> IndexError:
+    """SCATTER_ND's run-time index error: the first index row whose flat offset (LiteRT checks
+    only that) puts its slice outside the output."""
+    return IndexError(f"{where(node)}scatter_nd index {index} is outside the output of shape {list(shape)}")
+
+
 def embedding_index_error(node: Node, index: int, rows: int) -> IndexError:
     """EMBEDDING_LOOKUP's run-time index error: the first id outside the table."""
     return IndexError(f"{where(node)}embedding id {index} is outside the table of {rows} rows")

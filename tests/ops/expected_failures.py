@@ -103,8 +103,11 @@ GPU_GAPS: list[tuple[str, str]] = [
      f"TFLite_Detection_PostProcess (a sequential selection): {_CPU_ONLY}"),
     ("test_detection.py::test_ssd_head_with_postprocess",
      f"TFLite_Detection_PostProcess (a sequential selection): {_CPU_ONLY}"),
+    *((f"test_tensor_ops.py::test_scatter_nd[{_c}]", f"{_d} SCATTER_ND (the WebGPU kernel takes float32/int32 "
+       "updates); runs on the CPU fallback") for _c, _d in (("int64-updates", "int64"), ("bool", "bool"),
+                                                           ("int8", "int8"))),
     *((f"test_tensor_ops.py::test_{_t}[*]", f"{_t.upper()}: {_CPU_ONLY}") for _t in (
-        "scatter_nd", "matrix_diag",
+        "matrix_diag",
         "matrix_set_diag", "right_shift", "bitwise_xor", "unsorted_segment", "segment_sum", "dynamic_update_slice",
         "reverse_sequence", "embedding_lookup_hybrid", "add_n", "bucketize", "fake_quant",
         "sparse_to_dense", "bitcast", "dilate", "hashtable_lookup", "reduce_window", "embedding_lookup_sparse")),

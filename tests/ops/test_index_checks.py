@@ -124,3 +124,57 @@ def test_outputs_on_gpu_still_raise() -> None:
     it.set_tensor(it.get_input_details()[1]["index"], np.array([1, 2, 5, 0], np.int32))
     it.invoke()
     assert it.get_output_gpu(it.get_output_details()[0]["index"]).shape == (4, 3)
+
+
+def _scatter_model(idx_shape, out_shape) -> bytes:
+    """SCATTER_ND of float updates at int32 indices computed in the graph (``ids + 0``), then an ADD."""
+    mb = ModelBuilder()
+    ids = mb.input("ids", idx_shape, np.int32)
+    k = idx_shape[-1]
+    upd = mb.input("upd", (*idx_shape[:-1], *out_shape[k:]), np.float32)
+    mid = mb.tensor("mid", idx_shape, np.int32)
+    mb.op("ADD", [ids, mb.const("zero", np.zeros(idx_shape, np.int32))], [mid])
+    s = mb.tensor("s", out_shape, np.float32)
+    mb.op("SCATTER_ND", [mid, upd, mb.const("shape", np.array(out_shape, np.int32))], [s])
+    y = mb.tensor("y", out_shape, np.float32)
+    mb.op("ADD", [s, mb.const("one", np.ones((1,), np.float32))], [y])
+    mb.output(y)
+    return mb.build()
+
+
+# id: (indices shape, output shape, bad entries {position: value})
+SCATTER_CASES = {
+    # past its dimension, though the flat offset (0 * 4 + 5) lies inside the output: LiteRT 2.3 fails
+    "past-one-dim": ((3, 2), (3, 4), {(1, 1): 5}),
+    "negative-inside-flat": ((2, 2), (3, 4), {(1,): [1, -1]}),
+    "first-of-two": ((2, 3, 2), (4, 5, 2), {(1, 2, 0): 4, (0, 1, 1): -1}),
+    "rows-many": ((1000, 1), (50, 3), {(777, 0): 50, (901, 0): -3}),
+}
+
+
+@pytest.mark.parametrize("case", SCATTER_CASES)
+def test_scatter_nd_index_out_of_range_fails_the_invoke(case: str, backend: str) -> None:
+    ishape, oshape, bad = SCATTER_CASES[case]
+    model = _scatter_model(ishape, oshape)
+    k = ishape[-1]
+    rng = np.random.default_rng(6)
+    upd = rng.standard_normal((*ishape[:-1], *oshape[k:])).astype(np.float32)
+    good = np.stack([rng.integers(0, d, ishape[:-1]) for d in oshape[:k]], axis=-1).astype(np.int32)
+    it = Interpreter(model_content=model, backend=backend)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], good)
+    it.set_tensor(it.get_input_details()[1]["index"], upd)
+    it.invoke()
+    np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"]),
+                                  run_litert(model, [good, upd])[0])
+    ids = good.copy()
+    for at, value in bad.items():
+        ids[at] = value
+    with pytest.raises(RuntimeError):
+        run_litert(model, [ids, upd])
+    with pytest.raises(IndexError) as cpu:
+        _invoke(model, "cpu", ids, upd)
+    it.set_tensor(it.get_input_details()[0]["index"], ids)
+    with pytest.raises(IndexError, match="scatter_nd index") as got:
+        it.invoke()
+    assert str(got.value) == str(cpu.value)

@@ -281,3 +281,30 @@ def test_int16_logistic_tanh_refusals(case: str) -> None:
             run_litert(m, [x])
     with pytest.raises(UnsupportedOpError, match=match):
         Interpreter(model_content=m, backend="cpu").allocate_tensors()
+
+
+def test_quantized_scatter_nd_keeps_its_codes_under_float_quantization() -> None:
+    """LiteRT's int8 SCATTER_ND fills code 0 and adds the update codes (not their values): under
+    quantized="float" webgpu keeps its tensors integer (quantized.RAW_OPS), so LiteRT's codes,
+    not the zero point where nothing lands nor a value sum for the duplicate."""
+    from gpulite import Interpreter
+    from gpulite.testing.tflite_writer import ModelBuilder
+    from tests.ops.harness import run_litert
+    from tests.webgpu.support import adapter_problem
+
+    if adapter_problem() is not None:
+        pytest.skip(adapter_problem())
+    mb = ModelBuilder()
+    i = mb.input("i", (3, 1), np.int32)
+    u = mb.input("u", (3, 2), I8, quant=(0.1, 5))
+    y = mb.tensor("y", (4, 2), I8, quant=(0.1, 5))
+    mb.op("SCATTER_ND", [i, u, mb.const("s", np.array([4, 2], np.int32))], [y])
+    mb.output(y)
+    m = mb.build()
+    feeds = [np.array([[1], [3], [1]], np.int32), np.array([[10, 20], [30, 40], [50, 60]], I8)]
+    it = Interpreter(model_content=m, backend="webgpu", quantized="float")
+    it.allocate_tensors()
+    for d, v in zip(it.get_input_details(), feeds, strict=True):
+        it.set_tensor(d["index"], v)
+    it.invoke()
+    np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"]), run_litert(m, feeds)[0])

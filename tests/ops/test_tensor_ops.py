@@ -73,6 +73,9 @@ SCATTER_CASES = {
     "int64-updates": ([[4], [0]], (), (6,), np.int64),
     "bool": ([[0, 0], [1, 1], [0, 0]], (), (2, 2), np.bool_),
     "int8": ([[1, 2, 0], [0, 0, 1]], (), (2, 3, 2), np.int8),
+    # many duplicates of mixed magnitudes: a float sum in another order rounds differently
+    "float-duplicates-in-order": ([[i % 3, (i * 7) % 5] for i in range(60)], (3,), (3, 5, 3), np.float32),
+    "int32-duplicates-wrap": ([[1], [0], [1], [1]], (2,), (3, 2), np.int32),
 }
 
 
@@ -84,7 +87,9 @@ def test_scatter_nd(case: str, backend: str) -> None:
     upd_shape = (*idx.shape[:-1], *suffix)
     upd = (rng.random(upd_shape) > 0.4) if dtype == np.bool_ else rng.integers(-9, 10, upd_shape).astype(dtype)
     if dtype == np.float32:
-        upd = rng.standard_normal(upd_shape).astype(dtype)
+        upd = (rng.standard_normal(upd_shape) * 10.0 ** rng.integers(-4, 5, upd_shape)).astype(dtype)
+    if case == "int32-duplicates-wrap":
+        upd = np.full(upd_shape, 2**30 + 12345, np.int32)
     check_op(*single_op("SCATTER_ND", [In(idx), In(upd), C(np.array(shape, np.int32))], out_dtype=dtype),
              backend)
 

@@ -38,9 +38,10 @@ from gpulite.model.opdefs import Op
 MODES = ("float", "exact")
 QUANT_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 # Ops that read or write the integer codes of a quantized tensor, not the value they stand for
-# (LiteRT's NEG, FLOOR_DIV and FLOOR_MOD compute on int8/int16 codes and ignore the scales).
+# (LiteRT's NEG, FLOOR_DIV and FLOOR_MOD compute on int8/int16 codes and ignore the scales;
+# SCATTER_ND fills code 0 and adds the update codes).
 RAW_OPS = frozenset({Op.QUANTIZE, Op.DEQUANTIZE, Op.CAST, Op.BITCAST, Op.BITWISE_XOR, Op.RIGHT_SHIFT,
-                     Op.NEG, Op.FLOOR_DIV, Op.FLOOR_MOD})
+                     Op.NEG, Op.FLOOR_DIV, Op.FLOOR_MOD, Op.SCATTER_ND})
 _F32 = np.dtype(np.float32)
 _F32_CODE = int(sg.TensorType.FLOAT32)
 

@@ -3,9 +3,10 @@
 Reductions write through a keep-dims view of the output made in the factory, so numpy's
 ``ufunc.reduce(..., out=)`` fills it in place. Integer MEAN truncates toward zero like
 TFLite's reference kernel. int8/uint8 MEAN and SUM follow what LiteRT runs (its XNNPACK
-path, :func:`_eight_bit_reduce`), int16 TFLite's integer kernels. MAX/MIN on 8-bit tensors compare codes, which LiteRT allows only when
-input and output share scale and zero point. Quantized int8/int16 REDUCE_PROD is here too
-(:func:`quantized_prod`); the unquantized one is in cast_scan.py.
+path, :func:`_eight_bit_reduce`), int16 TFLite's integer kernels. MAX/MIN on 8-bit tensors
+compare codes, which LiteRT allows only when input and output share scale and zero point.
+Quantized int8/int16 REDUCE_PROD is here too (:func:`quantized_prod`); the unquantized one is
+in cast_scan.py.
 """
 
 from __future__ import annotations

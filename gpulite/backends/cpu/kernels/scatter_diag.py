@@ -1,9 +1,9 @@
 """SCATTER_ND, SPARSE_TO_DENSE, MATRIX_DIAG, MATRIX_SET_DIAG and DILATE.
 
 SCATTER_ND starts from zeros of the constant ``shape`` and adds each update slice at its
-index (duplicates accumulate; for bool, OR). As in LiteRT's reference kernel only the flat
-offset of an index is bounds-checked, so an index past one dimension but inside the tensor
-lands where its flat offset points; one outside the tensor fails the invoke.
+index, in index order (duplicates accumulate, integers wrapping; for bool, OR). As in LiteRT
+2.3's reference kernel every index is checked against its dimension: one outside fails the
+invoke, even where its flat offset would land inside the output.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.cpu.kernels.shape_ops import arity, check_out, unsupported
 from gpulite.backends.kernels import register_kernel
 from gpulite.graph.ir import Node
-from gpulite.graph.layout import where
+from gpulite.graph.layout import scatter_nd_index_error, where
 from gpulite.graph.shape_rules.tensor_ops import dilated_shape, scatter_nd_shape, sparse_to_dense_shape
 from gpulite.model.opdefs import Op
 
@@ -43,14 +43,14 @@ def scatter_nd(node: Node, ctx: CpuContext) -> Callable[[], None]:
     slice_size = math.prod(shape[k:])
     lanes = np.arange(slice_size, dtype=np.int64)
     flat_out, flat_upd = out.reshape(-1), upd.reshape(-1, slice_size)
+    dims = np.array(shape[:k], np.int64)
 
     def run() -> None:
-        pos = idx.reshape(-1, k).astype(np.int64) @ strides
-        bad = (pos < 0) | (pos + slice_size > out.size)
+        rows = idx.reshape(-1, k).astype(np.int64)
+        bad = ((rows < 0) | (rows >= dims)).any(axis=1)
+        pos = rows @ strides
         if bad.any():
-            i = int(np.argmax(bad))
-            raise IndexError(f"{where(node)}scatter_nd index {idx.reshape(-1, k)[i].tolist()} is outside the "
-                             f"output of shape {list(shape)}")
+            raise scatter_nd_index_error(node, rows[int(np.argmax(bad))].tolist(), shape)
         out.fill(0)
         if out.dtype == np.bool_:
             flat_out[(pos[:, None] + lanes).reshape(-1)[flat_upd.reshape(-1)]] = True
