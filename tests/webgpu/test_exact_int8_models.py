@@ -1,0 +1,173 @@
+"""Every full-integer model of both converter corpora on webgpu with ``quantized="exact"``
+(issue 23, item 4): bit-equal to LiteRT, and on the GPU.
+
+The files: ``tests/data/corpus`` ``*_int8`` (float I/O) and ``*_int8io``; ``tests/data/corpus_exporters``
+``*_int8``, ``*_int8io``, ``*_pt2e_int8`` and ``*_a16w8`` (int16 activations); not the dynamic-range
+ones (float activations). On the corpus tests' seeded input (:func:`tests.models.test_corpus.make_inputs`):
+
+- **values**: every output equal, bit for bit, to LiteRT's. LiteRT has two kernel sets that
+  disagree on some int8 ops (XNNPACK, its default, and its builtin kernels,
+  ``BUILTIN_WITHOUT_DEFAULT_DELEGATES``); the outputs must equal all of one of them.
+- **placement**: every node on the GPU, except the ops the project runs on the CPU by design
+  (:data:`ON_CPU_BY_DESIGN`: data-dependent shapes and sequential loops, as ``gpulite ops`` and
+  docs/ops.md list them, and TFLite_Detection_PostProcess, a non-max suppression). So the GPU
+  nodes form one partition, cut only where such an op sits.
+
+A model not there yet is a strict xfail in :data:`KNOWN_GAPS`, with what it runs on the CPU (or
+how its values differ): a kernel landing makes it XPASS, which fails until the entry goes.
+``tests/webgpu/test_quantized.py`` covers the default ``quantized="float"`` path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpulite import Interpreter
+from gpulite.backends.coverage import _CPU_BY_DESIGN
+from gpulite.errors import UnsupportedOpError
+from tests.models.test_corpus import BUILTIN, _litert, make_inputs
+from tests.ops.harness import NotOnGpuError
+from tests.ops.harness import _run as run
+from tests.webgpu.support import require_adapter
+
+require_adapter()
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+CORPORA = ("corpus", "corpus_exporters")
+INTEGER_VARIANTS = ("_int8", "_int8io", "_pt2e_int8", "_a16w8")
+FILES = sorted(f"{p.parent.name}/{p.stem}" for c in CORPORA for p in (DATA / c).glob("*.tflite")
+               if p.stem.endswith(INTEGER_VARIANTS))
+ON_CPU_BY_DESIGN = frozenset({op.value for op in _CPU_BY_DESIGN} | {"TFLite_Detection_PostProcess"})
+
+
+class NotBitEqualError(AssertionError):
+    """An output differs from both of LiteRT's kernel sets."""
+
+
+def _cpu(ops: str) -> str:
+    return f"NotOnGpuError: runs {ops} on the CPU (no integer WebGPU kernel yet)"
+
+
+# corpus/file -> why it fails today (the error class first): strict xfails.
+KNOWN_GAPS: dict[str, str] = {
+    "corpus/audio_stft_int8": _cpu("CONV_2D FULLY_CONNECTED LOG MAX_POOL_2D MEAN MUL SOFTMAX"),
+    "corpus/audio_stft_int8io": _cpu("CONV_2D FULLY_CONNECTED LOG MAX_POOL_2D MEAN MUL SOFTMAX"),
+    "corpus/bilstm_int8": _cpu("FULLY_CONNECTED SOFTMAX UNIDIRECTIONAL_SEQUENCE_LSTM"),
+    "corpus/bilstm_int8io": _cpu("FULLY_CONNECTED SOFTMAX UNIDIRECTIONAL_SEQUENCE_LSTM"),
+    "corpus/densenet_int8": _cpu("AVERAGE_POOL_2D CONV_2D FULLY_CONNECTED MUL SOFTMAX"),
+    "corpus/densenet_int8io": _cpu("AVERAGE_POOL_2D CONV_2D FULLY_CONNECTED MUL SOFTMAX"),
+    "corpus/efficientnet_style_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED LOGISTIC MEAN MUL SOFTMAX"),
+    "corpus/efficientnet_style_int8io": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED LOGISTIC MEAN MUL "
+                                             "SOFTMAX"),
+    "corpus/lstm_int8": _cpu("FULLY_CONNECTED SOFTMAX UNIDIRECTIONAL_SEQUENCE_LSTM"),
+    "corpus/lstm_int8io": _cpu("FULLY_CONNECTED SOFTMAX UNIDIRECTIONAL_SEQUENCE_LSTM"),
+    "corpus/mobilenet_v2_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED MEAN SOFTMAX"),
+    "corpus/mobilenet_v2_int8io": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED MEAN SOFTMAX"),
+    "corpus/mobilenet_v3_small_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D HARD_SWISH MEAN MUL SOFTMAX"),
+    "corpus/mobilenet_v3_small_int8io": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D HARD_SWISH MEAN MUL SOFTMAX"),
+    "corpus/resnet_int8": _cpu("ADD CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN SOFTMAX"),
+    "corpus/resnet_int8io": _cpu("ADD CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN SOFTMAX"),
+    "corpus/ssd_detector_int8": _cpu("CONV_2D LOGISTIC"),
+    "corpus/ssd_detector_int8io": _cpu("CONV_2D LOGISTIC"),
+    "corpus/transformer_int8": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED GELU MEAN MUL RSQRT SOFTMAX "
+                                    "SQUARED_DIFFERENCE"),
+    "corpus/transformer_int8io": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED GELU MEAN MUL RSQRT SOFTMAX "
+                                      "SQUARED_DIFFERENCE"),
+    "corpus/transformer_tokens_int8": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED GELU MEAN MUL RSQRT SOFTMAX "
+                                           "SQUARED_DIFFERENCE"),
+    "corpus/transformer_tokens_int8io": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED GELU MEAN MUL RSQRT SOFTMAX "
+                                             "SQUARED_DIFFERENCE"),
+    "corpus/unet_int8": _cpu("CONV_2D LOGISTIC MAX_POOL_2D RESIZE_BILINEAR TRANSPOSE_CONV"),
+    "corpus/unet_int8io": _cpu("CONV_2D LOGISTIC MAX_POOL_2D RESIZE_BILINEAR TRANSPOSE_CONV"),
+    "corpus_exporters/onnx_decoder_a16w8": "UnsupportedOpError: int16 LOGISTIC (16x8 mode) has no kernel",
+    "corpus_exporters/onnx_decoder_int8": _cpu("AVERAGE_POOL_2D CONV_2D LEAKY_RELU LOGISTIC RELU RESIZE_BILINEAR "
+                                               "TRANSPOSE TRANSPOSE_CONV"),
+    "corpus_exporters/onnx_decoder_int8io": _cpu("AVERAGE_POOL_2D CONV_2D LEAKY_RELU LOGISTIC RELU RESIZE_BILINEAR "
+                                                 "TRANSPOSE TRANSPOSE_CONV"),
+    "corpus_exporters/onnx_resnet18_a16w8": _cpu("ADD CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN"),
+    "corpus_exporters/onnx_resnet18_int8": _cpu("ADD CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN"),
+    "corpus_exporters/onnx_resnet18_int8io": _cpu("ADD CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN"),
+    "corpus_exporters/torch_decoder_pt2e_int8": _cpu("AVERAGE_POOL_2D CONV_2D GREATER_EQUAL LEAKY_RELU LOGISTIC "
+                                                     "RESIZE_BILINEAR TRANSPOSE_CONV"),
+    "corpus_exporters/torch_lraspp_pt2e_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D HARD_SWISH LOGISTIC MEAN MUL "
+                                                    "RESIZE_BILINEAR"),
+    "corpus_exporters/torch_lstm_pt2e_int8": _cpu("FULLY_CONNECTED"),
+    "corpus_exporters/torch_mobilenet_v3_small_pt2e_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED "
+                                                                "HARD_SWISH MEAN MUL"),
+    "corpus_exporters/torch_resnet18_pt2e_int8": _cpu("CONV_2D FULLY_CONNECTED MAX_POOL_2D"),
+    "corpus_exporters/torch_resnext_pt2e_int8": _cpu("ADD CONV_2D FULLY_CONNECTED MEAN"),
+    "corpus_exporters/torch_shufflenet_v2_pt2e_int8": _cpu("CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED MAX_POOL_2D "
+                                                           "MEAN QUANTIZE"),
+    "corpus_exporters/torch_tensor_ops_pt2e_int8": _cpu("FULLY_CONNECTED GREATER MUL"),
+    "corpus_exporters/torch_vit_pt2e_int8": _cpu("CONV_2D FULLY_CONNECTED GELU"),
+}
+
+RAISES = {"NotOnGpuError": NotOnGpuError, "NotBitEqualError": NotBitEqualError,
+          "UnsupportedOpError": UnsupportedOpError}
+
+
+def _cases() -> list:
+    def marks(reason: str):
+        return pytest.mark.xfail(strict=True, raises=RAISES[reason.split(":", 1)[0]], reason=reason)
+    return [pytest.param(f, marks=marks(KNOWN_GAPS[f])) if f in KNOWN_GAPS else f for f in FILES]
+
+
+def cpu_ops(it: Interpreter) -> dict[str, int]:
+    """The op types an allocated webgpu interpreter runs on the CPU fallback, with counts,
+    less :data:`ON_CPU_BY_DESIGN`."""
+    ops: dict[str, int] = {}
+    for p in it.get_plan()["partitions"]:
+        if p["backend"] != "webgpu":
+            for op, n in p["ops"].items():
+                if op not in ON_CPU_BY_DESIGN:
+                    ops[op] = ops.get(op, 0) + n
+    return dict(sorted(ops.items()))
+
+
+def value_problem(got: list[np.ndarray], oracles: dict[str, list[np.ndarray]]) -> str | None:
+    """None when ``got`` equals all outputs of one of ``oracles`` (name -> outputs), else how it differs."""
+    if any(all(g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w) for g, w in zip(got, want))
+           for want in oracles.values()):
+        return None
+    lines = []
+    for name, want in oracles.items():
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            if g.dtype != w.dtype or g.shape != w.shape:
+                lines.append(f"output {k}: {g.dtype}{g.shape}, LiteRT {name} {w.dtype}{w.shape}")
+            elif not np.array_equal(g, w):
+                d = np.abs(g.astype(np.float64) - w.astype(np.float64))
+                lines.append(f"output {k}: {int((d > 0).sum())} of {d.size} differ from LiteRT {name}, "
+                             f"max {d.max():g}")
+    return "; ".join(lines)
+
+
+@pytest.mark.parametrize("name", _cases())
+def test_full_integer_model_is_exact_on_the_gpu(name: str) -> None:
+    path = DATA / f"{name}.tflite"
+    x = make_inputs(path, 1)
+    it = Interpreter(model_path=str(path), backend="webgpu", quantized="exact")
+    got = run(it, x)
+    oracles = {"XNNPACK": run(_litert(path), x), "builtin": run(_litert(path, BUILTIN), x)}
+    assert len(got) == len(oracles["XNNPACK"]), f"{len(got)} outputs, LiteRT gives {len(oracles['XNNPACK'])}"
+    values = value_problem(got, oracles)
+    plan = it.get_plan()
+    on_cpu = cpu_ops(it)
+    if on_cpu or plan.get("cpu_after_invoke"):
+        raise NotOnGpuError(f"{name}: runs {' '.join(on_cpu)} on the CPU "
+                            f"(cpu_after_invoke: {plan.get('cpu_after_invoke')}); values: {values or 'bit-equal'}")
+    # GPU partitions are cut only by the CPU ones (by design): at most one more of them
+    parts = [p["backend"] for p in plan["partitions"]]
+    assert parts.count("webgpu") <= len(parts) - parts.count("webgpu") + 1, f"{name}: {plan['partitions']}"
+    if values is not None:
+        raise NotBitEqualError(f"{name}: {values}")
+
+
+def test_every_full_integer_file_is_listed_once() -> None:
+    """Guards the file list against a rename (a lost file would silently drop its case) and
+    KNOWN_GAPS against stale entries."""
+    assert len(FILES) >= 39, FILES
+    stale = sorted(set(KNOWN_GAPS) - set(FILES))
+    assert not stale, f"KNOWN_GAPS entries naming no file: {stale}"
