@@ -129,8 +129,10 @@ def cpu_ops(it: Interpreter) -> dict[str, int]:
 
 def value_problem(got: list[np.ndarray], oracles: dict[str, list[np.ndarray]]) -> str | None:
     """None when ``got`` equals all outputs of one of ``oracles`` (name -> outputs), else how it differs."""
-    if any(all(g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w) for g, w in zip(got, want))
-           for want in oracles.values()):
+    def same(g: np.ndarray, w: np.ndarray) -> bool:
+        return g.dtype == w.dtype and g.shape == w.shape and bool(np.array_equal(g, w))
+
+    if any(all(map(same, got, want)) for want in oracles.values()):
         return None
     lines = []
     for name, want in oracles.items():
