@@ -47,62 +47,63 @@ class NotBitEqualError(AssertionError):
     """An output differs from both of LiteRT's kernel sets."""
 
 
-def _cpu(ops: str) -> str:
-    return f"NotOnGpuError: runs {ops} on the CPU (no integer WebGPU kernel yet)"
+def _cpu(ops: str, then: str = "") -> str:
+    return f"NotOnGpuError: runs {ops} on the CPU (no integer WebGPU kernel yet)" + (f"; then {then}" if then else "")
+
+
+# These outputs differ from both kernel sets already on the CPU fallback: gpulite's int8
+# per-channel convolutions round twice (gemmlowp's MultiplyByQuantizedMultiplier, as LiteRT's
+# reference kernels), LiteRT's optimized builtin kernels once (measured: rounding once in the
+# per-channel convolutions leaves no node of these models apart from both kernel sets but float
+# ops' last bits); a code apart in a convolution propagates to the output.
+CONV_ROUNDING = "NotBitEqualError: per-channel conv rounding (see CONV_ROUNDING)"
+DIFFERS = "values differ (CONV_ROUNDING)"
 
 
 # corpus/file -> why it fails today (the error class first): strict xfails.
 KNOWN_GAPS: dict[str, str] = {
-    "corpus/audio_stft_int8": _cpu("CONV_2D FULLY_CONNECTED LOG MAX_POOL_2D MEAN MUL SOFTMAX"),
-    "corpus/audio_stft_int8io": _cpu("CONV_2D FULLY_CONNECTED LOG MAX_POOL_2D MEAN MUL SOFTMAX"),
+    "corpus/audio_stft_int8": _cpu("CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN MUL SOFTMAX"),
+    "corpus/audio_stft_int8io": _cpu("CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN MUL SOFTMAX"),
     "corpus/bilstm_int8": _cpu("FULLY_CONNECTED SOFTMAX UNIDIRECTIONAL_SEQUENCE_LSTM"),
     "corpus/bilstm_int8io": _cpu("FULLY_CONNECTED SOFTMAX UNIDIRECTIONAL_SEQUENCE_LSTM"),
     "corpus/densenet_int8": _cpu("AVERAGE_POOL_2D CONV_2D FULLY_CONNECTED MUL SOFTMAX"),
     "corpus/densenet_int8io": _cpu("AVERAGE_POOL_2D CONV_2D FULLY_CONNECTED MUL SOFTMAX"),
-    "corpus/efficientnet_style_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED LOGISTIC MEAN MUL SOFTMAX"),
-    "corpus/efficientnet_style_int8io": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED LOGISTIC MEAN MUL "
-                                             "SOFTMAX"),
+    "corpus/efficientnet_style_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED MEAN MUL SOFTMAX"),
+    "corpus/efficientnet_style_int8io": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED MEAN MUL SOFTMAX"),
     "corpus/lstm_int8": _cpu("FULLY_CONNECTED SOFTMAX UNIDIRECTIONAL_SEQUENCE_LSTM"),
     "corpus/lstm_int8io": _cpu("FULLY_CONNECTED SOFTMAX UNIDIRECTIONAL_SEQUENCE_LSTM"),
     "corpus/mobilenet_v2_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED MEAN SOFTMAX"),
     "corpus/mobilenet_v2_int8io": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED MEAN SOFTMAX"),
-    "corpus/mobilenet_v3_small_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D HARD_SWISH MEAN MUL SOFTMAX"),
-    "corpus/mobilenet_v3_small_int8io": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D HARD_SWISH MEAN MUL SOFTMAX"),
+    "corpus/mobilenet_v3_small_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D MEAN MUL SOFTMAX"),
+    "corpus/mobilenet_v3_small_int8io": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D MEAN MUL SOFTMAX"),
     "corpus/resnet_int8": _cpu("ADD CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN SOFTMAX"),
     "corpus/resnet_int8io": _cpu("ADD CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN SOFTMAX"),
-    "corpus/ssd_detector_int8": _cpu("CONV_2D LOGISTIC"),
-    "corpus/ssd_detector_int8io": _cpu("CONV_2D LOGISTIC"),
-    "corpus/transformer_int8": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED GELU MEAN MUL RSQRT SOFTMAX "
-                                    "SQUARED_DIFFERENCE"),
-    "corpus/transformer_int8io": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED GELU MEAN MUL RSQRT SOFTMAX "
-                                      "SQUARED_DIFFERENCE"),
-    "corpus/transformer_tokens_int8": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED GELU MEAN MUL RSQRT SOFTMAX "
-                                           "SQUARED_DIFFERENCE"),
-    "corpus/transformer_tokens_int8io": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED GELU MEAN MUL RSQRT SOFTMAX "
-                                             "SQUARED_DIFFERENCE"),
-    "corpus/unet_int8": _cpu("CONV_2D LOGISTIC MAX_POOL_2D RESIZE_BILINEAR TRANSPOSE_CONV"),
-    "corpus/unet_int8io": _cpu("CONV_2D LOGISTIC MAX_POOL_2D RESIZE_BILINEAR TRANSPOSE_CONV"),
+    "corpus/ssd_detector_int8": _cpu("CONV_2D"),
+    "corpus/ssd_detector_int8io": _cpu("CONV_2D"),
+    "corpus/transformer_int8": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED MEAN MUL SOFTMAX SQUARED_DIFFERENCE"),
+    "corpus/transformer_int8io": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED MEAN MUL SOFTMAX SQUARED_DIFFERENCE"),
+    "corpus/transformer_tokens_int8": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED MEAN MUL SOFTMAX SQUARED_DIFFERENCE"),
+    "corpus/transformer_tokens_int8io": _cpu("ADD BATCH_MATMUL FULLY_CONNECTED MEAN MUL SOFTMAX SQUARED_DIFFERENCE"),
+    "corpus/unet_int8": _cpu("CONV_2D MAX_POOL_2D RESIZE_BILINEAR TRANSPOSE_CONV", DIFFERS),
+    "corpus/unet_int8io": _cpu("CONV_2D MAX_POOL_2D RESIZE_BILINEAR TRANSPOSE_CONV", DIFFERS),
     "corpus_exporters/onnx_decoder_a16w8": "UnsupportedOpError: int16 LOGISTIC (16x8 mode) has no kernel",
-    "corpus_exporters/onnx_decoder_int8": _cpu("AVERAGE_POOL_2D CONV_2D LEAKY_RELU LOGISTIC RELU RESIZE_BILINEAR "
-                                               "TRANSPOSE TRANSPOSE_CONV"),
-    "corpus_exporters/onnx_decoder_int8io": _cpu("AVERAGE_POOL_2D CONV_2D LEAKY_RELU LOGISTIC RELU RESIZE_BILINEAR "
-                                                 "TRANSPOSE TRANSPOSE_CONV"),
+    "corpus_exporters/onnx_decoder_int8": _cpu("AVERAGE_POOL_2D CONV_2D RESIZE_BILINEAR TRANSPOSE TRANSPOSE_CONV"),
+    "corpus_exporters/onnx_decoder_int8io": _cpu("AVERAGE_POOL_2D CONV_2D RESIZE_BILINEAR TRANSPOSE TRANSPOSE_CONV"),
     "corpus_exporters/onnx_resnet18_a16w8": _cpu("ADD CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN"),
     "corpus_exporters/onnx_resnet18_int8": _cpu("ADD CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN"),
     "corpus_exporters/onnx_resnet18_int8io": _cpu("ADD CONV_2D FULLY_CONNECTED MAX_POOL_2D MEAN"),
-    "corpus_exporters/torch_decoder_pt2e_int8": _cpu("AVERAGE_POOL_2D CONV_2D GREATER_EQUAL LEAKY_RELU LOGISTIC "
-                                                     "RESIZE_BILINEAR TRANSPOSE_CONV"),
-    "corpus_exporters/torch_lraspp_pt2e_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D HARD_SWISH LOGISTIC MEAN MUL "
-                                                    "RESIZE_BILINEAR"),
+    "corpus_exporters/torch_decoder_pt2e_int8": _cpu("AVERAGE_POOL_2D CONV_2D "
+                                                     "GREATER_EQUAL RESIZE_BILINEAR TRANSPOSE_CONV", DIFFERS),
+    "corpus_exporters/torch_lraspp_pt2e_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D MEAN MUL RESIZE_BILINEAR", DIFFERS),
     "corpus_exporters/torch_lstm_pt2e_int8": _cpu("FULLY_CONNECTED"),
-    "corpus_exporters/torch_mobilenet_v3_small_pt2e_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED "
-                                                                "HARD_SWISH MEAN MUL"),
+    "corpus_exporters/torch_mobilenet_v3_small_pt2e_int8": _cpu("ADD CONV_2D DEPTHWISE_CONV_2D "
+                                                                "FULLY_CONNECTED MEAN MUL"),
     "corpus_exporters/torch_resnet18_pt2e_int8": _cpu("CONV_2D FULLY_CONNECTED MAX_POOL_2D"),
     "corpus_exporters/torch_resnext_pt2e_int8": _cpu("ADD CONV_2D FULLY_CONNECTED MEAN"),
-    "corpus_exporters/torch_shufflenet_v2_pt2e_int8": _cpu("CONV_2D DEPTHWISE_CONV_2D FULLY_CONNECTED MAX_POOL_2D "
-                                                           "MEAN QUANTIZE"),
+    "corpus_exporters/torch_shufflenet_v2_pt2e_int8": _cpu("CONV_2D DEPTHWISE_CONV_2D "
+                                                           "FULLY_CONNECTED MAX_POOL_2D MEAN"),
     "corpus_exporters/torch_tensor_ops_pt2e_int8": _cpu("FULLY_CONNECTED GREATER MUL"),
-    "corpus_exporters/torch_vit_pt2e_int8": _cpu("CONV_2D FULLY_CONNECTED GELU"),
+    "corpus_exporters/torch_vit_pt2e_int8": _cpu("CONV_2D FULLY_CONNECTED"),
 }
 
 RAISES = {"NotOnGpuError": NotOnGpuError, "NotBitEqualError": NotBitEqualError,
