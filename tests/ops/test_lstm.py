@@ -208,6 +208,7 @@ INT8_CASES = {
     "projection-saturated": {"projection": 4, "x_scale": 0.2, "cell_scale": 2.0 ** -13, "seed": 0},
     "hidden-quantization": {"hidden": (0.006, 5), "x_scale": 0.2},
     "one-step-op": {"op": "LSTM", "projection": 4, "proj_bias": True, "peephole": False, "layer_norm": True},
+    "one-step-op-peephole": {"op": "LSTM", "peephole": True, "cell_clip": 0.5},
 }
 
 
@@ -275,13 +276,13 @@ def test_integer_lstm(case: str, backend: str) -> None:
     _check_twice(integer_unidirectional(INT8_CASES[case]), backend, seed=11, draw=_int8s)
 
 
-def test_integer_lstm_state_resets_to_its_zero_point() -> None:
+def test_integer_lstm_state_resets_to_its_zero_point(backend: str) -> None:
     """LiteRT's ResetVariableTensor fills an int8 variable with its zero point (the real value 0):
     the output state starts there at allocate_tensors and after reset_all_variables, and the first
     invoke's output comes again (the second differs, the state having moved on)."""
     model = integer_unidirectional(INT8_CASES["converter-layout"])
     x = np.random.default_rng(12).integers(-128, 128, (BATCH, STEPS, N_IN)).astype(np.int8)
-    it = Interpreter(model_content=model)
+    it = Interpreter(model_content=model, backend=backend)
     it.allocate_tensors()
     got = []
     for step in range(3):

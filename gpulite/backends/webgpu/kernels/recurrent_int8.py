@@ -1,0 +1,157 @@
+"""The full-integer UNIDIRECTIONAL_SEQUENCE_LSTM and LSTM (int8 activations, int16 cell state) under
+``quantized="exact"``, bit-equal to the cpu kernel (``backends/cpu/kernels/recurrent_int8.py``,
+LiteRT's ``EvalInteger8x8_16``).
+
+The parameters are the cpu kernel's own: its :class:`IntegerLstm` is built for the node (so the
+node is refused here exactly where the cpu refuses it) and its folded biases, multipliers and
+gemmlowp sigmoid/tanh tables (65,536 int16 codes each) are uploaded as they are. The dispatches:
+
+- ``lstm_int8_input.wgsl``: every gate's input part for every step, one thread per (row, gate
+  column), into i32 scratch (the cpu kernel's one product before the steps);
+- ``lstm_int8_step.wgsl``, one per time step: one thread per (batch row, cell) adds the recurrent
+  product, the peepholes, looks the activations up, updates the cell and writes h; the steps'
+  h (int8 values) and c (int16) live in i32 scratch, the first step reading the state tensors;
+- ``pack_codes.wgsl``: the output sequence and the two states packed into their int8/int16
+  tensors (whole words a thread, as packed codes require).
+
+Declined (the node runs LiteRT's arithmetic on the cpu): layer norm and projection (a step would
+need a row reduction or a second product), weights too wide for i32 sums.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.backends.cpu.kernels.recurrent_int8 import IntegerLstm
+from gpulite.backends.kernels import declare_int8, register_case
+from gpulite.backends.webgpu.context import GpuContext, TensorRef
+from gpulite.backends.webgpu.program import Program, make_program
+from gpulite.errors import GpuliteError
+from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
+
+_SLOTS = {"x": (1, 2, 3, 4), "h": (5, 6, 7, 8), "peephole": (9, 10, 11), "bias": (12, 13, 14, 15),
+          "proj_w": 16, "proj_b": 17, "h_state": 18, "c_state": 19}
+_I32 = np.iinfo(np.int32)
+
+
+def applies(node: Node, ctx: GpuContext) -> bool:
+    """An int8 LSTM under ``quantized="exact"`` (the float kernel declines int8 tensors)."""
+    return ctx.quantized == "exact" and ctx.in_info(0).dtype == np.int8
+
+
+def _i32(ctx: GpuContext, values: np.ndarray, what: str) -> TensorRef:
+    v = np.asarray(values)
+    if v.size and (v.min() < _I32.min or v.max() > _I32.max):
+        raise ctx.unsupported(f"{what} exceed int32")
+    return ctx.upload(v.astype(np.int32).reshape(-1))
+
+
+def _cell(node: Node, ctx: GpuContext) -> IntegerLstm:
+    if ctx.num_inputs not in (20, 24):
+        raise ctx.unsupported(f"expected 20 or 24 inputs, got {ctx.num_inputs}")
+    norm = tuple(range(20, 24)) if ctx.num_inputs == 24 else None
+    if getattr(node.options, "diagonal_recurrent_tensors", False):
+        raise ctx.unsupported("diagonal recurrent weights")
+    for slot, what in ((18, "output state"), (19, "cell state")):
+        if not ctx.has_input(slot) or not ctx.in_info(slot).is_variable:
+            raise ctx.unsupported(f"{what} (input {slot}) must be a variable tensor (the kernel updates it in place)")
+    try:
+        cell = IntegerLstm(node, ctx, {**_SLOTS, "norm": norm})
+    except GpuliteError as e:  # the cpu kernel refuses the node: so does this one
+        raise ctx.unsupported(f"the cpu kernel refuses it ({e})") from None
+    if cell.ln or cell.proj is not None:
+        raise ctx.unsupported("layer norm or a projection (a step would need a row reduction or a second product)")
+    return cell
+
+
+def _rows(x: TensorRef, time_major: bool) -> tuple[int, int, int, int]:
+    """(steps, batch, time stride, batch stride) of a sequence, strides in rows."""
+    if len(x.shape) == 2:  # the one-step LSTM op: [batch, width]
+        return 1, x.shape[0], 0, 1
+    a, b = x.shape[:2]
+    return (a, b, b, 1) if time_major else (b, a, 1, b)
+
+
+def _pack(name: str, elems: int, width: int, src: int, src_rs: int, dst: int, bits: int) -> Program:
+    per = 32 // bits
+    params = [("elems", "u32", elems), ("width", "u32", width), ("src_off", "u32", src), ("src_rs", "u32", src_rs),
+              ("dst_off", "u32", dst)]
+    return make_program(name, "pack_codes", params, -(-elems // per), word="u32", BITS=str(bits))
+
+
+def integer_lstm(node: Node, ctx: GpuContext) -> list[Program]:
+    cell = _cell(node, ctx)
+    x, out = ctx.input(0), ctx.output(0)
+    h_state, c_state = ctx.input(18), ctx.input(19)
+    time_major = bool(getattr(node.options, "time_major", False))
+    steps, batch, ts, bs = _rows(x, time_major)
+    n_in, n = x.shape[-1], cell.n_cell
+    if out.shape[-1] != n or h_state.size != batch * n or c_state.size != batch * n:
+        raise ctx.unsupported(f"output {list(out.shape)} and states {list(h_state.shape)}, {list(c_state.shape)} "
+                              f"do not fit {batch} rows of {n} cells")
+    gates = 4 if not cell.cifg else 3
+    order = cell.order
+    # The cpu kernel keeps the gates side by side in ``order``; here every gate has its block
+    # (a CIFG input gate's is zeros, never read).
+    wx = np.zeros((4, n, n_in), np.int64)
+    wh = np.zeros((4, n, n), np.int64)
+    bx = np.zeros((4, n), np.int64)
+    bh = np.zeros((4, n), np.int64)
+    q = np.zeros((12, 2), np.int64)  # (m, s): input gates 0-3, recurrent gates 0-3, hidden, peepholes i, f, o
+    for k, g in enumerate(order):
+        cols = slice(k * n, (k + 1) * n)
+        wx[g] = np.rint(cell.input_products.w[:, cols].T)
+        wh[g] = np.rint(cell.recurrent_products.w[:, cols].T)
+        bx[g], bh[g] = cell.input_products.b[cols], cell.recurrent_products.b[cols]
+        q[g] = cell.input_products.mult[k * n], cell.input_products.shift[k * n]
+        q[4 + g] = cell.recurrent_products.mult[k * n], cell.recurrent_products.shift[k * n]
+    assert len(order) == gates
+    q[8] = cell.hidden_mul
+    peep = np.zeros((3, n), np.int64)
+    for g, p in ((0, 0), (1, 1), (3, 2)):
+        if g in cell.peep:
+            peep[p], q[9 + p] = cell.peep[g][0], cell.peep[g][1]
+    if np.abs(wx).sum(axis=2).max() * 128 + np.abs(bx).max() > _I32.max or \
+            np.abs(wh).sum(axis=2).max() * 128 + np.abs(bh).max() > _I32.max:
+        raise ctx.unsupported("a gate's integer sum could exceed int32")
+    q_ref = _i32(ctx, q, "multipliers")
+    tables = np.concatenate([cell.sigmoid, cell.tanh_gate, cell.tanh_cell]).astype(np.int16)
+    t_ref = ctx.upload(np.frombuffer(tables.tobytes(), np.uint32).copy())
+    pre = ctx.upload(np.zeros(steps * batch * 4 * n, np.int32))
+    hseq = ctx.upload(np.zeros(steps * batch * n, np.int32))
+    c_tmp = ctx.upload(np.zeros(batch * n, np.int32))
+    name = f"{x.shape} cells={n}"
+    programs = [make_program(f"lstm int8 input {name}", "lstm_int8_input",
+                             [("n_cell", "u32", n), ("n_in", "u32", n_in), ("x_off", "u32", x.offset),
+                              ("w_off", "u32", _i32(ctx, wx, "input weights").offset),
+                              ("b_off", "u32", _i32(ctx, bx, "input biases").offset), ("q_off", "u32", q_ref.offset),
+                              ("pre_off", "u32", pre.offset)],
+                             steps * batch * 4 * n, word="u32", reduction_per_thread=n_in)]
+    fixed = [("n_cell", "u32", n), ("wh_off", "u32", _i32(ctx, wh, "recurrent weights").offset),
+             ("bh_off", "u32", _i32(ctx, bh, "recurrent biases").offset), ("q_off", "u32", q_ref.offset),
+             ("p_off", "u32", _i32(ctx, peep, "peephole weights").offset), ("t_off", "u32", t_ref.offset),
+             ("h_state", "u32", h_state.offset), ("c_state", "u32", c_state.offset), ("c_off", "u32", c_tmp.offset),
+             ("peep", "u32", int(bool(cell.peep))), ("cifg", "u32", int(cell.cifg)),
+             ("cell_shift", "i32", 30 + cell.cell_scale), ("cell_clip", "i32", cell.cell_clip),
+             ("hidden_zp", "i32", cell.hidden_zp), ("h_bs", "u32", bs * n), ("pre_bs", "u32", bs * 4 * n)]
+    prev = 0
+    for t in range(steps):
+        row = t * ts
+        params = [*fixed, ("first", "u32", int(t == 0)), ("h_prev", "u32", hseq.offset + prev * n),
+                  ("h_out", "u32", hseq.offset + row * n), ("pre_row", "u32", pre.offset + row * 4 * n)]
+        programs.append(make_program(f"lstm int8 step t={t} {name}", "lstm_int8_step", params, batch * n,
+                                     word="u32", reduction_per_thread=4 * n))
+        prev = row
+    programs += [
+        _pack(f"lstm int8 output {list(out.shape)}", out.size, n, hseq.offset, n, out.offset, 8),
+        _pack(f"lstm int8 output state {list(h_state.shape)}", batch * n, n, hseq.offset + prev * n, bs * n,
+              h_state.offset, 8),
+        _pack(f"lstm int8 cell state {list(c_state.shape)}", batch * n, n, c_tmp.offset, n, c_state.offset, 16),
+    ]
+    return programs
+
+
+for _op in (Op.UNIDIRECTIONAL_SEQUENCE_LSTM, Op.LSTM):
+    register_case(_op, "webgpu", applies)(integer_lstm)
+declare_int8("webgpu", Op.UNIDIRECTIONAL_SEQUENCE_LSTM, Op.LSTM)
