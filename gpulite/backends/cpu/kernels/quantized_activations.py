@@ -194,6 +194,13 @@ def quantized_leaky_relu(node: Node, ctx) -> Run:
     return int_lut(np.clip(res, qmin, qmax), ctx)
 
 
+def prelu_multipliers(si: float, sa: float, so: float) -> tuple[tuple[int, int], tuple[int, int]]:
+    """8-bit PRELU's rescales (double): of ``x - zp_in`` by ``s_in / s_out`` (x >= zp_in) and of
+    ``(x - zp_in) * (a - zp_a)`` by ``s_in * s_a / s_out``."""
+    return (quantize_multiplier(float(np.float64(si) / np.float64(so))),
+            quantize_multiplier(float(np.float64(si) * np.float64(sa) / np.float64(so))))
+
+
 def quantized_prelu(node: Node, ctx) -> Run:
     """int8/uint8 PRELU: TFLite's ``BroadcastPrelu4DSlow``, as a table over (input, alpha) codes.
 
@@ -213,8 +220,7 @@ def quantized_prelu(node: Node, ctx) -> Run:
     qmin, qmax = QRANGE[io.dtype]
     vals = np.arange(qmin, qmax + 1, dtype=np.int64)
     xv, av = vals[:, None] - zpi, vals[None, :] - zpa
-    m1, s1 = quantize_multiplier(float(np.float64(si) / np.float64(so)))
-    m2, s2 = quantize_multiplier(float(np.float64(si) * np.float64(sa) / np.float64(so)))
+    (m1, s1), (m2, s2) = prelu_multipliers(si, sa, so)
     res = np.where(xv >= 0, multiply_by_quantized_multiplier(np.broadcast_to(xv, (256, 256)), m1, s1),
                    multiply_by_quantized_multiplier(xv * av, m2, s2)) + zpo
     table = roll_signed(np.clip(res, qmin, qmax).astype(io.dtype), io.dtype, (0, 1))

@@ -66,7 +66,9 @@ def xnn_activation_range(act: FusedActivation, scale: float, zp: int, dtype: np.
     return q(lo_f), q(hi_f)
 
 
-def xnn_add(x1, x2, s1, z1, s2, z2, so, zo, sub: bool) -> np.ndarray:
+def xnn_add_params(s1: float, z1: int, s2: float, z2: int, so: float, sub: bool) -> tuple[int, int, int, int]:
+    """XNNPACK's ADD/SUB constants ``(am, bm, shift, bias)``: the result is
+    ``((bias + x1 * am + x2 * bm) >> shift) + zo``."""
     a_scale, b_scale = _F32(s1) / _F32(so), _F32(s2) / _F32(so)
     if sub:
         b_scale = -b_scale
@@ -75,17 +77,27 @@ def xnn_add(x1, x2, s1, z1, s2, z2, so, zo, sub: bool) -> np.ndarray:
     shift = 20 - exponent
     am = int(np.rint(np.ldexp(a_scale, shift)))
     bm = int(np.rint(np.ldexp(b_scale, shift)))
-    bias = (1 << (shift - 1)) - am * z1 - bm * z2
+    return am, bm, shift, (1 << (shift - 1)) - am * z1 - bm * z2
+
+
+def xnn_add(x1, x2, s1, z1, s2, z2, so, zo, sub: bool) -> np.ndarray:
+    am, bm, shift, bias = xnn_add_params(s1, z1, s2, z2, so, sub)
     return ((bias + x1 * am + x2 * bm) >> shift) + zo
 
 
+def xnn_mul_scale(s1: float, s2: float, so: float) -> np.float32:
+    """XNNPACK's MUL factor ``s1 * s2 / so`` in float32."""
+    return _F32(_F32(s1) * _F32(s2)) / _F32(so)
+
+
 def xnn_mul(x1, x2, s1, z1, s2, z2, so, zo, sub: bool = False) -> np.ndarray:
-    scale = _F32(_F32(s1) * _F32(s2)) / _F32(so)
-    acc = ((x1 - z1) * (x2 - z2)).astype(_F32) * scale
+    acc = ((x1 - z1) * (x2 - z2)).astype(_F32) * xnn_mul_scale(s1, s2, so)
     return np.rint(acc).astype(np.int64) + zo
 
 
-def _add_multipliers(s1: float, s2: float, so: float) -> tuple[tuple[int, int], ...]:
+def add_multipliers(s1: float, s2: float, so: float) -> tuple[tuple[int, int], ...]:
+    """TFLite's 8-bit ADD rescales ``((m1, shift1), (m2, shift2), (m_out, shift_out))`` (inputs
+    shifted left by 20 first)."""
     twice_max = 2.0 * max(s1, s2)
     return (quantize_multiplier(s1 / twice_max), quantize_multiplier(s2 / twice_max),
             quantize_multiplier(twice_max / ((1 << 20) * so)))
@@ -93,7 +105,7 @@ def _add_multipliers(s1: float, s2: float, so: float) -> tuple[tuple[int, int], 
 
 def tflite_add_scalar(x1, x2, s1, z1, s2, z2, so, zo, sub: bool) -> np.ndarray:
     """reference/optimized scalar ``AddElementwise``; sub.cc negates the second multiplier."""
-    (m1, sh1), (m2, sh2), (mo, sho) = _add_multipliers(s1, s2, so)
+    (m1, sh1), (m2, sh2), (mo, sho) = add_multipliers(s1, s2, so)
     a = multiply_by_quantized_multiplier((x1 - z1) << 20, m1, sh1)
     b = multiply_by_quantized_multiplier((x2 - z2) << 20, -m2 if sub else m2, sh2)
     return multiply_by_quantized_multiplier(a + b, mo, sho) + zo
@@ -113,7 +125,7 @@ def _wrap(x: np.ndarray, bits: int) -> np.ndarray:
 
 def tflite_add_neon(x1, x2, s1, z1, s2, z2, so, zo, dtype: np.dtype) -> np.ndarray:
     """The NEON body of TFLite's optimized 8-bit ``AddElementwise`` (vqrdmulh, vmovn to int16)."""
-    (m1, sh1), (m2, sh2), (mo, sho) = _add_multipliers(s1, s2, so)
+    (m1, sh1), (m2, sh2), (mo, sho) = add_multipliers(s1, s2, so)
     if np.dtype(dtype) == np.int8:  # shift folded in before the multiply: a single rounding
         def scale(x, m, sh):
             n = 20 + sh
@@ -126,9 +138,14 @@ def tflite_add_neon(x1, x2, s1, z1, s2, z2, so, zo, dtype: np.dtype) -> np.ndarr
     return _wrap(_wrap(out, 16) + zo, 16)
 
 
+def mul_multiplier(s1: float, s2: float, so: float) -> tuple[int, int]:
+    """TFLite's 8-bit MUL rescale of ``(x1 - z1) * (x2 - z2)``: ``s1 * s2 / so`` in double."""
+    return quantize_multiplier(float(np.float64(s1) * np.float64(s2) / np.float64(so)))
+
+
 def tflite_mul(x1, x2, s1, z1, s2, z2, so, zo, sub: bool = False) -> np.ndarray:
     """TFLite's scalar 8-bit ``MulElementwise``."""
-    m, sh = quantize_multiplier(float(np.float64(s1) * np.float64(s2) / np.float64(so)))
+    m, sh = mul_multiplier(s1, s2, so)
     return multiply_by_quantized_multiplier((x1 - z1) * (x2 - z2), m, sh) + zo
 
 
@@ -150,25 +167,34 @@ def builtin_scalar_positions(op: str, a_shape: tuple[int, ...], b_shape: tuple[i
     ``run % block`` elements.
     When both inputs broadcast, the generic path is scalar throughout.
     """
-    nd, size = len(out_shape), int(np.prod(out_shape))
+    size = int(np.prod(out_shape))
+    runs = builtin_runs(op, a_shape, b_shape, out_shape, dtype)
+    if runs is None:
+        return np.ones(size, np.bool_)
+    run, block = runs
+    offset = np.arange(size) % max(run, 1)
+    return offset >= run - run % block
+
+
+def builtin_runs(op: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...], out_shape: tuple[int, ...],
+                 dtype: np.dtype) -> tuple[int, int] | None:
+    """``(run, block)`` of :func:`builtin_scalar_positions`: output element ``i`` is scalar when
+    ``i % run >= run - run % block``; None when every element is (both inputs broadcast)."""
+    nd = len(out_shape)
     a = (1,) * (nd - len(a_shape)) + tuple(a_shape)
     b = (1,) * (nd - len(b_shape)) + tuple(b_shape)
     out = tuple(out_shape)
     if a != out and b != out:
-        return np.ones(size, np.bool_)
+        return None
     elementwise_block, single_block = NEON_BLOCKS[(op, np.dtype(dtype))]
     if a == out and b == out:
-        run, block = size, elementwise_block
-    else:
-        small = b if a == out else a
-        elementwise = small[-1] == out[-1] and out[-1] != 1
-        k = 0
-        while k < nd and ((small[nd - 1 - k] == out[nd - 1 - k]) if elementwise else small[nd - 1 - k] == 1):
-            k += 1
-        run = int(np.prod(out[nd - k:]))
-        block = elementwise_block if elementwise else single_block
-    offset = np.arange(size) % max(run, 1)
-    return offset >= run - run % block
+        return int(np.prod(out)), elementwise_block
+    small = b if a == out else a
+    elementwise = small[-1] == out[-1] and out[-1] != 1
+    k = 0
+    while k < nd and ((small[nd - 1 - k] == out[nd - 1 - k]) if elementwise else small[nd - 1 - k] == 1):
+        k += 1
+    return int(np.prod(out[nd - k:])), elementwise_block if elementwise else single_block
 
 
 def tflite_squared_difference(x1, x2, s1, z1, s2, z2, so, zo, sub: bool = False) -> np.ndarray:

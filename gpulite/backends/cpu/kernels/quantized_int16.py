@@ -40,6 +40,17 @@ def add_params(s1: float, s2: float, so: float, sub: bool):
     return m1, h1, (-m2 if sub else m2), h2, mo, ho
 
 
+def mul_multiplier(s1: float, s2: float, so: float) -> tuple[int, int]:
+    """int16 MUL's rescale of ``a * b``: ``s1 * s2 / so`` in float32."""
+    return quantize_multiplier(float(_F32(_F32(_F32(s1) * _F32(s2)) / _F32(so))))
+
+
+def uses_pot_kernel(node: Node, s1: float, s2: float, so: float) -> bool:
+    """Whether LiteRT runs int16 ADD/SUB with its shift-only kernel (not implemented here)."""
+    return node.op != Op.MUL and getattr(node.options, "pot_scale_int16", True) and all(
+        _is_pot(v) for v in (s1, s2, so))
+
+
 def add_reference(a, b, params) -> np.ndarray:
     m1, h1, m2, h2, mo, ho = params
     x = multiply_by_quantized_multiplier(a << _LEFT_SHIFT, m1, h1)
@@ -65,8 +76,7 @@ def int16_binary(node: Node, ctx) -> Callable[[], None]:
     (s1, z1), (s2, z2), (so, zo) = scale_zp(node, ia), scale_zp(node, ib), scale_zp(node, io)
     if (z1, z2, zo) != (0, 0, 0):
         raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 needs zero points 0, got {(z1, z2, zo)}")
-    if node.op != Op.MUL and getattr(node.options, "pot_scale_int16", True) and all(
-            _is_pot(v) for v in (s1, s2, so)):
+    if uses_pot_kernel(node, s1, s2, so):
         raise UnsupportedOpError(node.op, node.index, "cpu", "int16 with pot_scale_int16=true and power-of-two "
                                  "scales (the shift-only kernel) is not implemented; the converter writes false")
     if node.activation and node.activation.clamp is None:
@@ -76,15 +86,14 @@ def int16_binary(node: Node, ctx) -> Callable[[], None]:
         raise ShapeError(f"node {node.index} ({node.op}): inputs {list(a.shape)} and {list(b.shape)} do not "
                          f"broadcast to output {list(out.shape)}")
     lo, hi = node.activation.quantized_bounds(so, 0, np.dtype(np.int16))
-    same_shape = a.shape == b.shape == out.shape
     if node.op == Op.MUL:
-        m, h = quantize_multiplier(float(_F32(_F32(_F32(s1) * _F32(s2)) / _F32(so))))
+        m, h = mul_multiplier(s1, s2, so)
 
         def compute(x, y):
             return multiply_by_quantized_multiplier(x * y, m, h)
     else:
         params = add_params(s1, s2, so, node.op == Op.SUB)
-        tail = out.size % _NEON_BLOCK if node.op == Op.ADD and same_shape else out.size
+        tail = add_tail(node, a.shape, b.shape, out.shape)
 
         def compute(x, y):
             r = add_reference(x, y, params).reshape(-1)
@@ -96,6 +105,13 @@ def int16_binary(node: Node, ctx) -> Callable[[], None]:
         x, y = np.broadcast_arrays(a.astype(np.int64), b.astype(np.int64))
         np.copyto(out, np.clip(compute(x, y), lo, hi), casting="unsafe")
     return run
+
+
+def add_tail(node: Node, a_shape: tuple[int, ...], b_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> int:
+    """How many of the last output elements take the reference formula: all but for an ADD of
+    equal shapes, whose optimized loop leaves ``size % 16``."""
+    size = int(np.prod(out_shape, dtype=np.int64))
+    return size % _NEON_BLOCK if node.op == Op.ADD and tuple(a_shape) == tuple(b_shape) == tuple(out_shape) else size
 
 
 def _is_pot(scale: float) -> bool:

@@ -23,14 +23,24 @@ _I8 = np.dtype(np.int8)
 _LEFT_SHIFT = 7
 
 
-def squared_difference_table(s1: float, z1: int, s2: float, z2: int, so: float, zo: int) -> np.ndarray | None:
-    """(256, 256) int8 results indexed by the input values from -128, or None when a multiplier
-    is >= 1 (LiteRT's ``QuantizeMultiplierSmallerThanOneExp`` aborts there)."""
+def squared_difference_multipliers(s1: float, s2: float, so: float) -> tuple[tuple[int, int], ...] | None:
+    """The rescales ``((m1, e1), (m2, e2), (m_out, e_out))`` of the inputs (shifted left by 7) and
+    of the squared difference, or None when a multiplier is >= 1 (LiteRT's
+    ``QuantizeMultiplierSmallerThanOneExp`` aborts there)."""
     twice_max = 2.0 * max(s1, s2)
     reals = (s1 / twice_max, s2 / twice_max, twice_max * twice_max / ((1 << 2 * _LEFT_SHIFT) * so))
     if not all(0.0 < r < 1.0 for r in reals):
         return None
-    (m1, e1), (m2, e2), (mo, eo) = (quantize_multiplier(r) for r in reals)
+    return tuple(quantize_multiplier(r) for r in reals)
+
+
+def squared_difference_table(s1: float, z1: int, s2: float, z2: int, so: float, zo: int) -> np.ndarray | None:
+    """(256, 256) int8 results indexed by the input values from -128, or None when a multiplier
+    is >= 1 (see :func:`squared_difference_multipliers`)."""
+    mults = squared_difference_multipliers(s1, s2, so)
+    if mults is None:
+        return None
+    (m1, e1), (m2, e2), (mo, eo) = mults
     vals = np.arange(-128, 128, dtype=np.int64)
     a = multiply_by_quantized_multiplier((vals[:, None] - z1) << _LEFT_SHIFT, m1, e1)
     b = multiply_by_quantized_multiplier((vals[None, :] - z2) << _LEFT_SHIFT, m2, e2)

@@ -55,27 +55,29 @@ def applies(node: Node, ctx: GpuContext) -> bool:
     return ctx.quantized == "exact" or not (_quantized(ii) or _quantized(oi))
 
 
-def cpu_codes(node: Node, ctx: GpuContext, n: int) -> tuple[np.ndarray, object]:
-    """The CPU kernel of ``node`` compiled for a 1-D input of ``n`` elements (the node's input and
-    output dtypes and quantization, its op, options and activation): ``(input array, run)``,
-    where ``run()`` returns the output codes for what the input array holds."""
-    ii, oi = ctx.in_info(0), ctx.out_info(0)
-    tensors = [dataclasses.replace(t, index=k, shape=(n,), shape_signature=(n,), const=None, bounded=False)
-               for k, t in enumerate((ii, oi))]
-    one = dataclasses.replace(node, index=node.index, inputs=(0,), outputs=(1,))
-    arrays = {0: np.zeros(n, ii.dtype), 1: np.zeros(n, oi.dtype)}
+def cpu_kernel(node: Node, ctx: GpuContext, shapes: list[tuple[int, ...]]) -> tuple[list[np.ndarray], object]:
+    """The CPU kernel of ``node`` (its op, options, activation, dtypes and quantization) compiled
+    for inputs and output of ``shapes`` (the output's last): ``(input arrays, run)``, where
+    ``run()`` returns the output for what the input arrays hold. The unsupported error when the
+    CPU kernel refuses the node (the node then runs there and fails as on the cpu)."""
+    infos = [ctx.in_info(k) for k in range(len(shapes) - 1)] + [ctx.out_info(0)]
+    tensors = [dataclasses.replace(t, index=k, shape=tuple(sh), shape_signature=tuple(sh), const=None, bounded=False)
+               for k, (t, sh) in enumerate(zip(infos, shapes, strict=True))]
+    ins, out = tuple(range(len(shapes) - 1)), len(shapes) - 1
+    one = dataclasses.replace(node, inputs=ins, outputs=(out,))
+    arrays = {t.index: np.zeros(t.shape, t.dtype) for t in tensors}
     factory = get_kernel(node.op, "cpu")
     if factory is None:
-        raise ctx.unsupported("the cpu backend has no kernel to build the table from")
+        raise ctx.unsupported("the cpu backend has no kernel for it")
     try:
-        step = factory(one, CpuContext(Graph(tensors, [one], (0,), (1,)), one, arrays, 1))
+        step = factory(one, CpuContext(Graph(tensors, [one], ins, (out,)), one, arrays, 1))
     except GpuliteError as e:  # the cpu kernel refuses the node: so does this one
         raise ctx.unsupported(f"the cpu kernel refuses it ({e})") from None
 
     def run() -> np.ndarray:
         step()
-        return arrays[1].copy()
-    return arrays[0], run
+        return arrays[out].copy()
+    return [arrays[k] for k in ins], run
 
 
 def code_table(node: Node, ctx: GpuContext, size: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -86,7 +88,7 @@ def code_table(node: Node, ctx: GpuContext, size: int) -> tuple[np.ndarray, np.n
     bits = np.dtype(f"u{src.itemsize}")
     info = np.iinfo(src)
     codes = np.arange(info.min, info.max + 1).astype(src)  # a multiple of 16 long: no tail
-    x, run = cpu_codes(node, ctx, codes.size)
+    (x,), run = cpu_kernel(node, ctx, [codes.shape, codes.shape])
     x[:] = codes
     order = codes.view(bits)
 
@@ -98,7 +100,7 @@ def code_table(node: Node, ctx: GpuContext, size: int) -> tuple[np.ndarray, np.n
     rest = size % NEON_BLOCK
     if src.itemsize != 1 or rest == 0:
         return table, None
-    x, run = cpu_codes(node, ctx, rest)
+    (x,), run = cpu_kernel(node, ctx, [(rest,), (rest,)])
     tail = np.empty(codes.size, table.dtype)
     for start in range(0, codes.size, rest):
         chunk = np.resize(codes[start:start + rest], rest)
@@ -108,12 +110,6 @@ def code_table(node: Node, ctx: GpuContext, size: int) -> tuple[np.ndarray, np.n
     return table, None if np.array_equal(tail, table) else tail
 
 
-def _packed(codes: np.ndarray) -> np.ndarray:
-    """``codes`` (int8/uint8/int16) as little-endian u32 words, zero padded."""
-    raw = np.frombuffer(np.ascontiguousarray(codes).tobytes(), np.uint8)
-    return np.frombuffer(raw.tobytes() + bytes(-raw.size % 4), np.uint32).copy()
-
-
 def table_kernel(node: Node, ctx: GpuContext) -> Program:
     """``out[e] = table[bits of x[e]]`` (the tail table for the last elements where LiteRT's differs)."""
     x, out = ctx.input(0), ctx.output(0)
@@ -121,7 +117,7 @@ def table_kernel(node: Node, ctx: GpuContext) -> Program:
         raise ctx.unsupported(f"input {x.shape} and output {out.shape} differ")
     table, tail = code_table(node, ctx, out.size)
     n = table.size
-    stored = ctx.upload(_packed(table if tail is None else np.concatenate([table, tail])))
+    stored = ctx.upload(table if tail is None else np.concatenate([table, tail]))  # packed codes
     body = out.size - (0 if tail is None else out.size % NEON_BLOCK)
     in_bits, out_bits = 8 * x.dtype.itemsize, 8 * out.dtype.itemsize
     params = [("elems", "u32", out.size), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
