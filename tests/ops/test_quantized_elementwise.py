@@ -466,3 +466,49 @@ def test_int16_activations_all_values(op: str, ratio: str, backend: str) -> None
     x = np.arange(-32768, 32768).astype(np.int16).reshape(1, -1)
     options = {"alpha": 0.2} if op == "LEAKY_RELU" else {}
     check_op(model(op, [(x.shape, np.int16, (si, 0))], (x.shape, np.int16, (so, 0)), **options), [x], backend)
+
+
+# ---- packing edges and broadcasts of the integer kernels (webgpu: narrow codes packed 4 or 2 to a
+# word, a thread builds whole words; the last word is partial for these sizes) -------------------
+ODD_UNARY = {
+    "logistic-int8": ("LOGISTIC", I8, (0.07, 3), (1 / 256, -128), {}),
+    "hard_swish-uint8": ("HARD_SWISH", U8, (0.1, 108), (0.05, 28), {}),
+    "leaky_relu-int16": ("LEAKY_RELU", np.int16, (0.0003, 0), (0.0002, 0), {"alpha": 0.2}),
+    "requantize-int16-int8": ("QUANTIZE", np.int16, (0.00013, 0), (0.05, -2), {}),
+}
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 1003])
+@pytest.mark.parametrize("case", list(ODD_UNARY))
+def test_unary_odd_sizes(case: str, n: int, backend: str) -> None:
+    op, dt, qi, qo, options = ODD_UNARY[case]
+    info = np.iinfo(dt)
+    x = np.random.default_rng(n).integers(info.min, info.max + 1, (1, n)).astype(dt)
+    out_dt = I8 if op == "QUANTIZE" else dt
+    check_op(model(op, [(x.shape, dt, qi)], (x.shape, out_dt, qo), **options), [x], backend)
+
+
+ODD_BINARY = {  # op, dtype, (a shape, b shape), (q_a, q_b, q_out), options
+    "squared_difference-broadcast": ("SQUARED_DIFFERENCE", I8, ((1, 3, 7), (7,)), ((0.05, 3), (0.04, -2), (0.01, -128)),
+                                     {}),
+    "maximum-int16-both": ("MAXIMUM", np.int16, ((3, 1, 7), (1, 5, 7)), ((0.001, 0),) * 3, {}),
+    "minimum-uint8-scalar": ("MINIMUM", U8, ((1, 13), (1,)), ((0.1, 130),) * 3, {}),
+    "add-int16-relu-odd": ("ADD", np.int16, ((1, 7, 3), (1, 7, 3)), ((0.0003, 0), (0.0004, 0), (0.0002, 0)),
+                           {"fused_activation_function": "RELU", "pot_scale_int16": False}),
+    "mul-int16-broadcast-relu_n1_to_1": ("MUL", np.int16, ((2, 5, 3), (5, 1)), ((0.0003, 0), (0.0004, 0), (0.00003, 0)),
+                                         {"fused_activation_function": "RELU_N1_TO_1"}),
+    "sub-uint8-relu6-odd": ("SUB", U8, ((1, 9), (1, 9)), ((0.04, 125), (0.03, 133), (0.05, 127)),
+                            {"fused_activation_function": "RELU6"}),
+    "prelu-channel-alpha-odd": ("PRELU", I8, ((1, 3, 5, 3), (1, 1, 3)), ((0.05, 3), (0.004, -7), (0.04, -5)), {}),
+}
+
+
+@pytest.mark.parametrize("case", list(ODD_BINARY))
+def test_binary_packing_edges(case: str, backend: str) -> None:
+    op, dt, (sa, sb), (qa, qb_, qo), options = ODD_BINARY[case]
+    info = np.iinfo(dt)
+    rng = np.random.default_rng(len(case))
+    lo, hi = (-20000, 20000) if dt == np.int16 else (info.min, info.max + 1)
+    a, b = (rng.integers(lo, hi, s).astype(dt) for s in (sa, sb))
+    m = model(op, [(sa, dt, qa), (sb, dt, qb_)], (np.broadcast_shapes(sa, sb), dt, qo), **options)
+    check_op(m, [a, b], backend)
