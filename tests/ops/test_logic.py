@@ -169,7 +169,7 @@ SELECT_SHAPES = {  # condition, x, y
 SELECT_CASES = [(op, s) for op, shapes in SELECT_SHAPES.items() for s in shapes]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int32", "int64", "int8", "bool"])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64", "int8", "int16", "bool"])
 @pytest.mark.parametrize(("op", "shapes"), SELECT_CASES, ids=[f"{o}-{s}" for o, s in SELECT_CASES])
 def test_select(op: str, shapes: str, dtype: str, backend: str) -> None:
     sc, sx, sy = SELECT_SHAPES[op][shapes]

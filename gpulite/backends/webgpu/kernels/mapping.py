@@ -12,10 +12,11 @@ i32       int32                                  i32
 u32       any 4-byte dtype, moved bit for bit    u32
 u64       any 8-byte dtype, moved bit for bit    u32 (one word of the two)
 u8        any 1-byte dtype, moved bit for bit    u32 (the byte)
+u16       any 2-byte dtype, moved bit for bit    u32 (the half word)
 bool      bool (one byte each, as the host)      bool
 ========  =====================================  ==========================
 
-1-byte outputs are built a whole word (4 elements) per thread, 8-byte ones a word per thread,
+1- and 2-byte outputs are built a whole word (4 or 2 elements) per thread, 8-byte ones a word per thread,
 so no two threads write one word. Used by the comparisons, logic, SELECT, CAST and the float
 math ops (``logic.py``, ``math_ops.py``).
 """
@@ -28,8 +29,8 @@ from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.kernels.movement import words
 from gpulite.backends.webgpu.program import Program, make_program
 
-_TYPES = {"f32": "f32", "i32": "i32", "u32": "u32", "u64": "u32", "u8": "u32", "bool": "bool"}
-_SIZES = {"f32": 4, "i32": 4, "u32": 4, "u64": 8, "u8": 1, "bool": 1}
+_TYPES = {"f32": "f32", "i32": "i32", "u32": "u32", "u64": "u32", "u8": "u32", "u16": "u32", "bool": "bool"}
+_SIZES = {"f32": 4, "i32": 4, "u32": 4, "u64": 8, "u8": 1, "u16": 2, "bool": 1}
 # Further operand kinds (read only): i8, u8n, i16 and i64lo give an int8 / uint8 / int16 / int64's
 # low word as an i32 value (map.wgsl).
 
@@ -40,7 +41,7 @@ def kind(dtype: np.dtype, raw: bool = False) -> str | None:
     dtype = np.dtype(dtype)
     if not raw:
         return {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32", np.dtype(np.bool_): "bool"}.get(dtype)
-    return {4: "u32", 8: "u64", 1: "u8"}.get(dtype.itemsize) if dtype.kind in "biuf" else None
+    return {4: "u32", 8: "u64", 2: "u16", 1: "u8"}.get(dtype.itemsize) if dtype.kind in "biuf" else None
 
 
 def broadcast(shapes: list[tuple[int, ...]], out: tuple[int, ...]) -> tuple[list[int], list[list[int]]] | None:
@@ -94,11 +95,12 @@ def map_program(ctx: GpuContext, name: str, operands: list[tuple[TensorRef, str]
         params += [(f"s{k}", "vec4u", st), (f"off{k}", "u32", ref.offset)]
         lets.append(f"    let v{k} = ld_{kd}(P.off{k}, dot(c, P.s{k}), h);")
     size = _SIZES[out_kind]
-    if size == 1:
-        byte = "select(0u, 1u, value(e, 0u))" if out_kind == "bool" else "(value(e, 0u) & 0xffu)"
-        store = ("    var w = 0u;\n    for (var k = 0u; k < 4u; k++) {\n        let e = i * 4u + k;\n"
+    if size in (1, 2):
+        per, bits = 4 // size, 8 * size
+        code = "select(0u, 1u, value(e, 0u))" if out_kind == "bool" else f"(value(e, 0u) & {hex((1 << bits) - 1)}u)"
+        store = (f"    var w = 0u;\n    for (var k = 0u; k < {per}u; k++) {{\n        let e = i * {per}u + k;\n"
                  "        if (e >= P.elems) {\n            break;\n        }\n"
-                 f"        w |= {byte} << (k * 8u);\n    }}\n    buf[P.out_off + i] = w;")
+                 f"        w |= {code} << (k * {bits}u);\n    }}\n    buf[P.out_off + i] = w;")
     elif size == 8:
         store = "    buf[P.out_off + i] = bitcast<u32>(value(i / 2u, i % 2u));"
     else:

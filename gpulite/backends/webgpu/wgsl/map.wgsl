@@ -3,7 +3,7 @@
 // shape collapsed to 4 dims, P.s0 / P.s1 / P.s2 the operands' element strides over those dims
 // (0 along a broadcast dim). The arena is a u32 view; ld_* read element k of a tensor at word
 // offset o as its WGSL type (bool and 8-bit elements are packed 4 to a word as in the host
-// arena; an 8-byte element is read one word, `h`, at a time and moves bit for bit).
+// arena, 2-byte ones 2; an 8-byte element is read one word, `h`, at a time and moves bit for bit).
 //#include "coords.wgsl"
 //#include "math_fns.wgsl"
 
@@ -12,6 +12,7 @@ fn ld_i32(o: u32, k: u32, h: u32) -> i32 { return bitcast<i32>(buf[o + k]); }
 fn ld_u32(o: u32, k: u32, h: u32) -> u32 { return buf[o + k]; }
 fn ld_u64(o: u32, k: u32, h: u32) -> u32 { return buf[o + 2u * k + h]; }
 fn ld_u8(o: u32, k: u32, h: u32) -> u32 { return (buf[o + k / 4u] >> ((k % 4u) * 8u)) & 0xffu; }
+fn ld_u16(o: u32, k: u32, h: u32) -> u32 { return (buf[o + k / 2u] >> ((k % 2u) * 16u)) & 0xffffu; }
 fn ld_bool(o: u32, k: u32, h: u32) -> bool { return ld_u8(o, k, h) != 0u; }
 // Narrow and wide integers as i32 values (CAST): sign- or zero-extended; int64 by its low word.
 fn ld_i8(o: u32, k: u32, h: u32) -> i32 { return bitcast<i32>(ld_u8(o, k, h) << 24u) >> 24u; }
