@@ -5,8 +5,8 @@ from the float model, per full-integer file of both converter corpora (issue 23,
     python benchmarks/quantized_error.py resnet unet     # the files whose name contains a word
 
 For each file (``tests/data/corpus`` ``*_int8``, ``*_int8io``; ``tests/data/corpus_exporters``
-``*_int8``, ``*_int8io``, ``*_pt2e_int8``, ``*_a16w8``) on one seeded input (uniform in [-1, 1],
-quantized with the input's parameters for integer inputs, as ``tests/models/test_corpus.py``),
+``*_int8``, ``*_int8io``, ``*_pt2e_int8``, ``*_a16w8``) on ``--seeds`` seeded inputs (uniform in
+[-1, 1], quantized with the input's parameters for integer inputs; token ids in [0, 64)),
 webgpu with ``quantized="float"`` and with ``quantized="exact"`` against:
 
 - **LiteRT**: the same file in LiteRT (default options: XNNPACK). For ``exact``, the nearer of
@@ -17,13 +17,14 @@ webgpu with ``quantized="float"`` and with ``quantized="exact"`` against:
   export of the same module, in NCHW (inputs and outputs transposed).
 
 Errors are ``max|got - ref|`` over the real values of each output (integer outputs
-dequantized), worst output of the file, given in quantization steps of the output (``steps``:
-the output's scale, or that of the tensor a final DEQUANTIZE reads) and as a fraction of the
-reference output's range on this input (``% range``: ``max(ref) - min(ref)``). ``exact`` against
-float32 is LiteRT's own quantization error where ``exact`` is bit-equal to LiteRT. ``placement``:
-``gpu`` when ``exact`` runs every node on the GPU (but ops on the CPU by design), else the op
-types still on the CPU fallback. Outputs with no quantization step (a custom op's float
-outputs) count in ``% range`` only.
+dequantized), worst output and input of the file, in quantization steps of the output
+(``steps``: the output's scale, or that of the tensor a final DEQUANTIZE reads) and as a
+fraction of the output's range (``% range``: its integer grid's, 255 steps for int8 and 65,535
+for int16; for an output with no grid, a custom op's float outputs, the reference's spread on
+the input, at least 1, and no steps). ``exact`` against float32 is LiteRT's own quantization
+error where ``exact`` is bit-equal to LiteRT. ``exact placement``: ``gpu`` when ``exact`` runs
+every node on the GPU (but ops on the CPU by design, as tests/webgpu/test_exact_int8_models.py),
+else the op types still on the CPU fallback.
 """
 
 from __future__ import annotations
@@ -168,27 +169,37 @@ def cpu_ops(it: Interpreter) -> list[str]:
                   - ON_CPU_BY_DESIGN)
 
 
-def measure(path: Path) -> dict:
-    grids = output_grid(path)
+def _worst(a: tuple | None, b: tuple | None) -> tuple | None:
+    if a is None or b is None:
+        return a or b
+    return (None if a[0] is None else max(a[0], b[0] or 0.0)), max(a[1], b[1])
+
+
+def measure(path: Path, seeds: int) -> dict:
+    """The table row of ``path``: the worst errors over inputs of seeds ``0 .. seeds - 1``."""
     from ai_edge_litert.interpreter import Interpreter as LiteRT
 
-    xs, reals = inputs(LiteRT(model_path=str(path)))
-    want = litert(path, xs)
-    builtin = litert(path, xs, "BUILTIN_WITHOUT_DEFAULT_DELEGATES")
-    f32 = float_reference(path, reals)
+    grids = output_grid(path)
     row: dict = {"file": f"{path.parent.name}/{path.stem}"}
-    for mode in ("float", "exact"):
-        it = Interpreter(model_path=str(path), backend="webgpu", quantized=mode)
-        try:
-            got = run(it, xs)
-        except Exception as e:  # a refusal is a row of the table
-            row[mode] = f"{type(e).__name__}"
-            continue
-        vs = error(got, want, grids)
-        if mode == "exact":
-            vs = min(vs, error(got, builtin, grids), key=lambda e: (e[1], e[0] or 0.0))
-            row["placement"] = " ".join(cpu_ops(it)) or "gpu"
-        row[mode] = (vs, error(got, f32, grids) if f32 is not None else None)
+    its = {mode: Interpreter(model_path=str(path), backend="webgpu", quantized=mode) for mode in ("float", "exact")}
+    for seed in range(seeds):
+        xs, reals = inputs(LiteRT(model_path=str(path)), seed)
+        want = litert(path, xs)
+        builtin = litert(path, xs, "BUILTIN_WITHOUT_DEFAULT_DELEGATES")
+        f32 = float_reference(path, reals)
+        for mode, it in its.items():
+            try:
+                got = run(it, xs)
+            except Exception as e:  # a refusal is a row of the table
+                row[mode] = f"{type(e).__name__}"
+                continue
+            vs = error(got, want, grids)
+            if mode == "exact":
+                vs = min(vs, error(got, builtin, grids), key=lambda e: (e[1], e[0] or 0.0))
+                row["placement"] = " ".join(cpu_ops(it)) or "gpu"
+            vs32 = error(got, f32, grids) if f32 is not None else None
+            old = row.get(mode, (None, None))
+            row[mode] = (_worst(old[0], vs), _worst(old[1], vs32))
     return row
 
 
@@ -221,10 +232,11 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("words", nargs="*", help="only the files whose name contains one of these")
+    ap.add_argument("--seeds", type=int, default=3, help="inputs per file (seeds 0, 1, ...; default 3)")
     args = ap.parse_args(argv)
     rows = []
     for path in files(args.words):
-        rows.append(measure(path))
+        rows.append(measure(path, args.seeds))
         print(f"measured {rows[-1]['file']}", file=sys.stderr, flush=True)
     print(table(rows))
     return 0
