@@ -306,6 +306,9 @@ TRANSPOSES = {
     "2d": (f32(7, 3), [1, 0]),
     "5d": (f32(2, 1, 3, 2, 4), [4, 2, 0, 3, 1]),
     "int8": (q8(np.int8, 3, 4, 5), [2, 0, 1]),
+    # five and six dims left after merging (an ONNX pixel shuffle): the 8-dim gather
+    "5d-unmerged": (f32(2, 3, 2, 4, 3), [4, 2, 0, 3, 1]),
+    "6d-pixel-shuffle-int8": (q8(np.int8, 1, 3, 2, 2, 5, 4), [0, 1, 4, 2, 5, 3]),
 }
 
 

@@ -53,7 +53,7 @@ def strided_gather(ctx: GpuContext, name: str, x: TensorRef, out: TensorRef,
     """The ``gather4d`` index map for output dims ``(n, begin, step, in_size, in_stride)``:
     output coordinate ``c`` reads input coordinate ``begin + c * step`` (padding outside
     ``[0, in_size)``). Size-1 dims are folded into a base offset and runs of whole contiguous
-    dims merged, so up to 4 dims remain (else the node is declined)."""
+    dims merged; up to 4 dims left take ``gather4d``, up to 8 ``gather8d`` (more: declined)."""
     base, kept = 0, []
     for n, b, s, m, t in dims:
         if n == 1 and 0 <= b < m:  # one in-range coordinate: a constant offset
@@ -67,13 +67,19 @@ def strided_gather(ctx: GpuContext, name: str, x: TensorRef, out: TensorRef,
             merged[-1] = (p[0] * d[0], 0, 1, p[3] * d[3], d[4])
         else:
             merged.append(d)
-    if len(merged) > 4:
-        raise ctx.unsupported(f"{len(merged)} dims after merging (the gather kernel has 4)")
-    merged = [(1, 0, 1, 1, 0)] * (4 - len(merged)) + merged
+    if len(merged) > 8:
+        raise ctx.unsupported(f"{len(merged)} dims after merging (the gather kernels take 8)")
+    size = 4 if len(merged) <= 4 else 8
+    merged = [(1, 0, 1, 1, 0)] * (size - len(merged)) + merged
     n, b, s, m, t = (list(col) for col in zip(*merged, strict=True))
-    params = [("out_shape", "vec4u", n), ("in_shape", "vec4u", m), ("begin", "vec4i", b), ("stride", "vec4i", s),
-              ("in_strides", "vec4u", t), ("base", "u32", base)]
-    return move_program(ctx, name, "gather4d", x, out, params, value)
+    if size == 4:
+        params = [("out_shape", "vec4u", n), ("in_shape", "vec4u", m), ("begin", "vec4i", b),
+                  ("stride", "vec4i", s), ("in_strides", "vec4u", t), ("base", "u32", base)]
+        return move_program(ctx, name, "gather4d", x, out, params, value)
+    params = [(f"{field}_{half}", kind, col[k:k + 4]) for half, k in (("hi", 0), ("lo", 4))
+              for field, kind, col in (("out", "vec4u", n), ("in", "vec4u", m), ("begin", "vec4i", b),
+                                       ("stride", "vec4i", s), ("strides", "vec4u", t))]
+    return move_program(ctx, name, "gather8d", x, out, [*params, ("base", "u32", base)], value)
 
 
 def row_major_strides(shape: tuple[int, ...]) -> list[int]:
