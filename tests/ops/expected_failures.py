@@ -140,8 +140,6 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_math.py::test_binary_narrow_and_wide_ints[*]", "int8/int16/int64 FLOOR_DIV / FLOOR_MOD: the WebGPU "
      "kernels take float32/int32"),
     ("test_logic.py::test_compare_int[*int64]", "int64 comparisons: WGSL has no 64-bit integers; runs on the CPU"),
-    ("test_logic.py::test_compare_int[*int16]", "int16 comparisons: the WebGPU kernels take float32/int32/bool"),
-    ("test_logic.py::test_compare_quantized[*]", f"int8/uint8 comparisons (rescaled in fixed point): {_INT8}"),
     ("test_shape_ops.py::test_range[*-runtime]", "RANGE of run-time operands: the CPU kernel checks the count "
      "against the planned size at invoke, a shader cannot (constant operands run on the GPU)"),
     ("test_shape_ops.py::test_broadcast_args[*]", f"BROADCAST_ARGS: {_CPU_ONLY}"),

@@ -67,6 +67,12 @@ def _rescaler(node: Node, info) -> Callable[[np.ndarray], np.ndarray]:
     return lambda x: multiply_by_quantized_multiplier((x.astype(np.int64) - zp) << 8, m, shift)
 
 
+def rescaled(op: str, info) -> bool:
+    """Whether LiteRT compares inputs like ``info`` after the rescale of :func:`_rescaler` (else as
+    they are)."""
+    return info.dtype in _EIGHT_BIT
+
+
 def comparison(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Factory for :data:`COMPARISONS`: a bool output, the inputs broadcast numpy-style."""
     _arity(node, 2)
@@ -77,7 +83,7 @@ def comparison(node: Node, ctx: CpuContext) -> Callable[[], None]:
                            f"output (LiteRT's kernel), got {ai.dtype}, {bi.dtype} -> {oi.dtype}")
     a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
     check_broadcast(node, a.shape, b.shape, out.shape)
-    if ai.dtype in _EIGHT_BIT:
+    if rescaled(node.op, ai):
         ra, rb = _rescaler(node, ai), _rescaler(node, bi)
 
         def run_quantized() -> None:

@@ -4,8 +4,8 @@ and int64 to int32) and ONE_HOT as elementwise maps.
 
 Bool tensors are stored as the host arena stores them, one byte per element (0 or 1), packed
 four to a u32 word on the GPU; kernels that write them build a whole word per thread
-(:mod:`.mapping`). Quantized 8-bit comparisons decline (LiteRT rescales them in fixed point;
-under ``quantized="float"`` the graph rewrite makes them float32 first).
+(:mod:`.mapping`). 8/16-bit integer comparisons are :mod:`.qbinary`'s (LiteRT rescales 8-bit ones in
+fixed point; under ``quantized="float"`` the graph rewrite makes quantized ones float32 first).
 """
 
 from __future__ import annotations

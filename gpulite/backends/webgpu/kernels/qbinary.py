@@ -1,6 +1,7 @@
 """Integer elementwise binary ops under ``quantized="exact"``: ADD, SUB, MUL (int8, uint8, int16),
-SQUARED_DIFFERENCE (int8), MAXIMUM, MINIMUM (codes: int8, uint8, int16) and PRELU (int8, uint8),
-with broadcasting and fused activations, bit-equal to the cpu kernels (and so to LiteRT).
+SQUARED_DIFFERENCE (int8), MAXIMUM, MINIMUM (codes: int8, uint8, int16), PRELU (int8, uint8) and
+the comparisons (8-bit rescaled as LiteRT; int16 codes), with broadcasting and fused activations,
+bit-equal to the cpu kernels (and so to LiteRT).
 
 LiteRT's integer arithmetic in WGSL (``qbinary.wgsl`` over ``qmath.wgsl``), with the constants
 the cpu kernels compute (the functions of ``cpu/kernels/quantized_binary.py``,
@@ -10,7 +11,7 @@ TFLite's builtin kernels, whose NEON loops leave some elements to a scalar loop 
 differently (``builtin_runs``: the same (run, block) test in WGSL). Whether the node is valid at
 all is asked of the cpu kernel itself (built once on stand-in shapes): a node it refuses is
 refused here too, and then fails on the cpu as it would there. Quantized nodes take this path
-under ``"exact"`` only; unquantized int8/uint8/int16 MAXIMUM / MINIMUM in both modes.
+under ``"exact"`` only; unquantized int8/uint8/int16 MAXIMUM, MINIMUM and comparisons in both modes.
 """
 
 from __future__ import annotations
@@ -21,23 +22,26 @@ import numpy as np
 
 from gpulite.backends.cpu.kernels import quantized_binary as qb
 from gpulite.backends.cpu.kernels import quantized_int16 as q16
+from gpulite.backends.cpu.kernels.logic import rescaled
 from gpulite.backends.cpu.kernels.lookup import scale_zp
 from gpulite.backends.cpu.kernels.quantized_activations import prelu_multipliers
 from gpulite.backends.cpu.kernels.quantized_squared_difference import squared_difference_multipliers
-from gpulite.backends.cpu.quant import QRANGE
+from gpulite.backends.cpu.quant import QRANGE, quantize_multiplier
 from gpulite.backends.kernels import declare_int8, register_case
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.code_table import NARROW, cpu_kernel
 from gpulite.backends.webgpu.kernels.mapping import broadcast
 from gpulite.backends.webgpu.kernels.movement import words
-from gpulite.backends.webgpu.kernels.qmath import codes_per_word, load_fn
+from gpulite.backends.webgpu.kernels.qmath import load_fn
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
 
-OPS = (Op.ADD, Op.SUB, Op.MUL, Op.SQUARED_DIFFERENCE, Op.MAXIMUM, Op.MINIMUM, Op.PRELU)
+COMPARE = {Op.EQUAL: "==", Op.NOT_EQUAL: "!=", Op.LESS: "<", Op.LESS_EQUAL: "<=", Op.GREATER: ">",
+           Op.GREATER_EQUAL: ">="}
+OPS = (Op.ADD, Op.SUB, Op.MUL, Op.SQUARED_DIFFERENCE, Op.MAXIMUM, Op.MINIMUM, Op.PRELU, *COMPARE)
 _RAW = (Op.MAXIMUM, Op.MINIMUM)  # compare codes (LiteRT requires one quantization)
-_I16 = np.dtype(np.int16)
+_I16, _BOOL = np.dtype(np.int16), np.dtype(np.bool_)
 # Every element takes $BODY (run, block), or every one $TAIL.
 _ALL_BODY, _ALL_TAIL = (0xFFFFFFFF, 1), (1, 2)
 
@@ -52,11 +56,12 @@ def applies(node: Node, ctx: GpuContext) -> bool:
     if len(node.inputs) != 2 or min(node.inputs) < 0 or len(node.outputs) != 1 or node.epilogue or node.prelu_alpha:
         return False
     infos = (ctx.in_info(0), ctx.in_info(1), ctx.out_info(0))
-    if len({t.dtype for t in infos}) != 1 or infos[0].dtype not in NARROW:
+    out_ok = infos[2].dtype == (_BOOL if node.op in COMPARE else infos[0].dtype)
+    if infos[0].dtype != infos[1].dtype or infos[0].dtype not in NARROW or not out_ok:
         return False
     if any(_quantized(t) for t in infos):
         return ctx.quantized == "exact"
-    return node.op in _RAW
+    return node.op in _RAW or node.op in COMPARE
 
 
 def _shift_ok(ctx: GpuContext, what: str, e: int, lo: int = 0, hi: int = 31) -> None:
@@ -121,6 +126,17 @@ def _arithmetic(node: Node, ctx: GpuContext, dt: np.dtype, a_shape: tuple, b_sha
     return ("add_neon_i8" if dt == np.int8 else "add_neon_u8"), "add_scalar", f, runs or _ALL_TAIL
 
 
+def _comparison(node: Node, ctx: GpuContext, f: dict[str, Any]) -> str:
+    """``cmp_scaled`` with each input's rescale (``(q - zp) << 8`` by its scale, a Q31 multiplier)
+    where the cpu kernel rescales, else ``cmp_codes``."""
+    a, b = ctx.in_info(0), ctx.in_info(1)
+    if not rescaled(node.op, a):
+        return "cmp_codes"
+    (s1, f["z1"]), (s2, f["z2"]) = scale_zp(node, a), scale_zp(node, b)
+    (f["m1"], f["e1"]), (f["m2"], f["e2"]) = quantize_multiplier(s1), quantize_multiplier(s2)
+    return "cmp_scaled"
+
+
 def qbinary(node: Node, ctx: GpuContext) -> Program:
     a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
     cpu_kernel(node, ctx, [(1,) * len(a.shape), (1,) * len(b.shape), (1,) * len(out.shape)])  # refuses as the cpu
@@ -134,11 +150,13 @@ def qbinary(node: Node, ctx: GpuContext) -> Program:
     if dims is None:
         raise ctx.unsupported(f"broadcast of {a.shape} and {b.shape} needs more than 4 dims")
     shape, (sa, sb) = dims
-    dt = out.dtype
+    dt = a.dtype
+    fields: dict[str, Any] = {}
+    run_block = _ALL_BODY
     if node.op in _RAW:
         body = tail = "max" if node.op == Op.MAXIMUM else "min"
-        fields: dict[str, Any] = {}
-        run_block = _ALL_BODY
+    elif node.op in COMPARE:
+        body = tail = _comparison(node, ctx, fields)
     else:
         body, tail, fields, run_block = _arithmetic(node, ctx, dt, a.shape, b.shape, out.shape)
     for name in ("e1", "e2", "eo"):
@@ -148,10 +166,11 @@ def qbinary(node: Node, ctx: GpuContext) -> Program:
               ("a_off", "u32", a.offset), ("b_off", "u32", b.offset), ("out_off", "u32", out.offset),
               *((k, "i32", int(fields.get(k, 0))) for k in ints), ("fscale", "f32", float(fields.get("fscale", 0.0))),
               ("run", "u32", run_block[0]), ("block", "u32", run_block[1])]
-    per = codes_per_word(dt)
+    per = 4 // out.dtype.itemsize  # a bool is a byte, packed as int8
     return make_program(f"{node.op.lower()} {dt} {a.shape}x{b.shape}->{out.shape} ({body}/{tail})", "qbinary",
                         params, words(out), word="u32", LOAD_A=load_fn(dt), LOAD_B=load_fn(dt), BODY=body,
-                        TAIL=tail, PER=str(per), PACK="q_byte" if per == 4 else "q_half")
+                        TAIL=tail, PER=str(per), PACK="q_byte" if per == 4 else "q_half",
+                        CMP=COMPARE.get(node.op, "=="))
 
 
 for _op in OPS:

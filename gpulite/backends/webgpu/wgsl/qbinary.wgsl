@@ -1,6 +1,7 @@
 // Integer elementwise binary ops with broadcasting (kernels/qbinary.py): LiteRT's integer
 // arithmetic on int8/uint8/int16 codes, bit for bit the cpu kernels' (cpu/kernels/quantized_binary.py,
-// quantized_int16.py, quantized_squared_difference.py, quantized_activations.py's PRELU). Output
+// quantized_int16.py, quantized_squared_difference.py, quantized_activations.py's PRELU, logic.py's
+// comparisons, whose bool output is packed like int8). Output
 // element e is $BODY(a, b), or $TAIL(a, b) where LiteRT's builtin loops compute it in their scalar
 // loop (e % P.run >= P.run - P.run % P.block). P.shape is the output shape collapsed to 4 dims,
 // P.sa / P.sb the operands' element strides (0 along a broadcast dim); $PER codes a word, one
@@ -92,6 +93,16 @@ fn prelu(a: i32, b: i32) -> i32 {
         return q_out(q_mbqm(v, P.m1, P.e1), P.zo, P.lo, P.hi);
     }
     return q_out(q_mbqm(v * (b - P.z2), P.m2, P.e2), P.zo, P.lo, P.hi);
+}
+
+// Comparisons (bool output, 1 or 0): 8-bit inputs as LiteRT rescales them, (x - z) << 8 by each
+// input's scale as a Q31 multiplier (ComparisonWithScaling); or the codes themselves.
+fn cmp_scaled(a: i32, b: i32) -> i32 {
+    return select(0, 1, q_mbqm((a - P.z1) << 8u, P.m1, P.e1) $CMP q_mbqm((b - P.z2) << 8u, P.m2, P.e2));
+}
+
+fn cmp_codes(a: i32, b: i32) -> i32 {
+    return select(0, 1, a $CMP b);
 }
 
 fn value(e: u32) -> i32 {
