@@ -11,11 +11,13 @@ gemmlowp sigmoid/tanh tables (65,536 int16 codes each) are uploaded as they are.
 - ``lstm_int8_step.wgsl``, one per time step: one thread per (batch row, cell) adds the recurrent
   product, the peepholes, looks the activations up, updates the cell and writes h; the steps'
   h (int8 values) and c (int16) live in i32 scratch, the first step reading the state tensors;
+  with a projection the step writes the hidden values to scratch and ``lstm_int8_project.wgsl``
+  (one thread per batch row and output) makes h from them;
 - ``pack_codes.wgsl``: the output sequence and the two states packed into their int8/int16
   tensors (whole words a thread, as packed codes require).
 
-Declined (the node runs LiteRT's arithmetic on the cpu): layer norm and projection (a step would
-need a row reduction or a second product), weights too wide for i32 sums.
+Declined (the node runs LiteRT's arithmetic on the cpu): layer norm (each gate normalized over its
+row: a step would need two more reductions), sums that could exceed int32.
 """
 
 from __future__ import annotations
@@ -60,8 +62,8 @@ def _cell(node: Node, ctx: GpuContext) -> IntegerLstm:
         cell = IntegerLstm(node, ctx, {**_SLOTS, "norm": norm})
     except GpuliteError as e:  # the cpu kernel refuses the node: so does this one
         raise ctx.unsupported(f"the cpu kernel refuses it ({e})") from None
-    if cell.ln or cell.proj is not None:
-        raise ctx.unsupported("layer norm or a projection (a step would need a row reduction or a second product)")
+    if cell.ln:
+        raise ctx.unsupported("layer norm (each gate is normalized over its row: two more reductions a step)")
     return cell
 
 
@@ -87,7 +89,8 @@ def integer_lstm(node: Node, ctx: GpuContext) -> list[Program]:
     time_major = bool(getattr(node.options, "time_major", False))
     steps, batch, ts, bs = _rows(x, time_major)
     n_in, n = x.shape[-1], cell.n_cell
-    if out.shape[-1] != n or h_state.size != batch * n or c_state.size != batch * n:
+    n_out = out.shape[-1]
+    if h_state.size != batch * n_out or c_state.size != batch * n or (cell.proj is None and n_out != n):
         raise ctx.unsupported(f"output {list(out.shape)} and states {list(h_state.shape)}, {list(c_state.shape)} "
                               f"do not fit {batch} rows of {n} cells")
     gates = 4 if not cell.cifg else 3
@@ -95,10 +98,11 @@ def integer_lstm(node: Node, ctx: GpuContext) -> list[Program]:
     # The cpu kernel keeps the gates side by side in ``order``; here every gate has its block
     # (a CIFG input gate's is zeros, never read).
     wx = np.zeros((4, n, n_in), np.int64)
-    wh = np.zeros((4, n, n), np.int64)
+    wh = np.zeros((4, n, n_out), np.int64)
     bx = np.zeros((4, n), np.int64)
     bh = np.zeros((4, n), np.int64)
-    q = np.zeros((12, 2), np.int64)  # (m, s): input gates 0-3, recurrent gates 0-3, hidden, peepholes i, f, o
+    # (m, s): input gates 0-3, recurrent gates 0-3, hidden, peepholes i, f, o, projection
+    q = np.zeros((13, 2), np.int64)
     for k, g in enumerate(order):
         cols = slice(k * n, (k + 1) * n)
         wx[g] = np.rint(cell.input_products.w[:, cols].T)
@@ -108,18 +112,24 @@ def integer_lstm(node: Node, ctx: GpuContext) -> list[Program]:
         q[4 + g] = cell.recurrent_products.mult[k * n], cell.recurrent_products.shift[k * n]
     assert len(order) == gates
     q[8] = cell.hidden_mul
+    pw, pb = np.zeros((1, 1), np.int64), np.zeros(1, np.int64)
+    if cell.proj is not None:
+        pw, pb, q[12] = np.rint(cell.proj[0].T).astype(np.int64), np.asarray(cell.proj[1], np.int64), cell.proj[2]
+        pb = np.broadcast_to(pb, (n_out,))
     peep = np.zeros((3, n), np.int64)
     for g, p in ((0, 0), (1, 1), (3, 2)):
         if g in cell.peep:
             peep[p], q[9 + p] = cell.peep[g][0], cell.peep[g][1]
     if np.abs(wx).sum(axis=2).max() * 128 + np.abs(bx).max() > _I32.max or \
-            np.abs(wh).sum(axis=2).max() * 128 + np.abs(bh).max() > _I32.max:
+            np.abs(wh).sum(axis=2).max() * 128 + np.abs(bh).max() > _I32.max or \
+            np.abs(pw).sum(axis=1).max() * 128 + np.abs(pb).max() > _I32.max:
         raise ctx.unsupported("a gate's integer sum could exceed int32")
     q_ref = _i32(ctx, q, "multipliers")
     tables = np.concatenate([cell.sigmoid, cell.tanh_gate, cell.tanh_cell]).astype(np.int16)
     t_ref = ctx.upload(np.frombuffer(tables.tobytes(), np.uint32).copy())
     pre = ctx.upload(np.zeros(steps * batch * 4 * n, np.int32))
-    hseq = ctx.upload(np.zeros(steps * batch * n, np.int32))
+    hseq = ctx.upload(np.zeros(steps * batch * n_out, np.int32))
+    hid = ctx.upload(np.zeros(batch * n, np.int32))
     c_tmp = ctx.upload(np.zeros(batch * n, np.int32))
     name = f"{x.shape} cells={n}"
     programs = [make_program(f"lstm int8 input {name}", "lstm_int8_input",
@@ -128,25 +138,35 @@ def integer_lstm(node: Node, ctx: GpuContext) -> list[Program]:
                               ("b_off", "u32", _i32(ctx, bx, "input biases").offset), ("q_off", "u32", q_ref.offset),
                               ("pre_off", "u32", pre.offset)],
                              steps * batch * 4 * n, word="u32", reduction_per_thread=n_in)]
-    fixed = [("n_cell", "u32", n), ("wh_off", "u32", _i32(ctx, wh, "recurrent weights").offset),
+    fixed = [("n_cell", "u32", n), ("n_out", "u32", n_out), ("proj", "u32", int(cell.proj is not None)),
+             ("hid_off", "u32", hid.offset), ("wh_off", "u32", _i32(ctx, wh, "recurrent weights").offset),
              ("bh_off", "u32", _i32(ctx, bh, "recurrent biases").offset), ("q_off", "u32", q_ref.offset),
              ("p_off", "u32", _i32(ctx, peep, "peephole weights").offset), ("t_off", "u32", t_ref.offset),
              ("h_state", "u32", h_state.offset), ("c_state", "u32", c_state.offset), ("c_off", "u32", c_tmp.offset),
              ("peep", "u32", int(bool(cell.peep))), ("cifg", "u32", int(cell.cifg)),
              ("cell_shift", "i32", 30 + cell.cell_scale), ("cell_clip", "i32", cell.cell_clip),
-             ("hidden_zp", "i32", cell.hidden_zp), ("h_bs", "u32", bs * n), ("pre_bs", "u32", bs * 4 * n)]
+             ("hidden_zp", "i32", cell.hidden_zp), ("h_bs", "u32", bs * n_out), ("pre_bs", "u32", bs * 4 * n)]
+    if cell.proj is not None:
+        project = [("n_cell", "u32", n), ("n_out", "u32", n_out), ("hid_off", "u32", hid.offset),
+                   ("w_off", "u32", _i32(ctx, pw, "projection weights").offset),
+                   ("b_off", "u32", _i32(ctx, pb, "projection bias").offset), ("q_off", "u32", q_ref.offset),
+                   ("h_zp", "i32", cell.h_zp), ("clip", "i32", cell.proj_clip), ("h_bs", "u32", bs * n_out)]
     prev = 0
     for t in range(steps):
         row = t * ts
-        params = [*fixed, ("first", "u32", int(t == 0)), ("h_prev", "u32", hseq.offset + prev * n),
-                  ("h_out", "u32", hseq.offset + row * n), ("pre_row", "u32", pre.offset + row * 4 * n)]
+        params = [*fixed, ("first", "u32", int(t == 0)), ("h_prev", "u32", hseq.offset + prev * n_out),
+                  ("h_out", "u32", hseq.offset + row * n_out), ("pre_row", "u32", pre.offset + row * 4 * n)]
         programs.append(make_program(f"lstm int8 step t={t} {name}", "lstm_int8_step", params, batch * n,
-                                     word="u32", reduction_per_thread=4 * n))
+                                     word="u32", reduction_per_thread=4 * n_out))
+        if cell.proj is not None:
+            programs.append(make_program(f"lstm int8 projection t={t} {name}", "lstm_int8_project",
+                                         [*project, ("h_out", "u32", hseq.offset + row * n_out)], batch * n_out,
+                                         word="u32", reduction_per_thread=n))
         prev = row
     programs += [
-        _pack(f"lstm int8 output {list(out.shape)}", out.size, n, hseq.offset, n, out.offset, 8),
-        _pack(f"lstm int8 output state {list(h_state.shape)}", batch * n, n, hseq.offset + prev * n, bs * n,
-              h_state.offset, 8),
+        _pack(f"lstm int8 output {list(out.shape)}", out.size, n_out, hseq.offset, n_out, out.offset, 8),
+        _pack(f"lstm int8 output state {list(h_state.shape)}", batch * n_out, n_out, hseq.offset + prev * n_out,
+              bs * n_out, h_state.offset, 8),
         _pack(f"lstm int8 cell state {list(c_state.shape)}", batch * n, n, c_tmp.offset, n, c_state.offset, 16),
     ]
     return programs

@@ -1,12 +1,14 @@
 // One time step of an int8 LSTM (LiteRT's LstmStepInteger8x8_16; the cpu kernel's IntegerLstm.step),
-// one thread per (batch row b, cell j), without layer norm or projection. Each gate:
+// one thread per (batch row b, cell j), without layer norm. Each gate:
 // clamp16(rescale(W_h[gate, j] . h + b_h) + pre), plus the peephole term (gates i, f: the old
 // cell; o: the new), then gemmlowp's int16 sigmoid / tanh as 65,536-entry tables of codes
 // (t_off: sigmoid Q3.12, then tanh Q3.12, then tanh of the cell's Q format, int16 packed).
 // c = clamp16(rdbpot(f * c, 15) + rdbpot(i * g, 30 + cell_scale)) (each wrapped to int16);
-// h = clamp8(rescale(o * tanh(c)) + hidden_zp). The int8 h and int16 c of the sequence live
-// in i32 scratch (hseq in the output's row layout, c per (b, j)); the first step reads the
-// state tensors instead. pack_codes.wgsl writes the packed output and states after the last.
+// h = clamp8(rescale(o * tanh(c)) + hidden_zp); with a projection (P.proj) the step writes
+// clamp8(rescale(o * tanh(c)) - hidden_zp) to scratch instead and lstm_int8_project.wgsl makes h
+// (n_out wide). The int8 h and int16 c of the sequence live in i32 scratch (hseq in the output's
+// row layout, c per (b, j)); the first step reads the state tensors instead. pack_codes.wgsl
+// writes the packed output and states after the last step.
 //#include "qmath.wgsl"
 
 fn table(k: u32, v: i32) -> i32 {
@@ -29,11 +31,11 @@ fn w16(v: i32) -> i32 {
 fn gate(g: u32, b: u32, j: u32) -> i32 {
     let col = g * P.n_cell + j;
     var acc = bitcast<i32>(buf[P.bh_off + col]);
-    let w = P.wh_off + col * P.n_cell;
-    for (var k = 0u; k < P.n_cell; k++) {
+    let w = P.wh_off + col * P.n_out;
+    for (var k = 0u; k < P.n_out; k++) {
         var h: i32;
         if (P.first != 0u) {
-            h = q_load_i8(P.h_state, b * P.n_cell + k);
+            h = q_load_i8(P.h_state, b * P.n_out + k);
         } else {
             h = bitcast<i32>(buf[P.h_prev + b * P.h_bs + k]);
         }
@@ -73,6 +75,10 @@ fn run(i: u32) {
     }
     buf[ci] = bitcast<u32>(c);
     let o = table(0u, peephole(gate(3u, b, j), 2u, j, c));
-    let h = clamp(rescale(o * table(2u, c), 16u) + P.hidden_zp, -128, 127);
-    buf[P.h_out + b * P.h_bs + j] = bitcast<u32>(h);
+    let raw = rescale(o * table(2u, c), 16u);
+    if (P.proj != 0u) {
+        buf[P.hid_off + b * P.n_cell + j] = bitcast<u32>(clamp(raw - P.hidden_zp, -128, 127));
+    } else {
+        buf[P.h_out + b * P.h_bs + j] = bitcast<u32>(clamp(raw + P.hidden_zp, -128, 127));
+    }
 }
