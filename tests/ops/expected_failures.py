@@ -44,9 +44,6 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_fc.py::test_fully_connected_quantized[*]", f"int8/uint8 quantized FULLY_CONNECTED: {_INT8}"),
     ("test_fc.py::test_fc_rescale_rounding_matches_reference_on_many_outputs[*]",
      f"int8/uint8 quantized FULLY_CONNECTED: {_INT8}"),
-    ("test_pool.py::test_pool_quantized[*]", f"int8/uint8 MAX_POOL_2D / AVERAGE_POOL_2D: {_INT8}"),
-    ("test_pool.py::test_average_pool_rounds_half_away_from_zero", f"int8 AVERAGE_POOL_2D: {_INT8}"),
-    ("test_opdefs.py::test_every_fused_activation_on_quantized_max_pool[*]", f"int8 MAX_POOL_2D: {_INT8}"),
     ("test_reduce.py::test_mean_int8[*]", f"int8 MEAN (requantizing): {_INT8}"),
     ("test_reduce.py::test_mean_int8_ties_round_to_even", f"int8 MEAN (requantizing): {_INT8}"),
     ("test_reduce.py::test_mean_uint8*", f"uint8 MEAN (requantizing): {_INT8}"),
@@ -85,7 +82,6 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_conv.py::test_conv_int16x8[*]", f"int16x8 CONV_2D / DEPTHWISE_CONV_2D: {_INT8}"),
     ("test_fc.py::test_fully_connected_int16x8[*]", f"int16x8 FULLY_CONNECTED: {_INT8}"),
     ("test_reduce.py::test_mean_int16[*]", f"int16 MEAN (16x8 mode): {_INT8}"),
-    ("test_pool.py::test_pool_int16[*]", f"int16 MAX_POOL_2D / AVERAGE_POOL_2D (16x8 mode): {_INT8}"),
     # -- signal, detection and the remaining builtins (issue 12): CPU kernels only --
     ("test_detection.py::test_nms_*", f"NON_MAX_SUPPRESSION_V4 / V5 (a sequential selection): {_CPU_ONLY}"),
     ("test_detection.py::test_converter_nms_model[*]",

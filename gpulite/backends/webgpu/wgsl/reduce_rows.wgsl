@@ -10,9 +10,12 @@
 // out[o * chunks + chunk] for a second dispatch (this kernel again, chunks = 1) to fold.
 // With subgroups (program.py) the tree's steps between threads of one subgroup are
 // shuffles: the same pairs in the same order, so the same values, with fewer barriers.
-// $T is f32 or i32; $FINISH sees the folded value as acc (MEAN divides by P.total); $RIDX
-// is the offset of reduced element j (one multiply when the reduced dims merge into one).
+// $T is f32 or i32; $FINISH sees the folded value as acc (MEAN divides by P.total); $LOAD
+// reads reduced element j of the output's row, which starts at element `base` (a plain word
+// buf[P.x_off + base + offset of j], or a narrow code: qcodes.wgsl; one multiply for the
+// offset when the reduced dims merge into one).
 //#include "coords.wgsl"
+//#include "qcodes.wgsl"
 
 var<workgroup> part_acc: array<$T, 256>;
 
@@ -30,10 +33,10 @@ fn run_group(g: u32, t: u32) {
     let o = block * P.cols + col;
     var acc = $INIT;
     if (o < P.outs) {
-        let base = P.x_off + dot(coords4(o, P.kshape), P.kstride);
+        let base = dot(coords4(o, P.kshape), P.kstride);
         let stride = P.chunks * P.split;
         for (var j = chunk * P.split + part; j < P.count; j += stride) {
-            let v = buf[base + $RIDX];
+            let v = $LOAD;
             acc = $REDUCE;
         }
     }
