@@ -249,3 +249,29 @@ def test_mean_int16(case, backend):
     shape, axes, keep, si, so = INT16_MEANS[case]
     x = np.random.default_rng(list(INT16_MEANS).index(case)).integers(-20000, 20000, shape).astype(np.int16)
     check_op(*single_op("MEAN", [In(x, (si, 0)), C(_axes(axes))], keep_dims=keep, out_quant=(so, 0)), backend)
+
+
+# Integer reductions over ROW_EDGES' shapes on the GPU (quantized="exact"): long rows that need
+# a second dispatch, outputs that are no multiple of 4 (packed codes), one i32 sum per output
+# (op, dtype, input quant, output quant).
+QUANT_ROW_OPS = {
+    "mean-int8": ("MEAN", np.int8, (0.05, -3), (0.07, 5)),
+    "sum-int8": ("SUM", np.int8, (0.02, 3), (0.9, -7)),
+    "sum-uint8": ("SUM", np.uint8, (0.02, 130), (2.5, 120)),
+    "sum-int16": ("SUM", np.int16, (0.001, 0), (0.07, 0)),
+    "max-uint8": ("REDUCE_MAX", np.uint8, (0.1, 128), (0.1, 128)),
+    "min-int16": ("REDUCE_MIN", np.int16, (0.001, 0), (0.001, 0)),
+}
+
+
+@pytest.mark.parametrize("case", ["short-rows-many", "row-gt-group-npow2", "global-pool", "global-pool-odd-channels",
+                                  "outer-and-inner"])
+@pytest.mark.parametrize("kind", QUANT_ROW_OPS)
+def test_reduce_quantized_row_edges(kind, case, backend):
+    op, dt, qi, qo = QUANT_ROW_OPS[kind]
+    shape, axes = ROW_EDGES[case]
+    info = np.iinfo(dt)
+    x = np.random.default_rng(list(ROW_EDGES).index(case)).integers(info.min, info.max + 1, shape).astype(dt)
+    if op == "SUM" and dt != np.int16:
+        qo = (qo[0] * np.prod([shape[a] for a in axes]) / 64, qo[1])  # keep the sums inside the output's range
+    check_op(*single_op(op, [In(x, qi), C(_axes(axes))], keep_dims=True, out_quant=qo), backend)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from gpulite.backends.kernels import register_kernel
-from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.kernels.movement import words
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
@@ -121,6 +121,23 @@ def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: lis
                                  init=init, update=update, finish=finish, act=act, total=total, extra=extra)]
 
 
+def reduction(ctx: GpuContext, x: TensorRef, out: TensorRef) -> tuple[set[int], list, list, int]:
+    """``(axes, kept, reduced, count)`` of a reduction node of ``x`` into ``out`` over its
+    constant axes (input 1; :func:`split_dims`' runs and the reduced element count)."""
+    axes_v = ctx.const(1)
+    if axes_v is None:
+        raise ctx.unsupported("axes computed at run time")
+    rank = len(x.shape)
+    axes = {int(a) + rank if a < 0 else int(a) for a in np.asarray(axes_v).reshape(-1)}
+    kept, red = split_dims(x.shape, axes)
+    count = int(np.prod([n for n, _ in red], dtype=np.int64))
+    if len(kept) > 4 or len(red) > 4:
+        raise ctx.unsupported(f"axes {sorted(axes)} of {x.shape} alternate too often (4 runs of each kind)")
+    if int(np.prod([n for n, _ in kept], dtype=np.int64)) != out.size or count == 0:
+        raise ctx.unsupported(f"reduction of {x.shape} over {sorted(axes)} does not give {out.shape}")
+    return axes, kept, red, count
+
+
 def _reduce(op: str):
     def factory(node: Node, ctx: GpuContext) -> Program | list[Program]:
         x, out = ctx.input(0), ctx.output(0)
@@ -128,17 +145,7 @@ def _reduce(op: str):
         word = "bool" if op in _BOOL else _WORDS.get(x.dtype)
         if word is None or out.dtype != x.dtype or (word == "bool") != (x.dtype == np.bool_):
             raise ctx.unsupported(f"dtype {x.dtype} -> {out.dtype} (float32 and int32; bool for ANY/ALL)")
-        axes_v = ctx.const(1)
-        if axes_v is None:
-            raise ctx.unsupported("axes computed at run time")
-        rank = len(x.shape)
-        axes = {int(a) + rank if a < 0 else int(a) for a in np.asarray(axes_v).reshape(-1)}
-        kept, red = split_dims(x.shape, axes)
-        count = int(np.prod([n for n, _ in red], dtype=np.int64))
-        if len(kept) > 4 or len(red) > 4:
-            raise ctx.unsupported(f"axes {sorted(axes)} of {x.shape} alternate too often (4 runs of each kind)")
-        if int(np.prod([n for n, _ in kept], dtype=np.int64)) != out.size or count == 0:
-            raise ctx.unsupported(f"reduction of {x.shape} over {sorted(axes)} does not give {out.shape}")
+        axes, kept, red, count = reduction(ctx, x, out)
         name = f"{node.op.lower()} {x.shape} axes {sorted(axes)}"
         if word == "bool":
             (ks, kt), (rs, rt) = _vec4(kept), _vec4(red)

@@ -12,3 +12,28 @@ fn code_u8(w0: u32, e: u32) -> i32 {
 fn code_s16(w0: u32, e: u32) -> i32 {
     return (bitcast<i32>(buf[w0 + e / 2u]) << (16u - (e % 2u) * 16u)) >> 16u;
 }
+
+// Float steps of LiteRT's integer kernels, rounded as the CPU's float32 arithmetic rounds.
+
+// x * y rounded to f32, kept from being fused with a following add: a driver may contract
+// a * y + c into an FMA, which rounds once where the kernel rounds twice. `zero` is a uniform
+// 0 the compiler cannot see through.
+fn mul_rounded(x: f32, y: f32, zero: u32) -> f32 {
+    return bitcast<f32>(bitcast<u32>(x * y) ^ zero);
+}
+
+// x as f32 rounded to nearest even (WGSL leaves inexact i32 -> f32 conversions' rounding to
+// the implementation; both halves convert exactly and one add rounds).
+fn f32_rne(x: i32) -> f32 {
+    return f32(x >> 16u) * 65536.0 + f32(x & 0xffff);
+}
+
+// C's round (TfLiteRound): halves away from zero.
+fn round_away(x: f32) -> f32 {
+    let a = abs(x);
+    var r = floor(a);
+    if (a - r >= 0.5) {
+        r += 1.0;
+    }
+    return select(r, -r, x < 0.0);
+}
