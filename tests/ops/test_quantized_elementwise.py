@@ -226,6 +226,17 @@ def test_softmax(dtype, shape, in_scale: float, beta: float, backend: str) -> No
     check_op(m, [x], backend)
 
 
+@pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
+def test_softmax_classifier_row(dtype, backend: str) -> None:
+    """A classifier's 1001 classes: an odd row (packed codes end mid-word) near the longest
+    row one GPU thread sums in order (1024)."""
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(18).integers(info.min, info.max + 1, (2, 1001)).astype(dtype)
+    zp_in, zp_out = (-5, -128) if dtype == I8 else (120, 0)
+    m = model("SOFTMAX", [(x.shape, dtype, (0.15, zp_in))], (x.shape, dtype, (1 / 256, zp_out)), beta=1.0)
+    check_op(m, [x], backend)
+
+
 # Rows (int8, scale 0.1) on which summing the exponentials in any order other than LiteRT's
 # left-to-right float32 loop (reversed, numpy's pairwise sum, float64) changes an output.
 SUM_ORDER_ROWS = [

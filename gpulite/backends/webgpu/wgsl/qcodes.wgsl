@@ -37,3 +37,27 @@ fn round_away(x: f32) -> f32 {
     }
     return select(r, -r, x < 0.0);
 }
+
+// 1 / x rounded to nearest (as the CPU's float32 division; WGSL's division may be 2.5 ulp off),
+// for a positive normal x with a normal reciprocal: x = m * 2^(e - 150) with the 24-bit
+// mantissa m, so 1 / x = (2^47 / m) * 2^(103 - e); 2^47 / m by long division, 8 bits a step
+// (no tie: 2^48 / m is an odd multiple of 1/2 only for m a power of two, handled apart).
+fn recip_rne(x: f32) -> f32 {
+    let bits = bitcast<u32>(x);
+    let m = (bits & 0x7fffffu) | 0x800000u;
+    let e = i32((bits >> 23u) & 0xffu);
+    if (m == 0x800000u) {
+        return ldexp(1.0, 127 - e);
+    }
+    var q = 0x80000000u / m;
+    var r = 0x80000000u % m;
+    for (var k = 0u; k < 2u; k++) {
+        r = r << 8u;
+        q = (q << 8u) | (r / m);
+        r = r % m;
+    }
+    if (2u * r > m) {
+        q += 1u;
+    }
+    return ldexp(f32(q), 103 - e);
+}
