@@ -1,12 +1,14 @@
-"""RESIZE_BILINEAR (float32, NHWC) and RESIZE_NEAREST_NEIGHBOR (any dtype, NHWC)."""
+"""RESIZE_BILINEAR (float32, NHWC; int8/uint8/int16 codes under ``quantized="exact"``, as the
+cpu kernel's fixed point) and RESIZE_NEAREST_NEIGHBOR (any dtype, NHWC)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.resize import nearest_axis
-from gpulite.backends.kernels import register_kernel
+from gpulite.backends.cpu.kernels.resize import nearest_axis, q10_axis, q11_axis
+from gpulite.backends.kernels import register_case, register_kernel
 from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.kernels.integer import CODES, exact_codes, require_codes, words_program
 from gpulite.backends.webgpu.kernels.movement import move_program
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
@@ -39,6 +41,32 @@ def resize_bilinear(node: Node, ctx: GpuContext) -> Program:
         ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
     ]
     return make_program(f"resize_bilinear {x.shape}->{out.shape}", "resize_bilinear", params, out.size)
+
+
+@register_case(Op.RESIZE_BILINEAR, "webgpu", exact_codes)
+def resize_bilinear_codes(node: Node, ctx: GpuContext) -> Program:
+    """8-bit: XNNPACK's Q11 blend (LiteRT's default path); int16: TFLite's Q10 integer kernel.
+    The per-row and per-column tables come from the cpu kernel's own functions."""
+    x, out = ctx.input(0), ctx.output(0)
+    require_codes(ctx, x, out)
+    if x.dtype != out.dtype or len(x.shape) != 4 or len(out.shape) != 4 or x.shape[::3] != out.shape[::3]:
+        raise ctx.unsupported(f"{x.dtype} {x.shape} -> {out.dtype} {out.shape} (expected NHWC, same N, C and dtype)")
+    o = node.options or sg.ResizeBilinearOptions()
+    if o.align_corners and o.half_pixel_centers:
+        raise ctx.unsupported("align_corners together with half_pixel_centers")
+    _, ih, iw, c = x.shape
+    _, oh, ow, _ = out.shape
+
+    def table(n_in: int, n_out: int) -> int:
+        if x.dtype == np.int16:
+            w, lo, hi = q10_axis(n_in, n_out, o.align_corners, o.half_pixel_centers)
+        else:
+            lo, hi, w = q11_axis(n_in, n_out, o.align_corners, o.half_pixel_centers)
+        return ctx.upload(np.stack([lo, hi, w], axis=1).astype(np.int32)).offset
+    params = [("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
+              ("ytab_off", "u32", table(ih, oh)), ("xtab_off", "u32", table(iw, ow)), ("x_off", "u32", x.offset)]
+    return words_program(f"resize_bilinear {x.dtype} {x.shape}->{out.shape}", "qresize_bilinear", out, params,
+                         LOAD=CODES[x.dtype][0], BLEND="blend_q10" if x.dtype == np.int16 else "blend_q11")
 
 
 @register_kernel(Op.RESIZE_NEAREST_NEIGHBOR, "webgpu")
