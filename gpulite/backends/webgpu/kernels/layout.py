@@ -1,5 +1,6 @@
 """Data movement without arithmetic (any dtype, NHWC): RESHAPE and friends, CONCATENATION,
-PACK, DEPTH_TO_SPACE, SPACE_TO_DEPTH. Where the memory plan made a RESHAPE's output or a
+PACK, DEPTH_TO_SPACE, SPACE_TO_DEPTH; and 8-bit CONCATENATION that requantizes inputs
+(``quantized="exact"``). Where the memory plan made a RESHAPE's output or a
 CONCATENATION's inputs views (graph.fusion's views rewrite), the bytes are already in place
 and nothing is dispatched for them."""
 
@@ -9,8 +10,9 @@ import dataclasses
 
 import numpy as np
 
-from gpulite.backends.kernels import register_kernel
+from gpulite.backends.kernels import register_case, register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
+from gpulite.backends.webgpu.kernels.integer import CODES, per_tensor, words_program
 from gpulite.backends.webgpu.kernels.movement import copy_program, move_program
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
@@ -56,6 +58,51 @@ def concatenation(node: Node, ctx: GpuContext) -> list[Program]:
     if not 0 <= axis < rank or any(len(x.shape) != rank for x in ins):
         raise ctx.unsupported(f"axis {axis} for ranks {[len(x.shape) for x in ins]} -> {rank}")
     return _concat(node, ctx, out, ins, axis, eb)
+
+
+def _requantizing(node: Node, ctx: GpuContext) -> bool:
+    """An 8-bit concatenation with an input quantized unlike the output, under quantized="exact"."""
+    if ctx.quantized != "exact" or np.dtype(ctx.out_info(0).dtype) not in (np.dtype(np.int8), np.dtype(np.uint8)):
+        return False
+    qs = [ctx.out_info(0).quant] + [ctx.in_info(k).quant for k in range(ctx.num_inputs)]
+    if any(q is None or np.size(q.scale) != 1 for q in qs):
+        return False
+    return len({(float(q.scale[0]), int(q.zero_point[0])) for q in qs}) > 1
+
+
+@register_case(Op.CONCATENATION, "webgpu", _requantizing)
+def concatenation_requantizing(node: Node, ctx: GpuContext) -> Program:
+    """8-bit inputs whose scale or zero point differ from the output's: each requantized as the
+    cpu kernel does (TFLite's ConcatenationWithScaling, float32 then half away from zero), the
+    others copied; one gather over the output's words (qconcat.wgsl)."""
+    out = ctx.output(0)
+    ins = [ctx.input(k) for k in range(ctx.num_inputs)]
+    if any(x.dtype != out.dtype or x.layout != out.layout for x in ins):
+        raise ctx.unsupported(f"dtypes {[str(x.dtype) for x in ins]} -> {out.dtype}")
+    if node.activation or getattr(node.options, "fused_activation_function", 0):
+        raise ctx.unsupported(f"fused activation on {out.dtype}")
+    rank = len(out.shape)
+    axis = (node.options or sg.ConcatenationOptions()).axis
+    axis = axis + rank if axis < 0 else axis
+    if not 0 <= axis < rank or any(len(x.shape) != rank for x in ins):
+        raise ctx.unsupported(f"axis {axis} for ranks {[len(x.shape) for x in ins]} -> {rank}")
+    s_out, zp = per_tensor(ctx, o=0)
+    inv = np.float32(1.0) / np.float32(s_out)
+    inner = int(np.prod(out.shape[axis + 1:], dtype=np.int64))
+    table, start = [], 0
+    for k, x in enumerate(ins):
+        s_in, zp_in = per_tensor(ctx, i=k)
+        scale = np.float32(s_in) * inv
+        bias = np.float32(-zp_in) * scale
+        table += [start, x.shape[axis] * inner, x.offset * 4, int((s_in, zp_in) != (s_out, zp)),
+                  int(scale.view(np.uint32)), int(bias.view(np.uint32))]
+        start += x.shape[axis] * inner
+    lo, hi = CODES[out.dtype][1]
+    params = [("row", "u32", max(start, 1)), ("n_in", "u32", len(ins)),
+              ("table", "u32", ctx.upload(np.array(table, np.uint32)).offset), ("lo", "i32", lo - zp),
+              ("hi", "i32", hi - zp), ("zp", "i32", zp), ("zero", "u32", 0)]
+    return words_program(f"concatenation {out.dtype} {[x.shape for x in ins]}->{out.shape} axis {axis} requantizing",
+                         "qconcat", out, params, LOAD=CODES[out.dtype][0])
 
 
 @register_kernel(Op.PACK, "webgpu")
