@@ -5,8 +5,9 @@ No op is registered here.
 Each integer kernel is a :func:`~gpulite.backends.kernels.register_case` of its op that applies
 under ``quantized="exact"`` to quantized inputs (:func:`exact_codes`); under ``"float"`` the
 graph has no quantized tensors left where these ops run (:mod:`..quantized`). A kernel file
-reads codes with ``qcodes.wgsl`` and writes them through ``qwords.wgsl`` (one thread per
-output word, :func:`words_program`); reductions fold into one i32 per output in scratch and
+reads codes with ``qmath.wgsl`` (:mod:`.qmath`), computes LiteRT's float32 steps with
+``qfloat.wgsl`` and writes codes through ``qwords.wgsl`` (one thread per output word,
+:func:`words_program`); reductions fold into one i32 per output in scratch and
 :func:`pack_program` packs those.
 """
 
@@ -18,12 +19,11 @@ import numpy as np
 
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.kernels.movement import words
+from gpulite.backends.webgpu.kernels.qmath import load_fn, qrange
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 
-# dtype -> (the qcodes.wgsl function reading one code, the dtype's range)
-CODES = {np.dtype(np.int8): ("code_s8", (-128, 127)), np.dtype(np.uint8): ("code_u8", (0, 255)),
-         np.dtype(np.int16): ("code_s16", (-32768, 32767))}
+CODES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 
 
 def exact_codes(node: Node, ctx: GpuContext) -> bool:
@@ -37,7 +37,7 @@ def exact_codes(node: Node, ctx: GpuContext) -> bool:
 
 def load(dtype: np.dtype, off: str, e: str) -> str:
     """WGSL for the i32 code of element ``e`` of a ``dtype`` tensor starting at word ``off``."""
-    return f"{CODES[np.dtype(dtype)][0]}({off}, {e})"
+    return f"{load_fn(dtype)}({off}, {e})"
 
 
 def per_tensor(ctx: GpuContext, i: int | None = None, o: int | None = None) -> tuple[float, int]:
@@ -66,7 +66,7 @@ def words_program(name: str, source: str, out: TensorRef, params: list[tuple[str
     """``source`` (defining ``out_code(e)``) driven by ``qwords.wgsl``: one thread per word of ``out``."""
     per = 4 // out.dtype.itemsize
     return make_program(name, (source, "qwords"), [*params, ("elems", "u32", out.size), ("out_off", "u32", out.offset)],
-                        words(out), word="u32", PER=str(per), MASK="0xffu" if per == 4 else "0xffffu",
+                        words(out), word="u32", PER=str(per), PUT="q_byte" if per == 4 else "q_half",
                         reduction_per_thread=reduction_per_thread, **subs)
 
 

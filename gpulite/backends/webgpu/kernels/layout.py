@@ -12,7 +12,8 @@ import numpy as np
 
 from gpulite.backends.kernels import register_case, register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
-from gpulite.backends.webgpu.kernels.integer import CODES, per_tensor, words_program
+from gpulite.backends.webgpu.kernels.integer import per_tensor, words_program
+from gpulite.backends.webgpu.kernels.qmath import load_fn, qrange
 from gpulite.backends.webgpu.kernels.movement import copy_program, move_program
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
@@ -97,12 +98,12 @@ def concatenation_requantizing(node: Node, ctx: GpuContext) -> Program:
         table += [start, x.shape[axis] * inner, x.offset * 4, int((s_in, zp_in) != (s_out, zp)),
                   int(scale.view(np.uint32)), int(bias.view(np.uint32))]
         start += x.shape[axis] * inner
-    lo, hi = CODES[out.dtype][1]
+    lo, hi = qrange(out.dtype)
     params = [("row", "u32", max(start, 1)), ("n_in", "u32", len(ins)),
               ("table", "u32", ctx.upload(np.array(table, np.uint32)).offset), ("lo", "i32", lo - zp),
               ("hi", "i32", hi - zp), ("zp", "i32", zp), ("zero", "u32", 0)]
     return words_program(f"concatenation {out.dtype} {[x.shape for x in ins]}->{out.shape} axis {axis} requantizing",
-                         "qconcat", out, params, LOAD=CODES[out.dtype][0])
+                         "qconcat", out, params, LOAD=load_fn(out.dtype))
 
 
 @register_kernel(Op.PACK, "webgpu")

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.kernels import register_case
+from gpulite.backends.kernels import declare_int8, register_case
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.geometry import check_window, pad_before
 from gpulite.backends.webgpu.kernels.integer import (
-    CODES,
     bounds,
     exact_codes,
     load,
@@ -21,6 +20,7 @@ from gpulite.backends.webgpu.kernels.integer import (
     require_codes,
     words_program,
 )
+from gpulite.backends.webgpu.kernels.qmath import qrange
 from gpulite.backends.webgpu.kernels.reduce import row_programs, split_dims
 from gpulite.backends.webgpu.program import Program
 from gpulite.graph.ir import Node
@@ -64,14 +64,15 @@ def _pool(op: Op):
                                          or (_counts(iw, ow, kw, sw, pad_left) <= 0).any()):
             raise ctx.unsupported("a window covers only padding")
         lo, hi = bounds(node, ctx)
-        q = [("lowest", "i32", CODES[x.dtype][1][0]), ("lo", "i32", lo), ("hi", "i32", hi)]
+        q = [("lowest", "i32", qrange(x.dtype)[0]), ("lo", "i32", lo), ("hi", "i32", hi)]
         name = f"{node.op.lower()} {x.dtype} {x.shape}->{out.shape}"
         if oh == ow == 1 and pad_top <= 0 and pad_left <= 0 and kh - pad_top >= ih and kw - pad_left >= iw:
             kept, red = split_dims(x.shape, {1, 2})  # the window holds every pixel: reduce H and W
             acc = ctx.scratch((out.size,))
             return [*row_programs(ctx, f"global {name}", x.offset, acc.offset, kept, red, word="i32",
                                   init=init, update=update, finish=f"clamp({finish.replace('count', 'i32(P.total)')}, "
-                                  "P.lo, P.hi)", load=load(x.dtype, "P.x_off", "{ridx}"), extra=q),
+                                  "P.lo, P.hi)", load=load(x.dtype, "P.x_off", "{ridx}"), extra=q,
+                                  helpers=("qmath",)),
                     pack_program(name, acc.offset, out)]
         params = [
             ("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
@@ -85,3 +86,4 @@ def _pool(op: Op):
 
 for _op in _KINDS:
     register_case(_op, "webgpu", exact_codes)(_pool(_op))
+declare_int8("webgpu", *_KINDS)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.kernels import register_case
+from gpulite.backends.kernels import declare_int8, register_case
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.kernels.integer import CODES, exact_codes, load, pack_program, per_tensor, require_codes
+from gpulite.backends.webgpu.kernels.integer import exact_codes, load, pack_program, per_tensor, require_codes
+from gpulite.backends.webgpu.kernels.qmath import qrange
 from gpulite.backends.webgpu.kernels.reduce import reduction, row_programs
 from gpulite.backends.webgpu.program import Program
 from gpulite.graph.ir import Node
@@ -31,7 +32,7 @@ _EXACT_F32 = 1 << 24  # integers up to here convert to float32 exactly
 def _requantize(op: Op, ctx: GpuContext, dtype: np.dtype, count: int) -> tuple[str, list]:
     """(finish, extra params) of MEAN / SUM's requantization of the i32 sum ``acc``."""
     (si, zi), (so, zo) = per_tensor(ctx, i=0), per_tensor(ctx, o=0)
-    qmin, qmax = CODES[dtype][1]
+    qmin, qmax = qrange(dtype)
     zero = ("zero", "u32", 0)
     if dtype in (_I8, _U8) and count * 255 >= _EXACT_F32:
         raise ctx.unsupported(f"{count} elements per output: the sum may not convert to float32 exactly")
@@ -70,16 +71,18 @@ def _reduce(op: Op):
         else:
             if x.dtype.itemsize == 1 and per_tensor(ctx, i=0) != per_tensor(ctx, o=0):
                 raise ctx.unsupported("8-bit input and output quantization differ (LiteRT requires them equal)")
-            lo, hi = CODES[x.dtype][1]
+            lo, hi = qrange(x.dtype)
             init, update = (str(lo), "max(acc, v)") if op == Op.REDUCE_MAX else (str(hi), "min(acc, v)")
             finish, extra = "acc", []
         name = f"{node.op.lower()} {x.dtype} {x.shape} axes {sorted(axes)}"
         acc = ctx.scratch((out.size,))
         return [*row_programs(ctx, name, x.offset, acc.offset, kept, red, word="i32", init=init, update=update,
-                              finish=finish, load=load(x.dtype, "P.x_off", "{ridx}"), extra=extra),
+                              finish=finish, load=load(x.dtype, "P.x_off", "{ridx}"), extra=extra,
+                              helpers=("qmath", "qfloat")),
                 pack_program(name, acc.offset, out)]
     return factory
 
 
 for _op in (Op.MEAN, Op.SUM, Op.REDUCE_MAX, Op.REDUCE_MIN):
     register_case(_op, "webgpu", exact_codes)(_reduce(_op))
+    declare_int8("webgpu", _op)

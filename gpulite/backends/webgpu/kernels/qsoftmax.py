@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.kernels import register_case
+from gpulite.backends.kernels import declare_int8, register_case
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.kernels.integer import CODES, exact_codes, per_tensor, require_codes, words_program
+from gpulite.backends.webgpu.kernels.integer import exact_codes, per_tensor, require_codes, words_program
+from gpulite.backends.webgpu.kernels.qmath import load_fn, qrange
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
@@ -41,8 +42,8 @@ def softmax(node: Node, ctx: GpuContext) -> list[Program]:
     table[255 - np.arange(256)] = np.exp((coef * np.arange(256, dtype=np.float32)).astype(np.float64))
     rows = x.size // depth
     stats = ctx.scratch((2 * rows,))
-    qmin, qmax = CODES[out.dtype][1]
-    code = CODES[x.dtype][0]
+    qmin, qmax = qrange(out.dtype)
+    code = load_fn(x.dtype)
     common = [("depth", "u32", depth), ("x_off", "u32", x.offset), ("table_off", "u32", ctx.upload(table).offset),
               ("stats_off", "u32", stats.offset), ("zero", "u32", 0)]
     first = make_program(f"softmax {x.dtype} {x.shape} rows", "qsoftmax_rows",
@@ -55,3 +56,6 @@ def softmax(node: Node, ctx: GpuContext) -> list[Program]:
                            [*common, ("zp", "i32", zo), ("qmin", "i32", qmin), ("qmax", "i32", qmax)],
                            reduction_per_thread=1, LOAD=code, ROUND=rounding)
     return [first, second]
+
+
+declare_int8("webgpu", Op.SOFTMAX)

@@ -74,14 +74,15 @@ def subgroups(ctx: GpuContext) -> bool:
 def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: list[tuple[int, int]],
                  red: list[tuple[int, int]], *, word: str, init: str, update: str, finish: str,
                  act: FusedActivation = FusedActivation.NONE, total: int | None = None, load: str | None = None,
-                 extra: list[tuple[str, str, Any]] = ()) -> list[Program]:
+                 extra: list[tuple[str, str, Any]] = (), helpers: tuple[str, ...] = ()) -> list[Program]:
     """Dispatches of a reduction of the elements at ``x_off`` into ``out_off`` (``reduce_rows.wgsl``).
 
     ``kept`` / ``reduced`` are :func:`split_dims`' runs (at most 4 each); ``update`` folds ``v``
     into ``acc`` (associative: the order is a tree), ``finish`` turns ``acc`` into the output
     (``P.total``: the element count of the whole reduction, ``total`` when given; ``extra``:
-    more uniform fields for it). ``load``: WGSL reading element ``base + {ridx}`` of the input
-    (a narrow code: qcodes.wgsl; default a word at ``x_off``). Outputs that
+    more uniform fields for it; ``helpers``: WGSL files it calls, e.g. ``("qmath",)``). ``load``:
+    WGSL reading element ``base + {ridx}`` of the input (a narrow code: qmath.wgsl's ``q_load_*``;
+    default a word at ``x_off``). Outputs that
     are few with long reductions get several workgroups each and a second dispatch that folds
     their partials (in scratch memory), so no thread folds more than ``MAX_PER_THREAD``.
     """
@@ -112,13 +113,14 @@ def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: lis
     ridx = "j * P.rstride.w" if len(red) <= 1 else "dot(coords4(j, P.rshape), P.rstride)"
     load = (load or "buf[P.x_off + {ridx}]").format(ridx=f"base + {ridx}")
     first = make_program(f"{name} ({outs} outputs of {count}: {blocks * chunks} groups of {cols}x{split})",
-                         "reduce_rows", params, blocks * chunks, act=act, word=word, workgroup_size=ROW_GROUP,
+                         (*helpers, "reduce_rows"), params, blocks * chunks, act=act, word=word, workgroup_size=ROW_GROUP,
                          groups=True, subgroups=subgroups(ctx), reduction_per_thread=-(-per // chunks), T=word,
                          INIT=init, REDUCE=update, FINISH=finish, LOAD=load)
     if chunks == 1:
         return [first]
     return [first, *row_programs(ctx, f"{name} partials", dst, out_off, [(outs, chunks)], [(chunks, 1)], word=word,
-                                 init=init, update=update, finish=finish, act=act, total=total, extra=extra)]
+                                 init=init, update=update, finish=finish, act=act, total=total, extra=extra,
+                                 helpers=helpers)]
 
 
 def reduction(ctx: GpuContext, x: TensorRef, out: TensorRef) -> tuple[set[int], list, list, int]:

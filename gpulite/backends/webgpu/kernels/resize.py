@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.backends.cpu.kernels.resize import nearest_axis, q10_axis, q11_axis
-from gpulite.backends.kernels import register_case, register_kernel
+from gpulite.backends.kernels import declare_int8, register_case, register_kernel
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.kernels.integer import CODES, exact_codes, require_codes, words_program
+from gpulite.backends.webgpu.kernels.integer import exact_codes, require_codes, words_program
+from gpulite.backends.webgpu.kernels.qmath import load_fn
 from gpulite.backends.webgpu.kernels.movement import move_program
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
@@ -66,7 +67,10 @@ def resize_bilinear_codes(node: Node, ctx: GpuContext) -> Program:
     params = [("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
               ("ytab_off", "u32", table(ih, oh)), ("xtab_off", "u32", table(iw, ow)), ("x_off", "u32", x.offset)]
     return words_program(f"resize_bilinear {x.dtype} {x.shape}->{out.shape}", "qresize_bilinear", out, params,
-                         LOAD=CODES[x.dtype][0], BLEND="blend_q10" if x.dtype == np.int16 else "blend_q11")
+                         LOAD=load_fn(x.dtype), BLEND="blend_q10" if x.dtype == np.int16 else "blend_q11")
+
+
+declare_int8("webgpu", Op.RESIZE_BILINEAR)
 
 
 @register_kernel(Op.RESIZE_NEAREST_NEIGHBOR, "webgpu")

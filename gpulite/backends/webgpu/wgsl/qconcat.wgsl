@@ -3,7 +3,7 @@
 // k belongs to the input whose columns [start, start + part) hold it. P.table lists per input
 // (start, part, element offset in the arena, requantize?, scale, bias as f32 bits): a code is
 // copied, or becomes round_half_away(q * scale + bias) clamped to [P.lo, P.hi], plus P.zp.
-//#include "qcodes.wgsl"
+//#include "qfloat.wgsl"
 
 fn out_code(e: u32) -> i32 {
     let o = e / P.row;

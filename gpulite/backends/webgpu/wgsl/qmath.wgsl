@@ -1,5 +1,6 @@
 // LiteRT's integer arithmetic in WGSL, and packed narrow codes: `//#include "qmath.wgsl"` in a
-// program made with word="u32" (buf is array<u32>). Bit for bit the functions of
+// program made with word="u32" (buf is array<u32>; the q_load_* read any word type, so an
+// i32 reduction tree may include it too). Bit for bit the functions of
 // backends/cpu/quant.py (tests/webgpu/test_qmath.py checks them on edge values); the Python
 // side (multipliers as uniforms or tables) is kernels/qmath.py.
 //
@@ -12,15 +13,15 @@
 // wrap modulo 2^64 as C's int64 arithmetic would (and numpy's int64, the CPU kernels').
 
 fn q_load_i8(off: u32, e: u32) -> i32 {
-    return bitcast<i32>(buf[off + (e >> 2u)] << (24u - ((e & 3u) << 3u))) >> 24u;
+    return bitcast<i32>(bitcast<u32>(buf[off + (e >> 2u)]) << (24u - ((e & 3u) << 3u))) >> 24u;
 }
 
 fn q_load_u8(off: u32, e: u32) -> i32 {
-    return i32((buf[off + (e >> 2u)] >> ((e & 3u) << 3u)) & 0xffu);
+    return i32((bitcast<u32>(buf[off + (e >> 2u)]) >> ((e & 3u) << 3u)) & 0xffu);
 }
 
 fn q_load_i16(off: u32, e: u32) -> i32 {
-    return bitcast<i32>(buf[off + (e >> 1u)] << (16u - ((e & 1u) << 4u))) >> 16u;
+    return bitcast<i32>(bitcast<u32>(buf[off + (e >> 1u)]) << (16u - ((e & 1u) << 4u))) >> 16u;
 }
 
 fn q_load_i32(off: u32, e: u32) -> i32 {

@@ -2,6 +2,7 @@
 // 1 / (sum * output_scale) (qsoftmax_rows.wgsl): p = table value * that, in f32; int8 rounds
 // p half away from zero and adds the zero point, uint8 truncates p + 0.5 (LiteRT's non-ARM
 // path, which ignores the zero point); both clamped to the dtype.
+//#include "qfloat.wgsl"
 
 fn out_code(e: u32) -> i32 {
     let row = e / P.depth;

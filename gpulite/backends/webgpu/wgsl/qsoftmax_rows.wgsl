@@ -3,7 +3,8 @@
 // exp(-input_scale * beta * (max - x)) left to right in f32 (the order decides the rounding,
 // so it is the CPU's sequential one), and stores the max and 1 / (sum * output_scale) at
 // P.stats_off + 2 * row. The second pass (qsoftmax.wgsl) writes the codes.
-//#include "qcodes.wgsl"
+//#include "qmath.wgsl"
+//#include "qfloat.wgsl"
 
 fn run(row: u32) {
     let base = row * P.depth;

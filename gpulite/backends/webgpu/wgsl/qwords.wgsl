@@ -3,8 +3,8 @@
 // no two threads write one word (a channel count that is no multiple of $PER is fine: a word
 // may hold the end of one pixel and the start of the next). The kernel file defines
 // `fn out_code(e: u32) -> i32` (the code of output element e, already in range) and reads its
-// inputs' codes with qcodes.wgsl.
-//#include "qcodes.wgsl"
+// inputs' codes with qmath.wgsl's q_load_*; $PUT is q_byte or q_half.
+//#include "qmath.wgsl"
 
 fn run(i: u32) {
     var w = 0u;
@@ -13,7 +13,7 @@ fn run(i: u32) {
         if (e >= P.elems) {
             break;
         }
-        w |= (bitcast<u32>(out_code(e)) & $MASK) << (k * (32u / ${PER}u));
+        w |= $PUT(out_code(e), k);
     }
     buf[P.out_off + i] = w;
 }

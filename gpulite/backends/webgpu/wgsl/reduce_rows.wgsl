@@ -12,10 +12,9 @@
 // shuffles: the same pairs in the same order, so the same values, with fewer barriers.
 // $T is f32 or i32; $FINISH sees the folded value as acc (MEAN divides by P.total); $LOAD
 // reads reduced element j of the output's row, which starts at element `base` (a plain word
-// buf[P.x_off + base + offset of j], or a narrow code: qcodes.wgsl; one multiply for the
+// buf[P.x_off + base + offset of j], or a narrow code: qmath.wgsl's q_load_*; one multiply for the
 // offset when the reduced dims merge into one).
 //#include "coords.wgsl"
-//#include "qcodes.wgsl"
 
 var<workgroup> part_acc: array<$T, 256>;
 

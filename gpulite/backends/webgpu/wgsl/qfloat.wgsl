@@ -1,22 +1,10 @@
-// Narrow integer codes in the arena (`//#include "qcodes.wgsl"`, any word type): element e of
-// a tensor whose first word is w0, sign-extended (int8, int16) or zero-extended (uint8) to i32.
-
-fn code_s8(w0: u32, e: u32) -> i32 {
-    return (bitcast<i32>(buf[w0 + e / 4u]) << (24u - (e % 4u) * 8u)) >> 24u;
-}
-
-fn code_u8(w0: u32, e: u32) -> i32 {
-    return (bitcast<i32>(buf[w0 + e / 4u]) >> ((e % 4u) * 8u)) & 0xff;
-}
-
-fn code_s16(w0: u32, e: u32) -> i32 {
-    return (bitcast<i32>(buf[w0 + e / 2u]) << (16u - (e % 2u) * 16u)) >> 16u;
-}
-
-// Float steps of LiteRT's integer kernels, rounded as the CPU's float32 arithmetic rounds.
+// The float32 steps of LiteRT's quantized kernels (the cpu kernels' numpy float32), rounded as
+// they round: `//#include "qfloat.wgsl"` beside qmath.wgsl (its integer arithmetic). WGSL lets a
+// driver contract a * b + c into an FMA and leaves division and inexact i32 -> f32 conversions
+// a little loose; these do not.
 
 // x * y rounded to f32, kept from being fused with a following add: a driver may contract
-// a * y + c into an FMA, which rounds once where the kernel rounds twice. `zero` is a uniform
+// x * y + c into an FMA, which rounds once where the kernel rounds twice. `zero` is a uniform
 // 0 the compiler cannot see through.
 fn mul_rounded(x: f32, y: f32, zero: u32) -> f32 {
     return bitcast<f32>(bitcast<u32>(x * y) ^ zero);
