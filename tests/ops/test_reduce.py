@@ -259,6 +259,7 @@ QUANT_ROW_OPS = {
     "sum-int8": ("SUM", np.int8, (0.02, 3), (0.9, -7)),
     "sum-uint8": ("SUM", np.uint8, (0.02, 130), (2.5, 120)),
     "sum-int16": ("SUM", np.int16, (0.001, 0), (0.07, 0)),
+    "mean-int16": ("MEAN", np.int16, (0.001, 0), (0.0007, 0)),
     "max-uint8": ("REDUCE_MAX", np.uint8, (0.1, 128), (0.1, 128)),
     "min-int16": ("REDUCE_MIN", np.int16, (0.001, 0), (0.001, 0)),
 }

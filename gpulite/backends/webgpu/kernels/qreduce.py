@@ -5,6 +5,8 @@ largest / smallest code. Row reductions (:func:`~.reduce.row_programs`) into one
 output, then a pack into the narrow output.
 
 - int8 MEAN: ``round_half_even(f32(sum - N * zp_in) * (s_in / (s_out * N)))`` clamped, plus ``zp_out``;
+- int16 MEAN: TFLite's integer Mean, ``MultiplyByQuantizedMultiplier`` by ``s_in / s_out`` with N
+  folded into the multiplier (qmath.wgsl's ``q_mbqm``), plus ``zp_out``, clamped;
 - 8-bit SUM: ``round_half_even(f32(sum - N * zp_in) * (s_in / s_out) + zp_out)`` clamped;
 - int16 SUM: ``round_half_away(f32(sum) * (s_in / s_out) + bias) + zp_out`` clamped.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpulite.backends.cpu.quant import quantize_multiplier
 from gpulite.backends.kernels import declare_int8, register_case
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.integer import exact_codes, load, pack_program, per_tensor, require_codes
@@ -36,9 +39,20 @@ def _requantize(op: Op, ctx: GpuContext, dtype: np.dtype, count: int) -> tuple[s
     zero = ("zero", "u32", 0)
     if dtype in (_I8, _U8) and count * 255 >= _EXACT_F32:
         raise ctx.unsupported(f"{count} elements per output: the sum may not convert to float32 exactly")
+    if op == Op.MEAN and dtype == _I16:
+        if count > 65535:
+            raise ctx.unsupported(f"{count} elements per output: the int16 sum may leave i32")
+        mult, shift = quantize_multiplier(float(np.float64(np.float32(si)) / np.float64(np.float32(so))))
+        extra = min(count.bit_length() - 1, 32, 31 + shift)
+        mult, shift = (mult << extra) // count, shift - extra
+        if shift < -31:
+            raise ctx.unsupported(f"rescale shift {shift} (qmath's rounding division takes up to 31)")
+        return ("q_out(q_mbqm(acc - P.offset, P.m, P.shift), P.zp, P.qmin, P.qmax)",
+                [("offset", "i32", count * zi), ("m", "i32", mult), ("shift", "i32", shift), ("zp", "i32", zo),
+                 ("qmin", "i32", qmin), ("qmax", "i32", qmax)])
     if op == Op.MEAN:
         if dtype != _I8:
-            raise ctx.unsupported(f"{dtype} MEAN (the integer kernels have int8; int16 runs on the cpu)")
+            raise ctx.unsupported(f"{dtype} MEAN (LiteRT's uint8 MEAN rounding is not reproduced on the cpu either)")
         s = np.float32(si) / (np.float32(so) * np.float32(count))
         return ("clamp(i32(round(f32(acc - P.offset) * P.s)), P.lo, P.hi) + P.zp",
                 [("offset", "i32", count * zi), ("s", "f32", float(s)), ("lo", "i32", qmin - zo),
