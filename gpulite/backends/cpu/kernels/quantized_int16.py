@@ -193,8 +193,8 @@ def int16_float_lut(node: Node, ctx, func: Callable[[np.ndarray], np.ndarray]) -
     return run
 
 
-_EXP_LUT = gen_lut(np.exp, -10.0, 0.0, -1.0, 1.0)
-_RECIPROCAL_LUT = gen_lut(lambda v: 1.0 / (1.0 + v), 0.0, 1.0, -1.0, 1.0)
+EXP_LUT = gen_lut(np.exp, -10.0, 0.0, -1.0, 1.0)
+RECIPROCAL_LUT = gen_lut(lambda v: 1.0 / (1.0 + v), 0.0, 1.0, -1.0, 1.0)
 
 
 def softmax_int16(node: Node, ctx, beta: float) -> Callable[[], None]:
@@ -212,11 +212,11 @@ def softmax_int16(node: Node, ctx, beta: float) -> Callable[[], None]:
     def run() -> None:
         v = x.astype(np.int64)
         diff = multiply_by_quantized_multiplier(v - v.max(axis=-1, keepdims=True), mult, shift) + 32767
-        e = lut_lookup(np.clip(diff, -32768, 32767), _EXP_LUT)
+        e = lut_lookup(np.clip(diff, -32768, 32767), EXP_LUT)
         total = e.sum(axis=-1, keepdims=True)
         headroom = 64 - np.frexp(total.astype(np.float64))[1] - 32  # count of leading zeros in 32 bits
         shifted = ((total << (headroom - 1)) + (1 << 13)) >> 14
-        recip = lut_lookup(np.clip(shifted - ((1 << 15) + (1 << 16)), -32768, 32767), _RECIPROCAL_LUT)
+        recip = lut_lookup(np.clip(shifted - ((1 << 15) + (1 << 16)), -32768, 32767), RECIPROCAL_LUT)
         right = 31 - headroom
         res = (e * recip + (np.int64(1) << (right - 1))) >> right
         np.copyto(out, np.clip(res, 0, 32767), casting="unsafe")

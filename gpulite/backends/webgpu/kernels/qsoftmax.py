@@ -1,16 +1,19 @@
-"""SOFTMAX on int8/uint8 codes (``quantized="exact"``), as the cpu's softmax.py (LiteRT's
+"""SOFTMAX on int8/uint8/int16 codes (``quantized="exact"``), as the cpu's softmax.py (LiteRT's
 optimized kernel): a 256-entry float32 table of ``exp(-input_scale * beta * d)``, the row's
 table values summed left to right in float32, ``p = value * (1 / (sum * output_scale))``,
 then int8 ``round_half_away(p) + zp`` and uint8 ``trunc(p + 0.5)``.
 
 The sum's float32 rounding depends on its order, so one thread sums a row (rows of at most
 ``MAX_REDUCTION_PER_THREAD`` codes; longer ones decline to the cpu) and a second dispatch
-writes the output words (:mod:`.integer`)."""
+writes the output words (:mod:`.integer`). int16 (the 16x8 mode) is TFLite's fixed-point
+``SoftmaxInt16`` with its exp and reciprocal tables, in the same two passes."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from gpulite.backends.cpu.kernels.quantized_int16 import EXP_LUT, RECIPROCAL_LUT
+from gpulite.backends.cpu.quant import quantize_multiplier
 from gpulite.backends.kernels import declare_int8, register_case
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.integer import exact_codes, per_tensor, require_codes, words_program
@@ -22,11 +25,7 @@ from gpulite.model.opdefs import Op
 MAX_ROW = 1024  # codes one thread sums (tests/webgpu/test_reduction_work.py's bound)
 
 
-def _eight_bit(node: Node, ctx: GpuContext) -> bool:
-    return exact_codes(node, ctx) and ctx.in_info(0).dtype.itemsize == 1
-
-
-@register_case(Op.SOFTMAX, "webgpu", _eight_bit)
+@register_case(Op.SOFTMAX, "webgpu", exact_codes)
 def softmax(node: Node, ctx: GpuContext) -> list[Program]:
     x, out = ctx.input(0), ctx.output(0)
     require_codes(ctx, x, out)
@@ -35,6 +34,8 @@ def softmax(node: Node, ctx: GpuContext) -> list[Program]:
     depth = x.shape[-1]
     if depth > MAX_ROW:
         raise ctx.unsupported(f"rows of {depth} codes (one thread sums a row in order, at most {MAX_ROW})")
+    if x.dtype == np.int16:
+        return _int16(node, ctx, x, out)
     (si, _), (so, zo) = per_tensor(ctx, i=0), per_tensor(ctx, o=0)
     beta = float(getattr(node.options, "beta", 0.0))
     coef = np.float32(-np.float32(si) * np.float32(beta))
@@ -59,3 +60,23 @@ def softmax(node: Node, ctx: GpuContext) -> list[Program]:
 
 
 declare_int8("webgpu", Op.SOFTMAX)
+
+
+def _int16(node: Node, ctx: GpuContext, x, out) -> list[Program]:
+    """TFLite's SoftmaxInt16 (the cpu's :func:`~gpulite.backends.cpu.kernels.quantized_int16.softmax_int16`)."""
+    (si, zi), (so, zo) = per_tensor(ctx, i=0), per_tensor(ctx, o=0)
+    if zi != 0 or zo != 0 or abs(so - 1.0 / 32768) > 1e-9:
+        raise ctx.unsupported(f"int16 SOFTMAX needs zero points 0 and output scale 1/32768, got {zi}, {zo}, {so}")
+    beta = float(np.float32(getattr(node.options, "beta", 0.0)))
+    mult, shift = quantize_multiplier(si * beta / (10.0 / 65535.0))
+    if not -31 <= shift <= 31:
+        raise ctx.unsupported(f"rescale shift {shift}")
+    depth = x.shape[-1]
+    rows = x.size // depth
+    params = [("depth", "u32", depth), ("x_off", "u32", x.offset), ("m", "i32", mult), ("shift", "i32", shift),
+              ("exp_off", "u32", ctx.upload(EXP_LUT.astype(np.int32)).offset),
+              ("recip_off", "u32", ctx.upload(RECIPROCAL_LUT.astype(np.int32)).offset),
+              ("stats_off", "u32", ctx.scratch((3 * rows,)).offset)]
+    first = make_program(f"softmax int16 {x.shape} rows", "qsoftmax16_rows", params, rows, word="u32",
+                         reduction_per_thread=depth)
+    return [first, words_program(f"softmax int16 {x.shape}", "qsoftmax16", out, params, reduction_per_thread=1)]
