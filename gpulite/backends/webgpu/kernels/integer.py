@@ -19,7 +19,7 @@ import numpy as np
 
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.kernels.movement import words
-from gpulite.backends.webgpu.kernels.qmath import load_fn, qrange
+from gpulite.backends.webgpu.kernels.qmath import load_fn
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 

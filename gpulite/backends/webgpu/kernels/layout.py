@@ -13,8 +13,8 @@ import numpy as np
 from gpulite.backends.kernels import register_case, register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.kernels.integer import per_tensor, words_program
-from gpulite.backends.webgpu.kernels.qmath import load_fn, qrange
 from gpulite.backends.webgpu.kernels.movement import copy_program, move_program
+from gpulite.backends.webgpu.kernels.qmath import load_fn, qrange
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg

@@ -113,8 +113,9 @@ def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: lis
     ridx = "j * P.rstride.w" if len(red) <= 1 else "dot(coords4(j, P.rshape), P.rstride)"
     load = (load or "buf[P.x_off + {ridx}]").format(ridx=f"base + {ridx}")
     first = make_program(f"{name} ({outs} outputs of {count}: {blocks * chunks} groups of {cols}x{split})",
-                         (*helpers, "reduce_rows"), params, blocks * chunks, act=act, word=word, workgroup_size=ROW_GROUP,
-                         groups=True, subgroups=subgroups(ctx), reduction_per_thread=-(-per // chunks), T=word,
+                         (*helpers, "reduce_rows"), params, blocks * chunks, act=act, word=word,
+                         workgroup_size=ROW_GROUP, groups=True, subgroups=subgroups(ctx),
+                         reduction_per_thread=-(-per // chunks), T=word,
                          INIT=init, REDUCE=update, FINISH=finish, LOAD=load)
     if chunks == 1:
         return [first]

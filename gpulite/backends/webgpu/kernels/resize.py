@@ -9,8 +9,8 @@ from gpulite.backends.cpu.kernels.resize import nearest_axis, q10_axis, q11_axis
 from gpulite.backends.kernels import declare_int8, register_case, register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.integer import exact_codes, require_codes, words_program
-from gpulite.backends.webgpu.kernels.qmath import load_fn
 from gpulite.backends.webgpu.kernels.movement import move_program
+from gpulite.backends.webgpu.kernels.qmath import load_fn
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
