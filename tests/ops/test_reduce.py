@@ -256,6 +256,7 @@ def test_mean_int16(case, backend):
 # (op, dtype, input quant, output quant).
 QUANT_ROW_OPS = {
     "mean-int8": ("MEAN", np.int8, (0.05, -3), (0.07, 5)),
+    "mean-uint8": ("MEAN", np.uint8, (0.05, 140), (0.03, 100)),
     "sum-int8": ("SUM", np.int8, (0.02, 3), (0.9, -7)),
     "sum-uint8": ("SUM", np.uint8, (0.02, 130), (2.5, 120)),
     "sum-int16": ("SUM", np.int16, (0.001, 0), (0.07, 0)),
