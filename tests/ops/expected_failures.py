@@ -44,12 +44,6 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_fc.py::test_fully_connected_quantized[*]", f"int8/uint8 quantized FULLY_CONNECTED: {_INT8}"),
     ("test_fc.py::test_fc_rescale_rounding_matches_reference_on_many_outputs[*]",
      f"int8/uint8 quantized FULLY_CONNECTED: {_INT8}"),
-    ("test_reduce.py::test_mean_int8[*]", f"int8 MEAN (requantizing): {_INT8}"),
-    ("test_reduce.py::test_mean_int8_ties_round_to_even", f"int8 MEAN (requantizing): {_INT8}"),
-    ("test_reduce.py::test_mean_uint8*", f"uint8 MEAN (requantizing): {_INT8}"),
-    ("test_reduce.py::test_reduce_max_min_quantized_codes[*]", f"int8/uint8 REDUCE_MAX / REDUCE_MIN: {_INT8}"),
-    ("test_layout.py::test_concat_uint8_*", f"uint8 CONCATENATION with differing scales (requantizing): {_INT8}"),
-    ("test_quantized_elementwise.py::test_softmax*", f"int8/uint8 SOFTMAX: {_INT8}"),
     # -- int64 arithmetic --
     ("test_elementwise.py::test_binary_integer[int64-*]",
      "int64 ADD / SUB / MUL / MAXIMUM / MINIMUM: WGSL has no 64-bit integers; runs on the CPU fallback"),
@@ -69,19 +63,15 @@ GPU_GAPS: list[tuple[str, str]] = [
      "CONCATENATION with a fused activation declared in its options (LiteRT's XNNPACK drops it): the WebGPU "
      "kernel declines it; runs on the CPU fallback"),
     ("test_fc.py::test_batch_matmul_quantized[*]", f"int8/int16 BATCH_MATMUL: {_INT8}"),
-    ("test_resize.py::test_resize_bilinear_quantized[*]", f"int8/uint8/int16 RESIZE_BILINEAR: {_INT8}"),
-    ("test_reduce.py::test_sum_8bit[*]", f"int8/uint8 SUM (requantizing): {_INT8}"),
     ("test_conv.py::test_transpose_conv_int8[*]", f"int8 TRANSPOSE_CONV: {_INT8}"),
     ("test_conv.py::test_transpose_conv_int16[*]", f"int16 TRANSPOSE_CONV (16x8 mode): {_INT8}"),
     ("test_grouped_conv.py::test_grouped_conv_quantized[*]", f"int8/uint8 grouped CONV_2D: {_INT8}"),
     ("test_int8_gaps.py::test_floor_div_mod_*", f"int8/int16 FLOOR_DIV, FLOOR_MOD: {_INT8}"),
     ("test_int8_gaps.py::test_reduce_prod_*", f"int8/int16 REDUCE_PROD: {_INT8}"),
-    ("test_int8_gaps.py::test_sum_int16[*]", f"int16 SUM: {_INT8}"),
     ("test_int8_gaps.py::test_div_*", f"int8/int16 DIV: {_INT8}"),
     ("test_conv.py::test_transpose_conv_hybrid[*]", "hybrid TRANSPOSE_CONV (int8 filter): runs on the CPU fallback"),
     ("test_conv.py::test_conv_int16x8[*]", f"int16x8 CONV_2D / DEPTHWISE_CONV_2D: {_INT8}"),
     ("test_fc.py::test_fully_connected_int16x8[*]", f"int16x8 FULLY_CONNECTED: {_INT8}"),
-    ("test_reduce.py::test_mean_int16[*]", f"int16 MEAN (16x8 mode): {_INT8}"),
     # -- signal, detection and the remaining builtins (issue 12): CPU kernels only --
     ("test_detection.py::test_nms_*", f"NON_MAX_SUPPRESSION_V4 / V5 (a sequential selection): {_CPU_ONLY}"),
     ("test_detection.py::test_converter_nms_model[*]",
@@ -110,7 +100,6 @@ GPU_GAPS: list[tuple[str, str]] = [
       for _m in ("conv3d", "conv3d_transpose", "unsorted_segment_max")),
     ("test_random.py::test_*", f"RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL / MULTINOMIAL (a stateful generator): "
                                f"{_CPU_ONLY}"),
-    ("test_tensor_ops.py::test_l2_normalization_quantized[*]", f"int8/uint8 L2_NORMALIZATION: {_INT8}"),
     ("test_tensor_ops.py::test_resized_input_follows", f"L2_NORMALIZATION, TOPK_V2, MATRIX_DIAG: {_CPU_ONLY}"),
     # -- hybrid recurrent ops (exact int8 arithmetic) and control flow (its subgraphs run on the cpu) --
     ("test_lstm.py::test_unidirectional_lstm[*-hybrid*]",
