@@ -24,13 +24,16 @@ for int16; for an output with no grid, a custom op's float outputs, the referenc
 the input, at least 1, and no steps). ``exact`` against float32 is LiteRT's own quantization
 error where ``exact`` is bit-equal to LiteRT. ``exact placement``: ``gpu`` when ``exact`` runs
 every node on the GPU (but ops on the CPU by design, as tests/webgpu/test_exact_int8_models.py),
-else the op types still on the CPU fallback.
+else the op types still on the CPU fallback. ``--time RUNS`` adds ``exact / float time``: the
+median invoke time of ``exact`` over ``float``'s, the two interpreters alternating run by run.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -175,8 +178,9 @@ def _worst(a: tuple | None, b: tuple | None) -> tuple | None:
     return (None if a[0] is None else max(a[0], b[0] or 0.0)), max(a[1], b[1])
 
 
-def measure(path: Path, seeds: int) -> dict:
-    """The table row of ``path``: the worst errors over inputs of seeds ``0 .. seeds - 1``."""
+def measure(path: Path, seeds: int, runs: int = 0) -> dict:
+    """The table row of ``path``: the worst errors over inputs of seeds ``0 .. seeds - 1``; with
+    ``runs``, the median invoke time of ``exact`` over that of ``float`` (runs alternating)."""
     from ai_edge_litert.interpreter import Interpreter as LiteRT
 
     grids = output_grid(path)
@@ -200,6 +204,14 @@ def measure(path: Path, seeds: int) -> dict:
             vs32 = error(got, f32, grids) if f32 is not None else None
             old = row.get(mode, (None, None))
             row[mode] = (_worst(old[0], vs), _worst(old[1], vs32))
+    if runs and not any(isinstance(row[m], str) for m in its):
+        times: dict[str, list[float]] = {m: [] for m in its}
+        for _ in range(runs + 1):  # the first round warms up
+            for mode, it in its.items():
+                t = time.perf_counter()
+                it.invoke()
+                times[mode].append(time.perf_counter() - t)
+        row["time"] = statistics.median(times["exact"][1:]) / statistics.median(times["float"][1:])
     return row
 
 
@@ -214,6 +226,8 @@ def _pct(e: tuple[float | None, float] | None) -> str:
 def table(rows: list[dict]) -> str:
     head = ("| file | float vs LiteRT: steps | % range | float vs float32: steps | % range | "
             "exact vs LiteRT: steps | % range | exact vs float32: steps | % range | exact placement |")
+    if any("time" in r for r in rows):
+        head += " exact / float time |"
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         cells = [r["file"]]
@@ -225,6 +239,8 @@ def table(rows: list[dict]) -> str:
             vs, f32 = m
             cells += [_steps(vs), _pct(vs), _steps(f32), _pct(f32)]
         cells.append(r.get("placement", "-"))
+        if "time" in r:
+            cells.append(f"{r['time']:.2g}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -233,10 +249,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("words", nargs="*", help="only the files whose name contains one of these")
     ap.add_argument("--seeds", type=int, default=3, help="inputs per file (seeds 0, 1, ...; default 3)")
+    ap.add_argument("--time", type=int, default=0, metavar="RUNS",
+                    help="also time RUNS invokes of each mode, alternating: exact's median over float's")
     args = ap.parse_args(argv)
     rows = []
     for path in files(args.words):
-        rows.append(measure(path, args.seeds))
+        rows.append(measure(path, args.seeds, args.time))
         print(f"measured {rows[-1]['file']}", file=sys.stderr, flush=True)
     print(table(rows))
     return 0
