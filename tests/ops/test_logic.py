@@ -54,14 +54,37 @@ def test_compare_float(op: str, shapes: str, backend: str) -> None:
 
 
 INT_TYPES = {"EQUAL": [np.int32, np.int64, np.int16], "NOT_EQUAL": [np.int32, np.int64],
-             "LESS": [np.int32, np.int64, np.int16], "LESS_EQUAL": [np.int32, np.int64],
-             "GREATER": [np.int32, np.int64], "GREATER_EQUAL": [np.int32, np.int64, np.int16]}
+             "LESS": [np.int32, np.int64, np.int16], "LESS_EQUAL": [np.int32, np.int64, np.int16],
+             "GREATER": [np.int32, np.int64, np.int16], "GREATER_EQUAL": [np.int32, np.int64, np.int16]}
 
 
 @pytest.mark.parametrize(("op", "dtype"), [(op, np.dtype(t).name) for op, ts in INT_TYPES.items() for t in ts])
 def test_compare_int(op: str, dtype: str, backend: str) -> None:
     a, b = _pair(dtype, (3, 5), (5,), _rng(op, dtype))
     check_op(compare_model(op, (3, 5), (5,), dtype), [a, b], backend)
+
+
+@pytest.mark.parametrize("op", COMPARISONS)
+def test_compare_int16_quantized(op: str, backend: str) -> None:
+    """LiteRT 2.3 rescales quantized int16 for EQUAL / NOT_EQUAL (as 8-bit) but compares the codes,
+    scales aside, for LESS, LESS_EQUAL, GREATER, GREATER_EQUAL: rows of equal real values (b = 2a at
+    half a's scale), of equal codes, and random ones tell the two apart for every op."""
+    rng = _rng(op, "int16-quantized")
+    a = rng.integers(-16000, 16000, (6, 64)).astype(np.int16)
+    b = rng.integers(-32768, 32768, a.shape).astype(np.int16)
+    b[:2] = 2 * a[:2]  # equal real values, different codes
+    b[2:4] = a[2:4]  # equal codes, different real values
+    model = compare_model(op, a.shape, b.shape, "int16", qa=(0.5, 0), qb=(0.25, 0))
+    check_op(model, [a, b], backend)
+
+
+def test_compare_unquantized_int16_not_equal_refused() -> None:
+    """LiteRT 2.3 runs NOT_EQUAL on int16 only quantized: unquantized, it leaves the output unwritten."""
+    from gpulite import Interpreter
+    from gpulite.errors import UnsupportedOpError
+
+    with pytest.raises(UnsupportedOpError, match="unwritten"):
+        Interpreter(model_content=compare_model("NOT_EQUAL", (3, 5), (5,), "int16")).allocate_tensors()
 
 
 @pytest.mark.parametrize("op", ["EQUAL", "NOT_EQUAL"])
@@ -102,7 +125,7 @@ def test_compare_const_operand(backend: str) -> None:
              [a], backend)
 
 
-@pytest.mark.parametrize(("op", "dtype"), [("GREATER", np.int16), ("LESS", np.bool_), ("NOT_EQUAL", np.int16)])
+@pytest.mark.parametrize(("op", "dtype"), [("LESS", np.bool_)])
 def test_compare_dtype_litert_refuses(op: str, dtype, backend: str) -> None:
     it = Interpreter(model_content=compare_model(op, (4,), (4,), dtype), backend=backend)
     with pytest.raises(UnsupportedOpError, match=rf"{op}.*{np.dtype(dtype)}"):

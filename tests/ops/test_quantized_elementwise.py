@@ -394,6 +394,7 @@ def test_prelu_per_channel_const_alpha(backend: str) -> None:
 FLOAT_TABLE_CASES = {
     "exp": ("EXP", {}, I8, (0.05, 3), (0.5, -100)),
     "log": ("LOG", {}, I8, (0.05, -128), (0.04, -5)),
+    "log-negative-inputs": ("LOG", {}, I8, (0.05, 3), (0.04, -5)),  # log(x <= 0): the least output, not NaN
     "sqrt": ("SQRT", {}, I8, (0.05, -128), (0.04, -5)),  # LiteRT truncates here
     "rsqrt": ("RSQRT", {}, I8, (0.02, -128), (0.05, -128)),
     "elu": ("ELU", {}, I8, (0.05, 3), (0.04, -5)),  # XNNPACK: half to even after the zero point

@@ -30,13 +30,15 @@ _F32, _I16, _I32, _I64 = (np.dtype(t) for t in (np.float32, np.int16, np.int32, 
 _EIGHT_BIT = (np.dtype(np.int8), np.dtype(np.uint8))
 _ORDERED = (_F32, _I32, _I64, *_EIGHT_BIT)
 
-# op -> (numpy comparison, dtypes LiteRT's kernel takes; 8-bit ones are rescaled first)
+# op -> (numpy comparison, dtypes LiteRT's kernel takes). As LiteRT 2.3: 8-bit inputs are rescaled
+# first; int16 ones too for (NOT_)EQUAL when quantized, and compared as codes otherwise (the
+# ordering comparisons ignore int16 scales; unquantized int16 NOT_EQUAL leaves the output unwritten)
 COMPARISONS: dict[str, tuple[np.ufunc, tuple[np.dtype, ...]]] = {
     Op.EQUAL: (np.equal, (*_ORDERED, _I16, BOOL)),
-    Op.NOT_EQUAL: (np.not_equal, (*_ORDERED, BOOL)),
+    Op.NOT_EQUAL: (np.not_equal, (*_ORDERED, _I16, BOOL)),
     Op.LESS: (np.less, (*_ORDERED, _I16)),
-    Op.LESS_EQUAL: (np.less_equal, _ORDERED),
-    Op.GREATER: (np.greater, _ORDERED),
+    Op.LESS_EQUAL: (np.less_equal, (*_ORDERED, _I16)),
+    Op.GREATER: (np.greater, (*_ORDERED, _I16)),
     Op.GREATER_EQUAL: (np.greater_equal, (*_ORDERED, _I16)),
 }
 LOGICAL: dict[str, np.ufunc] = {Op.LOGICAL_AND: np.logical_and, Op.LOGICAL_OR: np.logical_or}
@@ -55,22 +57,25 @@ def _unsupported(node: Node, why: str) -> UnsupportedOpError:
 
 
 def _rescaler(node: Node, info) -> Callable[[np.ndarray], np.ndarray]:
-    """LiteRT's 8-bit comparison input: ``MultiplyByQuantizedMultiplierSmallerThanOneExp((q - zp) << 8)``."""
+    """LiteRT's rescaled comparison input (8-bit; int16 (NOT_)EQUAL):
+    ``MultiplyByQuantizedMultiplierSmallerThanOneExp((q - zp) << 8)``."""
     q = info.quant
     if q is None or q.scale.size != 1:
         raise _unsupported(node, f"{info.dtype} inputs must be quantized per tensor (LiteRT compares them "
                            f"after rescaling), got {'no quantization' if q is None else f'{q.scale.size} scales'}")
     scale, zp = float(q.scale[0]), int(q.zero_point[0])
     if not 0.0 < scale < 1.0:
-        raise _unsupported(node, f"input scale {scale}: LiteRT's 8-bit comparison needs 0 < scale < 1")
+        raise _unsupported(node, f"input scale {scale}: LiteRT's rescaled comparison needs 0 < scale < 1")
     m, shift = quantize_multiplier(scale)
     return lambda x: multiply_by_quantized_multiplier((x.astype(np.int64) - zp) << 8, m, shift)
 
 
 def rescaled(op: str, info) -> bool:
     """Whether LiteRT compares inputs like ``info`` after the rescale of :func:`_rescaler` (else as
-    they are)."""
-    return info.dtype in _EIGHT_BIT
+    they are): 8-bit ones, and quantized int16 ones for (NOT_)EQUAL (LiteRT 2.3's ordering
+    comparisons take int16 codes as they are, scales aside)."""
+    quantized16 = info.dtype == _I16 and info.quant is not None and info.quant.scale.size > 0
+    return info.dtype in _EIGHT_BIT or (quantized16 and op in (Op.EQUAL, Op.NOT_EQUAL))
 
 
 def comparison(node: Node, ctx: CpuContext) -> Callable[[], None]:
@@ -81,6 +86,9 @@ def comparison(node: Node, ctx: CpuContext) -> Callable[[], None]:
     if ai.dtype != bi.dtype or ai.dtype not in dtypes or oi.dtype != BOOL:
         raise _unsupported(node, f"expected two inputs of one dtype among {', '.join(map(str, dtypes))} and a bool "
                            f"output (LiteRT's kernel), got {ai.dtype}, {bi.dtype} -> {oi.dtype}")
+    if node.op == Op.NOT_EQUAL and ai.dtype == _I16 and (ai.quant is None or ai.quant.scale.size == 0):
+        raise _unsupported(node, "unquantized int16 NOT_EQUAL: LiteRT 2.3's kernel leaves the output unwritten "
+                           "(it runs only quantized int16)")
     a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
     check_broadcast(node, a.shape, b.shape, out.shape)
     if rescaled(node.op, ai):

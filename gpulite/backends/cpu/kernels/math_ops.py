@@ -97,32 +97,32 @@ def _gelu_table_fn(node: Node) -> Callable[[np.ndarray], np.ndarray]:
     return fn
 
 
-# 8-bit ops LiteRT computes by a table over a float function: (function of the node, rounding
-# of quantized_activations.float_lut, dtypes LiteRT takes), each measured against LiteRT 2.3 on
-# every input code (SQRT's kernel truncates, ELU runs in XNNPACK)
-FLOAT_LUT_FUNCTIONS: dict[str, tuple[Callable[[Node], Callable[[np.ndarray], np.ndarray]], str,
-                                     tuple[np.dtype, ...]]] = {
-    Op.EXP: (lambda node: _f64(np.exp), "away", (I8,)),
-    Op.LOG: (lambda node: _f64(np.log), "away", (I8,)),
-    Op.SQRT: (lambda node: _f64(np.sqrt), "trunc", (I8,)),
-    Op.RSQRT: (lambda node: _f64(lambda v: 1.0 / np.sqrt(v)), "away", (I8,)),
-    Op.ELU: (lambda node: _f64(lambda v: np.where(v < 0, np.expm1(np.minimum(v, 0)), v)), "even", (I8,)),
-    Op.GELU: (_gelu_table_fn, "away", (I8, U8)),
-}
-
-
-def _log_int16(node: Node, ctx) -> Callable[[np.ndarray], np.ndarray]:
-    """LogLUTPrepare's function: log, and the output's least value at or below 0."""
-    q = ctx.out_info(0).quant
-    least = np.float32(np.float32(-32768 - int(q.zero_point[0])) * np.float32(q.scale[0]))
+def _log_table_fn(node: Node, ctx) -> Callable[[np.ndarray], np.ndarray]:
+    """LogLUTPrepare's function (int8 and int16): log, and the output dtype's least value at or
+    below 0 (not the NaN / -inf a plain log gives there)."""
+    q, lowest = ctx.out_info(0).quant, np.iinfo(ctx.out_info(0).dtype).min
+    least = np.float32(np.float32(lowest - int(q.zero_point[0])) * np.float32(q.scale[0]))
     log = _f64(np.log)
     return lambda v: np.where(v <= 0, least, log(np.maximum(v, np.float32(1e-45)))).astype(np.float32)
 
 
+# 8-bit ops LiteRT computes by a table over a float function: (function of the node and context,
+# rounding of quantized_activations.float_lut, dtypes LiteRT takes), each measured against LiteRT
+# 2.3 on every input code (SQRT's kernel truncates, ELU runs in XNNPACK)
+FLOAT_LUT_FUNCTIONS: dict[str, tuple[Callable[[Node, object], Callable[[np.ndarray], np.ndarray]], str,
+                                     tuple[np.dtype, ...]]] = {
+    Op.EXP: (lambda node, ctx: _f64(np.exp), "away", (I8,)),
+    Op.LOG: (_log_table_fn, "away", (I8,)),
+    Op.SQRT: (lambda node, ctx: _f64(np.sqrt), "trunc", (I8,)),
+    Op.RSQRT: (lambda node, ctx: _f64(lambda v: 1.0 / np.sqrt(v)), "away", (I8,)),
+    Op.ELU: (lambda node, ctx: _f64(lambda v: np.where(v < 0, np.expm1(np.minimum(v, 0)), v)), "even", (I8,)),
+    Op.GELU: (lambda node, ctx: _gelu_table_fn(node), "away", (I8, U8)),
+}
+
 # int16 ops LiteRT computes by LUTPopulate<int16_t> (513 interpolated samples): the float function
 INT16_LUT_FUNCTIONS: dict[str, Callable[[Node, object], Callable[[np.ndarray], np.ndarray]]] = {
     Op.EXP: lambda node, ctx: _f64(np.exp),
-    Op.LOG: _log_int16,
+    Op.LOG: _log_table_fn,
     Op.GELU: lambda node, ctx: _gelu_table_fn(node),
 }
 
@@ -136,7 +136,7 @@ def quantized_float_lut(node: Node, ctx) -> Callable[[], None]:
     if ctx.in_info(0).dtype not in dtypes:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {ctx.in_info(0).dtype}; LiteRT's kernel "
                                  f"takes {', '.join(map(str, dtypes))}")
-    return qa.float_lut(node, ctx, make(node), None, rounding)
+    return qa.float_lut(node, ctx, make(node, ctx), None, rounding)
 
 
 # op -> (dtypes LiteRT's builtin kernel takes, in-place function)
