@@ -396,7 +396,8 @@ _OPERANDS: dict[str, Operands] = {
     **dict.fromkeys(("CAST", "DEQUANTIZE", "QUANTIZE", "DENSIFY", "SOFTMAX", "LOG_SOFTMAX", "SHAPE", "WHERE",
                      "FAKE_QUANT", "LOGICAL_NOT"), Operands((1, 1))),
     **dict.fromkeys(("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "POW", "FLOOR_DIV",
-                     "FLOOR_MOD", "PRELU"), _BINARY),
+                     "FLOOR_MOD"), _BINARY),
+    "PRELU": Operands((2, 2), same_dtype=("i0", "o0")),  # int16 input, int8 alpha in the 16x8 mode
     **dict.fromkeys(("LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL", "LOGICAL_AND",
                      "LOGICAL_OR"), _COMPARE),
     **dict.fromkeys(("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"), _REDUCE),

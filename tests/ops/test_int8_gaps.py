@@ -308,3 +308,74 @@ def test_quantized_scatter_nd_keeps_its_codes_under_float_quantization() -> None
         it.set_tensor(d["index"], v)
     it.invoke()
     np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"]), run_litert(m, feeds)[0])
+
+
+# int8/uint8 LOG_SOFTMAX (activations.cc, optimized_ops::LogSoftmax): the softmax exp table, a float32
+# sum, logf, and rint(s_in / s_out * x - (s_in * max + log_sum) / s_out) + zp; output 16/256, zp 127 / 255
+LOG_SOFTMAX_CASES = {
+    "int8-wide-rows": (I8, (4, 256), (0.05, 3)),
+    "int8-coarse": (I8, (3, 5, 7), (0.3, -20)),
+    "int8-short-rows": (I8, (64, 3), (0.2, 5)),
+    "uint8-wide-rows": (np.uint8, (4, 256), (0.05, 131)),
+    "uint8-odd-scale": (np.uint8, (64, 3), (0.1234, 0)),
+}
+
+
+@pytest.mark.parametrize("case", list(LOG_SOFTMAX_CASES))
+def test_log_softmax_quantized(case: str, backend: str) -> None:
+    dt, shape, qi = LOG_SOFTMAX_CASES[case]
+    info = np.iinfo(dt)
+    half = min(int(5 / qi[0]), 128)  # values spread over ~10: log-probabilities above the output's -16
+    x = np.random.default_rng(len(case)).integers(qi[1] - half, qi[1] + half, shape).clip(info.min, info.max)
+    x = x.astype(dt)
+    qo = (16 / 256, 127 if dt == I8 else 255)
+    check_quantized(model("LOG_SOFTMAX", [(shape, dt, qi)], (shape, dt, qo)), [x], backend)
+
+
+def test_log_softmax_quantized_needs_litert_output_quantization() -> None:
+    from gpulite import Interpreter
+    from gpulite.errors import UnsupportedOpError
+    from tests.ops.harness import run_litert
+
+    x = np.zeros((2, 8), I8)
+    m = model("LOG_SOFTMAX", [(x.shape, I8, (0.05, 3))], (x.shape, I8, (16 / 256, 0)))
+    with pytest.raises(RuntimeError):
+        run_litert(m, [x])
+    with pytest.raises(UnsupportedOpError, match="zero point 127"):
+        Interpreter(model_content=m, backend="cpu").allocate_tensors()
+
+
+# int16 PRELU (16x8 mode: int16 input and output, int8 alpha; reference_ops::Prelu): the 8-bit
+# rescales, with the multipliers' ratios in float32 (in double, "float-ratios" misses 5,605 codes)
+PRELU16_CASES = {
+    "float-ratios": ((0.001, 0), (0.01, 0), (0.0012, 0), True),
+    "alpha-zero-point": ((0.0003, 0), (0.02, -5), (0.0002, 0), True),
+    "alpha-runtime-broadcast": ((0.00051, 0), (0.0039, -128), (0.00077, 0), False),
+}
+
+
+@pytest.mark.parametrize("case", list(PRELU16_CASES))
+def test_prelu_int16_all_codes(case: str, backend: str) -> None:
+    from gpulite.testing.tflite_writer import ModelBuilder
+
+    qi, qa, qo, const = PRELU16_CASES[case]
+    x = np.arange(-32768, 32768).astype(I16).reshape(1, 8192, 8)
+    a = np.array([-128, -77, -1, 0, 1, 50, 101, 127], I8).reshape(1, 1, 8)
+    mb = ModelBuilder()
+    xi = mb.input("x", x.shape, I16, quant=qi)
+    ai = mb.const("a", a, quant=qa) if const else mb.input("a", a.shape, I8, quant=qa)
+    y = mb.tensor("y", x.shape, I16, quant=qo)
+    mb.op("PRELU", [xi, ai], [y])
+    mb.output(y)
+    check_quantized(mb.build(), [x] if const else [x, a], backend)
+
+
+def test_prelu_int16_alpha_must_be_int8() -> None:
+    """LiteRT reads an int16 PRELU's alpha as int8 bytes whatever its type; an int16 alpha is refused."""
+    from gpulite import Interpreter
+    from gpulite.errors import UnsupportedOpError
+
+    x = np.zeros((1, 4, 8), I16)
+    m = model("PRELU", [(x.shape, I16, (0.001, 0)), ("const", np.ones((8,), I16), (0.01, 0))], (x.shape, I16, (0.001, 0)))
+    with pytest.raises(UnsupportedOpError, match="int8 alpha"):
+        Interpreter(model_content=m, backend="cpu").allocate_tensors()

@@ -112,8 +112,9 @@ def leaky_relu(node: Node, ctx) -> Run:
 
 @register_kernel(Op.PRELU, "cpu")
 def prelu(node: Node, ctx) -> Run:
-    """Float32 PRELU: ``x >= 0 ? x : alpha * x``, alpha broadcast against x (e.g. (1, 1, C))."""
-    if is_quantized(ctx.in_info(0)):
+    """Float32 PRELU: ``x >= 0 ? x : alpha * x``, alpha broadcast against x (e.g. (1, 1, C)); 8-bit and
+    int16 (int8 alpha) quantized in :mod:`.quantized_activations`."""
+    if is_quantized(ctx.in_info(0)) or _int16_quantized(ctx.in_info(0)):
         return qa.quantized_prelu(node, ctx)
     x, alpha, out = ctx.input(0), ctx.input(1), ctx.output(0)
     dts = {ctx.in_info(0).dtype, ctx.in_info(1).dtype, ctx.out_info(0).dtype}

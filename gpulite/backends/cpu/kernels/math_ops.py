@@ -24,6 +24,7 @@ from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.cpu.kernels import quantized_activations as qa
 from gpulite.backends.cpu.kernels.elementwise import check_broadcast
 from gpulite.backends.cpu.kernels.quantized_int16 import int16_float_lut
+from gpulite.backends.cpu.kernels.softmax import quantized_log_softmax
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import layout
@@ -217,6 +218,8 @@ def _unary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
         return quantized_float_lut(node, ctx)
     if node.op == Op.ABS and is_quantized(ctx.in_info(0)):
         return quantized_abs(node, ctx)
+    if node.op == Op.LOG_SOFTMAX and is_quantized(ctx.in_info(0)):
+        return quantized_log_softmax(node, ctx)
     if node.op == Op.RELU_0_TO_1 and is_quantized(ctx.in_info(0)) and ctx.in_info(0).dtype in (I8, U8):
         return qa.quantized_relu(node, ctx)
     if node.op == Op.GELU:

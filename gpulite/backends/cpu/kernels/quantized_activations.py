@@ -209,6 +209,8 @@ def quantized_prelu(node: Node, ctx) -> Run:
     point, clamped. LiteRT's default path gives the same codes.
     """
     ii, ia, io = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
+    if ii.dtype == np.int16:
+        return _int16_prelu(node, ctx)
     if not (ii.dtype == ia.dtype == io.dtype):
         raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized input, alpha and output must share a "
                                  f"dtype, got {ii.dtype}, {ia.dtype} -> {io.dtype}")
@@ -226,3 +228,29 @@ def quantized_prelu(node: Node, ctx) -> Run:
     table = roll_signed(np.clip(res, qmin, qmax).astype(io.dtype), io.dtype, (0, 1))
     return pair_lookup(np.ascontiguousarray(table.reshape(-1)), x.view(np.uint8), a.view(np.uint8), out, None)
 
+
+
+def _int16_prelu(node: Node, ctx) -> Run:
+    """int16 PRELU (16x8 mode) as TFLite's ``reference_ops::Prelu`` / ``BroadcastPrelu4DSlow``: int16
+    input and output, int8 alpha (LiteRT reads the alpha tensor as int8 whatever its type); the same
+    two rescales as 8-bit, with the multipliers' ratios computed in float32 as activations.cc does.
+    Computed per invoke in int64 (65,536 x 256 pairs make no table)."""
+    ii, ia, io = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
+    if io.dtype != np.int16 or ia.dtype != np.int8:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 PRELU takes an int8 alpha and an int16 output "
+                                 f"(LiteRT reads alpha as int8), got alpha {ia.dtype}, output {io.dtype}")
+    x, a, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    if x.shape != out.shape or broadcast(x.shape, a.shape, node) != out.shape:
+        raise ShapeError(f"node {node.index} (PRELU): input {list(x.shape)} and alpha {list(a.shape)} must "
+                         f"broadcast to the input's shape, output is {list(out.shape)}")
+    (si, zpi), (sa, zpa), (so, zpo) = scale_zp(node, ii), scale_zp(node, ia), scale_zp(node, io)
+    f = np.float32
+    m1, s1 = quantize_multiplier(float(f(si) / f(so)))
+    m2, s2 = quantize_multiplier(float(f(f(si) * f(sa)) / f(so)))
+
+    def run() -> None:
+        xv, av = np.broadcast_arrays(x.astype(np.int64) - zpi, a.astype(np.int64) - zpa)
+        res = np.where(xv >= 0, multiply_by_quantized_multiplier(xv, m1, s1),
+                       multiply_by_quantized_multiplier(xv * av, m2, s2)) + zpo
+        np.copyto(out, np.clip(res, -32768, 32767), casting="unsafe")
+    return run

@@ -6,7 +6,8 @@ Quantized (``optimized_ops::Softmax`` with ``PopulateSoftmaxLookupTable``): a 25
 float table ``exp(-input_scale * beta * d)`` for d = max - x, a float32 sum accumulated
 left to right, ``p = table * (1 / (sum * output_scale))``, then int8 ``round(p) + zp`` and
 uint8 ``int(p + 0.5f)`` (LiteRT's non-ARM uint8 path, which ignores the zero point). int16
-(the 16x8 mode): :func:`.quantized_int16.softmax_int16`.
+(the 16x8 mode): :func:`.quantized_int16.softmax_int16`. int8/uint8 LOG_SOFTMAX:
+:func:`quantized_log_softmax` (the float LOG_SOFTMAX is math_ops.py's).
 """
 
 from __future__ import annotations
@@ -52,11 +53,7 @@ def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
     x, out = ctx.input(0), ctx.output(0)
     in_scale, out_scale = np.float32(ii.quant.scale[0]), np.float32(io.quant.scale[0])
     zp = int(io.quant.zero_point[0])
-    # table[255 - d] = expf(-input_scale * beta * d), all float32 as in the C++.
-    d = np.arange(256, dtype=np.float32)
-    coef = np.float32(-in_scale * np.float32(beta))
-    table = np.empty(256, np.float32)
-    table[255 - np.arange(256)] = np.exp((coef * d).astype(np.float64)).astype(np.float32)
+    table = _softmax_table(in_scale, beta)
 
     rows = (*x.shape[:-1], 1)
     mx, inv = np.empty(rows, np.intp), np.empty(rows, np.float32)
@@ -87,6 +84,54 @@ def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
             np.trunc(t, out=t)
         np.clip(t, qmin, qmax, out=t)
         np.copyto(out, t, casting="unsafe")
+    return run
+
+
+def _softmax_table(in_scale: np.float32, beta: float) -> np.ndarray:
+    """``PopulateSoftmaxLookupTable``: ``table[255 - d] = expf(-input_scale * beta * d)``, float32."""
+    d = np.arange(256, dtype=np.float32)
+    coef = np.float32(-in_scale * np.float32(beta))
+    table = np.empty(256, np.float32)
+    table[255 - np.arange(256)] = np.exp((coef * d).astype(np.float64)).astype(np.float32)
+    return table
+
+
+def quantized_log_softmax(node: Node, ctx) -> Run:
+    """int8/uint8 LOG_SOFTMAX as LiteRT's optimized kernel (``optimized_ops::LogSoftmax``): the
+    softmax table summed left to right in float32 from the row's max code, ``logf`` of the sum,
+    then ``rint(s_in / s_out * x - (s_in * max + log_sum) / s_out) + zp`` in float32, clamped.
+    LiteRT requires the output scale 16/256 and zero point 127 (int8) or 255 (uint8)."""
+    ii, io = ctx.in_info(0), ctx.out_info(0)
+    want_zp = 127 if ii.dtype == np.int8 else 255
+    if io.dtype != ii.dtype or io.quant is None or io.quant.scale.size != 1 or ii.quant.scale.size != 1:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{ii.dtype} input needs a per-tensor quantized "
+                                 f"{ii.dtype} output, got {io.dtype}")
+    in_scale, out_scale = np.float32(ii.quant.scale[0]), np.float32(io.quant.scale[0])
+    zp = int(io.quant.zero_point[0])
+    if out_scale != np.float32(16 / 256) or zp != want_zp:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"{ii.dtype} LOG_SOFTMAX needs output scale 16/256 and "
+                                 f"zero point {want_zp} (as LiteRT), got {out_scale} and {zp}")
+    x, out = ctx.input(0), ctx.output(0)
+    if x.shape != out.shape or x.ndim < 1:
+        raise ShapeError(f"node {node.index} ({node.op}): input {list(x.shape)} but output {list(out.shape)}")
+    table = _softmax_table(in_scale, 1.0)
+    ratio = np.float32(in_scale / out_scale)
+    rows = (*x.shape[:-1], 1)
+    mx = np.empty(rows, np.intp)
+    idx = np.empty(x.shape, np.intp)
+    e, acc = np.empty(x.shape, np.float32), np.empty(x.shape, np.float32)
+    qmin, qmax = QRANGE[io.dtype]
+
+    def run() -> None:
+        np.maximum.reduce(x, axis=-1, keepdims=True, out=mx)
+        np.subtract(x, mx, out=idx)
+        np.add(idx, 255, out=idx)
+        np.take(table, idx, out=e, mode="clip")
+        np.cumsum(e, axis=-1, out=acc)  # sequential float32 sum, as the C++ loop adds
+        log_sum = np.log(acc[..., -1:].astype(np.float64)).astype(np.float32)  # logf, rounded once
+        pre = ((in_scale * mx.astype(np.float32)).astype(np.float32) + log_sum) / out_scale
+        log_prob = (ratio * x.astype(np.float32)).astype(np.float32) - pre.astype(np.float32)
+        np.copyto(out, np.clip(np.rint(log_prob) + zp, qmin, qmax), casting="unsafe")
     return run
 
 
