@@ -376,6 +376,7 @@ def test_prelu_int16_alpha_must_be_int8() -> None:
     from gpulite.errors import UnsupportedOpError
 
     x = np.zeros((1, 4, 8), I16)
-    m = model("PRELU", [(x.shape, I16, (0.001, 0)), ("const", np.ones((8,), I16), (0.01, 0))], (x.shape, I16, (0.001, 0)))
+    alpha = ("const", np.ones((8,), I16), (0.01, 0))
+    m = model("PRELU", [(x.shape, I16, (0.001, 0)), alpha], (x.shape, I16, (0.001, 0)))
     with pytest.raises(UnsupportedOpError, match="int8 alpha"):
         Interpreter(model_content=m, backend="cpu").allocate_tensors()
