@@ -9,11 +9,11 @@ counted as a right shift, the product truncated to the int32 multiplier. Eval
 linear interpolation in a 256-entry table of sigmoid(i / 24) in 0.16 fixed point (9 fraction bits
 for LOGISTIC; TANH reads sigmoid(2x) with 8, as ``tanh(x) = 2 sigmoid(2x) - 1``).
 
-An input scale that is a power of two with shift 0 (2**-12; TANH also 2**-11) leaves the
-multiplier 0, and then LiteRT's default kernel takes gemmlowp's fixed-point ``logistic``/``tanh``
-on F3 instead (its reference kernel still uses the table, with multiplier 3 << shift): those two
-scales are refused here. Every int16 code is checked against LiteRT in
-``tests/ops/test_int8_gaps.py``.
+An input scale that is a power of two with shift 0 (2**-12; TANH also 2**-11, its input doubled
+with saturation first) leaves the multiplier 0, and then LiteRT's default kernel takes gemmlowp's
+fixed-point ``logistic``/``tanh`` on Q3.12 instead (:func:`.recurrent_int8.gemmlowp_table`, as the
+integer LSTM's gates; LiteRT's reference kernel still uses the table there, with multiplier
+3 << shift, and differs). Every int16 code is checked against LiteRT in ``tests/ops/test_int8_gaps.py``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.kernels.lookup import int_lut, scale_zp
+from gpulite.backends.cpu.kernels.recurrent_int8 import gemmlowp_table
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
@@ -112,8 +113,10 @@ def int16_sigmoid(node: Node, ctx) -> Callable[[], None]:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 {node.op} needs zero points 0 and an output "
                                  f"scale of {need}, as LiteRT; got zero points {zi}, {zo} and scale {so}")
     in_pot, in_log2 = checked_log2(si)
-    if in_pot and 12 + in_log2 in ((0,) if logistic else (0, 1)):
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 {node.op} with input scale 2**{in_log2} "
-                                 "(LiteRT's gemmlowp fixed-point path) is not implemented")
-    table = (logistic_table if logistic else tanh_table)(*input_rescale(si))
+    shift = 12 + in_log2
+    if in_pot and shift in ((0,) if logistic else (0, 1)):  # gemmlowp on Q3.12
+        codes = np.clip(_CODES << shift, -32768, 32767)  # SaturatingRoundingMultiplyByPOT<1> when shift is 1
+        table = gemmlowp_table("sigmoid" if logistic else "tanh", 3)[codes + 32768]
+    else:
+        table = (logistic_table if logistic else tanh_table)(*input_rescale(si))
     return int_lut(table, ctx)

@@ -24,7 +24,7 @@ differs between the two and only the clamp tells them apart; both measured again
 width than the cell count are refused (LiteRT applies them to the first ``n_output`` cells only).
 
 gemmlowp's sigmoid and tanh on int16 take 65536 inputs: each is computed once over all of them
-(:func:`_table`), with gemmlowp's int16 arithmetic (wrapping adds, saturating rounding doubling
+(:func:`gemmlowp_table`), with gemmlowp's int16 arithmetic (wrapping adds, saturating rounding doubling
 high multiplies, its constants rounded from their int32 form), and looked up per step.
 
 The 8x8_8 variant (12 intermediate tensors) is refused.
@@ -135,7 +135,7 @@ def _tanh16(a: np.ndarray, ibits: int) -> np.ndarray:
 
 
 @cache
-def _table(fn: str, ibits: int) -> np.ndarray:
+def gemmlowp_table(fn: str, ibits: int) -> np.ndarray:
     """gemmlowp's ``logistic``/``tanh`` from Q(ibits) int16 to Q0.15, for every int16 input
     (indexed by ``input + 32768``)."""
     codes = np.arange(-32768, 32768, dtype=_I64)
@@ -280,9 +280,9 @@ class IntegerLstm:
         # float32 quotients, clamped, truncated toward zero (C's static_cast)
         self.cell_clip = int(np.clip(cell_clip / _F32(_scale(c_info)), -32768, 32767)) if cell_clip > 0 else 0
         self.proj_clip = int(np.clip(proj_clip / out_scale, -128, 127)) if proj_clip > 0 else 0
-        self.sigmoid = _table("sigmoid", 3)
-        self.tanh_gate = _table("tanh", 3)
-        self.tanh_cell = _table("tanh", 15 + self.cell_scale)
+        self.sigmoid = gemmlowp_table("sigmoid", 3)
+        self.tanh_gate = gemmlowp_table("tanh", 3)
+        self.tanh_cell = gemmlowp_table("tanh", 15 + self.cell_scale)
 
     def _require(self, info, what: str, dtype) -> None:
         node = self.node
