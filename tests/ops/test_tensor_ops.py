@@ -94,6 +94,14 @@ def test_scatter_nd(case: str, backend: str) -> None:
              backend)
 
 
+def test_scatter_nd_constant_indices(backend: str) -> None:
+    """Indices known at load (checked there, no GPU check), updates at run time, duplicates summed."""
+    idx = np.array([[2, 0], [0, 1], [2, 0], [1, 3]], np.int32)
+    upd = _rng("scatter-const").standard_normal((4, 5)).astype(np.float32)
+    check_op(*single_op("SCATTER_ND", [C(idx), In(upd), C(np.array([3, 4, 5], np.int32))], out_dtype=np.float32),
+             backend)
+
+
 @pytest.mark.parametrize(("shape", "dtype"), [((5,), np.float32), ((2, 3, 4), np.int32), ((3, 2), np.uint8)])
 def test_matrix_diag(shape, dtype, backend: str) -> None:
     d = _rng("diag", shape).integers(1, 9, shape).astype(dtype)
