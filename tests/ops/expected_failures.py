@@ -67,7 +67,6 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_conv.py::test_transpose_conv_int16[*]", f"int16 TRANSPOSE_CONV (16x8 mode): {_INT8}"),
     ("test_grouped_conv.py::test_grouped_conv_quantized[*]", f"int8/uint8 grouped CONV_2D: {_INT8}"),
     ("test_int8_gaps.py::test_floor_div_mod_*", f"int8/int16 FLOOR_DIV, FLOOR_MOD: {_INT8}"),
-    ("test_int8_gaps.py::test_reduce_prod_*", f"int8/int16 REDUCE_PROD: {_INT8}"),
     ("test_int8_gaps.py::test_div_*", f"int8/int16 DIV: {_INT8}"),
     ("test_int8_gaps.py::test_log_softmax_quantized[*]", f"int8/uint8 LOG_SOFTMAX: {_INT8}"),
     ("test_int8_gaps.py::test_prelu_int16_all_codes[*]", f"int16 PRELU (16x8 mode): {_INT8}"),

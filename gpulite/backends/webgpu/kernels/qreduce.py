@@ -1,4 +1,4 @@
-"""MEAN, SUM, REDUCE_MAX and REDUCE_MIN on int8/uint8/int16 codes (``quantized="exact"``), as
+"""MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD on int8/uint8/int16 codes (``quantized="exact"``), as
 the cpu's reduce.py computes them (LiteRT's kernels): an i32 sum of the codes (a tree:
 integer sums, wrapping as the cpu's int32 ones, do not depend on the order) requantized in
 the cpu's float32 steps, or the largest / smallest code. Row reductions
@@ -10,7 +10,9 @@ the cpu's float32 steps, or the largest / smallest code. Row reductions
   folded into the multiplier (qmath.wgsl's ``q_mbqm``), plus ``zp_out``, clamped;
 - int16 SUM: ``round_half_away(f32(sum) * (s_in / s_out) + bias) + zp_out`` clamped.
 
-int16 sums that could leave i32 (more than 65,535 codes) decline to the cpu.
+int16 sums that could leave i32 (more than 65,535 codes) decline to the cpu. REDUCE_PROD
+(int8/int16) rescales every product, so each output's codes are folded in order by one thread
+(:func:`reduce_prod`, at most ``MAX_PER_THREAD``).
 """
 
 from __future__ import annotations
@@ -20,9 +22,16 @@ import numpy as np
 from gpulite.backends.cpu.quant import quantize_multiplier
 from gpulite.backends.kernels import declare_int8, register_case
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.kernels.integer import exact_codes, load, pack_program, per_tensor, require_codes
-from gpulite.backends.webgpu.kernels.qmath import qrange
-from gpulite.backends.webgpu.kernels.reduce import reduction, row_programs
+from gpulite.backends.webgpu.kernels.integer import (
+    exact_codes,
+    load,
+    pack_program,
+    per_tensor,
+    require_codes,
+    words_program,
+)
+from gpulite.backends.webgpu.kernels.qmath import load_fn, multiplier, qrange
+from gpulite.backends.webgpu.kernels.reduce import MAX_PER_THREAD, _vec4, reduction, row_programs
 from gpulite.backends.webgpu.program import Program
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
@@ -90,3 +99,31 @@ def _reduce(op: Op):
 for _op in (Op.MEAN, Op.SUM, Op.REDUCE_MAX, Op.REDUCE_MIN):
     register_case(_op, "webgpu", exact_codes)(_reduce(_op))
     declare_int8("webgpu", _op)
+
+
+@register_case(Op.REDUCE_PROD, "webgpu", exact_codes)
+def reduce_prod(node: Node, ctx: GpuContext) -> Program:
+    """int8/int16 REDUCE_PROD, one output per call of qreduce_prod.wgsl's ``out_code``."""
+    x, out = ctx.input(0), ctx.output(0)
+    require_codes(ctx, x, out)
+    if x.dtype not in (_I8, _I16) or out.dtype != x.dtype:
+        raise ctx.unsupported(f"{x.dtype} -> {out.dtype} (LiteRT's quantized REDUCE_PROD takes int8 or int16)")
+    axes, kept, red, count = reduction(ctx, x, out)
+    if count > MAX_PER_THREAD:
+        raise ctx.unsupported(f"{count} codes per output (one thread multiplies them in order, at most "
+                              f"{MAX_PER_THREAD})")
+    (si, zi), (so, zo) = per_tensor(ctx, i=0), per_tensor(ctx, o=0)
+    try:
+        m, shift = multiplier(si / (so ** (1.0 / count)), "int64")  # the cpu's GetQuantProdScaling
+    except ValueError as e:
+        raise ctx.unsupported(str(e)) from None
+    (ks, kt), (rs, rt) = _vec4(kept), _vec4(red)
+    qmin, qmax = qrange(x.dtype)
+    params = [("kshape", "vec4u", ks), ("kstride", "vec4u", kt), ("rshape", "vec4u", rs), ("rstride", "vec4u", rt),
+              ("count", "u32", count), ("x_off", "u32", x.offset), ("zp_in", "i32", zi), ("m", "i32", m),
+              ("shift", "i32", shift), ("zp", "i32", zo), ("qmin", "i32", qmin), ("qmax", "i32", qmax)]
+    return words_program(f"reduce_prod {x.dtype} {x.shape} axes {sorted(axes)}", "qreduce_prod", out, params,
+                         reduction_per_thread=count, LOAD=load_fn(x.dtype))
+
+
+declare_int8("webgpu", Op.REDUCE_PROD)
