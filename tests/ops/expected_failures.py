@@ -109,9 +109,6 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_lstm.py::test_unidirectional_rnn[*-hybrid*]", f"hybrid UNIDIRECTIONAL_SEQUENCE_RNN (int8 weights): {_INT8}"),
     ("test_lstm.py::test_bidirectional_rnn[*-hybrid*]", f"hybrid BIDIRECTIONAL_SEQUENCE_RNN (int8 weights): {_INT8}"),
     ("test_lstm.py::test_one_step[*-hybrid*]", f"hybrid LSTM / RNN (one step, int8 weights): {_INT8}"),
-    *((f"test_lstm.py::test_integer_lstm[{_c}]", "int8 LSTM with layer norm: the WebGPU integer LSTM "
-       "(kernels/recurrent_int8.py) does not normalize (two more row reductions a step); runs on the CPU fallback")
-      for _c in ("layer-norm", "layer-norm-projection-cifg", "one-step-op")),
     *((f"test_control_flow.py::test_{_t}[*]", f"{_t.upper()}: control flow runs its subgraphs with the cpu "
        "backend's kernels (no WebGPU control flow); runs on the CPU fallback") for _t in ("while_loop", "if")),
     ("test_control_flow.py::test_call_once_and_resource_variables", "CALL_ONCE, VAR_HANDLE, READ_VARIABLE, "

@@ -12,12 +12,13 @@ gemmlowp sigmoid/tanh tables (65,536 int16 codes each) are uploaded as they are.
   product, the peepholes, looks the activations up, updates the cell and writes h; the steps'
   h (int8 values) and c (int16) live in i32 scratch, the first step reading the state tensors;
   with a projection the step writes the hidden values to scratch and ``lstm_int8_project.wgsl``
-  (one thread per batch row and output) makes h from them;
+  (one thread per batch row and output) makes h from them; with layer norm a step is five
+  dispatches of ``lstm_int8_norm.wgsl`` (the gates; each row's statistics of i, f and g; the
+  cell; those of o; the output), as each gate is normalized over every cell of its row;
 - ``pack_codes.wgsl``: the output sequence and the two states packed into their int8/int16
   tensors (whole words a thread, as packed codes require).
 
-Declined (the node runs LiteRT's arithmetic on the cpu): layer norm (each gate normalized over its
-row: a step would need two more reductions), sums that could exceed int32.
+Declined (the node runs LiteRT's arithmetic on the cpu): sums that could exceed int32.
 """
 
 from __future__ import annotations
@@ -62,8 +63,6 @@ def _cell(node: Node, ctx: GpuContext) -> IntegerLstm:
         cell = IntegerLstm(node, ctx, {**_SLOTS, "norm": norm})
     except GpuliteError as e:  # the cpu kernel refuses the node: so does this one
         raise ctx.unsupported(f"the cpu kernel refuses it ({e})") from None
-    if cell.ln:
-        raise ctx.unsupported("layer norm (each gate is normalized over its row: two more reductions a step)")
     return cell
 
 
@@ -101,8 +100,12 @@ def integer_lstm(node: Node, ctx: GpuContext) -> list[Program]:
     wh = np.zeros((4, n, n_out), np.int64)
     bx = np.zeros((4, n), np.int64)
     bh = np.zeros((4, n), np.int64)
-    # (m, s): input gates 0-3, recurrent gates 0-3, hidden, peepholes i, f, o, projection
-    q = np.zeros((13, 2), np.int64)
+    # (m, s): input gates 0-3, recurrent gates 0-3, hidden, peepholes i, f, o, projection, layer norm
+    # gates 0-3; then (guard, 0) of each gate's layer norm
+    q = np.zeros((21, 2), np.int64)
+    lnw, lnb = np.zeros((4, n), np.int64), np.zeros((4, n), np.int64)
+    for g, (w, bias, m, guard) in cell.ln.items():
+        lnw[g], lnb[g], q[13 + g], q[17 + g] = w, bias, m, (guard, 0)
     for k, g in enumerate(order):
         cols = slice(k * n, (k + 1) * n)
         wx[g] = np.rint(cell.input_products.w[:, cols].T)
@@ -130,6 +133,11 @@ def integer_lstm(node: Node, ctx: GpuContext) -> list[Program]:
     pre = ctx.upload(np.zeros(steps * batch * 4 * n, np.int32))
     hseq = ctx.upload(np.zeros(steps * batch * n_out, np.int32))
     hid = ctx.upload(np.zeros(batch * n, np.int32))
+    if cell.ln:
+        norm = [("g_off", "u32", ctx.upload(np.zeros(batch * 4 * n, np.int32)).offset),
+                ("st_off", "u32", ctx.upload(np.zeros(batch * 4 * 3, np.int32)).offset),
+                ("ln_off", "u32", _i32(ctx, lnw, "layer norm weights").offset),
+                ("lb_off", "u32", _i32(ctx, lnb, "layer norm biases").offset)]
     c_tmp = ctx.upload(np.zeros(batch * n, np.int32))
     name = f"{x.shape} cells={n}"
     programs = [make_program(f"lstm int8 input {name}", "lstm_int8_input",
@@ -156,8 +164,17 @@ def integer_lstm(node: Node, ctx: GpuContext) -> list[Program]:
         row = t * ts
         params = [*fixed, ("first", "u32", int(t == 0)), ("h_prev", "u32", hseq.offset + prev * n_out),
                   ("h_out", "u32", hseq.offset + row * n_out), ("pre_row", "u32", pre.offset + row * 4 * n)]
-        programs.append(make_program(f"lstm int8 step t={t} {name}", "lstm_int8_step", params, batch * n,
-                                     word="u32", reduction_per_thread=4 * n_out))
+        if not cell.ln:
+            programs.append(make_program(f"lstm int8 step t={t} {name}", "lstm_int8_step", params, batch * n,
+                                         word="u32", reduction_per_thread=4 * n_out))
+        else:
+            for stage, g0, ng in (("stage_gates", 0, 0), ("stage_stats", 0, 3), ("stage_cell", 0, 0),
+                                  ("stage_stats", 3, 1), ("stage_out", 0, 0)):
+                threads = batch * ng if stage == "stage_stats" else batch * n
+                work = n if stage == "stage_stats" else 4 * n_out if stage == "stage_gates" else 0
+                programs.append(make_program(f"lstm int8 norm {stage} t={t} {name}", "lstm_int8_norm",
+                                             [*params, *norm, ("g0", "u32", g0), ("ng", "u32", max(ng, 1))],
+                                             threads, word="u32", reduction_per_thread=work, STAGE=stage))
         if cell.proj is not None:
             programs.append(make_program(f"lstm int8 projection t={t} {name}", "lstm_int8_project",
                                          [*project, ("h_out", "u32", hseq.offset + row * n_out)], batch * n_out,

@@ -9,47 +9,7 @@
 // (n_out wide). The int8 h and int16 c of the sequence live in i32 scratch (hseq in the output's
 // row layout, c per (b, j)); the first step reads the state tensors instead. pack_codes.wgsl
 // writes the packed output and states after the last step.
-//#include "qmath.wgsl"
-
-fn table(k: u32, v: i32) -> i32 {
-    return q_load_i16(P.t_off, k * 65536u + u32(v + 32768));
-}
-
-fn rescale(v: i32, q: u32) -> i32 {
-    return q_mbqm(v, bitcast<i32>(buf[P.q_off + q]), bitcast<i32>(buf[P.q_off + q + 1u]));
-}
-
-fn c16(v: i32) -> i32 {
-    return clamp(v, -32768, 32767);
-}
-
-fn w16(v: i32) -> i32 {
-    return (v << 16u) >> 16u;
-}
-
-// The gate's linear part, as the cpu kernel: clamp16(recurrent product + input part).
-fn gate(g: u32, b: u32, j: u32) -> i32 {
-    let col = g * P.n_cell + j;
-    var acc = bitcast<i32>(buf[P.bh_off + col]);
-    let w = P.wh_off + col * P.n_out;
-    for (var k = 0u; k < P.n_out; k++) {
-        var h: i32;
-        if (P.first != 0u) {
-            h = q_load_i8(P.h_state, b * P.n_out + k);
-        } else {
-            h = bitcast<i32>(buf[P.h_prev + b * P.h_bs + k]);
-        }
-        acc += bitcast<i32>(buf[w + k]) * h;
-    }
-    return c16(rescale(acc, 2u * g + 8u) + bitcast<i32>(buf[P.pre_row + b * P.pre_bs + col]));
-}
-
-fn peephole(v: i32, p: u32, j: u32, c: i32) -> i32 {
-    if (P.peep == 0u) {
-        return v;
-    }
-    return c16(v + rescale(bitcast<i32>(buf[P.p_off + p * P.n_cell + j]) * c, 18u + 2u * p));
-}
+//#include "lstm_int8_gates.wgsl"
 
 fn run(i: u32) {
     let b = i / P.n_cell;

@@ -174,3 +174,46 @@ fn q_mbqm_i64(x: vec2<u32>, m: i32, shift: i32) -> vec2<u32> {
 fn q_out(r: i32, zp: i32, lo: i32, hi: i32) -> i32 {
     return clamp(clamp(r, -(1i << 30u), 1i << 30u) + zp, lo, hi);
 }
+
+// SaturatingRoundingMultiplyByPOT<e> for e > 0.
+fn q_shl_sat(x: i32, e: u32) -> i32 {
+    let threshold = (1 << (31u - e)) - 1;
+    if (x > threshold) {
+        return Q_INT32_MAX;
+    }
+    if (x < -threshold) {
+        return Q_INT32_MIN;
+    }
+    return x << e;
+}
+
+// (multiplier, shift for q_mbqm) of 1 / sqrt(acc): TFLite's GetInvSqrtQuantizedMultiplierExp
+// (reverse shift -1), five Newton-Raphson steps in gemmlowp's Q3 fixed point, as the cpu's
+// quantized_l2norm.inv_sqrt_multiplier (L2_NORMALIZATION, the int8 LSTM's layer norm).
+fn q_inv_sqrt(acc: i32) -> vec2<i32> {
+    if (acc <= 1) {
+        return vec2<i32>(Q_INT32_MAX, 0);
+    }
+    var x = acc;
+    var shift = 11;
+    while (x >= (1 << 29u)) {
+        x = x >> 2u;
+        shift += 1;
+    }
+    let pairs = (i32(countLeadingZeros(u32(x))) - 1) / 2 - 1;
+    shift -= pairs;
+    x = x << u32(2 * pairs);
+    let half_input = q_rdbpot(x >> 1u, 1);
+    let half_three = (1 << 28u) + (1 << 27u);
+    var y = 1 << 28u;
+    for (var k = 0; k < 5; k++) {
+        let y3 = q_shl_sat(q_srdhm(q_srdhm(y, y), y), 6u);
+        y = q_shl_sat(q_srdhm(half_three, y) - q_srdhm(half_input, y3), 3u);
+    }
+    y = q_srdhm(y, 1518500250);
+    if (shift < 0) {
+        y = y << u32(-shift);
+        shift = 0;
+    }
+    return vec2<i32>(y, -shift);
+}
