@@ -69,7 +69,6 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_int8_gaps.py::test_floor_div_mod_*", f"int8/int16 FLOOR_DIV, FLOOR_MOD: {_INT8}"),
     ("test_int8_gaps.py::test_div_*", f"int8/int16 DIV: {_INT8}"),
     ("test_int8_gaps.py::test_log_softmax_quantized[*]", f"int8/uint8 LOG_SOFTMAX: {_INT8}"),
-    ("test_int8_gaps.py::test_prelu_int16_all_codes[*]", f"int16 PRELU (16x8 mode): {_INT8}"),
     ("test_conv.py::test_transpose_conv_hybrid[*]", "hybrid TRANSPOSE_CONV (int8 filter): runs on the CPU fallback"),
     ("test_conv.py::test_conv_int16x8[*]", f"int16x8 CONV_2D / DEPTHWISE_CONV_2D: {_INT8}"),
     ("test_fc.py::test_fully_connected_int16x8[*]", f"int16x8 FULLY_CONNECTED: {_INT8}"),

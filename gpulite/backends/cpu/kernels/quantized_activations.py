@@ -230,6 +230,12 @@ def quantized_prelu(node: Node, ctx) -> Run:
 
 
 
+def prelu16_multipliers(si: float, sa: float, so: float) -> tuple[tuple[int, int], tuple[int, int]]:
+    """int16 PRELU's two rescales (:func:`prelu_multipliers`'), their ratios in float32 as activations.cc."""
+    f = np.float32
+    return quantize_multiplier(float(f(si) / f(so))), quantize_multiplier(float(f(f(si) * f(sa)) / f(so)))
+
+
 def _int16_prelu(node: Node, ctx) -> Run:
     """int16 PRELU (16x8 mode) as TFLite's ``reference_ops::Prelu`` / ``BroadcastPrelu4DSlow``: int16
     input and output, int8 alpha (LiteRT reads the alpha tensor as int8 whatever its type); the same
@@ -244,9 +250,7 @@ def _int16_prelu(node: Node, ctx) -> Run:
         raise ShapeError(f"node {node.index} (PRELU): input {list(x.shape)} and alpha {list(a.shape)} must "
                          f"broadcast to the input's shape, output is {list(out.shape)}")
     (si, zpi), (sa, zpa), (so, zpo) = scale_zp(node, ii), scale_zp(node, ia), scale_zp(node, io)
-    f = np.float32
-    m1, s1 = quantize_multiplier(float(f(si) / f(so)))
-    m2, s2 = quantize_multiplier(float(f(f(si) * f(sa)) / f(so)))
+    (m1, s1), (m2, s2) = prelu16_multipliers(si, sa, so)
 
     def run() -> None:
         xv, av = np.broadcast_arrays(x.astype(np.int64) - zpi, a.astype(np.int64) - zpa)

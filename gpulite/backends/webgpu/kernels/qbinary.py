@@ -1,7 +1,7 @@
 """Integer elementwise binary ops under ``quantized="exact"``: ADD, SUB, MUL (int8, uint8, int16),
-SQUARED_DIFFERENCE (int8), MAXIMUM, MINIMUM (codes: int8, uint8, int16), PRELU (int8, uint8) and
-the comparisons (8-bit rescaled as LiteRT; int16 codes), with broadcasting and fused activations,
-bit-equal to the cpu kernels (and so to LiteRT).
+SQUARED_DIFFERENCE (int8), MAXIMUM, MINIMUM (codes: int8, uint8, int16), PRELU (int8, uint8; int16
+with an int8 alpha) and the comparisons (rescaled where LiteRT rescales, ``cpu/kernels/logic.rescaled``;
+else codes), with broadcasting and fused activations, bit-equal to the cpu kernels (and so to LiteRT).
 
 LiteRT's integer arithmetic in WGSL (``qbinary.wgsl`` over ``qmath.wgsl``), with the constants
 the cpu kernels compute (the functions of ``cpu/kernels/quantized_binary.py``,
@@ -24,7 +24,7 @@ from gpulite.backends.cpu.kernels import quantized_binary as qb
 from gpulite.backends.cpu.kernels import quantized_int16 as q16
 from gpulite.backends.cpu.kernels.logic import rescaled
 from gpulite.backends.cpu.kernels.lookup import scale_zp
-from gpulite.backends.cpu.kernels.quantized_activations import prelu_multipliers
+from gpulite.backends.cpu.kernels.quantized_activations import prelu16_multipliers, prelu_multipliers
 from gpulite.backends.cpu.kernels.quantized_squared_difference import squared_difference_multipliers
 from gpulite.backends.cpu.quant import QRANGE, quantize_multiplier
 from gpulite.backends.kernels import declare_int8, register_case
@@ -57,7 +57,9 @@ def applies(node: Node, ctx: GpuContext) -> bool:
         return False
     infos = (ctx.in_info(0), ctx.in_info(1), ctx.out_info(0))
     out_ok = infos[2].dtype == (_BOOL if node.op in COMPARE else infos[0].dtype)
-    if infos[0].dtype != infos[1].dtype or infos[0].dtype not in NARROW or not out_ok:
+    # int16 PRELU takes an int8 alpha (16x8 mode)
+    b_dtype = np.dtype(np.int8) if node.op == Op.PRELU and infos[0].dtype == _I16 else infos[0].dtype
+    if infos[1].dtype != b_dtype or infos[0].dtype not in NARROW or not out_ok:
         return False
     if any(_quantized(t) for t in infos):
         return ctx.quantized == "exact"
@@ -77,7 +79,7 @@ def _arithmetic(node: Node, ctx: GpuContext, dt: np.dtype, a_shape: tuple, b_sha
     (s1, z1), (s2, z2), (so, zo) = (scale_zp(node, t) for t in (ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)))
     f: dict[str, Any] = {"z1": z1, "z2": z2, "zo": zo}
     if op == Op.PRELU:
-        (f["m1"], f["e1"]), (f["m2"], f["e2"]) = prelu_multipliers(s1, s2, so)
+        (f["m1"], f["e1"]), (f["m2"], f["e2"]) = (prelu16_multipliers if dt == _I16 else prelu_multipliers)(s1, s2, so)
         f["lo"], f["hi"] = QRANGE[dt]
         return "prelu", "prelu", f, _ALL_BODY
     if op == Op.SQUARED_DIFFERENCE:
@@ -168,7 +170,7 @@ def qbinary(node: Node, ctx: GpuContext) -> Program:
               ("run", "u32", run_block[0]), ("block", "u32", run_block[1])]
     per = 4 // out.dtype.itemsize  # a bool is a byte, packed as int8
     return make_program(f"{node.op.lower()} {dt} {a.shape}x{b.shape}->{out.shape} ({body}/{tail})", "qbinary",
-                        params, words(out), word="u32", LOAD_A=load_fn(dt), LOAD_B=load_fn(dt), BODY=body,
+                        params, words(out), word="u32", LOAD_A=load_fn(dt), LOAD_B=load_fn(b.dtype), BODY=body,
                         TAIL=tail, PER=str(per), PACK="q_byte" if per == 4 else "q_half",
                         CMP=COMPARE.get(node.op, "=="))
 

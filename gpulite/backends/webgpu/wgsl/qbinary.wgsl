@@ -86,7 +86,8 @@ fn mul16(a: i32, b: i32) -> i32 {
     return clamp(q_mbqm(a * b, P.m1, P.e1), P.lo, P.hi);
 }
 
-// 8-bit PRELU (b is alpha): x - z1 rescaled by m1 where it is >= 0, else times (alpha - z2) by m2.
+// PRELU (b is alpha; int8 for an int16 x): x - z1 rescaled by m1 where it is >= 0, else times
+// (alpha - z2) by m2 (the product within int32: at most 2^16 * 2^8).
 fn prelu(a: i32, b: i32) -> i32 {
     let v = a - P.z1;
     if (v >= 0) {
@@ -95,8 +96,9 @@ fn prelu(a: i32, b: i32) -> i32 {
     return q_out(q_mbqm(v * (b - P.z2), P.m2, P.e2), P.zo, P.lo, P.hi);
 }
 
-// Comparisons (bool output, 1 or 0): 8-bit inputs as LiteRT rescales them, (x - z) << 8 by each
-// input's scale as a Q31 multiplier (ComparisonWithScaling); or the codes themselves.
+// Comparisons (bool output, 1 or 0): inputs as LiteRT rescales them (8-bit; quantized int16 for
+// (NOT_)EQUAL), (x - z) << 8 by each input's scale as a Q31 multiplier (ComparisonWithScaling);
+// or the codes themselves.
 fn cmp_scaled(a: i32, b: i32) -> i32 {
     return select(0, 1, q_mbqm((a - P.z1) << 8u, P.m1, P.e1) $CMP q_mbqm((b - P.z2) << 8u, P.m2, P.e2));
 }
