@@ -76,6 +76,8 @@ SCATTER_CASES = {
     # many duplicates of mixed magnitudes: a float sum in another order rounds differently
     "float-duplicates-in-order": ([[i % 3, (i * 7) % 5] for i in range(60)], (3,), (3, 5, 3), np.float32),
     "int32-duplicates-wrap": ([[1], [0], [1], [1]], (2,), (3, 2), np.int32),
+    # 2,500 rows: three dispatches on webgpu, each carrying the sum on from the last
+    "float-many-rows": ([[i % 7, (i * 5) % 4] for i in range(2500)], (), (7, 4), np.float32),
 }
 
 
