@@ -191,11 +191,12 @@ def test_reverse_sequence(seq_dim: int, batch_dim: int, backend: str) -> None:
     check_op(*single_op("REVERSE_SEQUENCE", [In(x), In(lengths)], seq_dim=seq_dim, batch_dim=batch_dim), backend)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8])
-def test_embedding_lookup(dtype, backend: str) -> None:
+@pytest.mark.parametrize(("dtype", "quant"), [(np.float32, None), (np.int32, None), (np.int8, None),
+                                            (np.int8, (0.1, 3))], ids=["float32", "int32", "int8", "int8-quantized"])
+def test_embedding_lookup(dtype, quant, backend: str) -> None:
     table = _rng("embed", dtype).integers(-50, 50, (10, 3, 4)).astype(dtype)
     ids = np.array([3, 0, 9, 3, 7], np.int32)
-    check_op(*single_op("EMBEDDING_LOOKUP", [In(ids), C(table)], out_dtype=dtype), backend)
+    check_op(*single_op("EMBEDDING_LOOKUP", [In(ids), C(table, quant)], out_dtype=dtype, out_quant=quant), backend)
 
 
 def test_resized_input_follows(backend: str) -> None:
