@@ -37,13 +37,6 @@ _INT8 = ("exact integer arithmetic runs on the CPU fallback: the suite runs webg
          "steps; tests/webgpu/test_quantized.py)")
 GPU_GAPS: list[tuple[str, str]] = [
     # -- quantized arithmetic: the GPU kernels compute in float32 / int32 only --
-    ("test_conv.py::test_conv2d_quantized[*]", f"int8/uint8 quantized CONV_2D: {_INT8}"),
-    ("test_conv.py::test_depthwise_quantized[*]", f"int8/uint8 quantized DEPTHWISE_CONV_2D: {_INT8}"),
-    ("test_conv.py::test_rescale_rounding_matches_reference_on_many_outputs[*]",
-     f"int8/uint8 quantized CONV_2D / DEPTHWISE_CONV_2D: {_INT8}"),
-    ("test_fc.py::test_fully_connected_quantized[*]", f"int8/uint8 quantized FULLY_CONNECTED: {_INT8}"),
-    ("test_fc.py::test_fc_rescale_rounding_matches_reference_on_many_outputs[*]",
-     f"int8/uint8 quantized FULLY_CONNECTED: {_INT8}"),
     # -- int64 arithmetic --
     ("test_elementwise.py::test_binary_integer[int64-*]",
      "int64 ADD / SUB / MUL / MAXIMUM / MINIMUM: WGSL has no 64-bit integers; runs on the CPU fallback"),
@@ -62,16 +55,10 @@ GPU_GAPS: list[tuple[str, str]] = [
     ("test_layout.py::test_concat_declared_activation_runs_as_xnnpack[*]",
      "CONCATENATION with a fused activation declared in its options (LiteRT's XNNPACK drops it): the WebGPU "
      "kernel declines it; runs on the CPU fallback"),
-    ("test_fc.py::test_batch_matmul_quantized[*]", f"int8/int16 BATCH_MATMUL: {_INT8}"),
-    ("test_conv.py::test_transpose_conv_int8[*]", f"int8 TRANSPOSE_CONV: {_INT8}"),
-    ("test_conv.py::test_transpose_conv_int16[*]", f"int16 TRANSPOSE_CONV (16x8 mode): {_INT8}"),
-    ("test_grouped_conv.py::test_grouped_conv_quantized[*]", f"int8/uint8 grouped CONV_2D: {_INT8}"),
     ("test_int8_gaps.py::test_floor_div_mod_*", f"int8/int16 FLOOR_DIV, FLOOR_MOD: {_INT8}"),
     ("test_int8_gaps.py::test_div_*", f"int8/int16 DIV: {_INT8}"),
     ("test_int8_gaps.py::test_log_softmax_quantized[*]", f"int8/uint8 LOG_SOFTMAX: {_INT8}"),
     ("test_conv.py::test_transpose_conv_hybrid[*]", "hybrid TRANSPOSE_CONV (int8 filter): runs on the CPU fallback"),
-    ("test_conv.py::test_conv_int16x8[*]", f"int16x8 CONV_2D / DEPTHWISE_CONV_2D: {_INT8}"),
-    ("test_fc.py::test_fully_connected_int16x8[*]", f"int16x8 FULLY_CONNECTED: {_INT8}"),
     # -- signal, detection and the remaining builtins (issue 12): CPU kernels only --
     ("test_detection.py::test_nms_*", f"NON_MAX_SUPPRESSION_V4 / V5 (a sequential selection): {_CPU_ONLY}"),
     ("test_detection.py::test_converter_nms_model[*]",

@@ -53,6 +53,17 @@ def batch_matmul(node, ctx):
     return run
 
 
+def quantized_rescale(node, ctx) -> tuple[float, int, int, int]:
+    """The rescale factor ``double(float(s_l * s_r)) / s_out`` (``GetQuantizedConvolutionMultipler``)
+    of an int8 / int16 BATCH_MATMUL and its LHS, RHS and output zero points (int16: all 0)."""
+    sl, zl = per_tensor(node, ctx.in_info(0), "LHS")
+    sr, zr = per_tensor(node, ctx.in_info(1), "RHS")
+    so, zo = per_tensor(node, ctx.out_info(0), "output")
+    if ctx.out_info(0).dtype == np.int16 and (zl, zr, zo) != (0, 0, 0):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 needs zero points 0, got {(zl, zr, zo)}")
+    return float(np.float32(sl) * np.float32(sr)) / float(np.float32(so)), zl, zr, zo
+
+
 def _quantized(node, ctx, av: np.ndarray, bv: np.ndarray):
     """int8 / int16 BATCH_MATMUL as LiteRT computes it: ``sum((l - zp_l) * (r - zp_r))`` exactly
     (float64), rescaled by ``double(float(s_l * s_r)) / s_out`` (``GetQuantizedConvolutionMultipler``)
@@ -64,12 +75,8 @@ def _quantized(node, ctx, av: np.ndarray, bv: np.ndarray):
     the multiplier to 16 bits first (:func:`_rescale_int64`).
     """
     out = ctx.output(0)
-    sl, zl = per_tensor(node, ctx.in_info(0), "LHS")
-    sr, zr = per_tensor(node, ctx.in_info(1), "RHS")
-    so, zo = per_tensor(node, ctx.out_info(0), "output")
-    if out.dtype == np.int16 and (zl, zr, zo) != (0, 0, 0):
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 needs zero points 0, got {(zl, zr, zo)}")
-    mult, shift = quantize_multiplier(float(np.float32(sl) * np.float32(sr)) / float(np.float32(so)))
+    real, zl, zr, zo = quantized_rescale(node, ctx)
+    mult, shift = quantize_multiplier(real)
     lo, hi = QRANGE[out.dtype]
     rescale = Requantizer(out.shape, np.array([mult]), np.array([shift]), zo, lo, hi, single_rounding=zr == 0,
                           int64=out.dtype == np.int16)

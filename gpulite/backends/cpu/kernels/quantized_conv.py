@@ -31,26 +31,23 @@ from gpulite.model.opdefs import Op
 _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
 
-def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
-                float_product: bool | None = None, single_rounding: bool = False, inputs: tuple[int, int] = (0, 1),
-                int64: bool | None = None) -> tuple[Requantizer, np.ndarray, int]:
-    """The output rescale of a quantized conv-like node, its filter zero points and the input's.
+def rescale_factors(node, ctx, channels: int, axis: int, float_product: bool | None = None,
+                    inputs: tuple[int, int] = (0, 1)) -> tuple[np.ndarray, np.ndarray, int, int, int, int]:
+    """The real rescale factors of a quantized conv-like node and its zero points and bounds.
 
-    Follows TFLite's ``PopulateConvolutionQuantizationParams``: per-channel multipliers are
+    Follows TFLite's ``PopulateConvolutionQuantizationParams``: per-channel factors are
     ``double(s_in) * double(s_w[c]) / double(s_out)``; the legacy per-tensor path
     (``GetQuantizedConvolutionMultipler``: uint8 convs, per-tensor fully connected) uses
     ``double(float(s_in * s_w)) / double(s_out)``, the float32 product first.
-    ``float_product`` picks the legacy formula (default: for uint8 input); ``single_rounding``
-    selects the rescale LiteRT's FULLY_CONNECTED uses (see :mod:`gpulite.backends.cpu.quant`).
-    ``inputs`` are the input and filter indices (TRANSPOSE_CONV's are 2 and 1). ``int64`` selects
-    the int64 ``MultiplyByQuantizedMultiplier`` (default: for int16 input, as the 16x8 convs use;
-    LiteRT's 16x8 FULLY_CONNECTED rounds once with the full multiplier instead).
+    ``float_product`` picks the legacy formula (default: for uint8 input). ``inputs`` are the
+    input and filter indices (TRANSPOSE_CONV's are 2 and 1).
 
     Returns
     -------
-    (Requantizer, numpy.ndarray, int)
-        The rescaler for accumulators of ``shape``, the filter zero points broadcastable
-        along ``axis`` of the filter (length 1 or ``channels``), and the input zero point.
+    (numpy.ndarray, numpy.ndarray, int, int, int, int)
+        The factors (float64, length 1 or ``channels``), the filter zero points broadcastable
+        along ``axis`` of the filter (int64, length 1 or ``channels``), the input and output
+        zero points, and the output's clamp range (``output_bounds``).
     """
     x, w, out = ctx.in_info(inputs[0]), ctx.in_info(inputs[1]), ctx.out_info(0)
     sixteen = x.dtype == np.int16 and w.dtype == np.int8  # the 16x8 mode: int64 accumulators
@@ -72,10 +69,32 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
         real = np.array([float(np.float32(s_in) * np.float32(q.scale[0])) / float(np.float32(s_out))])
     else:
         real = float(np.float32(s_in)) * q.scale.astype(np.float64) / float(np.float32(s_out))
-    mult, shift = quantize_multipliers(real)
     lo, hi = output_bounds(node, out)
+    return real, q.zero_point.astype(np.int64), zp_in, zp_out, lo, hi
+
+
+def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
+                float_product: bool | None = None, single_rounding: bool = False, inputs: tuple[int, int] = (0, 1),
+                int64: bool | None = None) -> tuple[Requantizer, np.ndarray, int]:
+    """The output rescale of a quantized conv-like node (:func:`rescale_factors`), its filter
+    zero points and the input's.
+
+    ``single_rounding`` selects the rescale LiteRT's FULLY_CONNECTED uses (see
+    :mod:`gpulite.backends.cpu.quant`). ``int64`` selects the int64
+    ``MultiplyByQuantizedMultiplier`` (default: for int16 input, as the 16x8 convs use;
+    LiteRT's 16x8 FULLY_CONNECTED rounds once with the full multiplier instead).
+
+    Returns
+    -------
+    (Requantizer, numpy.ndarray, int)
+        The rescaler for accumulators of ``shape``, the filter zero points broadcastable
+        along ``axis`` of the filter (length 1 or ``channels``), and the input zero point.
+    """
+    real, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, channels, axis, float_product, inputs)
+    sixteen = ctx.in_info(inputs[0]).dtype == np.int16
+    mult, shift = quantize_multipliers(real)
     rq = Requantizer(shape, mult, shift, zp_out, lo, hi, single_rounding, int64=sixteen if int64 is None else int64)
-    return rq, q.zero_point.astype(np.int64), zp_in
+    return rq, zp_w, zp_in
 
 
 def epilogue(ctx, acc64: np.ndarray, corr: np.ndarray, rq: Requantizer, out: np.ndarray, bias_index: int = 2):

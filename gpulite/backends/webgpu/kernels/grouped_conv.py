@@ -26,11 +26,12 @@ MAX_PER_THREAD = 1024  # products one thread sums (issue 20's bound on work per 
 
 
 def grouped(node: Node, ctx: GpuContext) -> bool:
-    """Whether ``node`` (a CONV_2D) is grouped: its filter has fewer input channels than its input."""
+    """Whether ``node`` (a float32 CONV_2D) is grouped: its filter has fewer input channels than its input."""
     if len(node.inputs) < 2 or node.inputs[1] < 0:
         return False
     x, w = ctx.in_info(0).shape, ctx.in_info(1).shape
-    return len(x) == 4 and len(w) == 4 and 0 < w[3] < x[3]
+    # integer codes (quantized="exact") are kernels/qconv.py's
+    return len(x) == 4 and len(w) == 4 and 0 < w[3] < x[3] and ctx.in_info(0).dtype == np.float32
 
 
 @register_case(Op.CONV_2D, "webgpu", grouped)
