@@ -92,8 +92,9 @@ class WebGpuBackend:
         How quantized (int8/uint8/int16) models run. ``"float"`` (the default, as the TFLite GPU
         delegate): weights dequantized at load, activations computed in float32 on the GPU,
         QUANTIZE/DEQUANTIZE at the graph's edges (:mod:`.quantized`); within a few quantization
-        steps of LiteRT. ``"exact"``: LiteRT's integer arithmetic, on the CPU fallback. Default:
-        the ``webgpu_quantized`` flag (``GPULITE_WEBGPU_QUANTIZED``), else ``"float"``.
+        steps of LiteRT. ``"exact"``: LiteRT's integer arithmetic, in integer WGSL kernels where
+        the GPU has them (``gpulite ops``' *webgpu exact*), on the CPU fallback elsewhere.
+        Default: the ``webgpu_quantized`` flag (``GPULITE_WEBGPU_QUANTIZED``), else ``"float"``.
     """
 
     name = "webgpu"
