@@ -524,3 +524,27 @@ def test_binary_packing_edges(case: str, backend: str) -> None:
     a, b = (rng.integers(lo, hi, s).astype(dt) for s in (sa, sb))
     m = model(op, [(sa, dt, qa), (sb, dt, qb_)], (np.broadcast_shapes(sa, sb), dt, qo), **options)
     check_op(m, [a, b], backend)
+
+
+# What the cpu kernel refuses, the webgpu integer kernels refuse too (they ask it first), so the
+# model is refused as on the cpu rather than run on the GPU.
+REFUSED = {
+    "add-tanh": ("ADD", 2, I8, (0.1, 0), (0.1, 0), {"fused_activation_function": "TANH"}, "fused activation TANH"),
+    "logistic-scale": ("LOGISTIC", 1, I8, (0.1, 0), (0.01, -128), {}, r"scale 0\.00390625"),
+    "sqdiff-uint8": ("SQUARED_DIFFERENCE", 2, U8, (0.1, 128), (0.1, 128), {}, "int8"),
+    "prelu-int16-alpha": ("PRELU", 2, np.int16, (0.001, 0), (0.001, 0), {}, "int8 alpha"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_integer_kernels_refuse_what_the_cpu_refuses(case: str) -> None:
+    from tests.webgpu.support import adapter_problem
+
+    if adapter_problem() is not None:
+        pytest.skip(adapter_problem())
+    op, n_in, dt, qi, qo, options, match = REFUSED[case]
+    s = ((4, 5), dt, qi)
+    m = model(op, [s] * n_in, ((4, 5), dt, qo), **options)
+    for kw in ({"backend": "cpu"}, {"backend": "webgpu", "quantized": "exact"}):
+        with pytest.raises(UnsupportedOpError, match=match):
+            Interpreter(model_content=m, **kw).allocate_tensors()
