@@ -7,8 +7,9 @@ under ``quantized="exact"`` to quantized inputs (:func:`exact_codes`); under ``"
 graph has no quantized tensors left where these ops run (:mod:`..quantized`). A kernel file
 reads codes with ``qmath.wgsl`` (:mod:`.qmath`), computes LiteRT's float32 steps with
 ``qfloat.wgsl`` and writes codes through ``qwords.wgsl`` (one thread per output word,
-:func:`words_program`); reductions fold into one i32 per output in scratch and
-:func:`pack_program` packs those.
+:func:`words_program`); reductions pack their codes in their last dispatch
+(:func:`~.reduce.row_programs`' ``codes``), or fold into one i32 per output in scratch that
+:func:`pack_program` packs.
 """
 
 from __future__ import annotations

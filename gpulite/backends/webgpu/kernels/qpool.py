@@ -2,7 +2,7 @@
 LiteRT's integer kernels (the cpu's pool.py): the max of the codes; the average an i32 sum of
 the window's codes inside the input divided by their count, rounding half away from zero;
 both clamped to the fused activation's range. One output word per thread, or for a window over
-the whole image a row reduction (:func:`~.reduce.row_programs`) and a pack."""
+the whole image a row reduction (:func:`~.reduce.row_programs`) packing its codes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from gpulite.backends.webgpu.kernels.integer import (
     bounds,
     exact_codes,
     load,
-    pack_program,
     per_tensor,
     require_codes,
     words_program,
@@ -68,12 +67,9 @@ def _pool(op: Op):
         name = f"{node.op.lower()} {x.dtype} {x.shape}->{out.shape}"
         if oh == ow == 1 and pad_top <= 0 and pad_left <= 0 and kh - pad_top >= ih and kw - pad_left >= iw:
             kept, red = split_dims(x.shape, {1, 2})  # the window holds every pixel: reduce H and W
-            acc = ctx.scratch((out.size,))
-            return [*row_programs(ctx, f"global {name}", x.offset, acc.offset, kept, red, word="i32",
-                                  init=init, update=update, finish=f"clamp({finish.replace('count', 'i32(P.total)')}, "
-                                  "P.lo, P.hi)", load=load(x.dtype, "P.x_off", "{ridx}"), extra=q,
-                                  helpers=("qmath",)),
-                    pack_program(name, acc.offset, out)]
+            return row_programs(ctx, f"global {name}", x.offset, out.offset, kept, red, word="i32", init=init,
+                                update=update, finish=f"clamp({finish.replace('count', 'i32(P.total)')}, P.lo, P.hi)",
+                                load=load(x.dtype, "P.x_off", "{ridx}"), extra=q, helpers=("qmath",), codes=out)
         params = [
             ("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
             ("k_h", "u32", kh), ("k_w", "u32", kw), ("stride_h", "u32", sh), ("stride_w", "u32", sw),

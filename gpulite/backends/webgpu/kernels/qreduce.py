@@ -2,7 +2,7 @@
 the cpu's reduce.py computes them (LiteRT's kernels): an i32 sum of the codes (a tree:
 integer sums, wrapping as the cpu's int32 ones, do not depend on the order) requantized in
 the cpu's float32 steps, or the largest / smallest code. Row reductions
-(:func:`~.reduce.row_programs`) into one i32 per output, then a pack into the narrow output.
+(:func:`~.reduce.row_programs`) whose last dispatch packs the codes.
 
 - 8-bit MEAN and SUM (XNNPACK's reduce): ``round_half_even(f32(sum) * inv + zp')`` clamped, with
   ``inv = s_in / s_out`` (MEAN: times ``1 / N``) and ``zp' = zp_out - N * zp_in * inv``, in float32;
@@ -25,7 +25,6 @@ from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.integer import (
     exact_codes,
     load,
-    pack_program,
     per_tensor,
     require_codes,
     words_program,
@@ -88,11 +87,9 @@ def _reduce(op: Op):
             init, update = (str(lo), "max(acc, v)") if op == Op.REDUCE_MAX else (str(hi), "min(acc, v)")
             finish, extra = "acc", []
         name = f"{node.op.lower()} {x.dtype} {x.shape} axes {sorted(axes)}"
-        acc = ctx.scratch((out.size,))
-        return [*row_programs(ctx, name, x.offset, acc.offset, kept, red, word="i32", init=init, update=update,
-                              finish=finish, load=load(x.dtype, "P.x_off", "{ridx}"), extra=extra,
-                              helpers=("qmath", "qfloat")),
-                pack_program(name, acc.offset, out)]
+        return row_programs(ctx, name, x.offset, out.offset, kept, red, word="i32", init=init, update=update,
+                            finish=finish, load=load(x.dtype, "P.x_off", "{ridx}"), extra=extra,
+                            helpers=("qmath", "qfloat"), codes=out)
     return factory
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
+from gpulite.backends.webgpu.kernels.integer import pack_program
 from gpulite.backends.webgpu.kernels.movement import words
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
@@ -74,7 +75,8 @@ def subgroups(ctx: GpuContext) -> bool:
 def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: list[tuple[int, int]],
                  red: list[tuple[int, int]], *, word: str, init: str, update: str, finish: str,
                  act: FusedActivation = FusedActivation.NONE, total: int | None = None, load: str | None = None,
-                 extra: list[tuple[str, str, Any]] = (), helpers: tuple[str, ...] = ()) -> list[Program]:
+                 extra: list[tuple[str, str, Any]] = (), helpers: tuple[str, ...] = (),
+                 codes: TensorRef | None = None) -> list[Program]:
     """Dispatches of a reduction of the elements at ``x_off`` into ``out_off`` (``reduce_rows.wgsl``).
 
     ``kept`` / ``reduced`` are :func:`split_dims`' runs (at most 4 each); ``update`` folds ``v``
@@ -85,6 +87,10 @@ def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: lis
     default a word at ``x_off``). Outputs that
     are few with long reductions get several workgroups each and a second dispatch that folds
     their partials (in scratch memory), so no thread folds more than ``MAX_PER_THREAD``.
+    ``codes``: the output is that int8/uint8/int16 tensor (``out_off`` its offset) and ``finish``
+    gives i32 codes in its range; the last dispatch packs them into whole words (where its
+    workgroups' outputs are whole words; else it writes one i32 per output to scratch and a
+    pack dispatch follows, :func:`.integer.pack_program`).
     """
     outs = int(np.prod([n for n, _ in kept], dtype=np.int64))
     count = int(np.prod([n for n, _ in red], dtype=np.int64))
@@ -104,7 +110,9 @@ def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: lis
     per = -(-count // split)
     chunks = min(-(-per // TARGET), max(1, 1024 // blocks)) if per > SPLIT_ABOVE and blocks < 256 else 1
     chunks = max(chunks, -(-per // MAX_PER_THREAD))
-    dst = ctx.scratch((outs * chunks,)).offset if chunks > 1 else out_off
+    per_word = 0 if codes is None else 4 // codes.dtype.itemsize
+    pack_here = chunks == 1 and per_word and cols % per_word == 0
+    dst = out_off if chunks == 1 and (codes is None or pack_here) else ctx.scratch((outs * chunks,)).offset
     (ks, kt), (rs, rt) = _vec4(kept), _vec4(red)
     params = [("kshape", "vec4u", ks), ("kstride", "vec4u", kt), ("rshape", "vec4u", rs), ("rstride", "vec4u", rt),
               ("count", "u32", count), ("total", "u32", total), ("outs", "u32", outs), ("cols", "u32", cols),
@@ -116,12 +124,14 @@ def row_programs(ctx: GpuContext, name: str, x_off: int, out_off: int, kept: lis
                          (*helpers, "reduce_rows"), params, blocks * chunks, act=act, word=word,
                          workgroup_size=ROW_GROUP, groups=True, subgroups=subgroups(ctx),
                          reduction_per_thread=-(-per // chunks), T=word,
-                         INIT=init, REDUCE=update, FINISH=finish, LOAD=load)
-    if chunks == 1:
-        return [first]
-    return [first, *row_programs(ctx, f"{name} partials", dst, out_off, [(outs, chunks)], [(chunks, 1)], word=word,
-                                 init=init, update=update, finish=finish, act=act, total=total, extra=extra,
-                                 helpers=helpers)]
+                         INIT=init, REDUCE=update, FINISH=finish, LOAD=load, CODES=str(per_word if pack_here else 0))
+    if chunks > 1:
+        return [first, *row_programs(ctx, f"{name} partials", dst, out_off, [(outs, chunks)], [(chunks, 1)],
+                                     word=word, init=init, update=update, finish=finish, act=act, total=total,
+                                     extra=extra, helpers=helpers, codes=codes)]
+    if codes is not None and not pack_here:
+        return [first, pack_program(name, dst, codes)]
+    return [first]
 
 
 def reduction(ctx: GpuContext, x: TensorRef, out: TensorRef) -> tuple[set[int], list, list, int]:

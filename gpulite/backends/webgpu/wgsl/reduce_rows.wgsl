@@ -8,6 +8,7 @@
 // outputs: each folds every (chunks * split)-th element from its own start, the partials
 // meet in a workgroup-memory tree, and with chunks > 1 the group writes a raw partial to
 // out[o * chunks + chunk] for a second dispatch (this kernel again, chunks = 1) to fold.
+// With $CODES (4 or 2) the outputs are narrow integer codes, packed into whole words.
 // With subgroups (program.py) the tree's steps between threads of one subgroup are
 // shuffles: the same pairs in the same order, so the same values, with fewer barriers.
 // $T is f32 or i32; $FINISH sees the folded value as acc (MEAN divides by P.total); $LOAD
@@ -57,11 +58,31 @@ fn run_group(g: u32, t: u32) {
         let v = sg_xor_$T(acc, s * step);
         acc = $REDUCE;
     }
-    if (part == 0u && o < P.outs) {
-        if (P.chunks == 1u) {
-            buf[P.out_off + o] = act($FINISH);
-        } else {
-            buf[P.out_off + o * P.chunks + chunk] = acc;
+    if (${CODES}u == 0u) {
+        if (part == 0u && o < P.outs) {
+            if (P.chunks == 1u) {
+                buf[P.out_off + o] = act($FINISH);
+            } else {
+                buf[P.out_off + o * P.chunks + chunk] = acc;
+            }
         }
+        return;
+    }
+    // Narrow integer codes, $CODES to a word (the integer kernels; P.chunks is 1 and P.cols a
+    // multiple of $CODES): the group's outputs are whole words, which its first threads build
+    // from the columns' results in part_acc.
+    let per = max(${CODES}u, 1u);
+    workgroupBarrier();
+    if (part == 0u) {
+        part_acc[col] = act($FINISH);
+    }
+    workgroupBarrier();
+    let first = block * P.cols;
+    if (t < P.cols / per && first + t * per < P.outs) {
+        var w = 0u;
+        for (var k = 0u; k < per && first + t * per + k < P.outs; k++) {
+            w |= (bitcast<u32>(part_acc[t * per + k]) & ((1u << (32u / per)) - 1u)) << (k * (32u / per));
+        }
+        buf[P.out_off + first / per + t] = bitcast<$T>(w);
     }
 }
