@@ -9,8 +9,9 @@
 //#include "coords.wgsl"
 //#include "qmath.wgsl"
 
+// x wrapped to int16 (its low 16 bits, sign-extended).
 fn wrap16(x: i32) -> i32 {
-    return (x << 16u) >> 16u;
+    return bitcast<i32>(bitcast<u32>(x) << 16u) >> 16u;
 }
 
 // x << n for n >= 0, else x >> -n (arithmetic).
