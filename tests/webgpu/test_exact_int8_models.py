@@ -75,9 +75,11 @@ KNOWN_GAPS: dict[str, str] = {
     "corpus/unet_int8": CONV_ROUNDING,
     "corpus/unet_int8io": CONV_ROUNDING,
     "corpus_exporters/torch_decoder_pt2e_int8": CONV_ROUNDING,
-    # also differs from the cpu backend: with its RESIZE_BILINEARs on the CPU (cpu_ops) the
-    # GPU's outputs equal the cpu backend's
-    "corpus_exporters/torch_lraspp_pt2e_int8": f"{CONV_ROUNDING}; RESIZE_BILINEAR differs from the cpu kernel",
+    # also differs from the cpu backend: its last op is a float32 RESIZE_BILINEAR (4x4 -> 64x64,
+    # after a DEQUANTIZE), whose GPU kernel lands within an ulp or two of the cpu's float
+    # arithmetic (the int8 RESIZE_BILINEAR before it is exact); with both on the CPU (cpu_ops)
+    # the GPU's outputs equal the cpu backend's
+    "corpus_exporters/torch_lraspp_pt2e_int8": f"{CONV_ROUNDING}; its float32 RESIZE_BILINEAR is ulps off the cpu's",
 }
 
 RAISES = {"NotOnGpuError": NotOnGpuError, "NotBitEqualError": NotBitEqualError,
