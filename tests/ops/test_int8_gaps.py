@@ -395,3 +395,24 @@ def test_prelu_int16_alpha_must_be_int8() -> None:
     m = model("PRELU", [(x.shape, I16, (0.001, 0)), alpha], (x.shape, I16, (0.001, 0)))
     with pytest.raises(UnsupportedOpError, match="int8 alpha"):
         Interpreter(model_content=m, backend="cpu").allocate_tensors()
+
+
+# 8-bit SOFTMAX into an int16 output (activations.cc SoftmaxQuantized<int8/uint8, int16>, the optimized
+# kernel's float table): p = table * (1 / (sum * s_out)), std::round(p) + zp, clamped to int16. LiteRT's
+# reference kernel assumes another output grid, so default LiteRT is the oracle
+SOFTMAX16_CASES = {
+    "int8-to-2e-15": (I8, (4, 50), (0.05, 3), (1 / 32768, 0)),
+    "int8-to-2e-16-zp-min": (I8, (3, 256), (0.02, 3), (1 / 65536, -32768)),
+    "uint8-odd-output": (np.uint8, (2, 1000), (0.01, 131), (0.0001, 7)),
+    "uint8-short-rows": (np.uint8, (64, 3), (0.3, 131), (1 / 32768, -100)),
+}
+
+
+@pytest.mark.parametrize("case", list(SOFTMAX16_CASES))
+def test_softmax_8bit_to_int16(case: str, backend: str) -> None:
+    from tests.ops.harness import check_op
+
+    dt, shape, qi, qo = SOFTMAX16_CASES[case]
+    info = np.iinfo(dt)
+    x = np.random.default_rng(len(case)).integers(info.min, info.max + 1, shape).astype(dt)
+    check_op(model("SOFTMAX", [(shape, dt, qi)], (shape, I16, qo), beta=1.0), [x], backend)

@@ -4,8 +4,9 @@ Float: ``exp(beta * (x - max)) / sum``, the max subtracted first so exp never ov
 
 Quantized (``optimized_ops::Softmax`` with ``PopulateSoftmaxLookupTable``): a 256-entry
 float table ``exp(-input_scale * beta * d)`` for d = max - x, a float32 sum accumulated
-left to right, ``p = table * (1 / (sum * output_scale))``, then int8 ``round(p) + zp`` and
-uint8 ``int(p + 0.5f)`` (LiteRT's non-ARM uint8 path, which ignores the zero point). int16
+left to right, ``p = table * (1 / (sum * output_scale))``, then int8 (and the int16 output an
+8-bit input may have) ``round(p) + zp`` and uint8 ``int(p + 0.5f)`` (LiteRT's non-ARM uint8 path,
+which ignores the zero point). int16
 (the 16x8 mode): :func:`.quantized_int16.softmax_int16`. int8/uint8 LOG_SOFTMAX:
 :func:`quantized_log_softmax` (the float LOG_SOFTMAX is math_ops.py's).
 """
@@ -44,9 +45,9 @@ def _float_softmax(x: np.ndarray, out: np.ndarray, beta: float) -> Run:
 
 def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
     ii, io = ctx.in_info(0), ctx.out_info(0)
-    if io.dtype != ii.dtype:
+    if io.dtype not in (ii.dtype, np.dtype(np.int16)):
         raise UnsupportedOpError(Op.SOFTMAX, node.index, "cpu",
-                                 f"{ii.dtype} input needs a {ii.dtype} output, got {io.dtype}")
+                                 f"{ii.dtype} input needs a {ii.dtype} or int16 output, got {io.dtype}")
     for t in (ii, io):
         if t.quant is None or t.quant.scale.size != 1:
             raise UnsupportedOpError(Op.SOFTMAX, node.index, "cpu", f"tensor {t.index} needs per-tensor quantization")
@@ -61,7 +62,7 @@ def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
     e, acc, t = (np.empty(x.shape, np.float32) for _ in range(3))
     total = acc[..., -1:]
     qmin, qmax = QRANGE[io.dtype]
-    signed = io.dtype == np.int8
+    signed = io.dtype != np.uint8  # int8 and int16 outputs: std::round
 
     def run() -> None:
         np.maximum.reduce(x, axis=-1, keepdims=True, out=mx)
