@@ -284,6 +284,12 @@ REQUANTIZE = {
     "int8-uint8-shift": (I8, (0.05, 3), U8, (0.05, 131)),
     "int16-int8": (np.int16, (0.00013, 0), I8, (0.05, -2)),
     "int16-int16": (np.int16, (0.0013, 0), np.int16, (0.0007, 0)),
+    # reference_ops::Requantize (no optimized form): 8-bit -> int16, int16 -> int32, int32 -> 8/16-bit
+    "int8-int16": (I8, (0.015, 3), np.int16, (0.0001, -7)),
+    "uint8-int16": (U8, (0.015, 131), np.int16, (0.0003, 100)),
+    "int16-int32": (np.int16, (0.0013, 0), np.int32, (0.0000007, 5)),
+    "int32-int8": (np.int32, (1e-5, 7), I8, (170.0, -3)),
+    "int32-int16": (np.int32, (1e-5, 0), np.int16, (0.65536, 0)),
 }
 
 
@@ -300,6 +306,17 @@ def test_requantize(case: str, n: int, backend: str) -> None:
         x = rng.integers(info.min, info.max + 1, n)
     x = x.astype(src).reshape(1, n)
     check_op(model("QUANTIZE", [(x.shape, src, qi)], (x.shape, dst, qo)), [x], backend)
+
+
+def test_requantize_int16_needs_zero_points_zero() -> None:
+    from tests.ops.harness import run_litert
+
+    x = np.zeros((1, 8), np.int16)
+    m = model("QUANTIZE", [(x.shape, np.int16, (0.001, 3))], (x.shape, np.int16, (0.002, 0)))
+    with pytest.raises(RuntimeError):
+        run_litert(m, [x])
+    with pytest.raises(UnsupportedOpError, match="zero points 0"):
+        Interpreter(model_content=m, backend="cpu").allocate_tensors()
 
 
 # ---- DEQUANTIZE -------------------------------------------------------------------------------

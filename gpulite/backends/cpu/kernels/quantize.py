@@ -24,9 +24,10 @@ from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
 
 Run = Callable[[], None]
-_I8, _U8, _I16, _F16, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.float16, np.float32))
+_I8, _U8, _I16, _I32, _F16, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float16,
+                                                            np.float32))
 # Integer conversions LiteRT's quantize.cc accepts: input dtype -> allowed output dtypes.
-_REQUANTIZE = {_I8: (_I8, _U8), _U8: (_I8, _U8), _I16: (_I8, _I16)}
+_REQUANTIZE = {_I8: (_I8, _U8, _I16), _U8: (_I8, _U8, _I16), _I16: (_I8, _I16, _I32), _I32: (_I8, _I16)}
 # Input/output scale ratios for which LiteRT's XNNPACK delegate runs an 8-bit requantize.
 _XNN_RATIO = (2.0 ** -8, 2.0 ** 7)
 
@@ -40,7 +41,7 @@ def _same_shape(node: Node, ctx) -> tuple[np.ndarray, np.ndarray]:
 
 @register_kernel(Op.QUANTIZE, "cpu")
 def quantize(node: Node, ctx) -> Run:
-    """QUANTIZE: float32 -> int8/uint8/int16, or requantize int8/uint8/int16 -> int8/uint8/int16."""
+    """QUANTIZE: float32 -> int8/uint8/int16, or requantize among int8/uint8/int16/int32 (LiteRT's pairs)."""
     x, out = _same_shape(node, ctx)
     src, dst = ctx.in_info(0).dtype, ctx.out_info(0).dtype
     so, zpo = scale_zp(node, ctx.out_info(0))
@@ -48,11 +49,17 @@ def quantize(node: Node, ctx) -> Run:
         return _affine_quantize(x, out, so, zpo)
     if dst not in _REQUANTIZE.get(src, ()):
         raise UnsupportedOpError(node.op, node.index, "cpu", f"{src} -> {dst} is not a conversion LiteRT supports "
-                                 "(float32 -> int8/uint8/int16, int8/uint8 -> int8/uint8, int16 -> int8/int16)")
+                                 "(float32 -> int8/uint8/int16, int8/uint8 -> int8/uint8/int16, int16 -> "
+                                 "int8/int16/int32, int32 -> int8/int16)")
     si, zpi = scale_zp(node, ctx.in_info(0))
+    if src == dst == _I16 and (zpi, zpo) != (0, 0):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 -> int16 needs zero points 0 (as LiteRT), got "
+                                 f"{zpi} and {zpo}")
+    if src == _I32:
+        return _requantize_int32(x, out, si, zpi, so, zpo)
     qmin, qmax = QRANGE[src]
     centred = np.arange(qmin, qmax + 1, dtype=np.int64) - zpi  # every input value, minus its zero point
-    lo, hi = QRANGE[dst]
+    lo, hi = int(np.iinfo(dst).min), int(np.iinfo(dst).max)
     ratio = float(np.float32(si) / np.float32(so))
     if src == dst and src in (_I8, _U8) and _XNN_RATIO[0] <= ratio <= _XNN_RATIO[1]:
         # XNNPACK's qs8/qu8 convert: an 8.8 fixed-point multiplier, one rounding shift.
@@ -60,7 +67,7 @@ def quantize(node: Node, ctx) -> Run:
         return int_lut(np.clip((centred * mult + 0x80 + (zpo << 8)) >> 8, lo, hi), ctx)
     m, sh = quantize_multiplier(float(np.float64(si) / np.float64(so)))
     scalar = np.clip(multiply_by_quantized_multiplier(centred, m, sh) + zpo, lo, hi)
-    if src == _I16:
+    if src == _I16 or dst not in (_I8, _U8):  # reference_ops::Requantize (no optimized form)
         return int_lut(scalar, ctx)
     # TFLite's 8-bit Requantize: a NEON loop (rounding the final shift half up) over blocks of
     # 16, the scalar MultiplyByQuantizedMultiplier for the rest.
@@ -68,6 +75,18 @@ def quantize(node: Node, ctx) -> Run:
     right = max(-sh, 0)
     neon = np.clip(((h + ((1 << right) >> 1)) >> right) + zpo, lo, hi)
     return int_lut(neon, ctx, tail_by_value=scalar, block=16)
+
+
+def _requantize_int32(x: np.ndarray, out: np.ndarray, si: float, zpi: int, so: float, zpo: int) -> Run:
+    """int32 -> int8/int16 QUANTIZE: TFLite's ``reference_ops::Requantize`` per element, int32
+    arithmetic wrapping as in C (65,536+ input values: no table)."""
+    m, sh = quantize_multiplier(float(np.float64(si) / np.float64(so)))
+    lo, hi = QRANGE[np.dtype(out.dtype)]
+
+    def run() -> None:
+        centred = ((x.astype(np.int64) - zpi + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+        np.copyto(out, np.clip(multiply_by_quantized_multiplier(centred, m, sh) + zpo, lo, hi), casting="unsafe")
+    return run
 
 
 def _affine_quantize(x: np.ndarray, out: np.ndarray, scale: float, zp: int) -> Run:
