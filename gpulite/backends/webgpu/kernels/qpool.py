@@ -20,7 +20,7 @@ from gpulite.backends.webgpu.kernels.integer import (
     words_program,
 )
 from gpulite.backends.webgpu.kernels.qmath import qrange
-from gpulite.backends.webgpu.kernels.reduce import row_programs, split_dims
+from gpulite.backends.webgpu.kernels.reduce import MAX_PER_THREAD, row_programs, split_dims
 from gpulite.backends.webgpu.program import Program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
@@ -70,6 +70,9 @@ def _pool(op: Op):
             return row_programs(ctx, f"global {name}", x.offset, out.offset, kept, red, word="i32", init=init,
                                 update=update, finish=f"clamp({finish.replace('count', 'i32(P.total)')}, P.lo, P.hi)",
                                 load=load(x.dtype, "P.x_off", "{ridx}"), extra=q, helpers=("qmath",), codes=out)
+        if kh * kw > MAX_PER_THREAD:
+            raise ctx.unsupported(f"a {kh}x{kw} window that is not the whole image (one thread folds a window, "
+                                  f"at most {MAX_PER_THREAD} codes)")
         params = [
             ("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
             ("k_h", "u32", kh), ("k_w", "u32", kw), ("stride_h", "u32", sh), ("stride_w", "u32", sw),
