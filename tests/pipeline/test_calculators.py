@@ -456,6 +456,21 @@ def test_tensors_to_landmarks_and_projection():
     assert p[0].z == pytest.approx(lms[0].z * 0.5)
 
 
+def test_projection_z_scale_as_the_tasks_face_graph():
+    """MediaPipe's projection by NORM_RECT and IMAGE_DIMENSIONS (the Tasks' face landmarker) scales z by the
+    length of the region's x axis in relative image coordinates: on 640 x 480 a region turned 30 degrees gets
+    sqrt(cos^2 + (640/480)^2 sin^2) = 1.093 times the legacy ``z * rect.width``; unturned, the same."""
+    lms = LandmarkList((NormalizedLandmark(0.5, 0.5, 0.1),))
+    for turn, ratio in ((0.0, 1.0), (math.pi / 6, math.sqrt(0.75 + (640 / 480) ** 2 * 0.25))):
+        _, tr = plan_transform((640, 480), NormalizedRect(0.5, 0.5, 0.3, 0.4, turn), ImageToTensorOptions())
+        legacy, tasks = project_landmarks(lms, tr), project_landmarks(lms, tr, z_scale="projected_x_axis")
+        assert legacy[0].z == pytest.approx(0.1 * 0.3)
+        assert tasks[0].z == pytest.approx(0.1 * 0.3 * ratio, rel=1e-6)
+        assert (tasks[0].x, tasks[0].y) == (legacy[0].x, legacy[0].y)
+    with pytest.raises(ValueError, match="z_scale"):
+        project_landmarks(lms, tr, z_scale="height")
+
+
 def test_landmarks_to_detection():
     lms = LandmarkList(tuple(NormalizedLandmark(x, y) for x, y in ((0.1, 0.5), (0.4, 0.2), (0.3, 0.9))))
     d = landmarks_to_detection(lms, LandmarksToDetectionOptions(selected_landmark_indices=(0, 1)))

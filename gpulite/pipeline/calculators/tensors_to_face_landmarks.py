@@ -72,17 +72,22 @@ _IRIS_CONTOURS = ((np.array(LEFT_IRIS, np.intp), np.array(LEFT_EYE_CONTOUR, np.i
 @dataclass(frozen=True)
 class TensorsToFaceLandmarksOptions:
     """``input_image_width``/``height``: the model input size (192 x 192 for both face models);
-    ``min_presence``: landmarks go out only when the face flag's sigmoid is above this."""
+    ``min_presence``: landmarks go out only when the face flag's sigmoid is above this;
+    ``z_scale``: how the projection scales z (``project_landmarks`` in ``tensors_to_landmarks``:
+    ``"rect_width"`` as the legacy face mesh graph, ``"projected_x_axis"`` as the Tasks' face landmarker)."""
 
     input_image_width: int = 192
     input_image_height: int = 192
     min_presence: float = 0.5
+    z_scale: str = "rect_width"
 
     def __post_init__(self) -> None:
         if self.input_image_width < 1 or self.input_image_height < 1:
             raise ValueError("input_image_width/height must be >= 1")
         if not 0.0 <= self.min_presence <= 1.0:
             raise ValueError(f"min_presence must be in [0, 1], got {self.min_presence!r}")
+        if self.z_scale not in ("rect_width", "projected_x_axis"):
+            raise ValueError(f"z_scale must be 'rect_width' or 'projected_x_axis', got {self.z_scale!r}")
 
 
 def _values(t: object) -> np.ndarray:
@@ -134,7 +139,7 @@ def face_landmarks(tensors: list, transform: ImageTransform | None = None,
     """Decoded (and, with ``transform``, projected) face landmarks as a LandmarkList."""
     pts = decode_face_landmarks(tensors, options)
     lms = LandmarkList.from_arrays(pts)
-    return project_landmarks(lms, transform) if transform is not None else lms
+    return project_landmarks(lms, transform, z_scale=options.z_scale) if transform is not None else lms
 
 
 @register_calculator

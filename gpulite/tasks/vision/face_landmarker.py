@@ -203,6 +203,7 @@ def face_landmarker_config(*, tracking: bool, num_faces: int, min_detection: flo
         "landmark_decode.input_image_width": 256,
         "landmark_decode.input_image_height": 256,
         "landmark_decode.min_presence": min_presence,
+        "landmark_decode.z_scale": "projected_x_axis",  # the Tasks graph projects with IMAGE_DIMENSIONS
         "associate_rects.min_similarity_threshold": min_tracking,
     })
     if not tracking:
