@@ -173,14 +173,14 @@ def test_pose_landmarker_photos(backend, oracle, frames):
 
 
 POSE_VIDEO_CHAOS = ("mediapipe 1.2.2's own pose tracking is chaotic on this clip, so no reimplementation short of a "
-                    "bit-exact one follows it: changing ~30 of its pixels (0.01%) by one grey level moves its VIDEO "
-                    "landmarks by 1.1-2.7% of the width at the first tracked frame and 5-20% by the sixth (the "
-                    "astronaut's body is mostly outside the frame: the legs and hands are guesses that follow "
-                    "1/32-pixel shifts of the region, which comes from the previous frame's landmarks), and gpulite's"
-                    " cpu and litert backends, whose models differ only in float rounding, part as far from each "
-                    "other (0.7% at frame 1, 9% at frame 4). The graph is the Tasks' (next region from the raw "
-                    "auxiliary landmarks, the one-euro filter scaled by that region); gpulite is 1.9% off at frame 1,"
-                    " 0.9% at frame 2")
+                    "bit-exact one follows it (tools/pose_video_sensitivity.py): changing 0.01% of its pixels by one "
+                    "grey level moves its VIDEO landmarks by 1.5-3.7% of the width at the first tracked frame and "
+                    "8-14% by the sixth (the astronaut's body is mostly outside the frame: the legs and hands are "
+                    "guesses that follow sub-pixel shifts of the region, which comes from the previous frame's "
+                    "landmarks), and gpulite's cpu and litert backends, whose models differ only in float rounding, "
+                    "part as far from each other (0.7% at frame 1, 9% at frame 4). The graph is the Tasks' (next "
+                    "region from the raw auxiliary landmarks, the one-euro filter scaled by that region); gpulite is "
+                    "1.9% off at frame 1, 0.9% at frame 2")
 
 
 @pytest.mark.xfail(strict=True, reason=POSE_VIDEO_CHAOS)
