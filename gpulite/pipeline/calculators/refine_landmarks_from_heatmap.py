@@ -18,7 +18,7 @@ Usage (pose, heatmap = model output 3 (1, 64, 64, 39))::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -52,28 +52,33 @@ def refine_landmarks(landmarks: LandmarkList, heatmap: np.ndarray,
     if hm.ndim != 3 or hm.shape[2] != len(landmarks):
         raise PipelineValueError(f"RefineLandmarksFromHeatmap: heatmap shape {hm.shape} does not have one channel "
                                  f"per landmark ({len(landmarks)})")
-    height, width, _ = hm.shape
+    height, width, n = hm.shape
     off = (options.kernel_size - 1) // 2
-    out = list(landmarks.landmarks)
-    for i, lm in enumerate(out):
-        col, row = int(lm.x * width), int(lm.y * height)
-        if col < 0 or col >= width or row < 0 or row >= height:
-            continue
-        r0, r1 = max(0, row - off), min(height, row + off + 1)
-        c0, c1 = max(0, col - off), min(width, col + off + 1)
-        conf = 1.0 / (1.0 + np.exp(-hm[r0:r1, c0:c1, i].astype(np.float64)))
-        total = conf.sum()
-        best = conf.max() if conf.size else 0.0
-        if best >= options.min_confidence_to_refine and total > 0:
-            rows, cols = np.mgrid[r0:r1, c0:c1]
-            x, y = (cols * conf).sum() / width / total, (rows * conf).sum() / height / total
-            lm = replace(lm, x=float(x), y=float(y))
-        if options.refine_presence and total > 0 and lm.presence is not None:
-            lm = replace(lm, presence=min(lm.presence, float(best)))
-        if options.refine_visibility and total > 0 and lm.visibility is not None:
-            lm = replace(lm, visibility=min(lm.visibility, float(best)))
-        out[i] = lm
-    return LandmarkList(tuple(out))
+    xyz, vis, pres = landmarks.columns()
+    with np.errstate(invalid="ignore"):  # a NaN landmark is left as it is, as one outside the heatmap
+        col, row = np.trunc(xyz[:, 0] * width), np.trunc(xyz[:, 1] * height)
+        inside = (col >= 0) & (col < width) & (row >= 0) & (row < height)
+    # every landmark's window at once: cells beyond the heatmap read -inf, whose confidence is 0
+    steps = np.arange(-off, off + 1)
+    rows = np.where(inside, row, 0).astype(np.intp)[:, None] + steps  # (n, k) cell indices
+    cols = np.where(inside, col, 0).astype(np.intp)[:, None] + steps
+    padded = np.pad(hm, ((off, off), (off, off), (0, 0)), constant_values=-np.inf)
+    logits = padded[(rows + off)[:, :, None], (cols + off)[:, None, :], np.arange(n)[:, None, None]]
+    with np.errstate(over="ignore"):
+        conf = 1.0 / (1.0 + np.exp(-logits.astype(np.float64)))  # (n, k, k)
+    total = conf.sum(axis=(1, 2))
+    best = conf.max(axis=(1, 2))
+    refine = inside & (best >= options.min_confidence_to_refine) & (total > 0)
+    safe = np.where(total > 0, total, 1.0)
+    out = xyz.copy()
+    out[refine, 0] = ((cols[:, None, :] * conf).sum(axis=(1, 2)) / width / safe)[refine]
+    out[refine, 1] = ((rows[:, :, None] * conf).sum(axis=(1, 2)) / height / safe)[refine]
+    capped = inside & (total > 0)
+    if options.refine_presence and pres is not None:
+        pres = tuple(min(p, float(b)) if c and p is not None else p for p, b, c in zip(pres, best, capped, strict=True))
+    if options.refine_visibility and vis is not None:
+        vis = tuple(min(v, float(b)) if c and v is not None else v for v, b, c in zip(vis, best, capped, strict=True))
+    return LandmarkList.from_arrays(out, vis, pres)
 
 
 @register_calculator

@@ -27,7 +27,6 @@ Usage (pose_landmark's world branch)::
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
@@ -39,19 +38,19 @@ from gpulite.pipeline.registry import register_calculator
 def rotate_world_landmarks(landmarks: LandmarkList, rotation: float) -> LandmarkList:
     """``landmarks`` with x, y rotated by ``rotation`` radians (MediaPipe's float32 arithmetic)."""
     cosa, sina = np.float32(math.cos(rotation)), np.float32(math.sin(rotation))
-    out = []
-    for p in landmarks.landmarks:
-        x, y = np.float32(p.x), np.float32(p.y)
-        out.append(replace(p, x=float(cosa * x - sina * y), y=float(sina * x + cosa * y)))
-    return LandmarkList(tuple(out))
+    xyz, vis, pres = landmarks.columns()
+    x, y = xyz[:, 0].astype(np.float32), xyz[:, 1].astype(np.float32)
+    out = xyz.copy()
+    out[:, 0], out[:, 1] = cosa * x - sina * y, sina * x + cosa * y
+    return LandmarkList.from_arrays(out, vis, pres)
 
 
 def copy_visibility(source: LandmarkList, target: LandmarkList) -> LandmarkList:
     """``target`` with each landmark's visibility and presence taken from ``source`` (same count)."""
     if len(source) != len(target):
         raise PipelineValueError(f"VisibilityCopy: {len(source)} landmarks to copy from, {len(target)} to copy to")
-    return LandmarkList(tuple(replace(t, visibility=s.visibility, presence=s.presence)
-                              for s, t in zip(source.landmarks, target.landmarks, strict=True)))
+    _, vis, pres = source.columns()
+    return LandmarkList.from_arrays(target.columns()[0], vis, pres)
 
 
 @register_calculator
