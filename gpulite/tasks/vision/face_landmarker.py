@@ -9,7 +9,9 @@ mesh model, and in VIDEO and LIVE_STREAM mode a face's landmarks give its region
 frame (the detector runs only while fewer than ``num_faces`` faces are tracked), and with
 ``num_faces=1`` the landmarks are smoothed over time as MediaPipe smooths them (a one-euro filter,
 min_cutoff 0.05, beta 80, derivate_cutoff 1, in pixels; blendshapes and transforms are computed
-from the smoothed landmarks, the next frame's region from the raw ones).
+from the smoothed landmarks, the next frame's region from the raw ones). z is projected as the
+Tasks graph projects it (``IMAGE_DIMENSIONS``: times the region's x axis in relative image
+coordinates), which the transforms depend on; the legacy face mesh scales it by the region's width.
 ``output_face_blendshapes``: the 52 blendshape scores of each face (MediaPipe's
 ``FaceBlendshapesGraph``: 146 of the landmarks, in pixels, through the blendshapes model).
 ``output_facial_transformation_matrixes``: the 4x4 transform from the canonical face model to

@@ -3,10 +3,15 @@
 The bundle (``pose_landmarker_lite|full|heavy.task``) holds ``pose_detector.tflite`` and
 ``pose_landmarks_detector.tflite``, the same networks as MediaPipe's legacy pose models. The graph
 is gpulite's ``pose`` (MediaPipe's pose landmark graph): the detector finds the person, the
-landmark model runs on the region its keypoints give, and in VIDEO and LIVE_STREAM mode the
-region of the next frame comes from this frame's auxiliary landmarks, with MediaPipe's landmark
-smoothing (visibility low-pass, one-euro filters on the landmarks and world landmarks).
-``output_segmentation_masks``: the person mask as a ``VEC32F1`` image of the input's size.
+landmark model runs on the region its keypoints give, and in VIDEO and LIVE_STREAM mode as
+MediaPipe's Tasks graph (``pose_landmarker_graph.cc``, ``pose_landmarks_detector_graph.cc``;
+:func:`tasks_tracking`): the region of the next frame comes from this frame's raw auxiliary
+landmarks, the detector runs again only when the landmark model finds no pose, and the landmarks
+are smoothed (visibility low-pass; a one-euro filter scaled by the next frame's region; world
+landmarks a one-euro filter in metres). ``min_tracking_confidence`` is checked but, with one pose,
+changes nothing (MediaPipe uses it to associate tracked and detected regions).
+``output_segmentation_masks``: the person mask as a ``VEC32F1`` image of the input's size (not
+smoothed over time: the Tasks graph has no mask filter).
 
 gpulite finds one pose (``num_poses=1``, MediaPipe's default); a larger ``num_poses`` is refused.
 
