@@ -79,5 +79,7 @@ class SplitLandmarks(Calculator):
         if lms is None:
             return
         _check(len(lms), cc.options.ranges, "the landmark list", cc.node_name)
+        xyz, vis, pres = lms.columns()  # on arrays: no per-landmark objects made here or downstream
         for i, (b, e) in enumerate(cc.options.ranges):
-            cc.output(_port("NORM_LANDMARKS", i), LandmarkList(lms.landmarks[b:e]))
+            cc.output(_port("NORM_LANDMARKS", i), LandmarkList.from_arrays(
+                xyz[b:e], None if vis is None else vis[b:e], None if pres is None else pres[b:e]))
