@@ -58,14 +58,16 @@ def refine_landmarks(landmarks: LandmarkList, heatmap: np.ndarray,
     with np.errstate(invalid="ignore"):  # a NaN landmark is left as it is, as one outside the heatmap
         col, row = np.trunc(xyz[:, 0] * width), np.trunc(xyz[:, 1] * height)
         inside = (col >= 0) & (col < width) & (row >= 0) & (row < height)
-    # every landmark's window at once: cells beyond the heatmap read -inf, whose confidence is 0
+    # every landmark's window at once; cells beyond the heatmap get confidence 0
     steps = np.arange(-off, off + 1)
     rows = np.where(inside, row, 0).astype(np.intp)[:, None] + steps  # (n, k) cell indices
     cols = np.where(inside, col, 0).astype(np.intp)[:, None] + steps
-    padded = np.pad(hm, ((off, off), (off, off), (0, 0)), constant_values=-np.inf)
-    logits = padded[(rows + off)[:, :, None], (cols + off)[:, None, :], np.arange(n)[:, None, None]]
+    row_in, col_in = (rows >= 0) & (rows < height), (cols >= 0) & (cols < width)
+    logits = hm[np.clip(rows, 0, height - 1)[:, :, None], np.clip(cols, 0, width - 1)[:, None, :],
+                np.arange(n)[:, None, None]].astype(np.float64)
     with np.errstate(over="ignore"):
-        conf = 1.0 / (1.0 + np.exp(-logits.astype(np.float64)))  # (n, k, k)
+        conf = 1.0 / (1.0 + np.exp(-logits))  # (n, k, k)
+    conf *= row_in[:, :, None] & col_in[:, None, :]
     total = conf.sum(axis=(1, 2))
     best = conf.max(axis=(1, 2))
     refine = inside & (best >= options.min_confidence_to_refine) & (total > 0)
