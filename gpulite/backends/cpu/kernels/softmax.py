@@ -54,7 +54,7 @@ def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
     x, out = ctx.input(0), ctx.output(0)
     in_scale, out_scale = np.float32(ii.quant.scale[0]), np.float32(io.quant.scale[0])
     zp = int(io.quant.zero_point[0])
-    table = _softmax_table(in_scale, beta)
+    table = softmax_table(in_scale, beta)
 
     rows = (*x.shape[:-1], 1)
     mx, inv = np.empty(rows, np.intp), np.empty(rows, np.float32)
@@ -88,7 +88,7 @@ def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
     return run
 
 
-def _softmax_table(in_scale: np.float32, beta: float) -> np.ndarray:
+def softmax_table(in_scale: np.float32, beta: float) -> np.ndarray:
     """``PopulateSoftmaxLookupTable``: ``table[255 - d] = expf(-input_scale * beta * d)``, float32."""
     d = np.arange(256, dtype=np.float32)
     coef = np.float32(-in_scale * np.float32(beta))
@@ -115,7 +115,7 @@ def quantized_log_softmax(node: Node, ctx) -> Run:
     x, out = ctx.input(0), ctx.output(0)
     if x.shape != out.shape or x.ndim < 1:
         raise ShapeError(f"node {node.index} ({node.op}): input {list(x.shape)} but output {list(out.shape)}")
-    table = _softmax_table(in_scale, 1.0)
+    table = softmax_table(in_scale, 1.0)
     ratio = np.float32(in_scale / out_scale)
     rows = (*x.shape[:-1], 1)
     mx = np.empty(rows, np.intp)

@@ -1,7 +1,8 @@
 """SOFTMAX on int8/uint8/int16 codes (``quantized="exact"``), as the cpu's softmax.py (LiteRT's
 optimized kernel): a 256-entry float32 table of ``exp(-input_scale * beta * d)``, the row's
 table values summed left to right in float32, ``p = value * (1 / (sum * output_scale))``,
-then int8 ``round_half_away(p) + zp`` and uint8 ``trunc(p + 0.5)``.
+then int8 (and the int16 output an 8-bit input may have) ``round_half_away(p) + zp`` and
+uint8 ``trunc(p + 0.5)``.
 
 The sum's float32 rounding depends on its order, so one thread sums a row (rows of at most
 ``MAX_REDUCTION_PER_THREAD`` codes; longer ones decline to the cpu) and a second dispatch
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.backends.cpu.kernels.quantized_int16 import EXP_LUT, RECIPROCAL_LUT
+from gpulite.backends.cpu.kernels.softmax import softmax_table
 from gpulite.backends.cpu.quant import quantize_multiplier
 from gpulite.backends.kernels import declare_int8, register_case
 from gpulite.backends.webgpu.context import GpuContext
@@ -29,7 +31,7 @@ MAX_ROW = 1024  # codes one thread sums (tests/webgpu/test_reduction_work.py's b
 def softmax(node: Node, ctx: GpuContext) -> list[Program]:
     x, out = ctx.input(0), ctx.output(0)
     require_codes(ctx, x, out)
-    if x.dtype != out.dtype or x.shape != out.shape or not x.shape or x.shape[-1] == 0:
+    if out.dtype not in (x.dtype, np.dtype(np.int16)) or x.shape != out.shape or not x.shape or x.shape[-1] == 0:
         raise ctx.unsupported(f"{x.dtype} {x.shape} -> {out.dtype} {out.shape}")
     depth = x.shape[-1]
     if depth > MAX_ROW:
@@ -37,10 +39,7 @@ def softmax(node: Node, ctx: GpuContext) -> list[Program]:
     if x.dtype == np.int16:
         return _int16(node, ctx, x, out)
     (si, _), (so, zo) = per_tensor(ctx, i=0), per_tensor(ctx, o=0)
-    beta = float(getattr(node.options, "beta", 0.0))
-    coef = np.float32(-np.float32(si) * np.float32(beta))
-    table = np.empty(256, np.float32)  # table[255 - d] = expf(-input_scale * beta * d), as the cpu
-    table[255 - np.arange(256)] = np.exp((coef * np.arange(256, dtype=np.float32)).astype(np.float64))
+    table = softmax_table(np.float32(si), float(getattr(node.options, "beta", 0.0)))
     rows = x.size // depth
     stats = ctx.scratch((2 * rows,))
     qmin, qmax = qrange(out.dtype)
@@ -50,8 +49,9 @@ def softmax(node: Node, ctx: GpuContext) -> list[Program]:
     first = make_program(f"softmax {x.dtype} {x.shape} rows", "qsoftmax_rows",
                          [*common, ("out_scale", "f32", float(np.float32(so)))], rows, word="u32", LOAD=code,
                          reduction_per_thread=depth)
-    # int8: p >= 0, so round half away is trunc(p) plus 1 where the fraction is >= 0.5 (exact).
-    rounding = ("i32(trunc(p)) + select(0, 1, p - trunc(p) >= 0.5) + P.zp" if out.dtype == np.int8
+    # int8 and int16 outputs: p >= 0, so round half away is trunc(p) plus 1 where the fraction
+    # is >= 0.5 (exact), plus the zero point; uint8 ignores it.
+    rounding = ("i32(trunc(p)) + select(0, 1, p - trunc(p) >= 0.5) + P.zp" if out.dtype != np.uint8
                 else "i32(trunc(p + 0.5))")
     second = words_program(f"softmax {x.dtype} {x.shape}", "qsoftmax", out,
                            [*common, ("zp", "i32", zo), ("qmin", "i32", qmin), ("qmax", "i32", qmax)],
