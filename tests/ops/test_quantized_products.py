@@ -3,6 +3,7 @@ qconv.py), against LiteRT's reference kernels bit for bit, on every backend.
 
 - dot products longer than one thread's share (1024 products): the two-pass path (64-bit
   partial sums, then the rescale);
+- channels in fours: the 8-bit word path (four codes of a word loaded and multiplied at once);
 - outputs whose count is no multiple of 4 (int8) or 2 (int16), and channel counts that are no
   multiple of 4, so a thread's word of codes straddles pixels and the last word is partial;
 - 16x8 sums past int32 (LiteRT's int64 accumulators), per-channel and per-tensor weights,
@@ -24,10 +25,14 @@ CONV_EDGES = {
     "long-k-c7": ((1, 5, 5, 160), (3, 3), 7, (1, 1), (1, 1), "SAME", "RELU", True),  # K = 1440: two slices
     "long-1x1-c3": ((1, 4, 5, 2100), (1, 1), 3, (1, 1), (1, 1), "VALID", "NONE", True),  # K = 2100: three
     "odd-c5-s2": ((2, 7, 6, 5), (3, 3), 9, (2, 2), (1, 1), "SAME", "RELU_N1_TO_1", False),
+    # channels in fours: the 8-bit word path (four input and four output channels a step)
+    "words-c8-o12": ((1, 7, 6, 8), (3, 3), 12, (1, 1), (1, 1), "SAME", "RELU6", True),
+    "words-long-c128-o8": ((1, 4, 5, 128), (3, 3), 8, (2, 2), (1, 1), "SAME", "NONE", True),  # K = 1152
 }
 DW_EDGES = {
     "c5-mult3-s2": ((1, 6, 5, 5), (3, 3), 3, (2, 2), (1, 1), "SAME", "RELU6", True),  # 135 outputs
     "c3-k5-valid": ((1, 9, 8, 3), (5, 5), 1, (1, 1), (1, 1), "VALID", "RELU", True),
+    "words-c8-s2": ((1, 9, 8, 8), (3, 3), 1, (2, 2), (1, 1), "SAME", "RELU", True),  # the word path
 }
 KINDS = ["int8-per-channel", "int8-per-tensor", "uint8-per-tensor", "int16x8-per-channel"]
 
@@ -65,12 +70,14 @@ def _fc(dt, w_scale, act: str, x_codes: np.ndarray, w_codes: np.ndarray, s_out: 
     return mb.build()
 
 
+@pytest.mark.parametrize("units", [7, 8], ids=["units7", "units8-words"])
 @pytest.mark.parametrize("dt,per_channel", [(np.int8, True), (np.int8, False), (np.uint8, False), (np.int16, True)],
                          ids=["int8-per-channel", "int8-per-tensor", "uint8-per-tensor", "int16x8-per-channel"])
-def test_fully_connected_long_rows(dt, per_channel: bool, backend: str) -> None:
-    """K = 2500 (three slices), 7 units by 3 rows: 21 outputs, a partial last word."""
+def test_fully_connected_long_rows(dt, per_channel: bool, units: int, backend: str) -> None:
+    """K = 2500 (three slices) by 3 rows: 7 units (21 outputs, a partial last word) or 8 (the
+    8-bit word path: four units and four features a step)."""
     rng = np.random.default_rng(43)
-    rows, depth, units = 3, 2500, 7
+    rows, depth = 3, 2500
     info = np.iinfo(dt)
     lo, hi = (-3000, 3000) if dt == np.int16 else (info.min, info.max + 1)
     x = rng.integers(lo, hi, (rows, depth)).astype(dt)

@@ -204,7 +204,7 @@ def test_output_zero_point_and_clamp(gpu):
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16])
 def test_packed_codes(gpu, dtype):
-    """q_load_* read each element of packed words; q_byte / q_half rebuild the words."""
+    """q_load_* (and q_unpack_*x4) read each element of packed words; q_byte / q_half rebuild the words."""
     info = np.iinfo(dtype)
     codes = np.random.default_rng(5).integers(info.min, info.max, 48, endpoint=True).astype(dtype)
     codes[:4] = [info.min, info.max, 0, -1 if info.min < 0 else 1]
@@ -216,6 +216,10 @@ def test_packed_codes(gpu, dtype):
     flat.reshape(-1)[:words.size] = words.view(np.int32)
     expr = f"q_i64({load_fn(dtype)}(P.in_off, i))"
     np.testing.assert_array_equal(gpu(expr, flat), codes.astype(np.int64))
+    if per == 4:  # a word's four codes at once
+        unpack = "q_unpack_i8x4" if info.min < 0 else "q_unpack_u8x4"
+        got = gpu(f"q_i64({unpack}(buf[P.in_off + i / 4u])[i % 4u])", flat)
+        np.testing.assert_array_equal(got, codes.astype(np.int64))
     pack = "q_byte" if per == 4 else "q_half"
     rebuilt = " | ".join(f"{pack}({load_fn(dtype)}(P.in_off, {per}u * i + {k}u), {k}u)"
                          for k in range(per))

@@ -57,12 +57,17 @@ def conv2d(node: Node, ctx: GpuContext) -> list[Program]:
     reals, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, cout, 0)
     if np.any(zp_w != zp_w[0]):
         raise ctx.unsupported("filter zero points differ by channel")
-    params = [*_window(ctx, node.options or sg.Conv2DOptions(), x, out, kh, kw), ("group_c", "u32", cg),
-              ("group_out", "u32", cout // (x.shape[3] // cg)),
-              ("w_off", "u32", ctx.input(1).offset)]
-    return product_programs(node, ctx, f"conv_2d {x.dtype} {x.shape}*{w.shape}->{out.shape}", "qconv2d", params,
-                            x=x, w_dtype=w.dtype, depth=kh * kw * cg, reals=reals, form=_form(x), bias_index=2,
-                            x_zp=zp_in, w_zp=int(zp_w[0]), zp_out=zp_out, lo=lo, hi=hi)
+    params = _window(ctx, node.options or sg.Conv2DOptions(), x, out, kh, kw)
+    word_path = x.dtype != np.int16 and cg == x.shape[3] and cg % 4 == 0 and cout % 4 == 0
+    if word_path:  # the filter as [KH*KW*Cin, Cout]: a word holds four output channels' weights of one k
+        params.append(("w_off", "u32", ctx.upload(np.ascontiguousarray(w.reshape(cout, -1).T)).offset))
+    else:
+        params += [("group_c", "u32", cg), ("group_out", "u32", cout // (x.shape[3] // cg)),
+                   ("w_off", "u32", ctx.input(1).offset)]
+    return product_programs(node, ctx, f"conv_2d {x.dtype} {x.shape}*{w.shape}->{out.shape}",
+                            "qconv2d4" if word_path else "qconv2d", params, x=x, w_dtype=w.dtype, depth=kh * kw * cg,
+                            reals=reals, form=_form(x), bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]), zp_out=zp_out,
+                            lo=lo, hi=hi, word_path=word_path)
 
 
 @register_case(Op.DEPTHWISE_CONV_2D, "webgpu", exact_case(0))
@@ -77,9 +82,11 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> list[Program]:
         raise ctx.unsupported("filter zero points differ by channel")
     params = [*_window(ctx, node.options or sg.DepthwiseConv2DOptions(), x, out, kh, kw),
               ("mult", "u32", cout // x.shape[3]), ("w_off", "u32", ctx.input(1).offset)]
+    word_path = x.dtype != np.int16 and cout == x.shape[3] and cout % 4 == 0  # four channels a word
     return product_programs(node, ctx, f"depthwise_conv_2d {x.dtype} {x.shape}*{w.shape}->{out.shape}",
-                            "qdepthwise", params, x=x, w_dtype=w.dtype, depth=kh * kw, reals=reals, form=_form(x),
-                            bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]), zp_out=zp_out, lo=lo, hi=hi)
+                            "qdepthwise4" if word_path else "qdepthwise", params, x=x, w_dtype=w.dtype,
+                            depth=kh * kw, reals=reals, form=_form(x), bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]),
+                            zp_out=zp_out, lo=lo, hi=hi, word_path=word_path)
 
 
 @register_case(Op.TRANSPOSE_CONV, "webgpu", exact_case(2))

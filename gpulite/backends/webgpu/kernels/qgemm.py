@@ -41,6 +41,7 @@ RESCALES = {
     "int64": ("q_sat32(q_mbqm_i64(a, m, s))", "int64"),  # 16x8 convs, int16 BATCH_MATMUL
     "single64": ("q_sat32(q_mbqm_single64(a, m, s))", "single"),  # 16x8 FULLY_CONNECTED
 }
+_UNPACK = {np.dtype(np.int8): "q_unpack_i8x4", np.dtype(np.uint8): "q_unpack_u8x4"}
 _ACC = {False: {"ACC": "i32", "ADD": "a + p", "WIDE": "q_i64(a)"},
         True: {"ACC": "vec2<u32>", "ADD": "q_add64(a, q_i64(p))", "WIDE": "a"}}
 
@@ -55,9 +56,13 @@ def exact_case(x_index: int):
 
 def product_programs(node: Node, ctx: GpuContext, name: str, source: str, params: list, *, x: TensorRef,
                      w_dtype: np.dtype, depth: int, reals: np.ndarray, form: str, bias_index: int, x_zp: int,
-                     w_zp: int, zp_out: int, lo: int, hi: int) -> list[Program]:
+                     w_zp: int, zp_out: int, lo: int, hi: int, word_path: bool = False) -> list[Program]:
     """The dispatches of an integer product whose op source (``wgsl/<source>.wgsl``, with
-    ``params``) defines ``dot``: one, or two for a dot product past :data:`MAX_PER_THREAD`."""
+    ``params``) defines ``dot``: one, or two for a dot product past :data:`MAX_PER_THREAD`.
+
+    ``word_path``: the source defines ``dot4`` instead, the four codes of an output word at once
+    from whole words of 8-bit codes (the callers check that channels, and ``depth``, come in
+    fours); the same integers, a quarter of the loads."""
     if has_fused(node):
         raise ctx.unsupported("fused work on an integer node")
     out = ctx.output(0)
@@ -73,17 +78,23 @@ def product_programs(node: Node, ctx: GpuContext, name: str, source: str, params
               ("lo", "i32", lo), ("hi", "i32", hi), ("out_off", "u32", out.offset)]
     operands = [("x_zp", "i32", x_zp), ("w_zp", "i32", w_zp), ("x_off", "u32", x.offset), *params]
     out_subs = {"RESCALE": expr, "PER": str(per), "PACK": "q_byte" if per == 4 else "q_half"}
-    subs = {**out_subs, **_ACC[x.dtype == np.int16], "LX": load_fn(x.dtype), "LW": load_fn(w_dtype)}
+    if word_path:
+        subs = {**out_subs, "UX": _UNPACK[x.dtype], "UW": _UNPACK[np.dtype(w_dtype)]}
+        one, first = "qgemm4", "qgemm4_part"
+    else:
+        subs = {**out_subs, **_ACC[x.dtype == np.int16], "LX": load_fn(x.dtype), "LW": load_fn(w_dtype)}
+        one, first = "qgemm", "qgemm_part"
     words = -(-out.size // per)
     if depth <= MAX_PER_THREAD:
-        return [make_program(name, (source, "qgemm"), common + operands, words, word="u32",
+        return [make_program(name, (source, one), common + operands, words, word="u32",
                              reduction_per_thread=max(depth, 1), **subs)]
     slices = -(-depth // MAX_PER_THREAD)
-    slice_k = -(-depth // slices)
+    slice_k = 4 * -(-depth // (4 * slices)) if word_path else -(-depth // slices)
     part = ctx.scratch((2 * out.size * slices,))
     split = [("slices", "u32", slices), ("slice_k", "u32", slice_k), ("part_off", "u32", part.offset)]
-    return [make_program(f"{name} (partial sums)", (source, "qgemm_part"), common + operands + split,
-                         out.size * slices, word="u32", reduction_per_thread=slice_k, **subs),
+    return [make_program(f"{name} (partial sums)", (source, first), common + operands + split,
+                         (words if word_path else out.size) * slices, word="u32", reduction_per_thread=slice_k,
+                         **subs),
             make_program(f"{name} (rescale)", "qgemm_sum", common + split, words, word="u32",
                          reduction_per_thread=slices, **out_subs)]
 
@@ -118,11 +129,16 @@ def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
     reals, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, units, 0, float_product=not per_channel)
     if np.any(zp_w != zp_w[0]):
         raise ctx.unsupported("filter zero points differ by channel")
-    params = [("rows", "u32", x.size // depth), ("batch", "vec4u", [1, 1, 1, 1]), ("sa", "vec4u", [0, 0, 0, 0]),
-              ("sb", "vec4u", [0, 0, 0, 0]), ("a_m", "u32", depth), ("a_k", "u32", 1), ("b_k", "u32", 1),
-              ("b_n", "u32", depth), ("w_off", "u32", ctx.input(1).offset)]
-    return product_programs(node, ctx, f"fully_connected {x.dtype} {x.shape}x{w.shape}", "qmatmul", params, x=x,
-                            w_dtype=w.dtype, depth=depth, reals=reals, bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]),
+    word_path = x.dtype != np.int16 and depth % 4 == 0 and units % 4 == 0
+    if word_path:  # the weights as [depth, units]: a word holds four units' weights of one feature
+        params = [("w_off", "u32", ctx.upload(np.ascontiguousarray(w.T)).offset)]
+    else:
+        params = [("rows", "u32", x.size // depth), ("batch", "vec4u", [1, 1, 1, 1]),
+                  ("sa", "vec4u", [0, 0, 0, 0]), ("sb", "vec4u", [0, 0, 0, 0]), ("a_m", "u32", depth),
+                  ("a_k", "u32", 1), ("b_k", "u32", 1), ("b_n", "u32", depth), ("w_off", "u32", ctx.input(1).offset)]
+    return product_programs(node, ctx, f"fully_connected {x.dtype} {x.shape}x{w.shape}",
+                            "qmatmul4" if word_path else "qmatmul", params, x=x, w_dtype=w.dtype, depth=depth,
+                            reals=reals, bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]), word_path=word_path,
                             form="single64" if x.dtype == np.int16 else "single", zp_out=zp_out, lo=lo, hi=hi)
 
 

@@ -37,6 +37,15 @@ fn q_half(c: i32, k: u32) -> u32 {
     return (bitcast<u32>(c) & 0xffffu) << (k << 4u);
 }
 
+// The 4 codes of a word as vec4<i32> (element 4j + c in component c).
+fn q_unpack_i8x4(w: u32) -> vec4<i32> {
+    return bitcast<vec4<i32>>(vec4<u32>(w) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u);
+}
+
+fn q_unpack_u8x4(w: u32) -> vec4<i32> {
+    return bitcast<vec4<i32>>((vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu));
+}
+
 const Q_INT32_MIN = -2147483647i - 1i;
 const Q_INT32_MAX = 2147483647i;
 
