@@ -1,4 +1,4 @@
-// FULLY_CONNECTED and BATCH_MATMUL on integer codes (kernels/qgemm.py): output element e is row
+// FULLY_CONNECTED and BATCH_MATMUL on integer codes (kernels/qmatmul.py): output element e is row
 // r = e / P.out_c (of all batches), column j = e % P.out_c; dot(e, k0, k1) sums
 // (A[r, k] - a_zp) * (B[k, j] - b_zp) over k0..k1. A's element (i, k) of batch b is at
 // a_base(b) + i * P.a_m + k * P.a_k, B's (k, j) at b_base(b) + k * P.b_k + j * P.b_n; batches

@@ -1,5 +1,5 @@
 // FULLY_CONNECTED on 8-bit codes, four units and four input features at a time (the word path of
-// kernels/qgemm.py: depth % 4 == 0, units % 4 == 0): dot4(e0, k0, k1) sums products k0..k1
+// kernels/qmatmul.py: depth % 4 == 0, units % 4 == 0): dot4(e0, k0, k1) sums products k0..k1
 // (multiples of 4) of row e0 / out_c, units e0 % out_c + 0..3; one input word holds four
 // features, the weights re-laid out as [depth, units] one word per k the four units'.
 //#include "qmath.wgsl"

@@ -1,0 +1,83 @@
+"""Integer FULLY_CONNECTED and BATCH_MATMUL on the GPU under ``quantized="exact"``, bit for bit
+the CPU kernels (``fully_connected.py``'s ``_quantized``, ``batch_matmul.py``'s ``_quantized``);
+the output side and the slicing of long dot products: kernels/qgemm.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpulite.backends.cpu.kernels.batch_matmul import quantized_rescale
+from gpulite.backends.cpu.kernels.quantized_conv import rescale_factors
+from gpulite.backends.kernels import register_case
+from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.kernels.elementwise import broadcast_strides
+from gpulite.backends.webgpu.kernels.qgemm import exact_case, product_programs
+from gpulite.backends.webgpu.kernels.qmath import qrange
+from gpulite.backends.webgpu.program import Program
+from gpulite.graph.ir import Node
+from gpulite.model.opdefs import Op
+
+
+@register_case(Op.FULLY_CONNECTED, "webgpu", exact_case(0))
+def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
+    """FULLY_CONNECTED as ``fully_connected.py``'s ``_quantized``: single rounding; per-tensor
+    weights take the float32 product of the scales."""
+    x, out = ctx.input(0), ctx.output(0)
+    w = ctx.const(1)
+    if w is None or w.ndim != 2 or getattr(node.options, "weights_format", 0) != 0:
+        raise ctx.unsupported("needs constant 2-D weights in the default format")
+    if node.activation and node.activation.clamp is None:
+        raise ctx.unsupported(f"fused {node.activation}")  # the CPU kernel refuses it, as LiteRT
+    units, depth = w.shape
+    if depth == 0 or x.size % depth or out.size != x.size // depth * units or out.shape[-1] != units:
+        raise ctx.unsupported(f"input {x.shape} by weights {w.shape} does not give {out.shape}")
+    q = ctx.in_info(1).quant
+    per_channel = w.dtype == np.int8 and q is not None and q.scale.size > 1
+    reals, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, units, 0, float_product=not per_channel)
+    if np.any(zp_w != zp_w[0]):
+        raise ctx.unsupported("filter zero points differ by channel")
+    word_path = x.dtype != np.int16 and depth % 4 == 0 and units % 4 == 0
+    if word_path:  # the weights as [depth, units]: a word holds four units' weights of one feature
+        params = [("w_off", "u32", ctx.upload(np.ascontiguousarray(w.T)).offset)]
+    else:
+        params = [("rows", "u32", x.size // depth), ("batch", "vec4u", [1, 1, 1, 1]),
+                  ("sa", "vec4u", [0, 0, 0, 0]), ("sb", "vec4u", [0, 0, 0, 0]), ("a_m", "u32", depth),
+                  ("a_k", "u32", 1), ("b_k", "u32", 1), ("b_n", "u32", depth), ("w_off", "u32", ctx.input(1).offset)]
+    return product_programs(node, ctx, f"fully_connected {x.dtype} {x.shape}x{w.shape}",
+                            "qmatmul4" if word_path else "qmatmul", params, x=x, w_dtype=w.dtype, depth=depth,
+                            reals=reals, bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]), word_path=word_path,
+                            form="single64" if x.dtype == np.int16 else "single", zp_out=zp_out, lo=lo, hi=hi)
+
+
+@register_case(Op.BATCH_MATMUL, "webgpu", exact_case(0))
+def batch_matmul(node: Node, ctx: GpuContext) -> list[Program]:
+    """int8 / int16 BATCH_MATMUL as ``batch_matmul.py``'s ``_quantized`` (adj_x / adj_y, batch
+    dims broadcast): single rounding with RHS zero point 0, else double; int16 the int64 form."""
+    a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    if not (a.dtype == b.dtype == out.dtype and a.dtype in (np.int8, np.int16)) or len(a.shape) < 2 \
+            or len(b.shape) < 2:
+        raise ctx.unsupported(f"{a.dtype} {a.shape} x {b.dtype} {b.shape} -> {out.dtype} (int8 or int16, rank >= 2)")
+    adj_x, adj_y = bool(getattr(node.options, "adj_x", False)), bool(getattr(node.options, "adj_y", False))
+    m, k = a.shape[-2:][::-1] if adj_x else a.shape[-2:]
+    k2, n = b.shape[-2:][::-1] if adj_y else b.shape[-2:]
+    try:
+        batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    except ValueError:
+        raise ctx.unsupported(f"batch dims of {a.shape} and {b.shape} do not broadcast") from None
+    if k != k2 or out.shape != (*batch, m, n):
+        raise ctx.unsupported(f"{a.shape} x {b.shape} (adj {adj_x}, {adj_y}) does not give {out.shape}")
+    dims, sa, sb = broadcast_strides(a.shape[:-2], b.shape[:-2], batch)
+    if len(dims) > 4:
+        raise ctx.unsupported(f"{len(dims)} batch dims after merging (kernel has 4)")
+    real, zl, zr, zo = quantized_rescale(node, ctx)
+    pad = 4 - len(dims)
+    params = [("rows", "u32", m), ("batch", "vec4u", [1] * pad + dims),
+              ("sa", "vec4u", [0] * pad + [s * m * k for s in sa]),
+              ("sb", "vec4u", [0] * pad + [s * k * n for s in sb]),
+              ("a_m", "u32", 1 if adj_x else k), ("a_k", "u32", m if adj_x else 1),
+              ("b_k", "u32", 1 if adj_y else n), ("b_n", "u32", k if adj_y else 1), ("w_off", "u32", b.offset)]
+    form = "int64" if a.dtype == np.int16 else "single" if zr == 0 else "double"
+    return product_programs(node, ctx, f"batch_matmul {a.dtype} {a.shape}x{b.shape}", "qmatmul", params, x=a,
+                            w_dtype=b.dtype, depth=k, reals=np.array([real]), form=form, bias_index=-1, x_zp=zl,
+                            w_zp=zr, zp_out=zo, lo=qrange(out.dtype)[0], hi=qrange(out.dtype)[1])
