@@ -561,11 +561,6 @@ def test_transform_tensor_bilinear_resized_input(ttb_options: bytes, backend: st
 def test_transform_tensor_bilinear_compiled_is_the_numpy_kernel_bit_for_bit(ttb_options: bytes, monkeypatch) -> None:
     """The compiled sampler (loops.c) makes the numpy kernel's every bit, NaN and inf included:
     non-finite matrix entries, inf/NaN pixels, points exactly on the edges."""
-    from gpulite.backends.cpu import jit
-    from gpulite.environment import env
-
-    if not jit.available():
-        pytest.skip(f"compiled loops unavailable: {jit.status()}")
     rng = np.random.default_rng(36)
     img = rng.standard_normal((1, 48, 48, 32)).astype(F32)
     img[0, 47, ::3] = np.inf
@@ -577,17 +572,76 @@ def test_transform_tensor_bilinear_compiled_is_the_numpy_kernel_bit_for_bit(ttb_
         m[k % 2, (0, 2, 3)[k]] = bad
         mats.append(m.reshape(1, 4, 4))
     model = ttb_model(img.shape, ttb_options)
-    compiled = [run_gpulite(model, [img, m], "cpu")[0] for m in mats]
-    monkeypatch.setenv("GPULITE_CPU_JIT", "0")
-    env().reset()
-    try:
-        reference = [run_gpulite(model, [img, m], "cpu")[0] for m in mats]
-    finally:
-        monkeypatch.delenv("GPULITE_CPU_JIT")
-        env().reset()
+    compiled, reference = compiled_and_numpy(model, [[img, m] for m in mats], monkeypatch)
     assert any(np.isnan(r).any() for r in reference) and any(np.isinf(r).any() for r in reference)
     for m, out, ref in zip(mats, compiled, reference, strict=True):
         np.testing.assert_array_equal(out.view(np.uint32), ref.view(np.uint32), err_msg=str(m[0]))
+
+
+def compiled_and_numpy(model: bytes, cases: list[list[np.ndarray]], monkeypatch) -> tuple[list, list]:
+    """The first output of ``model`` on each case on the cpu backend with its compiled loops,
+    and with numpy only (``GPULITE_CPU_JIT=0``); skips where the loops are unavailable."""
+    from gpulite.backends.cpu import jit
+    from gpulite.environment import env
+
+    if not jit.available():
+        pytest.skip(f"compiled loops unavailable: {jit.status()}")
+    compiled = [run_gpulite(model, inputs, "cpu")[0] for inputs in cases]
+    monkeypatch.setenv("GPULITE_CPU_JIT", "0")
+    env().reset()
+    try:
+        reference = [run_gpulite(model, inputs, "cpu")[0] for inputs in cases]
+    finally:
+        monkeypatch.delenv("GPULITE_CPU_JIT")
+        env().reset()
+    return compiled, reference
+
+
+def assert_same_bits(out: np.ndarray, ref: np.ndarray, what: str) -> None:
+    """Every bit equal, but NaN's sign and payload (C's and Python's NaNs may differ there)."""
+    nan = np.isnan(ref)
+    np.testing.assert_array_equal(np.isnan(out), nan, err_msg=what)
+    np.testing.assert_array_equal(out[~nan].view(np.uint32), ref[~nan].view(np.uint32), err_msg=what)
+
+
+def test_landmarks_to_transform_matrix_compiled_is_the_numpy_kernel_bit_for_bit(l2tm_options: list[bytes],
+                                                                                  monkeypatch) -> None:
+    """The compiled Landmarks2TransformMatrix (loops.c) makes the numpy kernel's every bit: the
+    face model's three option sets on many landmark clouds, plus NaN and inf landmarks (in the
+    subset, at the rotation landmarks) and a vertical left->right direction."""
+    rng = np.random.default_rng(37)
+    for options in l2tm_options:
+        clouds = [face_like_landmarks(rng, tilt=t) for t in rng.uniform(-3.2, 3.2, 12)]
+        opts = flexbuffers.Loads(options)
+        left, right, inner = opts["left_rotation_idx"], opts["right_rotation_idx"], opts["subset_idxs"][3]
+        for idx, bad in ((inner, np.nan), (inner, np.inf), (left, np.nan), (right, -np.inf)):
+            lm = face_like_landmarks(rng)
+            lm[0, idx, 1] = bad
+            clouds.append(lm)
+        vertical = face_like_landmarks(rng)
+        vertical[0, right, 0] = vertical[0, left, 0]
+        clouds.append(vertical)
+        compiled, reference = compiled_and_numpy(l2tm_model(468, options), [[lm] for lm in clouds], monkeypatch)
+        assert all(np.isfinite(r).all() for r in reference[:12]) and all(np.isnan(r).any() for r in reference[12:16])
+        for k, (out, ref) in enumerate(zip(compiled, reference, strict=True)):
+            assert_same_bits(out, ref, f"cloud {k}")
+
+
+def test_transform_landmarks_compiled_is_the_numpy_kernel_bit_for_bit(monkeypatch) -> None:
+    """The compiled TransformLandmarks (loops.c) makes the numpy kernel's every bit, 2-D and
+    3-D landmarks, non-finite matrix entries (the z column's NaN included) and landmarks."""
+    rng = np.random.default_rng(42)
+    mats = [BILINEAR_MATRICES[k].reshape(1, 4, 4) for k in sorted(BILINEAR_MATRICES)]
+    for k, bad in enumerate((np.nan, np.inf, -np.inf)):
+        m = BILINEAR_MATRICES["affine"].copy()
+        m[k % 2, (0, 2, 3)[k]] = bad
+        mats.append(m.reshape(1, 4, 4))
+    for shape in ((1, 80, 2), (1, 5, 2), (1, 33, 3)):
+        lm = rng.uniform(-4, 20, shape).astype(F32)
+        lm[0, 1, 0], lm[0, 2, 1] = np.inf, np.nan
+        compiled, reference = compiled_and_numpy(tl_model(shape), [[lm, m] for m in mats], monkeypatch)
+        for m, out, ref in zip(mats, compiled, reference, strict=True):
+            assert_same_bits(out, ref, f"{shape} {m[0]}")
 
 
 def test_landmarks_matrix_then_sampler(l2tm_options: list[bytes], ttb_options: bytes, backend: str) -> None:

@@ -7,7 +7,8 @@ as much as the GEMM before it; and a Python thread pool costs 50-100 us per hand
 wake-up and GIL hand-offs around every numpy call), more than a zoo layer's share of work.
 So ``loops.c`` holds the loops (depthwise taps by rows or through an indirection table,
 epilogue steps, im2col, max pooling, 2x upsampling, strided copies and fills, MediaPipe's
-bilinear sampler) and a small thread pool; GEMMs call numpy's own OpenBLAS ``sgemm`` (:func:`gemm_task`). A kernel binds
+bilinear sampler, landmark matrix and landmark transform) and a small thread pool; GEMMs
+call numpy's own OpenBLAS ``sgemm`` (:func:`gemm_task`). A kernel binds
 its work once, when it is built, as :class:`Task` objects (a loop and an int64 array of its
 arguments) grouped into a :class:`Program`: stages of chunks, each chunk a list of tasks,
 one variant per thread. An invoke then makes one ctypes call per kernel, which spreads each
@@ -57,7 +58,8 @@ _why = ""  # why the build failed, once it has
 _i64 = ctypes.c_int64
 TASKS = ("task_depthwise_f32", "task_depthwise_ind_f32", "task_maxpool_ind_f32", "task_depthwise_f64",
          "task_im2col_f32", "task_im2col_f64", "task_epilogue", "task_copy_f32", "task_fill_f32", "task_gemm_f32",
-         "task_up2_cols", "task_up2_rows", "task_bilinear_f32")
+         "task_up2_cols", "task_up2_rows", "task_bilinear_f32", "task_landmarks_matrix_f32",
+         "task_transform_landmarks_f32")
 # How long an idle pool worker spins for the next stage before it sleeps: an invoke's next
 # kernel follows within tens of microseconds; after the invoke the process is idle again
 # within this time.
@@ -482,3 +484,38 @@ def bilinear_task(src: np.ndarray, matrix: np.ndarray, out: np.ndarray) -> Task 
         return None
     _, h, w, c = src.shape
     return Task(lib, "task_bilinear_f32", src, matrix, out, h, w, c, out.shape[1], out.shape[2])
+
+
+def _f64_bits(v: float) -> int:
+    """``v`` as a double's bits in an int64 (how a task takes a double argument)."""
+    return int(np.array(v, np.float64).view(np.int64))
+
+
+def _f32_contiguous(*arrays: np.ndarray) -> bool:
+    return all(a.dtype == np.float32 and a.flags.c_contiguous for a in arrays)
+
+
+def landmarks_matrix_task(landmarks: np.ndarray, subset: np.ndarray, left: int, right: int, out: np.ndarray,
+                          target: float, half: tuple[float, float], rel_scale: tuple[float, float]) -> Task | None:
+    """The task running MediaPipe's Landmarks2TransformMatrix v2 (``loops.c``,
+    ``task_landmarks_matrix_f32``): float32 ``landmarks`` (N x 3) and int64 ``subset`` (every
+    index < N, as ``left`` and ``right``: checked by the kernel) into ``out`` (16 floats); None
+    when unavailable or an array is not C-contiguous float32."""
+    lib = _library()
+    if lib is None or not _f32_contiguous(landmarks, out) or out.size != 16 or subset.dtype != np.int64:
+        return None
+    subset = np.ascontiguousarray(subset)
+    return Task(lib, "task_landmarks_matrix_f32", landmarks, subset, subset.size, left, right, out,
+                _f64_bits(target), _f64_bits(half[0]), _f64_bits(half[1]), _f64_bits(rel_scale[0]),
+                _f64_bits(rel_scale[1]))
+
+
+def transform_landmarks_task(landmarks: np.ndarray, matrix: np.ndarray, out: np.ndarray) -> Task | None:
+    """The task running MediaPipe's TransformLandmarks v2 (``loops.c``, ``task_transform_landmarks_f32``)
+    from float32 ``landmarks`` (1, N, D), D 2 or 3, through ``matrix`` (16 floats) into ``out``
+    (``landmarks``' shape); None when unavailable or an array is not C-contiguous float32."""
+    lib = _library()
+    if (lib is None or not _f32_contiguous(landmarks, matrix, out) or matrix.size != 16 or landmarks.ndim != 3
+            or landmarks.shape[2] not in (2, 3) or out.shape != landmarks.shape):
+        return None
+    return Task(lib, "task_transform_landmarks_f32", landmarks, matrix, out, landmarks.shape[1], landmarks.shape[2])

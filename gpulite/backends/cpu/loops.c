@@ -510,3 +510,72 @@ void task_bilinear_f32(const int64_t *a) {
         }
     }
 }
+
+/* Bits of a[i] as a double (how a task carries its double arguments). */
+static double arg_f64(const int64_t *a, int i) {
+    double v;
+    memcpy(&v, &a[i], sizeof v);
+    return v;
+}
+
+/* min/max as numpy's: NaN as soon as one value is NaN. */
+static double nan_min(double lo, double v) { return isnan(v) || v < lo ? v : lo; }
+static double nan_max(double hi, double v) { return isnan(v) || v > hi ? v : hi; }
+
+/* MediaPipe's Landmarks2TransformMatrix v2 (mediapipe_ops.landmarks_to_transform_matrix, the
+ * numpy reference, in double with the same operations in the same order): rotation from two
+ * landmarks, the subset's box in the rotated frame, out = the 4x4 matrix as float.
+ * a: landmarks (n x 3 floats), subset (int64), subset size, left, right, out (16 floats), then
+ * as double bits: target rotation, output width / 2, output height / 2, scale_x / output width,
+ * scale_y / output height. */
+void task_landmarks_matrix_f32(const int64_t *a) {
+    const float *lm = P(0, const float);
+    const int64_t *subset = P(1, const int64_t);
+    const int64_t ns = a[2], left = a[3], right = a[4];
+    float *out = P(5, float);
+    const double target = arg_f64(a, 6), half_x = arg_f64(a, 7), half_y = arg_f64(a, 8);
+    const double rel_x = arg_f64(a, 9), rel_y = arg_f64(a, 10);
+    const double dx = (double)lm[3 * right] - (double)lm[3 * left];
+    const double dy = (double)lm[3 * right + 1] - (double)lm[3 * left + 1];
+    const double rotation = target - atan2(dy, dx);
+    const double c = isfinite(rotation) ? cos(rotation) : NAN, s = isfinite(rotation) ? sin(rotation) : NAN;
+    double lo_x = 0, hi_x = 0, lo_y = 0, hi_y = 0;
+    for (int64_t i = 0; i < ns; i++) {
+        const double x = lm[3 * subset[i]], y = lm[3 * subset[i] + 1];
+        const double px = x * c - y * s, py = x * s + y * c;
+        if (i == 0) {
+            lo_x = hi_x = px;
+            lo_y = hi_y = py;
+        } else {
+            lo_x = nan_min(lo_x, px), hi_x = nan_max(hi_x, px);
+            lo_y = nan_min(lo_y, py), hi_y = nan_max(hi_y, py);
+        }
+    }
+    const double mx = (lo_x + hi_x) / 2, my = (lo_y + hi_y) / 2;
+    const double cx = c * mx + s * my, cy = -s * mx + c * my;  /* R(-rotation) @ the box centre */
+    const double kx = rel_x * (hi_x - lo_x), ky = rel_y * (hi_y - lo_y);
+    const double l00 = c * kx, l01 = s * ky, l10 = -s * kx, l11 = c * ky;
+    const float m[16] = {(float)l00, (float)l01, 0, (float)(cx - (l00 * half_x + l01 * half_y)),
+                         (float)l10, (float)l11, 0, (float)(cy - (l10 * half_x + l11 * half_y)),
+                         0, 0, 1, 0, 0, 0, 0, 1};
+    memcpy(out, m, sizeof m);
+}
+
+/* MediaPipe's TransformLandmarks v2 (mediapipe_ops.transform_landmarks, the numpy reference):
+ * (x, y) -> ((m0 x + m1 y) + m2 0) + m3 and ((m4 x + m5 y) + m6 0) + m7 in float, a third
+ * coordinate copied. a: landmarks (n x d floats), m (16 floats), out (n x d), n, d (2 or 3). */
+void task_transform_landmarks_f32(const int64_t *a) {
+    const float *lm = P(0, const float), *m = P(1, const float);
+    float *out = P(2, float);
+    const int64_t n = a[3], d = a[4];
+    const float zx = m[2] * 0.0f, zy = m[6] * 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        const float x = lm[i * d], y = lm[i * d + 1];
+        float ox = x * m[0], oy = x * m[4], t;
+        t = y * m[1]; ox = ox + t; ox = ox + zx; ox = ox + m[3];
+        t = y * m[5]; oy = oy + t; oy = oy + zy; oy = oy + m[7];
+        if (d == 3) out[i * d + 2] = lm[i * d + 2];
+        out[i * d] = ox;
+        out[i * d + 1] = oy;
+    }
+}

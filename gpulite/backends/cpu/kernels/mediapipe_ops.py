@@ -8,11 +8,14 @@
   4x4 matrix mapping crop pixels to landmark space -- rotation from two landmarks, centre
   and size from the bounding box of a landmark subset in the rotated frame.
 * ``TransformTensorBilinear`` v2: samples an NHWC tensor at ``M @ (x + .5, y + .5, 0, 1) - .5``
-  of every output pixel, bilinear, 0 where the point leaves ``[0, W-1] x [0, H-1]``. Run by
-  the compiled loop ``task_bilinear_f32`` (``loops.c``: 7 us instead of numpy's 75 for the
-  face model's 16x16x32 crops) when the compiled loops are available; the numpy kernel here
-  is the reference it matches bit for bit.
+  of every output pixel, bilinear, 0 where the point leaves ``[0, W-1] x [0, H-1]``.
 * ``TransformLandmarks`` v2: ``(x, y) -> M[:2] @ (x, y, 0, 1)``, other coordinates kept.
+
+The last three run as compiled loops (``loops.c``: ``task_landmarks_matrix_f32``,
+``task_bilinear_f32``, ``task_transform_landmarks_f32``) when the compiled loops are
+available: 2, 7 and 0.5 us a call on the face model instead of numpy's 20, 75 and 6.5. The
+numpy kernels here are the reference they match bit for bit; the litert backend runs a cpu
+partition of such tasks as one compiled call.
 
 MediaPipe's CPU resolver registers only version 2 of the last three, so other versions are
 refused at ``allocate_tensors``. All four are float32-only, as in MediaPipe. Like MediaPipe,
@@ -22,6 +25,7 @@ so that the in/out-of-range decisions at the input's edge are the same.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -129,9 +133,9 @@ def convolution_2d_transpose_bias(node: Node, ctx: CpuContext) -> Callable[[], N
 
 
 # --- Landmarks2TransformMatrix --------------------------------------------------------------
-def _rotation(r: float) -> np.ndarray:
-    c, s = np.cos(r), np.sin(r)
-    return np.array([[c, -s], [s, c]])
+def _cos_sin(r: float) -> tuple[float, float]:
+    """``(cos r, sin r)`` from the C library (as ``loops.c``); NaN for a non-finite ``r``."""
+    return (math.cos(r), math.sin(r)) if math.isfinite(r) else (math.nan, math.nan)
 
 
 @register_kernel(Op.Landmarks2TransformMatrix, "cpu")
@@ -141,7 +145,10 @@ def landmarks_to_transform_matrix(node: Node, ctx: CpuContext) -> Callable[[], N
     ``rotation = target - atan2(right.y - left.y, right.x - left.x)``; the subset is rotated
     by ``rotation``, its box gives size ``(w, h)`` and centre ``c`` (rotated back); the matrix is
     ``T(c) @ R(-rotation) @ S(scale_x*w/out_w, scale_y*h/out_h) @ T(-out_w/2, -out_h/2)``.
-    Landmarks are read as MediaPipe does, ``data[3*i : 3*i + 2]`` of the flat tensor.
+    Landmarks are read as MediaPipe does, ``data[3*i : 3*i + 2]`` of the flat tensor. In
+    double (MediaPipe: float), one operation at a time in the order of the compiled loop
+    ``task_landmarks_matrix_f32`` (``loops.c``), which runs it when the compiled loops are
+    available (2 us instead of 20) and matches this kernel bit for bit.
     """
     _require_version(node, 2)
     _require_float32(node, ctx, 1)
@@ -153,34 +160,49 @@ def landmarks_to_transform_matrix(node: Node, ctx: CpuContext) -> Callable[[], N
     if out.shape != (1, 4, 4):
         raise ShapeError(f"node {node.index} ({node.op}): expected output (1, 4, 4), got {list(out.shape)}")
     count = shape[0] * shape[1]
-    idx = np.asarray(opts.subset_idxs, np.intp)
+    idx = np.asarray(opts.subset_idxs, np.int64)
     used = max(int(idx.max()), opts.left_rotation_idx, opts.right_rotation_idx)
     if used >= count:
         raise ShapeError(f"node {node.index} ({node.op}): options index landmark {used}, but the input "
                          f"{list(shape)} holds {count}")
-    flat = lm.reshape(-1, 3)
     left, right = opts.left_rotation_idx, opts.right_rotation_idx
-    half = np.array([opts.output_width / 2.0, opts.output_height / 2.0])
-    rel_scale = np.array([opts.scale_x / opts.output_width, opts.scale_y / opts.output_height])
-    target = opts.target_rotation_radians
-    mat = np.eye(4)
+    half_x, half_y = opts.output_width / 2.0, opts.output_height / 2.0
+    rel_x, rel_y = opts.scale_x / opts.output_width, opts.scale_y / opts.output_height
+    target = float(opts.target_rotation_radians)
+    task = jit.landmarks_matrix_task(lm.reshape(-1), idx, left, right, out.reshape(-1), target, (half_x, half_y),
+                                     (rel_x, rel_y))
+    if task is not None:
+        return task
+    flat = lm.reshape(-1, 3)
+    xs, ys = np.empty(idx.size), np.empty(idx.size)
+    px, py, t = np.empty(idx.size), np.empty(idx.size), np.empty(idx.size)
+    res = out.reshape(16)
 
     def run() -> None:
-        pts = flat[idx, :2].astype(np.float64)
-        d = flat[right, :2].astype(np.float64) - flat[left, :2]
-        rotation = target - np.arctan2(d[1], d[0])
-        rot = _rotation(rotation)
-        rotated = pts @ rot.T
-        lo, hi = rotated.min(axis=0), rotated.max(axis=0)
-        size = hi - lo
-        centre = rot.T @ ((lo + hi) / 2)  # R(-rotation) = R(rotation)^T
-        # T(c) R(-r) S(k) T(-half): linear part R(-r) S(k), offset c - R(-r) S(k) half.
-        lin = rot.T * (rel_scale * size)
-        mat[:2, :2] = lin
-        mat[:2, 3] = centre - lin @ half
-        out[0] = mat
+        dx = float(flat[right, 0]) - float(flat[left, 0])
+        dy = float(flat[right, 1]) - float(flat[left, 1])
+        c, s = _cos_sin(target - math.atan2(dy, dx))
+        xs[:] = flat[idx, 0]
+        ys[:] = flat[idx, 1]
+        np.multiply(xs, c, out=px)  # px = x*c - y*s, py = x*s + y*c
+        np.multiply(ys, s, out=t)
+        np.subtract(px, t, out=px)
+        np.multiply(xs, s, out=py)
+        np.multiply(ys, c, out=t)
+        np.add(py, t, out=py)
+        lo_x, hi_x, lo_y, hi_y = float(px.min()), float(px.max()), float(py.min()), float(py.max())
+        mx, my = (lo_x + hi_x) / 2, (lo_y + hi_y) / 2
+        cx, cy = c * mx + s * my, -s * mx + c * my  # R(-rotation) @ the box centre
+        kx, ky = rel_x * (hi_x - lo_x), rel_y * (hi_y - lo_y)
+        l00, l01, l10, l11 = c * kx, s * ky, -s * kx, c * ky  # R(-rotation) @ S(k)
+        res[:] = (l00, l01, 0, cx - (l00 * half_x + l01 * half_y), l10, l11, 0, cy - (l10 * half_x + l11 * half_y),
+                  0, 0, 1, 0, 0, 0, 0, 1)
 
-    return run
+    def run_quietly() -> None:  # inf - inf and 0 * inf give NaN, as in C, without numpy's warnings
+        with np.errstate(invalid="ignore", over="ignore"):
+            run()
+
+    return run_quietly
 
 
 # --- TransformTensorBilinear ----------------------------------------------------------------
@@ -310,6 +332,9 @@ def transform_landmarks(node: Node, ctx: CpuContext) -> Callable[[], None]:
         raise ShapeError(f"node {node.index} ({node.op}): expected a 4x4 matrix input, got shape {list(mshape)}")
     if out.shape != shape:
         raise ShapeError(f"node {node.index} ({node.op}): expected output {list(shape)}, got {list(out.shape)}")
+    task = jit.transform_landmarks_task(lm, m_arr, out)  # the same float operations, compiled (loops.c)
+    if task is not None:
+        return task
     m_flat = m_arr.reshape(16)
     rx, ry = m_flat[0:4], m_flat[4:8]  # views: the matrix is read at each invoke
     x, y = lm[0, :, 0], lm[0, :, 1]
@@ -327,7 +352,8 @@ def transform_landmarks(node: Node, ctx: CpuContext) -> Callable[[], None]:
     def run() -> None:
         if has_z:
             np.copyto(out[0, :, 2], lm[0, :, 2])
-        row(ox, rx)
-        row(oy, ry)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf/NaN propagate as in the C++, no warnings
+            row(ox, rx)
+            row(oy, ry)
 
     return run
