@@ -113,6 +113,25 @@ def test_attention_model_runs_in_partitions_like_the_cpu_backend() -> None:
         assert_same(g, w, rtol=RTOL, what=d["name"])
 
 
+def test_attention_model_small_partitions_on_one_thread_custom_ops_in_one_call() -> None:
+    """With two threads, the LiteRT partitions of small nodes (the 16x16 crops' subnetworks, the
+    reshapes at the end) run on one thread, the backbone on two; each cpu partition of MediaPipe
+    ops runs as one compiled call where the compiled loops are available. Outputs as the cpu
+    backend's."""
+    from gpulite.backends.cpu import jit
+
+    path = str(model_path(ATTENTION))
+    it = gpulite.Interpreter(model_path=path, backend="litert", num_threads=2)
+    x = _input(path, 3)
+    got = _run(it, x)
+    parts = it.get_plan()["partitions"]
+    assert [p.get("num_threads") for p in parts] == [2, None, 1, None, 1]
+    assert [p.get("one_call") for p in parts] == [None, jit.available(), None, jit.available(), None]
+    ref = gpulite.Interpreter(model_path=path, backend="cpu")
+    for g, w, d in zip(got, _run(ref, x), it.get_output_details(), strict=True):
+        assert_same(g, w, rtol=RTOL, what=d["name"])
+
+
 def test_a_declared_custom_op_runs_on_its_cpu_kernel_between_litert_partitions() -> None:
     name = gpulite.declare_custom_op("LitertTestTwice")
 
@@ -134,7 +153,10 @@ def test_a_declared_custom_op_runs_on_its_cpu_kernel_between_litert_partitions()
         y, b_out = _run(it, x)
         np.testing.assert_array_equal(y, (4 * x) * (2 * x))
         np.testing.assert_array_equal(b_out, 2 * x)
-        assert [p["backend"] for p in it.get_plan()["partitions"]] == ["litert", "cpu", "litert"]
+        parts = it.get_plan()["partitions"]
+        assert [p["backend"] for p in parts] == ["litert", "cpu", "litert"]
+        assert parts[1]["one_call"] is False  # a Python kernel: called on its own
+        assert [parts[0]["num_threads"], parts[2]["num_threads"]] == [1, 1]  # 1 node of 6 flops each
         # the graph input and both outputs are in the host arena, viewed by tensor()
         it.tensor(it.get_input_details()[0]["index"])()[...] = 1.0
         it.invoke()

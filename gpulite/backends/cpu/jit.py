@@ -483,7 +483,8 @@ def bilinear_task(src: np.ndarray, matrix: np.ndarray, out: np.ndarray) -> Task 
             or src.ndim != 4 or out.ndim != 4 or matrix.size != 16 or src.shape[3] != out.shape[3]):
         return None
     _, h, w, c = src.shape
-    return Task(lib, "task_bilinear_f32", src, matrix, out, h, w, c, out.shape[1], out.shape[2])
+    zero = np.zeros(c, np.float32)  # what a corner outside the input reads
+    return Task(lib, "task_bilinear_f32", src, matrix, out, h, w, c, out.shape[1], out.shape[2], zero)
 
 
 def _f64_bits(v: float) -> int:

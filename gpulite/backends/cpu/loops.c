@@ -469,9 +469,10 @@ void task_maxpool_ind_f32(const int64_t *a) { maxpool_ind_f32(P(0, const int64_t
  * m[4:8] . (x, y, 0, 1) after the half-pixel correction, computed in double and stored to
  * float; float32 dot products in MediaPipe's order. Outside [0, w-1] x [0, h-1]: weights 0
  * and corners 0; a non-finite coordinate inside: corners 0, weights as computed (NaN out);
- * corners past the last row or column read 0. a: src, m (16 floats), out, h, w, c, oh, ow. */
+ * corners past the last row or column read 0 (from `zero`, c zeros, so the channel loop has no
+ * branch). a: src, m (16 floats), out, h, w, c, oh, ow, zero. */
 void task_bilinear_f32(const int64_t *a) {
-    const float *src = P(0, const float), *m = P(1, const float);
+    const float *src = P(0, const float), *m = P(1, const float), *zero = P(8, const float);
     float *out = P(2, float);
     const int64_t h = a[3], w = a[4], c = a[5], oh = a[6], ow = a[7];
     const float ox = (float)((double)m[3] + ((double)m[0] * 0.5 + (double)m[1] * 0.5 - 0.5));
@@ -489,22 +490,20 @@ void task_bilinear_f32(const int64_t *a) {
             float right = tx - fx, lower = ty - fy;
             const int bad = outside || !isfinite(fx) || !isfinite(fy);
             if (outside) right = lower = 0.0f;
-            const float *q00 = 0, *q01 = 0, *q10 = 0, *q11 = 0;
+            const float *q00 = zero, *q01 = zero, *q10 = zero, *q11 = zero;
             if (!bad) {
                 const int64_t ix = (int64_t)fx, iy = (int64_t)fy;
                 const float *row0 = src + (iy * w + ix) * c;
                 q00 = row0;
-                q01 = ix + 1 < w ? row0 + c : 0;
-                q10 = iy + 1 < h ? row0 + w * c : 0;
-                q11 = ix + 1 < w && iy + 1 < h ? row0 + w * c + c : 0;
+                if (ix + 1 < w) q01 = row0 + c;
+                if (iy + 1 < h) q10 = row0 + w * c;
+                if (ix + 1 < w && iy + 1 < h) q11 = row0 + w * c + c;
             }
             const float r1 = 1.0f - right, l1 = 1.0f - lower;
-            float *o = out + (y * ow + x) * c;
+            float *restrict o = out + (y * ow + x) * c;
             for (int64_t k = 0; k < c; k++) {
-                const float v00 = q00 ? q00[k] : 0.0f, v01 = q01 ? q01[k] : 0.0f;
-                const float v10 = q10 ? q10[k] : 0.0f, v11 = q11 ? q11[k] : 0.0f;
-                const float up = v00 * r1 + v01 * right;
-                const float lo = v10 * r1 + v11 * right;
+                const float up = q00[k] * r1 + q01[k] * right;
+                const float lo = q10[k] * r1 + q11[k] * right;
                 o[k] = lo * lower + up * l1;
             }
         }

@@ -33,20 +33,28 @@ import ctypes
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from gpulite.backends.base import DeviceKind, GpuControl, GpuIO, Observer, copy_graph
+from gpulite.backends.cpu import jit
 from gpulite.backends.cpu.context import CpuContext, ScratchPool
 from gpulite.backends.cpu.eager import CpuEager
 from gpulite.backends.kernels import copy_kernels, get_kernel
 from gpulite.backends.litert import partition as pt
 from gpulite.errors import BackendError, UnsupportedOpError
+from gpulite.graph import cost
 from gpulite.graph.ir import Graph
 from gpulite.graph.plan import ALIGN, MemoryPlan
 
 NAME = "litert"
+# A LiteRT partition whose nodes average fewer floating-point operations than this runs on one
+# thread when the graph is cut: XNNPACK splits every node over its threads, and a node of a few
+# microseconds of work (the attention model's 16x16 crops: 76 kFLOP a node) costs more in the
+# hand-offs than it gains, far more when another process holds the other core.
+SMALL_NODE_FLOPS = 250_000
 
 
 def litert_interpreter_class() -> Any:
@@ -68,6 +76,8 @@ class _Step:
     before: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)  # (tensor, source, destination)
     after: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)
     runs: list[Callable[[], None]] = field(default_factory=list)  # LiteRT: one Invoke; cpu: one per node
+    fused: bool = False  # a cpu partition whose kernels are all compiled tasks, run by one call
+    threads: int = 1  # LiteRT's num_threads for this partition
     litert: Any = None  # the partition's ai_edge_litert Interpreter (kept alive with its views)
     views_in: dict[int, np.ndarray] = field(default_factory=dict)  # LiteRT's input buffers, by graph tensor
     views_out: dict[int, np.ndarray] = field(default_factory=dict)
@@ -83,6 +93,7 @@ class LiteRtExecutable:
                  graph: Graph, arena_kind: str) -> None:
         self.plan, self.arena, self.arrays, self.steps, self.graph = plan, arena, arrays, steps, graph
         self.arena_kind = arena_kind  # "litert": LiteRT's own buffer; "host": a host array
+        self.calls = _calls(steps)  # an invoke without an observer: these, in order
 
     def stores(self, i: int) -> bool:
         return i in self.arrays
@@ -95,13 +106,8 @@ class LiteRtExecutable:
 
     def invoke(self, observer: Observer | None = None) -> None:
         if observer is None:
-            for s in self.steps:
-                for _, src, dst in s.before:
-                    np.copyto(dst, src)
-                for run in s.runs:
-                    run()
-                for _, src, dst in s.after:
-                    np.copyto(dst, src)
+            for call in self.calls:
+                call()
             return
         read = self.arrays.get
         for s in self.steps:
@@ -127,14 +133,16 @@ class LiteRtExecutable:
     def close(self) -> None:
         for s in self.steps:
             s.litert = None
-        self.steps, self.arrays = [], {}
+        self.steps, self.arrays, self.calls = [], {}, []
 
     def describe(self) -> dict[str, Any]:
         copies = [{"into_partition": k, "tensor": t, "bytes": int(dst.nbytes)}
                   for k, s in enumerate(self.steps) for t, _, dst in s.before if t not in self.graph.inputs]
         return {
             "partitions": [{"backend": s.part.backend, "nodes": [n.index for n in s.part.nodes],
-                            "inputs": list(s.part.inputs), "outputs": list(s.part.outputs)} for s in self.steps],
+                            "inputs": list(s.part.inputs), "outputs": list(s.part.outputs),
+                            **({"num_threads": s.threads} if s.litert is not None else {"one_call": s.fused})}
+                           for s in self.steps],
             "copies_between_partitions": copies,
             "arena": self.arena_kind,
             "copies_per_invoke": sum(len(s.before) + len(s.after) for s in self.steps),
@@ -193,6 +201,7 @@ class LiteRtBackend:
             if s.litert is None:
                 s.runs = [get_kernel(n.op, "cpu")(n, CpuContext(graph, n, kernel_arrays, self.num_threads, scratch))
                           for n in s.part.nodes]
+                s.fused = all(isinstance(r, jit.Task) for r in s.runs)
                 continue
             s.before = [(t, kernel_arrays[t], view) for t, view in s.views_in.items() if kernel_arrays[t] is not view]
         sizes = {t: graph.tensors[t].nbytes for t in offsets}
@@ -201,15 +210,16 @@ class LiteRtBackend:
 
     def _litert_step(self, graph: Graph, part: pt.Partition, k: int) -> _Step:
         model, index = pt.write_partition(graph, part, f"{graph.name or 'main'}_part{k}")
+        threads = partition_threads(graph, part, self.num_threads)
         try:
-            lite = self._interpreter(model_content=model, num_threads=self.num_threads)
+            lite = self._interpreter(model_content=model, num_threads=threads)
             lite.allocate_tensors()
         except (RuntimeError, ValueError) as e:
             n = part.nodes[0]
             raise UnsupportedOpError(n.op, n.index, self.name,
                                      f"LiteRT cannot prepare the partition of nodes "
                                      f"{[x.index for x in part.nodes]}: {e}") from None
-        s = _Step(part, litert=lite)
+        s = _Step(part, litert=lite, threads=threads)
         # Views into LiteRT's buffers, held for the executable's life. Its Python Interpreter refuses to
         # invoke while views exist (they would dangle after a reallocation, which never happens here: the
         # partition is allocated once), so the executable calls the wrapped C++ Invoke directly.
@@ -251,6 +261,27 @@ class LiteRtBackend:
 
     def describe(self) -> dict[str, Any]:
         return {"backend_kind": "litert"}
+
+
+def partition_threads(graph: Graph, part: pt.Partition, num_threads: int) -> int:
+    """LiteRT's threads for a partition: ``num_threads``, but 1 for a partition of small nodes
+    (under :data:`SMALL_NODE_FLOPS` a node on average) in a graph cut into several partitions."""
+    if num_threads == 1 or len(graph.nodes) == len(part.nodes):
+        return num_threads
+    work = sum(cost.flops(graph, n) for n in part.nodes)
+    return 1 if work < SMALL_NODE_FLOPS * len(part.nodes) else num_threads
+
+
+def _calls(steps: list[_Step]) -> list[Callable[[], None]]:
+    """What an invoke without an observer calls, in order: each step's copies in, its work (a
+    cpu partition of compiled tasks as one :class:`jit.Program` call), its copies out."""
+    calls: list[Callable[[], None]] = []
+    for s in steps:
+        calls += [partial(np.copyto, dst, src) for _, src, dst in s.before]
+        program = jit.program([[[list(s.runs)]]]) if s.fused else None  # one stage, one chunk
+        calls += [program] if program is not None else s.runs
+        calls += [partial(np.copyto, dst, src) for _, src, dst in s.after]
+    return calls
 
 
 def _view(lite: Any, i: int) -> np.ndarray | None:
