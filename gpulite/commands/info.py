@@ -84,7 +84,8 @@ def _measured(out: Callable[[str], None]) -> None:
         + ("nothing measured yet" if not entries else f"{len(entries)} configuration(s)"))
     for e in entries:
         ms = ", ".join(f"{n} {v:.2f}" for n, v in sorted(e.get("ms", {}).items(), key=lambda kv: kv[1]))
-        out(f"             {e.get('subject')}: {e.get('chosen')} (ms per frame: {ms}; {e.get('measured')})")
+        load = e.get("machine", {}).get("load", "unknown")
+        out(f"             {e.get('subject')}, {load}: {e.get('chosen')} (ms per frame: {ms}; {e.get('measured')})")
 
 
 def _size(v: int, key: str) -> str:

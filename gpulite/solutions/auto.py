@@ -1,15 +1,20 @@
 """``backend="auto"`` for solutions, by measurement: time each usable backend once per machine, keep the fastest.
 
 On the first ``auto`` use of a solution configuration (its class and arguments) on a machine
-(gpulite version, CPU, core count, each candidate backend's adapter/driver or library version),
-the solution is built on each candidate backend and runs :data:`WARMUP` + up to :data:`FRAMES`
-frames (the timed ones round the candidates in turn, so a busy phase hits them alike) of the
-bundled sample image (``gpulite/data/astronaut.png``, 320x320, one face) in the
-mode the caller asked for; the backend with the lowest median frame time wins. The result goes
-to ``$GPULITE_CACHE_DIR/auto_backend.json`` (default ``~/.cache/gpulite``) and is reused by every
-later process on that machine: the measurement is never repeated until something in the key
-changes (a driver update, a new gpulite). ``gpulite info`` lists what was measured; the
-solution's ``backend_reason`` says what was measured for it.
+(gpulite version, CPU, core count, each candidate backend's adapter/driver or library version)
+under a load (:func:`load_class`: ``idle`` or ``busy``), the solution is built on each
+candidate backend and runs :data:`WARMUP` + up to :data:`FRAMES` frames (the timed ones round
+the candidates in turn, so a busy phase hits them alike) of the bundled sample image
+(``gpulite/data/astronaut.png``, 320x320, one face) in the mode the caller asked for; the
+backend with the lowest median frame time wins. The result goes to
+``$GPULITE_CACHE_DIR/auto_backend.json`` (default ``~/.cache/gpulite``) and is reused by every
+later process on that machine under the same load class: the measurement is never repeated
+until something in the key changes (a driver update, a new gpulite, the load class). The load
+is in the key because the winner depends on it: on the 2-core machine, litert with two XNNPACK
+threads beat one thread while the other core was free and ran at 0.6x of it while other
+processes held that core; a choice measured in a quiet minute and reused under load (or the
+reverse) picked the slower backend. ``gpulite info`` lists what was measured; the solution's
+``backend_reason`` says what was measured for it.
 
 Candidates are the pipeline backends (``webgpu``, ``litert``, ``cpu``) that the backend registry
 says can start (``litert`` twice on a multi-core machine: with one XNNPACK thread per core and as
@@ -50,7 +55,10 @@ log = logging.getLogger(__name__)
 
 PIPELINE_BACKENDS = ("webgpu", "litert", "cpu")
 WARMUP = 1  # untimed frames per backend (pipeline compilation, first-dispatch costs)
-FRAMES = 5  # timed frames per backend at most
+FRAMES = 9  # timed frames per backend at most
+# The 1-minute load average per core below which the machine counts as idle (a core free on
+# average beside the measuring process): see load_class
+IDLE_LOAD = 0.5
 BUDGET_S = 2.0  # timing stops after this many seconds per backend (at least one frame)
 CACHE_FILE = "auto_backend.json"
 # Inference threads for solutions built in this context (what build() measures with); None: the default
@@ -102,15 +110,31 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def machine(names: list[str]) -> dict[str, Any]:
-    """What a measurement depends on besides the solution: gpulite, CPU, cores, each candidate's note."""
+def load() -> float | None:
+    """The 1-minute load average per core, or None where the system has none (Windows)."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except (AttributeError, OSError):
+        return None
+
+
+def load_class(per_core: float | None) -> str:
+    """``"idle"`` below :data:`IDLE_LOAD` per core, else ``"busy"``; ``"unknown"`` without a load average."""
+    if per_core is None:
+        return "unknown"
+    return "idle" if per_core < IDLE_LOAD else "busy"
+
+
+def machine(names: list[str], per_core: float | None = None) -> dict[str, Any]:
+    """What a measurement depends on besides the solution: gpulite, CPU, cores, each candidate's
+    note, and the load class of ``per_core`` (the load average per core)."""
     from gpulite import runtime
     from gpulite.environment import env
     from gpulite.version import __version__
 
     notes = {b.name: b.note for b in runtime.describe_backends() if b.name in names}
     return {"gpulite": __version__, "cpu": _cpu_name(), "cores": os.cpu_count(),
-            "num_threads": env().get("num_threads"), "backends": notes}
+            "num_threads": env().get("num_threads"), "backends": notes, "load": load_class(per_core)}
 
 
 def subject(cls: type, arguments: dict[str, Any]) -> str:
@@ -221,8 +245,9 @@ def time_candidates(cls: type, arguments: dict[str, Any], names: list[str], imag
 def _describe(entry: dict[str, Any], path: Path, fresh: bool) -> str:
     ms = ", ".join(f"{n} {v:.2f} ms" for n, v in sorted(entry["ms"].items(), key=lambda kv: kv[1]))
     when = "just now" if fresh else f"on {entry['measured']}"
-    parts = [f"auto: measured {when} on this machine, median ms per frame of the sample image: {ms}; "
-             f"{entry['chosen']!r} is the fastest (cached in {path})"]
+    load = entry.get("machine", {}).get("load", "unknown")
+    parts = [f"auto: measured {when} on this machine ({load}: {_load_text(entry.get('load'))}), median ms per "
+             f"frame of the sample image: {ms}; {entry['chosen']!r} is the fastest (cached in {path})"]
     parts += entry.get("failed", []) + entry.get("not_measured", [])
     return "; ".join(parts)
 
@@ -238,7 +263,8 @@ def choose(cls: type, arguments: dict[str, Any]) -> tuple[str, str, int | None] 
     names, notes = candidates()
     if len(names) < 2:
         return None
-    subj, mach = subject(cls, arguments), machine(names)
+    per_core = load()
+    subj, mach = subject(cls, arguments), machine(names, per_core)
     key, path = _key(subj, mach), cache_path()
     entry = read_cache(path).get(key)
     fresh = False
@@ -247,7 +273,7 @@ def choose(cls: type, arguments: dict[str, Any]) -> tuple[str, str, int | None] 
             entry = read_cache(path).get(key)  # another process may have measured meanwhile
             if entry is None:
                 entry = measure(cls, arguments, names, notes)
-                entry.update(subject=subj, machine=mach)
+                entry.update(subject=subj, machine=mach, load=per_core)
                 if entry["ms"]:
                     data = read_cache(path)
                     data[key] = entry
@@ -260,6 +286,10 @@ def choose(cls: type, arguments: dict[str, Any]) -> tuple[str, str, int | None] 
         return None
     backend, threads = split(entry["chosen"])
     return backend, _describe(entry, path, fresh), threads
+
+
+def _load_text(per_core: float | None) -> str:
+    return "no load average" if per_core is None else f"load average {per_core:.2f} per core"
 
 
 def measure(cls: type, arguments: dict[str, Any], names: list[str], notes: list[str]) -> dict[str, Any]:

@@ -160,3 +160,46 @@ def test_one_litert_thread_is_a_candidate_and_reaches_every_inference_node(cache
         assert (fd.backend, fd.inference_threads) == ("litert", 1) and _inference_threads(fd) == [1]
     with FaceDetector(model="short", backend="litert") as fd:  # explicit: the default threads
         assert fd.inference_threads is None and _inference_threads(fd) == [None]
+
+
+def _load(monkeypatch, per_core):
+    """The load average this test's auto sees, per core."""
+    import os
+
+    monkeypatch.setattr(auto.os, "getloadavg", lambda: (per_core * (os.cpu_count() or 1),) * 3)
+
+
+def test_a_measurement_is_reused_only_under_the_load_it_was_taken_under(cache, monkeypatch):
+    """Measured in a quiet minute with litert slowed, cpu wins; under load, with cpu slowed
+    instead, auto measures again rather than reuse the quiet minute's choice, and keeps both:
+    each load class gets its own measurement, and neither picks what it measured slower."""
+    _needs_two()
+    _load(monkeypatch, 0.1)
+    with monkeypatch.context() as m:
+        _slow(m, "litert")
+        with FaceDetector(model="short") as fd:
+            assert fd.backend == "cpu" and "measured just now" in fd.backend_reason
+            assert "(idle: load average 0.10 per core)" in fd.backend_reason
+    _load(monkeypatch, 2.0)
+    with monkeypatch.context() as m:
+        _slow(m, "cpu")
+        with FaceDetector(model="short") as fd:
+            assert fd.backend == "litert" and "measured just now" in fd.backend_reason, fd.backend_reason
+            assert "(busy: load average 2.00 per core)" in fd.backend_reason
+    entries = json.loads(cache.read_text()).values()
+    assert sorted((e["machine"]["load"], auto.split(e["chosen"])[0]) for e in entries) == [("busy", "litert"),
+                                                                                           ("idle", "cpu")]
+    monkeypatch.setattr(auto, "time_candidates", lambda *a: pytest.fail("measured again"))
+    for per_core, backend in ((0.3, "cpu"), (0.9, "litert")):
+        _load(monkeypatch, per_core)
+        with FaceDetector(model="short") as fd:
+            assert fd.backend == backend and "measured on " in fd.backend_reason, (per_core, fd.backend_reason)
+
+
+def test_load_classes(monkeypatch):
+    assert [auto.load_class(x) for x in (None, 0.0, 0.49, 0.5, 3.0)] == ["unknown", "idle", "idle", "busy", "busy"]
+
+    def missing():
+        raise OSError("no load average")
+    monkeypatch.setattr(auto.os, "getloadavg", missing)
+    assert auto.load() is None
