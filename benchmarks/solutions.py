@@ -8,9 +8,11 @@ gpulite's ``litert`` extra when it is missing), or on the ones named. gpulite an
 same frame in turn, frame by frame, so a slow phase of the machine hits both alike; the
 frames/s of each is one over the median time of its own ``process`` calls, after a warm-up
 (graph start, pipeline compilation), so that a frame during which another process took the
-core does not weigh. The last column gives the ratio of the mean frame times too. Ratios, not
-absolute numbers, are comparable between machines. MediaPipe runs on its CPU path (XNNPACK)
-in both rows.
+core does not weigh. The last columns give the ratio of the mean frame times too, and of the
+mean CPU time per frame (the process's, all threads: what each costs the machine, which a
+loaded machine's waits do not inflate; MediaPipe runs its graph on threads of its own,
+gpulite on the calling thread). Ratios, not absolute numbers, are comparable between machines.
+MediaPipe runs on its CPU path (XNNPACK) in both rows.
 
     python benchmarks/solutions.py                         # 30 frames on the auto backend
     python benchmarks/solutions.py --backends cpu webgpu   # 30 frames on cpu, 5 on webgpu
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -71,6 +74,7 @@ class Row:
     mediapipe_fps: float
     note: str = ""
     mean_ratio: float | None = None  # the same ratio from mean frame times
+    cpu_ratio: float | None = None  # MediaPipe's mean CPU time per frame over gpulite's
 
     @property
     def ratio(self) -> float | None:
@@ -86,30 +90,34 @@ def measure(case: Case, backend: str, frames: list[np.ndarray], warmup: int) -> 
         ref.close()
         return Row(case.name, backend, 0, None, 0.0, f"gpulite: {e}")
     spent: dict[str, list[float]] = {"gpulite": [], "mediapipe": []}
+    cpu: dict[str, list[float]] = {"gpulite": [], "mediapipe": []}
     try:
         for i, f in enumerate([*frames[:warmup], *frames]):
             for name, sol in (("gpulite", ours), ("mediapipe", ref)):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 sol.process(f)
                 if i >= warmup:
                     spent[name].append(time.perf_counter() - t0)
+                    cpu[name].append(time.process_time() - c0)
     finally:
         ours.close()
         ref.close()
     used = backend if backend != "auto" else f"auto:{getattr(ours, 'backend', '?')}"
     ours_t, theirs_t = np.array(spent["gpulite"]), np.array(spent["mediapipe"])
     return Row(case.name, used, len(frames), 1 / float(np.median(ours_t)), 1 / float(np.median(theirs_t)),
-               mean_ratio=float(theirs_t.mean() / ours_t.mean()))
+               mean_ratio=float(theirs_t.mean() / ours_t.mean()),
+               cpu_ratio=float(np.mean(cpu["mediapipe"]) / max(np.mean(cpu["gpulite"]), 1e-9)))
 
 
 def table(rows: list[Row]) -> list[str]:
     lines = [f"{'solution':<21}{'backend':<13}{'frames':>7}{'gpulite fps':>13}{'MediaPipe fps':>15}"
-             f"{'gpulite/MediaPipe':>19}{'(means)':>9}", "-" * 97]
+             f"{'gpulite/MediaPipe':>19}{'(means)':>9}{'(cpu)':>8}", "-" * 105]
     for r in rows:
         fps = f"{r.gpulite_fps:13.1f}" if r.gpulite_fps else f"{'-':>13}"
         ratio = f"{r.ratio:18.2f}x" if r.ratio else f"{'-':>19}"
         means = f"{r.mean_ratio:8.2f}x" if r.mean_ratio else f"{'-':>9}"
-        lines.append(f"{r.solution:<21}{r.backend:<13}{r.frames:>7}{fps}{r.mediapipe_fps:15.1f}{ratio}{means}")
+        cpu = f"{r.cpu_ratio:7.2f}x" if r.cpu_ratio else f"{'-':>8}"
+        lines.append(f"{r.solution:<21}{r.backend:<13}{r.frames:>7}{fps}{r.mediapipe_fps:15.1f}{ratio}{means}{cpu}")
     lines += [f"note: {r.solution} on {r.backend}: {r.note}" for r in rows if r.note]
     return lines
 
@@ -154,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
             log.info("%s on %s: %d frames", case.name, backend, n)
             rows.append(measure(case, backend, frames, args.warmup))
     print("video mode, 640x480 frames (tests/solutions/video.py); MediaPipe 0.10.14 on its CPU path; "
-          "fps = 1 / median frame time; ratio > 1: gpulite faster")
+          "fps = 1 / median frame time; ratio > 1: gpulite faster; (cpu): by mean process CPU time per frame")
+    if hasattr(os, "getloadavg"):
+        print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores when the run ended")
     for line in table(rows):
         print(line)
     return 0
