@@ -36,6 +36,9 @@ from gpulite.model.opdefs import Op
 _SLOTS = {"x": (1, 2, 3, 4), "h": (5, 6, 7, 8), "peephole": (9, 10, 11), "bias": (12, 13, 14, 15),
           "proj_w": 16, "proj_b": 17, "h_state": 18, "c_state": 19}
 _I32 = np.iinfo(np.int32)
+# A layer-norm step's dispatches of lstm_int8_norm.wgsl: (stage, first gate, gates) of the row statistics.
+_NORM_STAGES = (("stage_gates", 0, 0), ("stage_stats", 0, 3), ("stage_cell", 0, 0), ("stage_stats", 3, 1),
+                ("stage_out", 0, 0))
 
 
 def applies(node: Node, ctx: GpuContext) -> bool:
@@ -81,112 +84,104 @@ def _pack(name: str, elems: int, width: int, src: int, src_rs: int, dst: int, bi
     return make_program(name, "pack_codes", params, -(-elems // per), word="u32", BITS=str(bits))
 
 
+def _tables(cell: IntegerLstm, n_in: int, n_out: int) -> dict[str, np.ndarray]:
+    """The cell's integer parameters laid out for the kernels: every gate its own block (the cpu
+    kernel keeps the gates side by side in ``cell.order``; a CIFG input gate's block is zeros,
+    never read), and ``q``, the (multiplier, shift) rows the WGSL reads at ``q_off + 2 * row``:
+    input gates 0-3, recurrent gates 0-3, hidden, peepholes i/f/o, projection, layer norm gates
+    0-3, then each layer norm's variance guard as (guard, 0)."""
+    n = cell.n_cell
+    t = {"wx": np.zeros((4, n, n_in), np.int64), "wh": np.zeros((4, n, n_out), np.int64),
+         "bx": np.zeros((4, n), np.int64), "bh": np.zeros((4, n), np.int64), "q": np.zeros((21, 2), np.int64),
+         "peep": np.zeros((3, n), np.int64), "lnw": np.zeros((4, n), np.int64), "lnb": np.zeros((4, n), np.int64),
+         "pw": np.zeros((1, 1), np.int64), "pb": np.zeros(1, np.int64)}
+    q = t["q"]
+    for k, g in enumerate(cell.order):
+        cols = slice(k * n, (k + 1) * n)
+        t["wx"][g] = np.rint(cell.input_products.w[:, cols].T)
+        t["wh"][g] = np.rint(cell.recurrent_products.w[:, cols].T)
+        t["bx"][g], t["bh"][g] = cell.input_products.b[cols], cell.recurrent_products.b[cols]
+        q[g] = cell.input_products.mult[k * n], cell.input_products.shift[k * n]
+        q[4 + g] = cell.recurrent_products.mult[k * n], cell.recurrent_products.shift[k * n]
+    q[8] = cell.hidden_mul
+    for g, p in ((0, 0), (1, 1), (3, 2)):
+        if g in cell.peep:
+            t["peep"][p], q[9 + p] = cell.peep[g][0], cell.peep[g][1]
+    if cell.proj is not None:
+        t["pw"], q[12] = np.rint(cell.proj[0].T).astype(np.int64), cell.proj[2]
+        t["pb"] = np.broadcast_to(np.asarray(cell.proj[1], np.int64), (n_out,))
+    for g, (w, bias, m, guard) in cell.ln.items():
+        t["lnw"][g], t["lnb"][g], q[13 + g], q[17 + g] = w, bias, m, (guard, 0)
+    return t
+
+
+def _sums_fit(t: dict[str, np.ndarray]) -> bool:
+    """Whether every product sum (int8 activations) stays within int32, as LiteRT's do."""
+    return all(np.abs(t[w]).sum(axis=-1).max() * 128 + np.abs(t[b]).max() <= _I32.max
+               for w, b in (("wx", "bx"), ("wh", "bh"), ("pw", "pb")))
+
+
 def integer_lstm(node: Node, ctx: GpuContext) -> list[Program]:
     cell = _cell(node, ctx)
     x, out = ctx.input(0), ctx.output(0)
     h_state, c_state = ctx.input(18), ctx.input(19)
-    time_major = bool(getattr(node.options, "time_major", False))
-    steps, batch, ts, bs = _rows(x, time_major)
-    n_in, n = x.shape[-1], cell.n_cell
-    n_out = out.shape[-1]
+    steps, batch, ts, bs = _rows(x, bool(getattr(node.options, "time_major", False)))
+    n_in, n, n_out = x.shape[-1], cell.n_cell, out.shape[-1]
     if h_state.size != batch * n_out or c_state.size != batch * n or (cell.proj is None and n_out != n):
         raise ctx.unsupported(f"output {list(out.shape)} and states {list(h_state.shape)}, {list(c_state.shape)} "
                               f"do not fit {batch} rows of {n} cells")
-    gates = 4 if not cell.cifg else 3
-    order = cell.order
-    # The cpu kernel keeps the gates side by side in ``order``; here every gate has its block
-    # (a CIFG input gate's is zeros, never read).
-    wx = np.zeros((4, n, n_in), np.int64)
-    wh = np.zeros((4, n, n_out), np.int64)
-    bx = np.zeros((4, n), np.int64)
-    bh = np.zeros((4, n), np.int64)
-    # (m, s): input gates 0-3, recurrent gates 0-3, hidden, peepholes i, f, o, projection, layer norm
-    # gates 0-3; then (guard, 0) of each gate's layer norm
-    q = np.zeros((21, 2), np.int64)
-    lnw, lnb = np.zeros((4, n), np.int64), np.zeros((4, n), np.int64)
-    for g, (w, bias, m, guard) in cell.ln.items():
-        lnw[g], lnb[g], q[13 + g], q[17 + g] = w, bias, m, (guard, 0)
-    for k, g in enumerate(order):
-        cols = slice(k * n, (k + 1) * n)
-        wx[g] = np.rint(cell.input_products.w[:, cols].T)
-        wh[g] = np.rint(cell.recurrent_products.w[:, cols].T)
-        bx[g], bh[g] = cell.input_products.b[cols], cell.recurrent_products.b[cols]
-        q[g] = cell.input_products.mult[k * n], cell.input_products.shift[k * n]
-        q[4 + g] = cell.recurrent_products.mult[k * n], cell.recurrent_products.shift[k * n]
-    assert len(order) == gates
-    q[8] = cell.hidden_mul
-    pw, pb = np.zeros((1, 1), np.int64), np.zeros(1, np.int64)
-    if cell.proj is not None:
-        pw, pb, q[12] = np.rint(cell.proj[0].T).astype(np.int64), np.asarray(cell.proj[1], np.int64), cell.proj[2]
-        pb = np.broadcast_to(pb, (n_out,))
-    peep = np.zeros((3, n), np.int64)
-    for g, p in ((0, 0), (1, 1), (3, 2)):
-        if g in cell.peep:
-            peep[p], q[9 + p] = cell.peep[g][0], cell.peep[g][1]
-    if np.abs(wx).sum(axis=2).max() * 128 + np.abs(bx).max() > _I32.max or \
-            np.abs(wh).sum(axis=2).max() * 128 + np.abs(bh).max() > _I32.max or \
-            np.abs(pw).sum(axis=1).max() * 128 + np.abs(pb).max() > _I32.max:
+    t = _tables(cell, n_in, n_out)
+    if not _sums_fit(t):
         raise ctx.unsupported("a gate's integer sum could exceed int32")
-    q_ref = _i32(ctx, q, "multipliers")
-    tables = np.concatenate([cell.sigmoid, cell.tanh_gate, cell.tanh_cell]).astype(np.int16)
-    t_ref = ctx.upload(np.frombuffer(tables.tobytes(), np.uint32).copy())
-    pre = ctx.upload(np.zeros(steps * batch * 4 * n, np.int32))
-    hseq = ctx.upload(np.zeros(steps * batch * n_out, np.int32))
-    hid = ctx.upload(np.zeros(batch * n, np.int32))
-    if cell.ln:
-        norm = [("g_off", "u32", ctx.upload(np.zeros(batch * 4 * n, np.int32)).offset),
-                ("st_off", "u32", ctx.upload(np.zeros(batch * 4 * 3, np.int32)).offset),
-                ("ln_off", "u32", _i32(ctx, lnw, "layer norm weights").offset),
-                ("lb_off", "u32", _i32(ctx, lnb, "layer norm biases").offset)]
-    c_tmp = ctx.upload(np.zeros(batch * n, np.int32))
+    ref = {k: _i32(ctx, v, k).offset for k, v in t.items()}
+    codes = np.concatenate([cell.sigmoid, cell.tanh_gate, cell.tanh_cell]).astype(np.int16)
+    t_ref = ctx.upload(np.frombuffer(codes.tobytes(), np.uint32).copy())
+    # i32 scratch: every step's input parts, the sequence's h, the cell, a projection's input
+    pre, hseq = ctx.scratch((steps * batch * 4 * n,)), ctx.scratch((steps * batch * n_out,))
+    c_tmp, hid = ctx.scratch((batch * n,)), ctx.scratch((batch * n,))
     name = f"{x.shape} cells={n}"
     programs = [make_program(f"lstm int8 input {name}", "lstm_int8_input",
                              [("n_cell", "u32", n), ("n_in", "u32", n_in), ("x_off", "u32", x.offset),
-                              ("w_off", "u32", _i32(ctx, wx, "input weights").offset),
-                              ("b_off", "u32", _i32(ctx, bx, "input biases").offset), ("q_off", "u32", q_ref.offset),
+                              ("w_off", "u32", ref["wx"]), ("b_off", "u32", ref["bx"]), ("q_off", "u32", ref["q"]),
                               ("pre_off", "u32", pre.offset)],
                              steps * batch * 4 * n, word="u32", reduction_per_thread=n_in)]
     fixed = [("n_cell", "u32", n), ("n_out", "u32", n_out), ("proj", "u32", int(cell.proj is not None)),
-             ("hid_off", "u32", hid.offset), ("wh_off", "u32", _i32(ctx, wh, "recurrent weights").offset),
-             ("bh_off", "u32", _i32(ctx, bh, "recurrent biases").offset), ("q_off", "u32", q_ref.offset),
-             ("p_off", "u32", _i32(ctx, peep, "peephole weights").offset), ("t_off", "u32", t_ref.offset),
+             ("hid_off", "u32", hid.offset), ("wh_off", "u32", ref["wh"]), ("bh_off", "u32", ref["bh"]),
+             ("q_off", "u32", ref["q"]), ("p_off", "u32", ref["peep"]), ("t_off", "u32", t_ref.offset),
              ("h_state", "u32", h_state.offset), ("c_state", "u32", c_state.offset), ("c_off", "u32", c_tmp.offset),
              ("peep", "u32", int(bool(cell.peep))), ("cifg", "u32", int(cell.cifg)),
              ("cell_shift", "i32", 30 + cell.cell_scale), ("cell_clip", "i32", cell.cell_clip),
              ("hidden_zp", "i32", cell.hidden_zp), ("h_bs", "u32", bs * n_out), ("pre_bs", "u32", bs * 4 * n)]
-    if cell.proj is not None:
-        project = [("n_cell", "u32", n), ("n_out", "u32", n_out), ("hid_off", "u32", hid.offset),
-                   ("w_off", "u32", _i32(ctx, pw, "projection weights").offset),
-                   ("b_off", "u32", _i32(ctx, pb, "projection bias").offset), ("q_off", "u32", q_ref.offset),
-                   ("h_zp", "i32", cell.h_zp), ("clip", "i32", cell.proj_clip), ("h_bs", "u32", bs * n_out)]
+    norm = [("g_off", "u32", ctx.scratch((batch * 4 * n,)).offset),
+            ("st_off", "u32", ctx.scratch((batch * 12,)).offset),
+            ("ln_off", "u32", ref["lnw"]), ("lb_off", "u32", ref["lnb"])] if cell.ln else []
+    project = [("n_cell", "u32", n), ("n_out", "u32", n_out), ("hid_off", "u32", hid.offset),
+               ("w_off", "u32", ref["pw"]), ("b_off", "u32", ref["pb"]), ("q_off", "u32", ref["q"]),
+               ("h_zp", "i32", cell.h_zp), ("clip", "i32", cell.proj_clip), ("h_bs", "u32", bs * n_out)]
     prev = 0
-    for t in range(steps):
-        row = t * ts
-        params = [*fixed, ("first", "u32", int(t == 0)), ("h_prev", "u32", hseq.offset + prev * n_out),
+    for step in range(steps):
+        row = step * ts
+        params = [*fixed, ("first", "u32", int(step == 0)), ("h_prev", "u32", hseq.offset + prev * n_out),
                   ("h_out", "u32", hseq.offset + row * n_out), ("pre_row", "u32", pre.offset + row * 4 * n)]
         if not cell.ln:
-            programs.append(make_program(f"lstm int8 step t={t} {name}", "lstm_int8_step", params, batch * n,
+            programs.append(make_program(f"lstm int8 step t={step} {name}", "lstm_int8_step", params, batch * n,
                                          word="u32", reduction_per_thread=4 * n_out))
-        else:
-            for stage, g0, ng in (("stage_gates", 0, 0), ("stage_stats", 0, 3), ("stage_cell", 0, 0),
-                                  ("stage_stats", 3, 1), ("stage_out", 0, 0)):
-                threads = batch * ng if stage == "stage_stats" else batch * n
-                work = n if stage == "stage_stats" else 4 * n_out if stage == "stage_gates" else 0
-                programs.append(make_program(f"lstm int8 norm {stage} t={t} {name}", "lstm_int8_norm",
-                                             [*params, *norm, ("g0", "u32", g0), ("ng", "u32", max(ng, 1))],
-                                             threads, word="u32", reduction_per_thread=work, STAGE=stage))
+        for stage, g0, ng in _NORM_STAGES if cell.ln else ():
+            threads = batch * ng if stage == "stage_stats" else batch * n
+            work = n if stage == "stage_stats" else 4 * n_out if stage == "stage_gates" else 0
+            programs.append(make_program(f"lstm int8 norm {stage} t={step} {name}", "lstm_int8_norm",
+                                         [*params, *norm, ("g0", "u32", g0), ("ng", "u32", max(ng, 1))],
+                                         threads, word="u32", reduction_per_thread=work, STAGE=stage))
         if cell.proj is not None:
-            programs.append(make_program(f"lstm int8 projection t={t} {name}", "lstm_int8_project",
+            programs.append(make_program(f"lstm int8 projection t={step} {name}", "lstm_int8_project",
                                          [*project, ("h_out", "u32", hseq.offset + row * n_out)], batch * n_out,
                                          word="u32", reduction_per_thread=n))
         prev = row
-    programs += [
-        _pack(f"lstm int8 output {list(out.shape)}", out.size, n_out, hseq.offset, n_out, out.offset, 8),
-        _pack(f"lstm int8 output state {list(h_state.shape)}", batch * n_out, n_out, hseq.offset + prev * n_out,
-              bs * n_out, h_state.offset, 8),
-        _pack(f"lstm int8 cell state {list(c_state.shape)}", batch * n, n, c_tmp.offset, n, c_state.offset, 16),
-    ]
-    return programs
+    return [*programs,
+            _pack(f"lstm int8 output {list(out.shape)}", out.size, n_out, hseq.offset, n_out, out.offset, 8),
+            _pack(f"lstm int8 output state {list(h_state.shape)}", batch * n_out, n_out,
+                  hseq.offset + prev * n_out, bs * n_out, h_state.offset, 8),
+            _pack(f"lstm int8 cell state {list(c_state.shape)}", batch * n, n, c_tmp.offset, n, c_state.offset, 16)]
 
 
 for _op in (Op.UNIDIRECTIONAL_SEQUENCE_LSTM, Op.LSTM):
