@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpulite.backends.kernels import get_kernel, takes_int8
-from gpulite.model.opdefs import Op
+from gpulite.model.opdefs import RAW_OPS, Op
 
 BACKENDS = ("cpu", "webgpu")
 # Codes in the op table that are no operators a model runs.
@@ -32,8 +32,6 @@ NOT_OPERATORS = frozenset({Op.CUSTOM, Op.DELEGATE, Op.PLACEHOLDER_FOR_GREATER_OP
 # Ops whose tensors are never quantized: the int8 columns do not apply.
 NOT_QUANTIZED = frozenset({Op.LOGICAL_AND, Op.LOGICAL_OR, Op.LOGICAL_NOT, Op.SHAPE, Op.RANK, Op.RANGE,
                            Op.BROADCAST_ARGS, Op.WHERE, Op.ONE_HOT})
-# Ops that read quantized codes, not values (the float rewrite keeps them integer).
-_RAW = frozenset({Op.QUANTIZE, Op.DEQUANTIZE, Op.CAST, Op.BITCAST, Op.BITWISE_XOR, Op.RIGHT_SHIFT, Op.SCATTER_ND})
 # Why an op is not covered, by name prefix (the first match wins).
 _WHY_NOT = (
     ("STABLEHLO_", "StableHLO op (JAX / ai-edge-torch StableHLO export, not TFLiteConverter's builtins)"),
@@ -91,7 +89,7 @@ def row(op: Op) -> Row:
             return "n/a"
         return "yes" if backend_has and declared else "no"
     return Row(op, cpu, int8(cpu, takes_int8(op, "cpu")), gpu,
-               int8(gpu, takes_int8(op, "webgpu") or op not in _RAW), int8(gpu, takes_int8(op, "webgpu")))
+               int8(gpu, takes_int8(op, "webgpu") or op not in RAW_OPS), int8(gpu, takes_int8(op, "webgpu")))
 
 
 def table() -> list[Row]:

@@ -283,6 +283,14 @@ class Op(StrEnum):
         return cls(sg.BuiltinOperator(code).name)
 
 
+# Ops that read or write the integer codes of a quantized tensor, not the value they stand for
+# (LiteRT's NEG, FLOOR_DIV and FLOOR_MOD compute on int8/int16 codes and ignore the scales;
+# SCATTER_ND fills code 0 and adds the update codes). A float rewrite of a quantized graph keeps
+# their tensors integer (gpulite/backends/webgpu/quantized.py; the op table's int8 columns).
+RAW_OPS = frozenset({Op.QUANTIZE, Op.DEQUANTIZE, Op.CAST, Op.BITCAST, Op.BITWISE_XOR, Op.RIGHT_SHIFT,
+                     Op.NEG, Op.FLOOR_DIV, Op.FLOOR_MOD, Op.SCATTER_ND})
+
+
 class CustomOp(str):
     """A custom op that is not an :class:`Op` member: its custom code, as the model names it.
 

@@ -247,3 +247,19 @@ def test_nodes_on_the_cpu_keep_litert_integers() -> None:
     assert_steps(got[1], want[1], 1)
     placed = {op: p["backend"] for p in it.get_plan()["partitions"] for op in p["ops"]}
     assert placed["ADD"] == "cpu" and placed["MUL"] == "webgpu"
+
+
+@pytest.mark.parametrize("op", ["LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL"])
+def test_int16_comparisons_read_what_litert_reads(op: str) -> None:
+    """LiteRT 2.3 compares quantized int16 codes, scales aside, for the ordering comparisons (and
+    rescales for EQUAL): under quantized='float' the ordering ones keep their int16 codes, so the
+    GPU gives LiteRT's booleans, not a comparison of real values."""
+    from tests.ops.test_logic import compare_model
+
+    rng = np.random.default_rng(16)
+    a = rng.integers(-16000, 16000, (6, 64)).astype(np.int16)
+    b = rng.integers(-32768, 32768, a.shape).astype(np.int16)
+    b[:2] = 2 * a[:2]  # equal real values, different codes
+    b[2:4] = a[2:4]  # equal codes, different real values
+    m = compare_model(op, a.shape, b.shape, "int16", qa=(0.5, 0), qb=(0.25, 0))
+    np.testing.assert_array_equal(on_gpu(m, [a, b]), litert(m, [a, b]))

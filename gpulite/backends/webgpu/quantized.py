@@ -33,15 +33,10 @@ import numpy as np
 from gpulite.backends.base import copy_graph
 from gpulite.graph.ir import Graph, Node, TensorInfo
 from gpulite.model import schema_gen as sg
-from gpulite.model.opdefs import Op
+from gpulite.model.opdefs import RAW_OPS, Op
 
 MODES = ("float", "exact")
 QUANT_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
-# Ops that read or write the integer codes of a quantized tensor, not the value they stand for
-# (LiteRT's NEG, FLOOR_DIV and FLOOR_MOD compute on int8/int16 codes and ignore the scales;
-# SCATTER_ND fills code 0 and adds the update codes).
-RAW_OPS = frozenset({Op.QUANTIZE, Op.DEQUANTIZE, Op.CAST, Op.BITCAST, Op.BITWISE_XOR, Op.RIGHT_SHIFT,
-                     Op.NEG, Op.FLOOR_DIV, Op.FLOOR_MOD, Op.SCATTER_ND})
 _F32 = np.dtype(np.float32)
 _F32_CODE = int(sg.TensorType.FLOAT32)
 
@@ -69,6 +64,17 @@ def dequantized(t: TensorInfo) -> np.ndarray:
     return ((t.const.astype(np.float32) - zp.reshape(shape)) * scale.reshape(shape)).astype(np.float32)
 
 
+def _compares_codes(graph: Graph, node: Node) -> bool:
+    """A comparison LiteRT runs on quantized codes as they are, scales aside (int16 LESS and the
+    other ordering ones: ``cpu/kernels/logic.rescaled``), so its inputs must keep their codes."""
+    from gpulite.backends.cpu.kernels.logic import COMPARISONS, rescaled
+
+    if node.op not in COMPARISONS or not node.inputs:
+        return False
+    info = graph.tensors[node.inputs[0]]
+    return is_quantized(info) and not rescaled(node.op, info)
+
+
 def float_graph(graph: Graph, on_cpu: Callable[[Node], bool] = lambda n: False) -> Graph:
     """``graph`` with its quantized tensors computed in float (module docstring); ``graph``
     itself when nothing is quantized. Never edits its argument.
@@ -76,7 +82,8 @@ def float_graph(graph: Graph, on_cpu: Callable[[Node], bool] = lambda n: False) 
     ``on_cpu(node)``: the node will run on the CPU fallback (no WebGPU kernel, or forced there);
     its tensors stay integer like a raw op's, so the CPU runs LiteRT's integer kernel on them."""
     def _raw(node: Node) -> bool:
-        return node.op in RAW_OPS or not isinstance(node.op, Op) or node.op.is_custom or on_cpu(node)
+        return (node.op in RAW_OPS or not isinstance(node.op, Op) or node.op.is_custom or on_cpu(node)
+                or _compares_codes(graph, node))
 
     acts = {t.index for t in graph.tensors if t.const is None and t.dtype in QUANT_DTYPES and is_quantized(t)}
     consts = [t for t in graph.tensors if t.const is not None and is_quantized(t)]

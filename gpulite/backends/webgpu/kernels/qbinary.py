@@ -51,8 +51,8 @@ def _quantized(t: Any) -> bool:
 
 
 def applies(node: Node, ctx: GpuContext) -> bool:
-    """Two 8/16-bit integer inputs and output of one dtype, quantized (under ``"exact"``), or raw
-    codes for MAXIMUM / MINIMUM."""
+    """Two 8/16-bit integer inputs and output of one dtype, quantized (under ``"exact"``, or in
+    both modes for a comparison of codes as they are), or raw codes for MAXIMUM / MINIMUM."""
     if len(node.inputs) != 2 or min(node.inputs) < 0 or len(node.outputs) != 1 or node.epilogue or node.prelu_alpha:
         return False
     infos = (ctx.in_info(0), ctx.in_info(1), ctx.out_info(0))
@@ -61,8 +61,8 @@ def applies(node: Node, ctx: GpuContext) -> bool:
     b_dtype = np.dtype(np.int8) if node.op == Op.PRELU and infos[0].dtype == _I16 else infos[0].dtype
     if infos[1].dtype != b_dtype or infos[0].dtype not in NARROW or not out_ok:
         return False
-    if any(_quantized(t) for t in infos):
-        return ctx.quantized == "exact"
+    if any(_quantized(t) for t in infos):  # codes compared as they are are exact in either mode
+        return ctx.quantized == "exact" or (node.op in COMPARE and not rescaled(node.op, infos[0]))
     return node.op in _RAW or node.op in COMPARE
 
 
@@ -93,6 +93,8 @@ def _arithmetic(node: Node, ctx: GpuContext, dt: np.dtype, a_shape: tuple, b_sha
         if op == Op.MUL:
             f["m1"], f["e1"] = q16.mul_multiplier(s1, s2, so)
             return "mul16", "mul16", f, _ALL_BODY
+        if q16.uses_pot_kernel(node, s1, s2, so):  # LiteRT's shift-only kernel: another formula
+            raise ctx.unsupported("int16 ADD/SUB with power-of-two scales (LiteRT's shift-only kernel)")
         f["m1"], f["e1"], f["m2"], f["e2"], f["mo"], f["eo"] = q16.add_params(s1, s2, so, op == Op.SUB)
         f["n1"], f["n2"] = 15 + f["e1"], 15 + f["e2"]
         size = int(np.prod(out_shape, dtype=np.int64))
