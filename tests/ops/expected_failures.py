@@ -57,7 +57,6 @@ GPU_GAPS: list[tuple[str, str]] = [
      "kernel declines it; runs on the CPU fallback"),
     ("test_int8_gaps.py::test_floor_div_mod_*", f"int8/int16 FLOOR_DIV, FLOOR_MOD: {_INT8}"),
     ("test_int8_gaps.py::test_div_*", f"int8/int16 DIV: {_INT8}"),
-    ("test_int8_gaps.py::test_log_softmax_quantized[*]", f"int8/uint8 LOG_SOFTMAX: {_INT8}"),
     *((f"test_quantized_elementwise.py::test_requantize[{_c}-*]", "int16 -> int32 and int32 -> int8/int16 QUANTIZE: "
        f"the GPU's integer QUANTIZE takes 8/16-bit codes; {_INT8}") for _c in ("int16-int32", "int32-int8",
                                                                              "int32-int16")),

@@ -237,6 +237,19 @@ def test_softmax_classifier_row(dtype, backend: str) -> None:
     check_op(m, [x], backend)
 
 
+@pytest.mark.parametrize("in_scale", [0.02, 0.3, 2.0], ids=["fine", "coarse", "sums-near-1"])
+@pytest.mark.parametrize("dtype", [I8, U8], ids=["int8", "uint8"])
+def test_log_softmax_many_rows(dtype, in_scale: float, backend: str) -> None:
+    """Thousands of rows, so thousands of sums whose logarithm (the GPU's in fixed point, the
+    CPU's in float64) decides a rounding somewhere; with scale 2.0 most exponentials underflow
+    and the sums sit just above 1, where the logarithm is tiny."""
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(19).integers(info.min, info.max + 1, (3000, 7)).astype(dtype)
+    out_q = (16 / 256, 127 if dtype == I8 else 255)
+    check_op(model("LOG_SOFTMAX", [(x.shape, dtype, (in_scale, 3 if dtype == I8 else 128))], (x.shape, dtype, out_q)),
+             [x], backend)
+
+
 # Rows (int8, scale 0.1) on which summing the exponentials in any order other than LiteRT's
 # left-to-right float32 loop (reversed, numpy's pairwise sum, float64) changes an output.
 SUM_ORDER_ROWS = [

@@ -66,3 +66,26 @@ def test_mul_rounded_then_add_rounds_twice(gpu):  # noqa: F811
     got = _f32(gpu(_as_f32("mul_rounded(bitcast<f32>(a), bitcast<f32>(b), bitcast<u32>(d)) + bitcast<f32>(c)"),
                    args))
     assert np.array_equal(got, twice)
+
+
+def test_ln_f32_rounds_as_float64_log(gpu):  # noqa: F811
+    """qlog.wgsl's logarithm (LOG_SOFTMAX's log of the row's sum, s in [1, 1024]) against the
+    cpu's float32(log(float64(s))): float32s just above 1 (tiny logarithms), at the table's
+    interval edges, powers of two, and random ones. The op suite's LOG_SOFTMAX cases cannot
+    tell a few-ulp logarithm from this one (a rounding rarely flips), so this test does."""
+    from gpulite.backends.webgpu.kernels.qsoftmax import LOG_TABLES
+
+    rng = np.random.default_rng(6)
+    near_one = (np.arange(1, 200) + 0x3F800000).astype(np.uint32).view(F32)
+    edges = np.array([1 + k / 128 for k in range(128)] + [2.0 ** e for e in range(11)], F32)
+    edges = np.concatenate([edges, np.nextafter(edges, F32(2000)), np.nextafter(edges[1:], F32(0))])
+    s = np.concatenate([near_one, edges, rng.uniform(1, 1024, 3000).astype(F32), F32([1.0, 1024.0])])
+    s = s[s >= 1]  # a row's sum holds its max's exp(0) = 1
+    table = np.concatenate([LOG_TABLES, np.zeros(-len(LOG_TABLES) % 4, np.uint32)]).view(np.int32).reshape(-1, 4)
+    args = np.zeros((len(s) + len(table), 4), np.int64)
+    args[:len(s), 0] = _bits(s)
+    args[:len(s), 1] = 4 * len(s)  # the table's word offset: it follows the arguments
+    args[len(s):] = table
+    got = _f32(gpu(_as_f32("ln_f32(bitcast<f32>(a), u32(b))"), args)[:len(s)])
+    want = np.log(s.astype(np.float64)).astype(F32)
+    assert np.array_equal(got, want), (s[got != want][:5], got[got != want][:5], want[got != want][:5])

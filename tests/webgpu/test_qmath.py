@@ -24,6 +24,7 @@ require_adapter()
 MIN, MAX = quant.INT32_MIN, quant.INT32_MAX
 _DRIVER = """//#include "qmath.wgsl"
 //#include "qfloat.wgsl"
+//#include "qlog.wgsl"
 fn arg(i: u32, k: u32) -> i32 { return bitcast<i32>(buf[P.in_off + 4u * i + k]); }
 fn run(i: u32) {
     let a = arg(i, 0u);
@@ -40,7 +41,7 @@ fn run(i: u32) {
 @pytest.fixture(scope="module")
 def gpu(tmp_path_factory):
     """``run(expr, args) -> int64 results``: ``expr`` (WGSL over a, b, c, d: i32, giving
-    vec2<u32>; qmath.wgsl's and qfloat.wgsl's functions) evaluated on each row of ``args`` on
+    vec2<u32>; qmath.wgsl's, qfloat.wgsl's and qlog.wgsl's functions) evaluated on each row of ``args`` on
     the GPU (tests/webgpu/test_qfloat.py uses it too)."""
     import wgpu
 
@@ -48,7 +49,7 @@ def gpu(tmp_path_factory):
     from gpulite.backends.webgpu.program import get_pipeline, make_program
 
     folder = tmp_path_factory.mktemp("wgsl")
-    for f in ("common.wgsl", "qmath.wgsl", "qfloat.wgsl"):
+    for f in ("common.wgsl", "qmath.wgsl", "qfloat.wgsl", "qlog.wgsl"):
         shutil.copy(program.WGSL_DIR / f, folder)
     (folder / "qmath_probe.wgsl").write_text(_DRIVER)
     gdev = get_device()

@@ -36,6 +36,11 @@ def exact_codes(node: Node, ctx: GpuContext) -> bool:
     return np.dtype(info.dtype) in CODES and info.quant is not None and bool(np.size(info.quant.scale))
 
 
+def exact_eight_bit(node: Node, ctx: GpuContext) -> bool:
+    """:func:`exact_codes` for an int8/uint8 input 0 (ops LiteRT has no int16 kernel of)."""
+    return exact_codes(node, ctx) and ctx.in_info(0).dtype.itemsize == 1
+
+
 def load(dtype: np.dtype, off: str, e: str) -> str:
     """WGSL for the i32 code of element ``e`` of a ``dtype`` tensor starting at word ``off``."""
     return f"{load_fn(dtype)}({off}, {e})"

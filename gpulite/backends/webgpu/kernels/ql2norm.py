@@ -9,7 +9,7 @@ import numpy as np
 
 from gpulite.backends.kernels import declare_int8, register_case
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.kernels.integer import exact_codes, per_tensor, require_codes, words_program
+from gpulite.backends.webgpu.kernels.integer import exact_eight_bit, per_tensor, require_codes, words_program
 from gpulite.backends.webgpu.kernels.qmath import load_fn, qrange
 from gpulite.backends.webgpu.kernels.reduce import row_programs, split_dims
 from gpulite.backends.webgpu.program import Program
@@ -20,11 +20,7 @@ _OUT = {np.dtype(np.int8): "clamp(q_mbqm(d, m, shift + 7), -128, 127)",
         np.dtype(np.uint8): "clamp(q_mbqm(128 * d, m, shift) + 128, 0, 255)"}
 
 
-def _eight_bit(node: Node, ctx: GpuContext) -> bool:
-    return exact_codes(node, ctx) and ctx.in_info(0).dtype.itemsize == 1
-
-
-@register_case(Op.L2_NORMALIZATION, "webgpu", _eight_bit)
+@register_case(Op.L2_NORMALIZATION, "webgpu", exact_eight_bit)
 def l2_normalization(node: Node, ctx: GpuContext) -> list[Program]:
     x, out = ctx.input(0), ctx.output(0)
     require_codes(ctx, x, out)
