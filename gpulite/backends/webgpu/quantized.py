@@ -81,15 +81,18 @@ def float_graph(graph: Graph, on_cpu: Callable[[Node], bool] = lambda n: False) 
 
     ``on_cpu(node)``: the node will run on the CPU fallback (no WebGPU kernel, or forced there);
     its tensors stay integer like a raw op's, so the CPU runs LiteRT's integer kernel on them."""
-    def _raw(node: Node) -> bool:
-        return (node.op in RAW_OPS or not isinstance(node.op, Op) or node.op.is_custom or on_cpu(node)
-                or _compares_codes(graph, node))
-
     acts = {t.index for t in graph.tensors if t.const is None and t.dtype in QUANT_DTYPES and is_quantized(t)}
     consts = [t for t in graph.tensors if t.const is not None and is_quantized(t)]
     if not acts and not consts:
         return graph
     g = copy_graph(graph)
+    # Decided once, on the unrewritten graph (the rewrite below retypes and renumbers tensors).
+    raw_nodes = {id(n) for n in g.nodes if n.op in RAW_OPS or not isinstance(n.op, Op) or n.op.is_custom
+                 or on_cpu(n) or _compares_codes(graph, n)}
+
+    def _raw(node: Node) -> bool:
+        return id(node) in raw_nodes
+
     readers = g.consumers()
     producer = {o: n for n in g.nodes for o in n.outputs}
     keep = set(g.inputs) | set(g.outputs)
