@@ -3,8 +3,9 @@
 On the first ``auto`` use of a solution configuration (its class and arguments) on a machine
 (gpulite version, CPU, core count, each candidate backend's adapter/driver or library version)
 under a load (:func:`load_class`: ``idle`` or ``busy``), the solution is built on each
-candidate backend and runs :data:`WARMUP` + up to :data:`FRAMES` frames (the timed ones round
-the candidates in turn, so a busy phase hits them alike) of the bundled sample image
+candidate backend and runs :data:`WARMUP` + up to :data:`FRAMES` frames (:data:`FRAMES_BUSY`
+on a busy machine; the timed ones round the candidates in turn, so a busy phase hits them
+alike) of the bundled sample image
 (``gpulite/data/astronaut.png``, 320x320, one face) in the mode the caller asked for; the
 backend with the lowest median frame time wins. The result goes to
 ``$GPULITE_CACHE_DIR/auto_backend.json`` (default ``~/.cache/gpulite``) and is reused by every
@@ -27,8 +28,9 @@ measurement; the ``auto_measure`` flag (``GPULITE_AUTO_MEASURE=0``) turns it off
 falls back to the registry's ranking.
 
 First-use cost, bounded: per candidate, building the solution (model load, pipeline compile) and
-``WARMUP + FRAMES`` frames, with timing stopped after :data:`BUDGET_S` seconds per backend (at least
-one timed frame). On a 2-core machine that is about 1-3 s for face detection or face mesh, once.
+``WARMUP + FRAMES`` frames (``FRAMES_BUSY``), with timing stopped after :data:`BUDGET_S` seconds per
+backend (at least one timed frame). On a 2-core machine that is about 1-3 s for face detection or
+face mesh, once per load class.
 Processes measuring the same key at once take turns on a lock file, so concurrent workers (Ray
 actors) measure once and the others read the result.
 """
@@ -56,6 +58,7 @@ log = logging.getLogger(__name__)
 PIPELINE_BACKENDS = ("webgpu", "litert", "cpu")
 WARMUP = 1  # untimed frames per backend (pipeline compilation, first-dispatch costs)
 FRAMES = 9  # timed frames per backend at most
+FRAMES_BUSY = 45  # the same on a busy machine, where a frame's time swings with the other processes' turns
 # The 1-minute load average per core below which the machine counts as idle (a core free on
 # average beside the measuring process): see load_class
 IDLE_LOAD = 0.5
@@ -209,8 +212,11 @@ def time_candidates(cls: type, arguments: dict[str, Any], names: list[str], imag
 
     Every candidate is built and warmed up first; then the timed frames go round the
     candidates in turn, so a slow phase of a busy machine hits them alike. Timing stops after
-    :data:`FRAMES` rounds or :data:`BUDGET_S` seconds per candidate (at least one round).
+    :data:`FRAMES` rounds (:data:`FRAMES_BUSY` on a busy machine: there 9 rounds ranked
+    FaceMesh's candidates at random, 150 the same way every time) or :data:`BUDGET_S` seconds
+    per candidate (at least one round).
     """
+    rounds = FRAMES_BUSY if load_class(load()) == "busy" else FRAMES
     sols: dict[str, Any] = {}
     failed: list[str] = []
     times: dict[str, list[float]] = {}
@@ -224,7 +230,7 @@ def time_candidates(cls: type, arguments: dict[str, Any], names: list[str], imag
             except Exception as e:  # a backend that fails here is not chosen; why is kept
                 failed.append(f"{name} failed while measured ({type(e).__name__}: {e})")
         stop = time.perf_counter() + BUDGET_S * max(1, len(times))
-        for r in range(FRAMES):
+        for r in range(rounds):
             if r and time.perf_counter() > stop:
                 break
             for name in list(times):
