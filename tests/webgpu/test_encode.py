@@ -68,8 +68,9 @@ def test_recordings_skip_repeated_pipelines_only(how):
     it.set_tensor(it.get_input_details()[0]["index"], x_of(2))
     exe = it._exe
     (k, dispatches), = exe._dispatches.items()
-    rec = encode.Recording([dispatches[0], *dispatches], how)  # the ADD twice: same result
-    assert len(rec) == len(dispatches) + 1
+    exe.encoder = how
+    rec = exe._recording(k, [dispatches[0], *dispatches], exe._readbacks[k], exe._checks)  # the ADD twice
+    assert len(rec) == len(dispatches) + 1 and rec.how == how
     exe._recordings[k] = rec
     it.invoke()
     assert_same(it.get_tensor(it.get_output_details()[0]["index"]), chain_ref(x_of(2)), rtol=1e-5)
@@ -84,7 +85,7 @@ def test_invoke_after_close_and_bad_encoders_are_refused():
         exe.invoke()
     assert exe._recordings == {}  # no raw handle outlives the plan's objects
     with pytest.raises(ValueError, match="encoder 'fast'"):
-        encode.Recording([], "fast")
+        encode.Recording(exe.gdev.device, exe.gdev.queue, [], "fast")
     with pytest.raises(ValueError, match="wait must be one of"):
         Interpreter(model_content=chain(), backend="webgpu", wait="busy")
 

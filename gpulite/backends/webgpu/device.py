@@ -389,8 +389,7 @@ class CountedQueue:
         self._queue = queue
 
     def submit(self, command_buffers: Any) -> None:
-        global _submits
-        _submits += 1  # one bytecode increment under the GIL: a race can lose a count, never corrupt
+        count_submit()
         self._queue.submit(command_buffers)
 
     def __getattr__(self, name: str) -> Any:
@@ -398,6 +397,12 @@ class CountedQueue:
 
 
 _submits = 0
+
+
+def count_submit() -> None:
+    """Count a submit made without :meth:`CountedQueue.submit` (the invoke's native encoder)."""
+    global _submits
+    _submits += 1  # one bytecode increment under the GIL: a race can lose a count, never corrupt
 
 
 def submit_count() -> int:

@@ -36,7 +36,7 @@ from . import partition as pt
 from .arena import GpuArena, IndexCheck
 from .binding import check_binding, check_input
 from .context import NHWC
-from .device import GpuDevice
+from .device import GpuDevice, count_submit
 from .encode import Recording, mode
 from .gpu_tensor import GpuTensor, stage, unstage
 from .pipelines import prepare_pipelines
@@ -126,12 +126,13 @@ class WebGpuExecutable:
             data[slots[id(p)]:slots[id(p)] + len(p.params)] = p.params
         self.ubuf = gdev.device.create_buffer_with_data(
             label="gpulite.uniforms", data=bytes(data), usage=wgpu.BufferUsage.UNIFORM)
-        self._buffers = [self.ubuf]
+        self.staging = gdev.device.create_buffer(label="gpulite.readback", size=stage_bytes, usage=_STAGING_USAGE)
+        self._buffers = [self.ubuf, self.staging]
         self._dispatches = {k: [self._dispatch(p, slots[id(p)]) for p in part.work]
                             for k, part in enumerate(self.parts) if part.backend == pt.GPU}
-        self._recordings = {k: Recording(d, self.encoder) for k, d in self._dispatches.items()}
-        self.staging = gdev.device.create_buffer(label="gpulite.readback", size=stage_bytes, usage=_STAGING_USAGE)
-        self._buffers.append(self.staging)
+        self._last_gpu = max(self._dispatches, default=-1)
+        self._recordings = {k: self._recording(k, d, self._readbacks[k], self._checks if k == self._last_gpu else [])
+                            for k, d in self._dispatches.items()}
 
     def _uniform_layout(self, programs: list[Program]) -> tuple[dict[int, int], int]:
         """Every program's uniform block at an aligned offset of one buffer: (id -> offset, size)."""
@@ -187,15 +188,17 @@ class WebGpuExecutable:
         self.invokes += 1
 
     def _run(self, parts: list[pt.Partition], dispatches: dict[int, Any], readbacks: dict[int, list]) -> None:
-        q, buf = self.gdev.queue, self.garena.buffer
-        pending = bool(self._bound)
+        """Run ``parts``: the plan's own (``dispatches`` holds its :class:`Recording` per GPU
+        partition) or an observed plan's (lists of dispatches, recorded here)."""
+        before = self._bound_copies() if self._bound else []
         host_bound = [self._transfer(i) for i in self._bound if i in self._cpu_reads]
         if host_bound:  # a CPU kernel reads a bound input: bring it up and back before anything runs
-            enc = self.gdev.device.create_command_encoder(label="gpulite.bound-inputs")
-            self._copy_bound(enc)
-            self._readback(enc, host_bound, "bound inputs read by the cpu")
-            pending = False
-        last_gpu = max((k for k, p in enumerate(parts) if p.backend == pt.GPU), default=-1)
+            self._submit(self._recording("bound-inputs", [], host_bound), before, host_bound,
+                         "bound inputs read by the cpu")
+            before = []
+        last_gpu = self._last_gpu if dispatches is self._recordings else \
+            max((k for k, p in enumerate(parts) if p.backend == pt.GPU), default=-1)
+        q, buf = self.gdev.queue, self.garena.buffer
         for k, part in enumerate(parts):
             if part.backend == pt.CPU:
                 for run in part.work:
@@ -204,41 +207,51 @@ class WebGpuExecutable:
                     q.write_buffer(buf, tr.offset, self.arena[tr.offset:tr.offset + tr.padded])
                     self.bytes_uploaded += tr.nbytes
                 continue
-            enc = self.gdev.device.create_command_encoder(label=f"gpulite.partition{k}")
-            if pending:  # bound inputs are copied on the GPU, ordered before the first dispatch
-                self._copy_bound(enc)
-                pending = False
-            cp = enc.begin_compute_pass()
-            rec = dispatches[k]  # the plan's Recording, or an observed plan's list of one node's dispatches
-            (rec if isinstance(rec, Recording) else Recording(rec, self.encoder)).record(cp)
-            cp.end()
-            self._readback(enc, readbacks[k], f"partition {k} ({len(part.work)} dispatches)",
-                           self._checks if k == last_gpu else [])
+            checks = self._checks if k == last_gpu else []
+            rec = dispatches[k]
+            if not isinstance(rec, Recording):  # an observed plan's list of one node's dispatches
+                rec = self._recording(k, rec, readbacks[k], checks)
+            # Bound inputs are copied on the GPU in front of the first partition's pass.
+            self._submit(rec, before, readbacks[k], f"partition {k} ({len(part.work)} dispatches)", checks)
+            before = []
+
+    def _recording(self, k: int | str, dispatches: list, transfers: list[pt.Transfer],
+                   checks: Sequence[IndexCheck] = ()) -> Recording:
+        """Partition ``k``'s invoke: its dispatches, then copies of ``transfers`` and of
+        ``checks``' words into staging, in that order."""
+        buf, pos, after = self.garena.buffer, 0, []
+        for tr in transfers:
+            after.append((buf, tr.offset, self.staging, pos, tr.padded))
+            pos += tr.padded
+        for c in checks:
+            after.append((buf, c.offset, self.staging, pos, 4 * c.words))
+            pos += 4 * c.words
+        label = f"gpulite.partition{k}" if isinstance(k, int) else f"gpulite.{k}"
+        return Recording(self.gdev.device, self.gdev.queue, dispatches, self.encoder, after=after, label=label)
 
     def _transfer(self, i: int) -> pt.Transfer:
         return pt.Transfer(i, self.plan.offsets[i], self.graph.tensors[i].nbytes)
 
-    def _copy_bound(self, enc: Any) -> None:
+    def _bound_copies(self) -> list[tuple[Any, int, Any, int, int]]:
+        buf, copies = self.garena.buffer, []
         for i, (src, off) in self._bound.items():
             tr = self._transfer(i)
             if tr.padded:
-                enc.copy_buffer_to_buffer(src, off, self.garena.buffer, tr.offset, tr.padded)
+                copies.append((src, off, buf, tr.offset, tr.padded))
+        return copies
 
-    def _readback(self, enc: Any, transfers: list[pt.Transfer], what: str, checks: Sequence[IndexCheck] = ()) -> None:
-        """Finish ``enc`` with copies of ``transfers`` (then of ``checks``' words) into staging,
-        submit, and copy to the host; raise the first error a check reports."""
-        pos = 0
-        for tr in transfers:
-            enc.copy_buffer_to_buffer(self.garena.buffer, tr.offset, self.staging, pos, tr.padded)
-            pos += tr.padded
-        at = pos
-        for c in checks:
-            enc.copy_buffer_to_buffer(self.garena.buffer, c.offset, self.staging, pos, 4 * c.words)
-            pos += 4 * c.words
+    def _submit(self, rec: Recording, before: list, transfers: list[pt.Transfer], what: str,
+                checks: Sequence[IndexCheck] = ()) -> None:
+        """Encode and submit ``rec`` (copies ``before`` in front), then copy what it staged
+        (``transfers``, then ``checks``' words) to the host; raise the first error a check reports."""
         try:
-            self.gdev.queue.submit([enc.finish()])
+            rec.submit(before)
         except wgpu.GPUError as e:
             raise KernelError(f"{what}: the GPU rejected the submitted work: {e}") from e
+        finally:
+            count_submit()
+        pos = at = sum(tr.padded for tr in transfers) if transfers else 0
+        pos += 4 * sum(c.words for c in checks) if checks else 0
         if not pos:
             return
         # Mapping waits for the submitted work; it is the invoke's only synchronisation point.
