@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gpulite import Interpreter
+from gpulite.environment import env
 from gpulite.errors import UnsupportedOpError
 from gpulite.testing.tflite_writer import ModelBuilder
 from tests.compare import assert_same
@@ -20,8 +21,10 @@ from gpulite.backends.webgpu import (  # noqa: E402  (needs an adapter to be wor
     Program,
     WebGpuBackend,
     adapter_info,
+    encode,
     get_device,
 )
+from gpulite.backends.webgpu.device import submit_count  # noqa: E402
 from gpulite.backends.webgpu.program import get_pipeline  # noqa: E402
 
 F32 = np.float32
@@ -62,26 +65,23 @@ def test_all_gpu_plan_has_one_partition_and_one_submit():
     assert plan["bytes_uploaded_per_invoke"] == nbytes and plan["bytes_read_back_per_invoke"] == nbytes
 
 
-def test_one_queue_submit_per_invoke():
-    gdev = GpuDevice()
-    submits = []
-    real = gdev.queue
-
-    class CountingQueue:
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-        def submit(self, buffers):
-            submits.append(len(buffers))
-            return real.submit(buffers)
-
-    gdev.queue = CountingQueue()
-    it = Interpreter(model_content=_chain(), backend="webgpu", device=gdev)
-    run(it, [_x()])
-    submits.clear()
-    it.invoke()
-    it.get_tensor(it.get_output_details()[0]["index"])
-    assert submits == [1], "one command buffer, submitted once, per invoke (get_tensor of an output is free)"
+@pytest.mark.parametrize("how", encode.MODES)
+def test_one_queue_submit_per_invoke(how, monkeypatch):
+    """Counted where the invoke submits (encode.Recording, not wgpu-py's queue.submit)."""
+    if how == "native" and encode.mode() != "native":
+        pytest.skip("no C compiler: the native encoder is not built")
+    monkeypatch.setenv("GPULITE_WEBGPU_ENCODE", how)
+    env().reset()  # read the variable again
+    try:
+        it = Interpreter(model_content=_chain(), backend="webgpu")
+        run(it, [_x()])
+        assert it.get_plan()["encoder"] == how
+        before = submit_count()
+        it.invoke()
+        it.get_tensor(it.get_output_details()[0]["index"])
+        assert submit_count() - before == 1, "one submit per invoke (get_tensor of an output is free)"
+    finally:
+        env().reset()
 
 
 def test_cpu_partition_in_the_middle_crosses_twice():

@@ -22,7 +22,7 @@ require_adapter()
 
 import wgpu  # noqa: E402
 
-from gpulite.backends.webgpu import encode  # noqa: E402
+from gpulite.backends.webgpu import KernelError, encode  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_native = pytest.mark.skipif(encode.mode() != "native", reason="no C compiler: the native encoder is not built")
@@ -106,6 +106,84 @@ def test_rebound_inputs_are_read_by_the_recorded_plan():
     it.set_tensor(i, x_of(6))
     it.invoke()
     assert_same(it.get_tensor(o), chain_ref(x_of(6)), rtol=1e-5)
+
+
+def _encoder(how: str, monkeypatch) -> None:
+    """Make new plans use encoder ``how`` (the flag, read again); skip when it cannot be built."""
+    if how == "native" and encode.mode() != "native":
+        pytest.skip("no C compiler: the native encoder is not built")
+    monkeypatch.setenv("GPULITE_WEBGPU_ENCODE", how)
+    env().reset()
+
+
+@pytest.fixture(autouse=True)
+def _flags_read_again():
+    yield
+    env().reset()  # after monkeypatch has put the environment back
+
+
+def _native_counts() -> dict[str, int]:
+    """What wgpu-native's registry holds, per kind (registered by importing its backend)."""
+    return {k: v["count"] for k, v in wgpu.diagnostics.wgpu_native_counts.get_dict().items()}
+
+
+@pytest.mark.parametrize("how", encode.MODES)
+def test_every_invoke_path_gives_the_reference_and_leaves_no_native_object(how, monkeypatch):
+    """Each kind of submit an invoke makes (one GPU partition read back or resident, GPU-CPU-GPU
+    partitions, a bound input copied on the GPU or read by a CPU kernel), with either encoder:
+    the reference values, and wgpu-native's registry as it was (every encoder, pass and command
+    buffer released)."""
+    _encoder(how, monkeypatch)
+    usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
+    cases = [({}, False), ({"outputs_on_gpu": True}, False), ({"cpu_ops": ["LOGISTIC"]}, False),
+             ({}, True), ({"cpu_ops": ["ADD"]}, True)]
+    for opts, bound in cases:
+        it = Interpreter(model_content=chain(), backend="webgpu", **opts)
+        it.allocate_tensors()
+        assert it.get_plan()["encoder"] == how
+        i, o = it.get_input_details()[0]["index"], it.get_output_details()[0]["index"]
+        buf = it._exe.gdev.device.create_buffer_with_data(data=x_of(8).tobytes(), usage=usage) if bound else None
+
+        def step(seed: int, it=it, i=i, buf=buf) -> None:
+            if buf is None:
+                it.set_tensor(i, x_of(seed))
+            else:
+                it.bind_input(i, buf)
+            it.invoke()
+
+        step(7)
+        it._exe.wait()
+        before = _native_counts()
+        for k in range(30):
+            step(k)
+        step(7)
+        assert_same(it.get_tensor(o), chain_ref(x_of(8 if bound else 7)), rtol=1e-5, what=f"{opts} bound={bound}")
+        it._exe.wait()
+        assert _native_counts() == before, f"{opts} bound={bound}: wgpu-native objects left behind"
+        it.close()
+
+
+@pytest.mark.parametrize("how", encode.MODES)
+def test_an_encoding_error_raises_and_nothing_invalid_is_submitted(how, monkeypatch):
+    """wgpu-native reports a dispatch over the workgroup limit when the encoder finishes, and
+    aborts the process if the invalid command buffer is then submitted: the invoke raises the
+    reported error instead, and the plan runs on afterwards."""
+    _encoder(how, monkeypatch)
+    it = Interpreter(model_content=chain(), backend="webgpu")
+    it.allocate_tensors()
+    i, o = it.get_input_details()[0]["index"], it.get_output_details()[0]["index"]
+    it.set_tensor(i, x_of(3))
+    exe = it._exe
+    (k, dispatches), = exe._dispatches.items()
+    own = exe._recordings[k]
+    limit = exe.gdev.limits["max-compute-workgroups-per-dimension"]
+    bad = [(p, bg, (limit + 1, 1, 1)) for p, bg, _ in dispatches]
+    exe._recordings[k] = exe._recording(k, bad, exe._readbacks[k], exe._checks)
+    with pytest.raises(KernelError, match=rf"(?s)partition {k} .*rejected.*{limit + 1}.*less or equal to {limit}"):
+        it.invoke()
+    exe._recordings[k] = own
+    it.invoke()
+    assert_same(it.get_tensor(o), chain_ref(x_of(3)), rtol=1e-5)
 
 
 @pytest.mark.parametrize("model", ["hand_recrop"])
