@@ -131,8 +131,8 @@ FLAGS: dict[str, Flag] = {f.name: f for f in (
          "solutions' backend auto: time each usable backend on first use and keep the fastest (off: rank)",
          _check_bool, _parse_bool),
     Flag("webgpu_encode", "'native' | 'python'", "native",
-         "how the WebGPU backend records an invoke's dispatches: one call of a C helper compiled on first use "
-         "(python without a C compiler), or a Python loop over wgpu-native's C API",
+         "how the WebGPU backend encodes and submits an invoke: two calls of a C helper compiled on first use "
+         "(python without a C compiler), or the same calls to wgpu-native's C API from Python",
          _check_choice("native", "python"), str.strip),
     Flag("webgpu_quantized", "'float' | 'exact'", "float",
          "how the WebGPU backend runs quantized models when an Interpreter does not say",
