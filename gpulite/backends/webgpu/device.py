@@ -380,8 +380,9 @@ class GpuDevice:
 
 
 class CountedQueue:
-    """A device's queue that counts ``submit`` calls process-wide (:func:`submit_count`); the
-    rest is the wgpu queue's own. The solutions report submits per frame from it."""
+    """A device's queue that counts submits process-wide (:func:`submit_count`): ``submit``
+    calls, and those an invoke's encoder makes itself (:meth:`count`); the rest is the wgpu
+    queue's own. The solutions report submits per frame from it."""
 
     __slots__ = ("_queue",)
 
@@ -389,20 +390,19 @@ class CountedQueue:
         self._queue = queue
 
     def submit(self, command_buffers: Any) -> None:
-        count_submit()
+        self.count()
         self._queue.submit(command_buffers)
+
+    def count(self) -> None:
+        """Count one submit made without :meth:`submit` (the invoke's encoder, :mod:`.encode`)."""
+        global _submits
+        _submits += 1  # one bytecode increment under the GIL: a race can lose a count, never corrupt
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._queue, name)
 
 
 _submits = 0
-
-
-def count_submit() -> None:
-    """Count a submit made without :meth:`CountedQueue.submit` (the invoke's native encoder)."""
-    global _submits
-    _submits += 1  # one bytecode increment under the GIL: a race can lose a count, never corrupt
 
 
 def submit_count() -> int:

@@ -36,7 +36,7 @@ from . import partition as pt
 from .arena import GpuArena, IndexCheck
 from .binding import check_binding, check_input
 from .context import NHWC
-from .device import GpuDevice, count_submit
+from .device import GpuDevice
 from .encode import Recording, mode
 from .gpu_tensor import GpuTensor, stage, unstage
 from .pipelines import prepare_pipelines
@@ -249,7 +249,7 @@ class WebGpuExecutable:
         except wgpu.GPUError as e:
             raise KernelError(f"{what}: the GPU rejected the submitted work: {e}") from e
         finally:
-            count_submit()
+            self.gdev.queue.count()
         pos = at = sum(tr.padded for tr in transfers) if transfers else 0
         pos += 4 * sum(c.words for c in checks) if checks else 0
         if not pos:
