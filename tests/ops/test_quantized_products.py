@@ -26,13 +26,14 @@ CONV_EDGES = {
     "long-1x1-c3": ((1, 4, 5, 2100), (1, 1), 3, (1, 1), (1, 1), "VALID", "NONE", True),  # K = 2100: three
     "odd-c5-s2": ((2, 7, 6, 5), (3, 3), 9, (2, 2), (1, 1), "SAME", "RELU_N1_TO_1", False),
     # channels in fours: the 8-bit word path (four input and four output channels a step)
-    "words-c8-o12": ((1, 7, 6, 8), (3, 3), 12, (1, 1), (1, 1), "SAME", "RELU6", True),
+    "words-c8-o12": ((2, 7, 6, 8), (3, 3), 12, (1, 1), (1, 1), "SAME", "RELU6", True),  # 4-pixel blocks
+    "c3-o16-s2": ((1, 9, 10, 3), (3, 3), 16, (2, 2), (1, 1), "SAME", "RELU6", True),  # blocked, a channel a step
     "words-long-c128-o8": ((1, 4, 5, 128), (3, 3), 8, (2, 2), (1, 1), "SAME", "NONE", True),  # K = 1152
 }
 DW_EDGES = {
     "c5-mult3-s2": ((1, 6, 5, 5), (3, 3), 3, (2, 2), (1, 1), "SAME", "RELU6", True),  # 135 outputs
     "c3-k5-valid": ((1, 9, 8, 3), (5, 5), 1, (1, 1), (1, 1), "VALID", "RELU", True),
-    "words-c8-s2": ((1, 9, 8, 8), (3, 3), 1, (2, 2), (1, 1), "SAME", "RELU", True),  # the word path
+    "words-c8-s2": ((2, 9, 7, 8), (3, 3), 1, (2, 2), (1, 1), "SAME", "RELU", True),  # the word path, 4-pixel blocks
 }
 KINDS = ["int8-per-channel", "int8-per-tensor", "uint8-per-tensor", "int16x8-per-channel"]
 

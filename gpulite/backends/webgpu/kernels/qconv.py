@@ -16,7 +16,7 @@ from gpulite.backends.cpu.kernels.transpose_conv import transpose_padding
 from gpulite.backends.kernels import register_case
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
 from gpulite.backends.webgpu.geometry import check_window, pad_before
-from gpulite.backends.webgpu.kernels.qgemm import exact_case, product_programs
+from gpulite.backends.webgpu.kernels.qgemm import BLOCK, MAX_PER_THREAD, exact_case, product_programs
 from gpulite.backends.webgpu.program import Program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
@@ -58,16 +58,23 @@ def conv2d(node: Node, ctx: GpuContext) -> list[Program]:
     if np.any(zp_w != zp_w[0]):
         raise ctx.unsupported("filter zero points differ by channel")
     params = _window(ctx, node.options or sg.Conv2DOptions(), x, out, kh, kw)
-    word_path = x.dtype != np.int16 and cg == x.shape[3] and cg % 4 == 0 and cout % 4 == 0
-    if word_path:  # the filter as [KH*KW*Cin, Cout]: a word holds four output channels' weights of one k
-        params.append(("w_off", "u32", ctx.upload(np.ascontiguousarray(w.reshape(cout, -1).T)).offset))
+    depth = kh * kw * cg
+    # 8-bit, no groups, output channels in fours: the filter as [KH*KW*Cin, Cout] (a word holds
+    # four output channels' weights of one k), register-blocked, or the word path past one thread
+    blocked = None
+    fours = x.dtype != np.int16 and cg == x.shape[3] and cout % 4 == 0
+    word_path = fours and cg % 4 == 0 and depth > MAX_PER_THREAD
+    if fours and (depth <= MAX_PER_THREAD or word_path):
+        params += [("w_off", "u32", ctx.upload(np.ascontiguousarray(w.reshape(cout, -1).T)).offset),
+                   ("k_h", "u32", kh)]
+        blocked = ("qconv2d4r", -(-out.size // cout // BLOCK) * (cout // 4), {"XWORDS": str(cg % 4 == 0).lower()})
     else:
         params += [("group_c", "u32", cg), ("group_out", "u32", cout // (x.shape[3] // cg)),
                    ("w_off", "u32", ctx.input(1).offset)]
     return product_programs(node, ctx, f"conv_2d {x.dtype} {x.shape}*{w.shape}->{out.shape}",
-                            "qconv2d4" if word_path else "qconv2d", params, x=x, w_dtype=w.dtype, depth=kh * kw * cg,
+                            "qconv2d4" if word_path else "qconv2d", params, x=x, w_dtype=w.dtype, depth=depth,
                             reals=reals, form=_form(x), bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]), zp_out=zp_out,
-                            lo=lo, hi=hi, word_path=word_path)
+                            lo=lo, hi=hi, word_path=word_path or blocked is not None, blocked=blocked)
 
 
 @register_case(Op.DEPTHWISE_CONV_2D, "webgpu", exact_case(0))
@@ -83,10 +90,11 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> list[Program]:
     params = [*_window(ctx, node.options or sg.DepthwiseConv2DOptions(), x, out, kh, kw),
               ("mult", "u32", cout // x.shape[3]), ("w_off", "u32", ctx.input(1).offset)]
     word_path = x.dtype != np.int16 and cout == x.shape[3] and cout % 4 == 0  # four channels a word
+    blocked = ("qdepthwise4r", -(-out.size // cout // BLOCK) * (cout // 4), {}) if word_path else None
     return product_programs(node, ctx, f"depthwise_conv_2d {x.dtype} {x.shape}*{w.shape}->{out.shape}",
                             "qdepthwise4" if word_path else "qdepthwise", params, x=x, w_dtype=w.dtype,
                             depth=kh * kw, reals=reals, form=_form(x), bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]),
-                            zp_out=zp_out, lo=lo, hi=hi, word_path=word_path)
+                            zp_out=zp_out, lo=lo, hi=hi, word_path=word_path, blocked=blocked)
 
 
 @register_case(Op.TRANSPOSE_CONV, "webgpu", exact_case(2))

@@ -31,6 +31,7 @@ from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
 
 MAX_PER_THREAD = 1024  # products one thread sums (tests/ops/expected_failures.MAX_REDUCTION_PER_THREAD)
+BLOCK = 4  # pixels one thread of a register-blocked program computes
 QTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 # The rescale of the 64-bit total `a` by multiplier m and shift s, per CPU kernel (qmath.wgsl).
 RESCALES = {
@@ -54,13 +55,16 @@ def exact_case(x_index: int):
 
 def product_programs(node: Node, ctx: GpuContext, name: str, source: str, params: list, *, x: TensorRef,
                      w_dtype: np.dtype, depth: int, reals: np.ndarray, form: str, bias_index: int, x_zp: int,
-                     w_zp: int, zp_out: int, lo: int, hi: int, word_path: bool = False) -> list[Program]:
+                     w_zp: int, zp_out: int, lo: int, hi: int, word_path: bool = False,
+                     blocked: tuple[str, int, dict] | None = None) -> list[Program]:
     """The dispatches of an integer product whose op source (``wgsl/<source>.wgsl``, with
     ``params``) defines ``dot``: one, or two for a dot product past :data:`MAX_PER_THREAD`.
 
     ``word_path``: the source defines ``dot4`` instead, the four codes of an output word at once
     from whole words of 8-bit codes (the callers check that channels, and ``depth``, come in
-    fours); the same integers, a quarter of the loads."""
+    fours); the same integers, a quarter of the loads. ``blocked``: ``(source, threads, subs)`` of
+    a register-blocked 8-bit program (a complete ``run``, :data:`BLOCK` pixels by four channels a
+    thread; ``word_path`` must be set) used instead when the dot product fits one thread."""
     if has_fused(node):
         raise ctx.unsupported("fused work on an integer node")
     out = ctx.output(0)
@@ -77,12 +81,15 @@ def product_programs(node: Node, ctx: GpuContext, name: str, source: str, params
     operands = [("x_zp", "i32", x_zp), ("w_zp", "i32", w_zp), ("x_off", "u32", x.offset), *params]
     out_subs = {"RESCALE": expr, "PER": str(per), "PACK": "q_byte" if per == 4 else "q_half"}
     if word_path:
-        subs = {**out_subs, "UX": _UNPACK[x.dtype], "UW": _UNPACK[np.dtype(w_dtype)]}
+        subs = {**out_subs, "UX": _UNPACK[x.dtype], "UW": _UNPACK[np.dtype(w_dtype)], "LX": load_fn(x.dtype)}
         one, first = "qgemm4", "qgemm4_part"
     else:
         subs = {**out_subs, **_ACC[x.dtype == np.int16], "LX": load_fn(x.dtype), "LW": load_fn(w_dtype)}
         one, first = "qgemm", "qgemm_part"
     words = -(-out.size // per)
+    if blocked is not None and depth <= MAX_PER_THREAD:
+        return [make_program(name, blocked[0], common + operands, blocked[1], word="u32",
+                             reduction_per_thread=max(depth, 1), R=str(BLOCK), **subs, **blocked[2])]
     if depth <= MAX_PER_THREAD:
         return [make_program(name, (source, one), common + operands, words, word="u32",
                              reduction_per_thread=max(depth, 1), **subs)]

@@ -1,0 +1,77 @@
+// CONV_2D on 8-bit codes, register-blocked (kernels/qconv.py's word path when the dot product
+// fits one thread): thread i makes output word q = i % (out_c / 4) (four channels) of $R
+// consecutive pixels from (i / (out_c / 4)) * $R on, so each filter word feeds $R pixels; the
+// filter is [KH*KW*in_c, out_c] as for qconv2d4.wgsl (out_c % 4 == 0; $XWORDS: in_c % 4 == 0 too,
+// and four input channels a step). The sums are qconv2d4.wgsl's, rescaled by qgemm_out.wgsl.
+//#include "qgemm_out.wgsl"
+
+fn run(i: u32) {
+    let n4 = P.out_c / 4u;
+    let q = i % n4;
+    let p0 = (i / n4) * ${R}u;
+    let pixels = P.elems / P.out_c;
+    var acc: array<vec4<i32>, $R>;
+    var xb: array<u32, $R>;  // word of the tap's first channel for each pixel
+    var ok: array<bool, $R>;
+    let in4 = P.in_c / 4u;
+    var y0: array<i32, $R>;  // the window's top-left input cell and image of each pixel
+    var x0: array<i32, $R>;
+    var img: array<u32, $R>;
+    for (var r = 0u; r < ${R}u; r++) {
+        let p = min(p0 + r, pixels - 1u);
+        y0[r] = i32(((p / P.out_w) % P.out_h) * P.stride_h) - P.pad_top;
+        x0[r] = i32((p % P.out_w) * P.stride_w) - P.pad_left;
+        img[r] = p / (P.out_w * P.out_h);
+    }
+    for (var tap = 0u; tap < P.k_h * P.k_w; tap++) {
+        var live = false;
+        let dy = i32((tap / P.k_w) * P.dil_h);
+        let dx = i32((tap % P.k_w) * P.dil_w);
+        for (var r = 0u; r < ${R}u; r++) {
+            let iy = y0[r] + dy;
+            let ix = x0[r] + dx;
+            ok[r] = p0 + r < pixels && iy >= 0 && iy < i32(P.in_h) && ix >= 0 && ix < i32(P.in_w);
+            xb[r] = ((img[r] * P.in_h + u32(max(iy, 0))) * P.in_w + u32(max(ix, 0))) * P.in_c;  // element
+            live = live || ok[r];
+        }
+        if (!live) {
+            continue;
+        }
+        var w = P.w_off + tap * P.in_c * n4 + q;
+        if ($XWORDS) {  // in_c % 4 == 0: four input channels a word
+            for (var c = 0u; c < in4; c++) {
+                let w0 = $UW(buf[w]) - P.w_zp;
+                let w1 = $UW(buf[w + n4]) - P.w_zp;
+                let w2 = $UW(buf[w + 2u * n4]) - P.w_zp;
+                let w3 = $UW(buf[w + 3u * n4]) - P.w_zp;
+                w += 4u * n4;
+                for (var r = 0u; r < ${R}u; r++) {
+                    if (ok[r]) {
+                        let x = $UX(buf[P.x_off + xb[r] / 4u + c]) - P.x_zp;
+                        acc[r] += x.x * w0 + x.y * w1 + x.z * w2 + x.w * w3;
+                    }
+                }
+            }
+        } else {  // one input channel at a time
+            for (var c = 0u; c < P.in_c; c++) {
+                let wc = $UW(buf[w]) - P.w_zp;
+                w += n4;
+                for (var r = 0u; r < ${R}u; r++) {
+                    if (ok[r]) {
+                        acc[r] += ($LX(P.x_off, xb[r] + c) - P.x_zp) * wc;
+                    }
+                }
+            }
+        }
+    }
+    for (var r = 0u; r < ${R}u; r++) {
+        let p = p0 + r;
+        if (p < pixels) {
+            var word = 0u;
+            for (var c = 0u; c < 4u; c++) {
+                word |= q_byte(q_rescale(p * P.out_c + 4u * q + c, q_i64(acc[r][c])), c);
+            }
+            buf[P.out_off + p * n4 + q] = word;
+        }
+    }
+}
