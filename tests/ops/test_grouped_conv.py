@@ -36,7 +36,7 @@ CASES = {
     "g2-wide-232-sliced": ((1, 5, 6, 464), (3, 3), 18, 2, (1, 1), (1, 1), "SAME", "RELU6", True),
 }
 QUANT_CASES = ["g2-k3-s1-same-relu6", "g3-k3-s2-valid-relu", "g4-k3-d2-same", "g8-1x1-shufflenet",
-               "g3-1x1-s2-same-batch2", "g3-ci3-og5-relu_n1_to_1", "g2-nobias", "g12-ci1-og2"]
+               "g3-1x1-s2-same-batch2", "g3-ci3-og5-relu_n1_to_1", "g2-nobias", "g12-ci1-og2", "g6-k3-regnet"]
 QUANT_KINDS = ["int8-per-channel", "int8-per-tensor", "uint8-per-tensor"]
 
 

@@ -1,8 +1,9 @@
 // CONV_2D on 8-bit codes, register-blocked (kernels/qconv.py's word path when the dot product
 // fits one thread): thread i makes output word q = i % (out_c / 4) (four channels) of $R
 // consecutive pixels from (i / (out_c / 4)) * $R on, so each filter word feeds $R pixels; the
-// filter is [KH*KW*in_c, out_c] as for qconv2d4.wgsl (out_c % 4 == 0; $XWORDS: in_c % 4 == 0 too,
-// and four input channels a step). The sums are qconv2d4.wgsl's, rescaled by qgemm_out.wgsl.
+// filter is [KH*KW*group_c, out_c] (out_c % 4 == 0; a grouped conv's groups have group_c input
+// and group_out output channels, group_out % 4 == 0; $XWORDS: group_c % 4 == 0 too, and four
+// input channels a step). The sums are qconv2d4.wgsl's, rescaled by qgemm_out.wgsl.
 //#include "qgemm_out.wgsl"
 
 fn run(i: u32) {
@@ -13,7 +14,8 @@ fn run(i: u32) {
     var acc: array<vec4<i32>, $R>;
     var xb: array<u32, $R>;  // word of the tap's first channel for each pixel
     var ok: array<bool, $R>;
-    let in4 = P.in_c / 4u;
+    let in4 = P.group_c / 4u;
+    let ic0 = ((4u * q) / P.group_out) * P.group_c;  // the group's first input channel
     var y0: array<i32, $R>;  // the window's top-left input cell and image of each pixel
     var x0: array<i32, $R>;
     var img: array<u32, $R>;
@@ -31,14 +33,14 @@ fn run(i: u32) {
             let iy = y0[r] + dy;
             let ix = x0[r] + dx;
             ok[r] = p0 + r < pixels && iy >= 0 && iy < i32(P.in_h) && ix >= 0 && ix < i32(P.in_w);
-            xb[r] = ((img[r] * P.in_h + u32(max(iy, 0))) * P.in_w + u32(max(ix, 0))) * P.in_c;  // element
+            xb[r] = ((img[r] * P.in_h + u32(max(iy, 0))) * P.in_w + u32(max(ix, 0))) * P.in_c + ic0;  // element
             live = live || ok[r];
         }
         if (!live) {
             continue;
         }
-        var w = P.w_off + tap * P.in_c * n4 + q;
-        if ($XWORDS) {  // in_c % 4 == 0: four input channels a word
+        var w = P.w_off + tap * P.group_c * n4 + q;
+        if ($XWORDS) {  // group_c % 4 == 0: four input channels a word
             for (var c = 0u; c < in4; c++) {
                 let w0 = $UW(buf[w]) - P.w_zp;
                 let w1 = $UW(buf[w + n4]) - P.w_zp;
@@ -53,7 +55,7 @@ fn run(i: u32) {
                 }
             }
         } else {  // one input channel at a time
-            for (var c = 0u; c < P.in_c; c++) {
+            for (var c = 0u; c < P.group_c; c++) {
                 let wc = $UW(buf[w]) - P.w_zp;
                 w += n4;
                 for (var r = 0u; r < ${R}u; r++) {
