@@ -3,9 +3,11 @@ TF.js's native backend. It needs the ``ai-edge-litert`` package (``pip install '
 
 ``prepare`` fuses nothing (LiteRT does its own fusing). ``compile`` cuts the graph into
 partitions (:mod:`.partition`): each run of nodes LiteRT can run is written as its own
-``.tflite`` and loaded into its own ``ai_edge_litert`` Interpreter (``num_threads`` passed on);
+``.tflite`` and loaded into its own ``ai_edge_litert`` Interpreter (``num_threads`` passed on,
+but one thread for a partition of small nodes in a cut graph: :func:`partition_threads`);
 the nodes it cannot run (three of MediaPipe's custom ops, ops a user declared) run on
-gpulite's ``cpu`` kernels. Tensors cross without copies where the arrays allow: a cpu kernel reads a LiteRT
+gpulite's ``cpu`` kernels, a partition whose kernels are all compiled loops (MediaPipe's
+ops) as one call. Tensors cross without copies where the arrays allow: a cpu kernel reads a LiteRT
 partition's output through LiteRT's ``tensor()`` view and writes its own output straight
 into the view of the LiteRT input that reads it; only a tensor read by a second LiteRT
 partition is copied there.
