@@ -6,9 +6,12 @@ its CPU path (XNNPACK). mediapipe 1.2.2 cannot share a venv with the 0.10.14 the
 runs in its own venv as a worker process that holds the same frames (handed over once in a
 temporary .npz) and the same models (the zoo's files); the two get each frame in turn, frame by
 frame, so a slow phase of the machine hits both alike. Each side's frames/s is one over the
-median of its own frame times (the worker times its own call), after a warm-up; the last column
-gives the ratio of the mean frame times too. Ratios, not absolute numbers, are comparable
-between machines.
+median of its own frame times (the worker times its own call), after a warm-up; the next column
+gives the ratio of the mean frame times too, and the last the ratio of the median CPU time a
+frame costs each process (``time.process_time``: every thread of it, so XNNPACK's and MediaPipe's
+graph threads count), which waiting for a busy core does not inflate: on a loaded machine it
+tells the work apart from the waiting. Ratios, not absolute numbers, are comparable between
+machines.
 
     python3.11 -m venv /work/venvs/mp122 && /work/venvs/mp122/bin/pip install mediapipe==1.2.2
     python benchmarks/tasks.py --mediapipe-python /work/venvs/mp122/bin/python
@@ -94,35 +97,37 @@ def worker(frames_path: str, models: dict[str, str]) -> None:  # pragma: no cove
         _, call = tasks[name]
         i = int(index)
         img = mp.Image(image_format=mp.ImageFormat.SRGB, data=frames[i])
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         call(img, 33 * i)
-        print(time.perf_counter() - t0, flush=True)
+        print(time.perf_counter() - t0, time.process_time() - c0, flush=True)
 
 
-def measure(name: str, backend: str, frames: list[np.ndarray], warmup: int, mp_worker) -> tuple[float, float, float]:
-    """(gpulite fps, mediapipe fps, ratio of mean frame times)."""
+def measure(name: str, backend: str, frames: list[np.ndarray], warmup: int,
+            mp_worker) -> tuple[float, float, float, float]:
+    """(gpulite fps, mediapipe fps, ratio of mean frame times, ratio of median CPU times a frame)."""
     import gpulite as gmp
     from gpulite.tasks import python
     from gpulite.tasks.python import vision
 
     task, call = make(vision, python, name, MODELS[name], backend=backend)
-    spent: dict[str, list[float]] = {"gpulite": [], "mediapipe": []}
+    spent: dict[str, list[tuple[float, float]]] = {"gpulite": [], "mediapipe": []}
     try:
         for i, f in enumerate(frames):
             img = gmp.Image(image_format=gmp.ImageFormat.SRGB, data=f)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             call(img, 33 * i)
-            ours = time.perf_counter() - t0
+            ours = (time.perf_counter() - t0, time.process_time() - c0)
             mp_worker.stdin.write(f"{name} {i}\n")
             mp_worker.stdin.flush()
-            theirs = float(mp_worker.stdout.readline())
+            wall, cpu = mp_worker.stdout.readline().split()
             if i >= warmup:
                 spent["gpulite"].append(ours)
-                spent["mediapipe"].append(theirs)
+                spent["mediapipe"].append((float(wall), float(cpu)))
     finally:
         task.close()
     o, t = np.array(spent["gpulite"]), np.array(spent["mediapipe"])
-    return 1 / float(np.median(o)), 1 / float(np.median(t)), float(t.mean() / o.mean())
+    return (1 / float(np.median(o[:, 0])), 1 / float(np.median(t[:, 0])), float(t[:, 0].mean() / o[:, 0].mean()),
+            float(np.median(t[:, 1]) / np.median(o[:, 1])))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,12 +165,14 @@ def main(argv: list[str] | None = None) -> int:
                                  *measure(name, backend, frames[:count], args.warmup, mp_worker)))
             mp_worker.stdin.close()
     print("VIDEO mode, 640x480 frames (tests/solutions/video.py); mediapipe 1.2.2 on its CPU path in its own "
-          "process; fps = 1 / median frame time; ratio > 1: gpulite faster")
+          "process; fps = 1 / median frame time; ratio > 1: gpulite faster; (cpu): mediapipe's median CPU time a "
+          "frame over gpulite's")
     print(f"{'task':<22}{'backend':<9}{'frames':>7}{'gpulite fps':>13}{'mediapipe fps':>15}"
-          f"{'gpulite/mediapipe':>19}{'(means)':>9}")
-    print("-" * 94)
-    for name, backend, count, ours, theirs, means in rows:
-        print(f"{name:<22}{backend:<9}{count:>7}{ours:13.1f}{theirs:15.1f}{ours / theirs:18.2f}x{means:8.2f}x")
+          f"{'gpulite/mediapipe':>19}{'(means)':>9}{'(cpu)':>8}")
+    print("-" * 102)
+    for name, backend, count, ours, theirs, means, cpu in rows:
+        print(f"{name:<22}{backend:<9}{count:>7}{ours:13.1f}{theirs:15.1f}{ours / theirs:18.2f}x{means:8.2f}x"
+              f"{cpu:7.2f}x")
     return 0
 
 
