@@ -31,6 +31,10 @@ from gpulite.pipeline.calculators.non_max_suppression import (
     overlap,
 )
 from gpulite.pipeline.calculators.rect_transformation import RectTransformationOptions, transform_rect
+from gpulite.pipeline.calculators.refine_landmarks_from_heatmap import (
+    RefineLandmarksFromHeatmapOptions,
+    refine_landmarks,
+)
 from gpulite.pipeline.calculators.segmentation_projection import project_mask
 from gpulite.pipeline.calculators.sinks import VideoWriter
 from gpulite.pipeline.calculators.sources import SourceUnavailableError, VideoReader, open_camera
@@ -469,6 +473,43 @@ def test_projection_z_scale_as_the_tasks_face_graph():
         assert (tasks[0].x, tasks[0].y) == (legacy[0].x, legacy[0].y)
     with pytest.raises(ValueError, match="z_scale"):
         project_landmarks(lms, tr, z_scale="height")
+
+
+def test_heatmap_refinement_on_arrays_matches_the_calculator_landmark_by_landmark():
+    """The refinement gathers every landmark's window at once; MediaPipe's calculator goes landmark by
+    landmark (cell = int(x * width), the window shrunk at the heatmap's edges, the confidence-weighted
+    mean cell index when the window's best confidence reaches the threshold): the same, edges included."""
+    def one_by_one(xyz, vis, pres, hm, o):
+        h, w, _ = hm.shape
+        off, out, vis, pres = (o.kernel_size - 1) // 2, xyz.copy(), list(vis), list(pres)
+        for i, (x, y, _) in enumerate(xyz):
+            col, row = int(x * w), int(y * h)
+            if not (0 <= col < w and 0 <= row < h):
+                continue
+            r0, r1, c0, c1 = max(0, row - off), min(h, row + off + 1), max(0, col - off), min(w, col + off + 1)
+            conf = 1.0 / (1.0 + np.exp(-hm[r0:r1, c0:c1, i].astype(np.float64)))
+            rows, cols = np.mgrid[r0:r1, c0:c1]
+            if conf.max() >= o.min_confidence_to_refine:
+                out[i, :2] = (cols * conf).sum() / w / conf.sum(), (rows * conf).sum() / h / conf.sum()
+            if o.refine_presence:
+                pres[i] = min(pres[i], conf.max())
+            if o.refine_visibility:
+                vis[i] = min(vis[i], conf.max())
+        return out, vis, pres
+
+    rng = np.random.default_rng(5)
+    for k in range(40):
+        xyz = rng.uniform(-0.1, 1.1, (39, 3))
+        xyz[:4, :2] = [[-0.001, 0.5], [0.999, 0.0], [0.5, 1.0], [0.0, 0.0]]  # just left (cell 0), edges, outside
+        vis, pres = rng.random(39).tolist(), rng.random(39).tolist()
+        hm = rng.normal(0.0, 3.0, (64, 64, 39)).astype(np.float32)
+        o = RefineLandmarksFromHeatmapOptions(kernel_size=int(rng.integers(1, 10)), refine_presence=k % 2 == 0,
+                                              refine_visibility=k % 3 == 0)
+        got = refine_landmarks(LandmarkList.from_arrays(xyz, vis, pres), hm[None], o)
+        want, want_vis, want_pres = one_by_one(xyz, vis, pres, hm, o)
+        assert np.abs(got.columns()[0] - want).max() < 1e-12
+        assert [p.visibility for p in got] == pytest.approx(want_vis, abs=1e-12)
+        assert [p.presence for p in got] == pytest.approx(want_pres, abs=1e-12)
 
 
 def test_landmarks_to_detection():
