@@ -169,6 +169,9 @@ class PoseLandmarker(GraphTask):
         set_options(cfg, {"refine_landmarks.kernel_size": 7})
         if self.tracking:
             tasks_tracking(cfg)
+        if self._masks:  # the Tasks graph has no mask filter: the legacy graph's (a pass-through here) goes
+            node_config(cfg, "segmentation_projection").outputs["MASK"] = "segmentation_mask"
+            cfg.nodes = [n for n in cfg.nodes if n.name != "smooth_segmentation"]
         outputs = ["pose_landmarks", "pose_world_landmarks"] + (["segmentation_mask"] if self._masks else [])
         packets = {"smooth_landmarks": self.tracking, "smooth_segmentation": False}
         self._start(cfg, models, outputs, packets)
