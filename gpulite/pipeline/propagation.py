@@ -73,7 +73,6 @@ class Propagation:
             if ((self.error is not None and not self.draining) or node.closed or node.failed or node.running
                     or node.step is not None or not node.opened):
                 continue
-            before = {q.port: len(q.queue) for q in node.inputs.values()}
             step = node.select()
             node.throttled = step is THROTTLED
             if step is None or step is THROTTLED:
@@ -82,12 +81,12 @@ class Propagation:
             node.step = step
             self.ready.append(node)
             self.cond.notify()
-            for q in node.inputs.values():
-                if len(q.queue) < before[q.port]:
-                    if self.tracer is not None:
-                        self.tracer.queue_depth(node.name, q.port, len(q.queue))
-                    if before[q.port] >= q.limit:       # was full: its producer may go on
-                        if q.stream.producer is None:
-                            self.cond.notify_all()
-                        else:
-                            self.dirty.append(q.stream.producer)
+            for port in step.packets:                   # the queues select() took one packet from
+                q = node.inputs[port]
+                if self.tracer is not None:
+                    self.tracer.queue_depth(node.name, q.port, len(q.queue))
+                if len(q.queue) + 1 >= q.limit:         # was full: its producer may go on
+                    if q.stream.producer is None:
+                        self.cond.notify_all()
+                    else:
+                        self.dirty.append(q.stream.producer)

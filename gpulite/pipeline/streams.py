@@ -88,10 +88,19 @@ class NodeState:
 
     def t_min(self) -> int:
         """Smallest timestamp the node may still process on forward inputs (DONE when all are done)."""
-        return min((q.next_ts() for q in self.forward), default=DONE)
+        t = DONE  # (InputQueue.next_ts inlined: the scheduler asks this several times per node and frame)
+        for q in self.forward:
+            v = q.queue[0].timestamp if q.queue else q.stream.bound
+            if v < t:
+                t = v
+        return t
 
     def blocked_by_consumers(self) -> bool:
-        return any(q.full() for s in self.outputs.values() for q in s.consumers)
+        for s in self.outputs.values():
+            for q in s.consumers:
+                if not q.back_edge and len(q.queue) >= q.limit:  # InputQueue.full inlined
+                    return True
+        return False
 
     def select(self) -> Step | None:
         """The next step (packets popped), THROTTLED, or None when nothing is ready."""
