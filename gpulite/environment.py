@@ -16,8 +16,9 @@ flag                      type         default   meaning
 ``pipeline_cache_dir``    str or None  None      directory for compiled pipelines (reserved:
                                                  wgpu-py exposes no pipeline cache yet)
 ``num_threads``           int or None  None      CPU threads when an Interpreter does not say
-``auto_measure``          bool         True      solutions' ``auto``: time each backend on first
-                                                 use, keep the fastest (gpulite.solutions.auto)
+``auto_measure``          bool         True      ``auto`` for models and solutions: time each
+                                                 backend on first use, keep the fastest
+                                                 (gpulite.measure)
 ========================  ===========  ========  ==========================================
 """
 
@@ -128,7 +129,8 @@ FLAGS: dict[str, Flag] = {f.name: f for f in (
     Flag("num_threads", "int >= 1 | None", None, "CPU threads when an Interpreter does not say",
          _check_threads, _parse_optional_int),
     Flag("auto_measure", "bool", True,
-         "solutions' backend auto: time each usable backend on first use and keep the fastest (off: rank)",
+         "backend auto (Interpreter and solutions): time each usable backend on first use and keep the fastest "
+         "(off: rank)",
          _check_bool, _parse_bool),
     Flag("webgpu_encode", "'native' | 'python'", "native",
          "how the WebGPU backend encodes and submits an invoke: two calls of a C helper compiled on first use "

@@ -36,6 +36,7 @@ between this thread's ``set_tensor`` and ``invoke`` is the application's race, a
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import math
 import operator
@@ -48,7 +49,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from gpulite import instrument, runtime, zoo
+from gpulite import instrument, measure, runtime, zoo
 from gpulite.backends.base import EagerExecutor, Executable, GpuIO
 from gpulite.backends.kernels import get_kernel
 from gpulite.errors import ConcurrentUseError, ModelError, ShapeError, UnsupportedOpError, brief
@@ -117,10 +118,13 @@ class Interpreter:
         Threads the CPU backend may use (numpy's BLAS decides its own; kept for parity).
     backend : str, optional
         Where kernels run: ``"cpu"``, ``"webgpu"``, a backend registered with
-        ``gpulite.register_backend``, or ``"auto"`` (the active backend: ``set_backend``'s,
-        ``GPULITE_BACKEND``, else the highest-priority backend that starts). Default None:
-        the backend chosen with ``set_backend``/``GPULITE_BACKEND`` if any, else ``"cpu"``,
-        so that code written for ``tflite_runtime`` behaves the same.
+        ``gpulite.register_backend``, or ``"auto"``: ``set_backend``'s or ``GPULITE_BACKEND``'s
+        backend if one was chosen, else the fastest backend measured for this model on this
+        machine (on first use a few invokes on each usable backend, cached: :func:`measured_backend`,
+        :mod:`gpulite.measure`), else (``GPULITE_AUTO_MEASURE=0``) the highest-ranked backend that
+        starts; :attr:`backend_reason` says which and why. Default None: the backend chosen
+        with ``set_backend``/``GPULITE_BACKEND`` if any, else ``"cpu"``, so that code written
+        for ``tflite_runtime`` behaves the same.
     **backend_options
         For ``"webgpu"``: ``device`` (a ``wgpu.GPUDevice`` of the application's, a
         ``GpuDevice`` or an adapter name), ``precision`` (``"fp32"``/``"fp16"``),
@@ -147,15 +151,22 @@ class Interpreter:
         if experimental_delegates:
             log.info("experimental_delegates are ignored by gpulite; use backend='webgpu' for the GPU")
         if model_path is not None:
-            self._model: Model = load(zoo.resolve(model_path))
+            model_path = zoo.resolve(model_path)
+            self._model: Model = load(model_path)
         else:
             if not isinstance(model_content, (bytes, bytearray, memoryview)):
                 raise TypeError(f"model_content must be bytes, got {type(model_content).__name__}")
             self._model = load(model_content)
         self._num_threads = None if num_threads in (None, -1) else num_threads
-        self._backend_name, self._backend = runtime.make_backend(backend, num_threads=self._num_threads,
-                                                                 options=backend_options)
         self._model_graph = self._build_graph()  # as the file has it; never changed
+        name, self._backend_reason = backend, _reason(backend)
+        if backend == "auto" and not runtime.chosen_explicitly():
+            source = {"model_path": model_path} if model_path is not None else {"model_content": model_content}
+            measured, self._backend_reason = measured_backend(source, self._model, self._model_graph,
+                                                              self._num_threads, backend_options)
+            name = measured or "auto"
+        self._backend_name, self._backend = runtime.make_backend(name, num_threads=self._num_threads,
+                                                                 options=backend_options)
         self._input_shapes = {i: self._model_graph.tensors[i].shape for i in self._model_graph.inputs}
         self._source = self._model_graph  # resolved for _input_shapes when the graph is made
         self._tail = Tail()  # nodes after a data-dependent shape: run on the cpu after each invoke
@@ -185,6 +196,11 @@ class Interpreter:
     @property
     def backend(self) -> str:
         return self._backend_name
+
+    @property
+    def backend_reason(self) -> str:
+        """Why :attr:`backend` runs this model: requested, the default, or what ``auto`` measured (or ranked)."""
+        return self._backend_reason
 
     @property
     def graph(self) -> Graph:
@@ -622,6 +638,7 @@ class Interpreter:
         """What runs where: nodes, arena bytes and (on webgpu) partitions and crossings."""
         plan = {
             "backend": self._backend_name,
+            "backend_reason": self._backend_reason,
             "nodes": len(self.graph.nodes),
             "arena_bytes": self._plan.arena_bytes if self._plan else None,
             "intermediate_bytes": self._plan.total_bytes if self._plan else None,
@@ -635,6 +652,82 @@ class Interpreter:
 
     def __repr__(self) -> str:
         return f"Interpreter(backend={self._backend_name!r}, nodes={len(self._current.nodes)})"
+
+
+def _reason(backend: str | None) -> str:
+    """Why ``Interpreter(backend=backend)`` runs where it does, when ``auto`` measures nothing."""
+    if backend is None:
+        if runtime.chosen_explicitly():
+            return f"not given: the active backend ({runtime.backend_choice()})"
+        return "not given: 'cpu', as tflite_runtime (backend='auto' chooses by measurement)"
+    if backend == "auto":
+        return f"auto: {runtime.backend_choice()}" if runtime.chosen_explicitly() else ""
+    return "requested"
+
+
+def measured_backend(source: dict[str, Any], model: Model, graph: Graph, num_threads: int | None,
+                     options: dict[str, Any]) -> tuple[str | None, str]:
+    """``(backend, why)`` for ``backend="auto"``: the fastest backend measured (or cached) for this
+    model on this machine (:mod:`gpulite.measure`), or ``(None, why)`` when nothing was measured
+    and the registry's ranking decides.
+
+    The key: the model file's SHA-256, its inputs' shapes and dtypes, ``num_threads`` and the
+    backend options, and the machine. Each candidate is an Interpreter of the model on that
+    backend, its inputs set once from a seeded generator; one call is ``invoke`` and reading every
+    output (so a GPU's work is waited for).
+    """
+    def ranked(why: str) -> tuple[None, str]:
+        return None, f"auto ({why}): {runtime.backend_choice()}"
+
+    if not measure.enabled():
+        return ranked("the auto_measure flag is off, so the ranking decides")
+    names, notes = measure.candidates()
+    if len(names) < 2:
+        return ranked(f"one usable backend, nothing to measure: {'; '.join(notes) or names}")
+    digest = hashlib.sha256(model.data).hexdigest()
+    inputs = [(list(graph.tensors[i].shape), graph.tensors[i].dtype.name) for i in graph.inputs]
+    label = Path(str(source["model_path"])).name if "model_path" in source else "model_content"
+    shapes = ", ".join(f"{'x'.join(map(str, s)) or 'scalar'} {d}" for s, d in inputs)
+    subject = f"{label} (sha256 {digest[:12]}; inputs {shapes or 'none'})"
+    plain = {k: v if isinstance(v, (str, int, float, bool, type(None))) else type(v).__name__
+             for k, v in sorted(options.items())}
+
+    def make(name: str) -> measure.Runner:
+        it = Interpreter(**source, num_threads=num_threads, backend=name, **options)
+        try:
+            it.allocate_tensors()
+            rng = np.random.default_rng(0)
+            for d in it.get_input_details():
+                it.set_tensor(d["index"], _seeded(d, rng))
+            outputs = [d["index"] for d in it.get_output_details()]
+        except BaseException:
+            it.close()
+            raise
+
+        def run() -> None:
+            it.invoke()
+            for i in outputs:
+                it.get_tensor(i)
+        return measure.Runner(run, it.close)
+
+    choice = measure.choose(subject, names, notes, make, unit="invoke",
+                            identity={"sha256": digest, "inputs": inputs, "num_threads": num_threads,
+                                      "options": plain})
+    if choice is None:
+        return ranked(f"every candidate failed while measured: {names}")
+    return choice.name, choice.reason
+
+
+def _seeded(details: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
+    """An input for the measurement: floats uniform in [0, 1), quantized integers over their whole range,
+    other integers (indices, sizes) and everything else zero."""
+    dtype, shape = np.dtype(details["dtype"]), tuple(int(d) for d in details["shape"])
+    if np.issubdtype(dtype, np.floating):
+        return rng.random(shape, dtype=np.float32).astype(dtype)
+    if np.issubdtype(dtype, np.integer) and details["quantization_parameters"]["scales"].size:
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, int(info.max) + 1, shape).astype(dtype)
+    return np.zeros(shape, dtype)
 
 
 def _extent(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

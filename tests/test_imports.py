@@ -18,8 +18,8 @@ import gpulite
 
 ROOT = Path(gpulite.__file__).parent
 CORE = ("gpulite.runtime", "gpulite.tensor", "gpulite.engine", "gpulite.instrument", "gpulite.interpreter",
-        "gpulite.environment", "gpulite.errors", "gpulite.backends.base", "gpulite.backends.registry",
-        "gpulite.backends.kernels", "gpulite.ops", "gpulite.graph", "gpulite.model")
+        "gpulite.measure", "gpulite.environment", "gpulite.errors", "gpulite.backends.base",
+        "gpulite.backends.registry", "gpulite.backends.kernels", "gpulite.ops", "gpulite.graph", "gpulite.model")
 
 
 # Cycles outside the core that other work removes (issue 10): the CLI's split into commands/,

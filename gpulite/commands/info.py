@@ -75,17 +75,17 @@ def info(out: Callable[[str], None] = print) -> None:
 
 
 def _measured(out: Callable[[str], None]) -> None:
-    """What solutions' ``auto`` measured on this machine (gpulite.solutions.auto), fastest first."""
-    from gpulite.solutions import auto
+    """What ``auto`` measured on this machine (gpulite.measure: models and solutions), fastest first."""
+    from gpulite import measure
 
-    path = auto.cache_path()
-    entries = sorted(auto.read_cache(path).values(), key=lambda e: str(e.get("subject")))
-    out(f"auto       solutions' backend auto, measured on first use ({path}): "
+    path = measure.cache_path()
+    entries = sorted(measure.read_cache(path).values(), key=lambda e: str(e.get("subject")))
+    out(f"auto       backend auto for models and solutions, measured on first use ({path}): "
         + ("nothing measured yet" if not entries else f"{len(entries)} configuration(s)"))
     for e in entries:
         ms = ", ".join(f"{n} {v:.2f}" for n, v in sorted(e.get("ms", {}).items(), key=lambda kv: kv[1]))
-        load = e.get("machine", {}).get("load", "unknown")
-        out(f"             {e.get('subject')}, {load}: {e.get('chosen')} (ms per frame: {ms}; {e.get('measured')})")
+        out(f"             {e.get('subject')}, {e.get('machine', {}).get('load', 'unknown')}: {e.get('chosen')} "
+            f"(ms per {e.get('unit', 'frame')}: {ms}; {e.get('measured')}, {measure.load_text(e)})")
 
 
 def _size(v: int, key: str) -> str:

@@ -17,6 +17,7 @@ import pytest
 import gpulite
 from gpulite import runtime, zoo
 from gpulite.backends.litert import partition as pt
+from gpulite.environment import env
 from gpulite.model.writer import ModelBuilder
 from tests.assets import model_path
 from tests.compare import assert_same
@@ -204,6 +205,7 @@ def test_auto_takes_litert_when_there_is_no_real_gpu() -> None:
     runtime.reset_active()
     assert gpulite.get_backend() == "litert"
     assert gpulite.backend_choice().startswith("auto: 'litert' is the highest-ranked backend")
+    env().set("auto_measure", False)  # the ranking (what auto measures: tests/env/test_auto_measure.py)
     assert gpulite.Interpreter(model_path=str(model_path("hand_recrop")), backend="auto").backend == "litert"
 
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import gpulite
-from gpulite import runtime
+from gpulite import measure, runtime
 from gpulite.backends import registry
 from gpulite.environment import env
 from gpulite.solutions import FaceDetector, auto
@@ -43,7 +43,7 @@ def _slowed(factory):
 
 def _load(monkeypatch, per_core):
     """The load average this test's auto sees, per core."""
-    monkeypatch.setattr(auto.os, "getloadavg", lambda: (per_core * (os.cpu_count() or 1),) * 3)
+    monkeypatch.setattr(measure.os, "getloadavg", lambda: (per_core * (os.cpu_count() or 1),) * 3)
 
 
 @pytest.fixture
@@ -67,9 +67,13 @@ def _slow(monkeypatch, name):
 
 def _fake_times(monkeypatch, ms, other):
     """Measurements that say ``ms`` (``other`` for the rest of the candidates) without timing anything."""
-    def fake(cls, args, names, image):
-        return {n: ms.get(n, other) for n in names}, []
-    monkeypatch.setattr(auto, "time_candidates", fake)
+    def fake(make, names, rounds):
+        return {n: [ms.get(n, other)] for n in names}, []
+    monkeypatch.setattr(measure, "time_rounds", fake)
+
+
+def _no_measuring(monkeypatch):
+    monkeypatch.setattr(measure, "time_rounds", lambda *a: pytest.fail("measured"))
 
 
 def _needs_two():
@@ -98,7 +102,7 @@ def test_the_measurement_is_kept_and_reused(cache, monkeypatch):
     _slow(monkeypatch, "litert")
     with FaceDetector(model="short") as fd:
         first = fd.backend
-    monkeypatch.setattr(auto, "time_candidates", lambda *a: pytest.fail("measured twice"))
+    _no_measuring(monkeypatch)
     with FaceDetector(model="short") as fd:
         assert fd.backend == first == "cpu"
         assert "measured on " in fd.backend_reason and str(cache) in fd.backend_reason
@@ -110,15 +114,17 @@ def test_the_measurement_is_kept_and_reused(cache, monkeypatch):
 
 def test_a_different_configuration_is_measured_on_its_own(cache, monkeypatch):
     _needs_two()
-    calls = []
-    monkeypatch.setattr(auto, "time_candidates", lambda cls, args, names, img: (calls.append(args), {}, [])[1:])
+    _fake_times(monkeypatch, {}, 1.0)
     FaceDetector(model="short").close()
     FaceDetector(model="short", min_detection_confidence=0.7).close()
-    assert calls == [{"model": "short"}, {"model": "short", "min_detection_confidence": 0.7}]
+    _no_measuring(monkeypatch)
+    FaceDetector(model="short", min_detection_confidence=0.7).close()
+    subjects = sorted(e["subject"] for e in json.loads(cache.read_text()).values())
+    assert subjects == ["FaceDetector(min_detection_confidence=0.7, model='short')", "FaceDetector(model='short')"]
 
 
 def test_explicit_choices_skip_the_measurement(cache, monkeypatch):
-    monkeypatch.setattr(auto, "time_candidates", lambda *a: pytest.fail("measured"))
+    _no_measuring(monkeypatch)
     with FaceDetector(model="short", backend="cpu") as fd:
         assert fd.backend_reason == "requested"
     monkeypatch.setenv("GPULITE_BACKEND", "cpu")
@@ -164,7 +170,7 @@ def test_one_litert_thread_is_a_candidate_and_reaches_every_inference_node(cache
     with FaceDetector(model="short") as fd:
         assert (fd.backend, fd.inference_threads) == ("litert", 1)
         assert _inference_threads(fd) == [1]
-    monkeypatch.setattr(auto, "time_candidates", lambda *a: pytest.fail("measured twice"))
+    _no_measuring(monkeypatch)
     with FaceDetector(model="short") as fd:  # from the cache
         assert (fd.backend, fd.inference_threads) == ("litert", 1) and _inference_threads(fd) == [1]
     with FaceDetector(model="short", backend="litert") as fd:  # explicit: the default threads
@@ -183,7 +189,7 @@ def test_a_measurement_is_reused_only_under_the_load_it_was_taken_under(cache, m
             assert fd.backend == "cpu" and "measured just now" in fd.backend_reason
             assert "(idle: load average 0.10 per core)" in fd.backend_reason
     _load(monkeypatch, 2.0)
-    monkeypatch.setattr(auto, "FRAMES_BUSY", auto.FRAMES)  # the rounds are not what this test is about
+    monkeypatch.setattr(measure, "ROUNDS_BUSY", measure.ROUNDS)  # the rounds are not what this test is about
     with monkeypatch.context() as m:
         _slow(m, "cpu")
         with FaceDetector(model="short") as fd:
@@ -192,7 +198,7 @@ def test_a_measurement_is_reused_only_under_the_load_it_was_taken_under(cache, m
     entries = json.loads(cache.read_text()).values()
     assert sorted((e["machine"]["load"], auto.split(e["chosen"])[0]) for e in entries) == [("busy", "litert"),
                                                                                            ("idle", "cpu")]
-    monkeypatch.setattr(auto, "time_candidates", lambda *a: pytest.fail("measured again"))
+    _no_measuring(monkeypatch)
     for per_core, backend in ((0.3, "cpu"), (0.9, "litert")):
         _load(monkeypatch, per_core)
         with FaceDetector(model="short") as fd:
@@ -200,9 +206,9 @@ def test_a_measurement_is_reused_only_under_the_load_it_was_taken_under(cache, m
 
 
 def test_load_classes(monkeypatch):
-    assert [auto.load_class(x) for x in (None, 0.0, 0.49, 0.5, 3.0)] == ["unknown", "idle", "idle", "busy", "busy"]
+    assert [measure.load_class(x) for x in (None, 0.0, 0.49, 0.5, 3.0)] == ["unknown", "idle", "idle", "busy", "busy"]
 
     def missing():
         raise OSError("no load average")
-    monkeypatch.setattr(auto.os, "getloadavg", missing)
-    assert auto.load() is None
+    monkeypatch.setattr(measure.os, "getloadavg", missing)
+    assert measure.load_per_core() is None
