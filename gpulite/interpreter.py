@@ -684,7 +684,7 @@ def measured_backend(source: dict[str, Any], model: Model, graph: Graph, num_thr
     names, notes = measure.candidates()
     if len(names) < 2:
         return ranked(f"one usable backend, nothing to measure: {'; '.join(notes) or names}")
-    digest = hashlib.sha256(model.data).hexdigest()
+    digest = hashlib.sha256(model.data.data).hexdigest()
     inputs = [(list(graph.tensors[i].shape), graph.tensors[i].dtype.name) for i in graph.inputs]
     label = Path(str(source["model_path"])).name if "model_path" in source else "model_content"
     shapes = ", ".join(f"{'x'.join(map(str, s)) or 'scalar'} {d}" for s, d in inputs)
@@ -713,8 +713,10 @@ def measured_backend(source: dict[str, Any], model: Model, graph: Graph, num_thr
     choice = measure.choose(subject, names, notes, make, unit="invoke",
                             identity={"sha256": digest, "inputs": inputs, "num_threads": num_threads,
                                       "options": plain})
-    if choice is None:
-        return ranked(f"every candidate failed while measured: {names}")
+    if choice is None:  # measure.choose has nothing to measure: checked above
+        return ranked("nothing measured")
+    if not choice.name:
+        return ranked(f"every candidate failed while measured: {choice.reason}")
     return choice.name, choice.reason
 
 

@@ -280,7 +280,8 @@ def describe(entry: dict[str, Any], path: Path, fresh: bool) -> str:
 def choose(subject: str, names: list[str], notes: list[str], make: Callable[[str], Runner], *,
            unit: str, identity: Any = None) -> Choice | None:
     """The fastest of ``names`` for ``subject``, measured now or cached; None when there is nothing to
-    measure (fewer than two candidates), measurement is off, or every candidate failed: rank decides then.
+    measure (fewer than two candidates) or measurement is off, a Choice named ``""`` (its reason says
+    why each failed; nothing is cached) when every candidate failed: rank decides then.
 
     ``subject`` names what is measured (``gpulite info`` shows it); ``identity`` (default: the
     subject) is what the measurement depends on besides the machine, e.g. a model's digest and
@@ -309,5 +310,5 @@ def choose(subject: str, names: list[str], notes: list[str], make: Callable[[str
                         log.warning("could not keep the auto-backend measurement in %s (%s)", path, e)
                 fresh = True
     if not entry.get("ms"):
-        return None
+        return Choice("", "; ".join(entry.get("failed", []) + entry.get("not_measured", [])), entry)
     return Choice(entry["chosen"], describe(entry, path, fresh), entry)

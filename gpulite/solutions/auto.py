@@ -105,7 +105,7 @@ def choose(cls: type, arguments: dict[str, Any]) -> tuple[str, str, int | None] 
         return measure.Runner(lambda: sol.process(image[0]), sol.close)
 
     choice = measure.choose(subject(cls, arguments), names, notes, make, unit=UNIT)
-    if choice is None:
+    if choice is None or not choice.name:
         return None
     backend, threads = split(choice.name)
     return backend, choice.reason, threads

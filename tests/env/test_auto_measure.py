@@ -263,3 +263,21 @@ def test_without_a_load_average_the_class_is_unknown(cache, monkeypatch):
     measure.choose("no load average", ["a", "b"], [], lambda n: None, unit="call")
     assert len(calls) == 1 and first.entry["load"] is None and first.entry["machine"]["load"] == "unknown"
     assert "(unknown: no load average)" in first.reason
+
+
+def test_when_every_candidate_fails_the_ranking_decides_and_says_why(cache, monkeypatch):
+    def make(name):
+        raise RuntimeError(f"{name} does not run here")
+    choice = measure.choose("failing", ["a", "b"], ["c not measured (why)"], make, unit="call")
+    assert choice.name == "" and "a failed while measured (RuntimeError: a does not run here)" in choice.reason
+    assert "b does not run here" in choice.reason and "c not measured (why)" in choice.reason
+    assert not cache.exists()  # nothing cached: measured again next time
+    names, _ = measure.candidates()
+    if len(names) < 2:
+        return
+    monkeypatch.setattr(measure, "time_rounds", lambda make, names: ({}, [f"{n} failed while measured (E: no)"
+                                                                          for n in names]))
+    it = gpulite.Interpreter(model_content=clean(), backend="auto")
+    assert it.backend == gpulite.get_backend()
+    assert it.backend_reason.startswith(f"auto (every candidate failed while measured: {names[0]} failed while "
+                                        "measured (E: no)"), it.backend_reason
