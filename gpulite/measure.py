@@ -259,11 +259,11 @@ def measure(make: Callable[[str], Runner], names: list[str], notes: list[str], l
             "measured": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")}
 
 
-def load_text(entry: dict[str, Any]) -> str:
-    """``"busy: load average 2.10 per core"``: the load class and load an entry was measured under."""
+def load_text(entry: dict[str, Any], named: bool = True) -> str:
+    """``"busy: load average 2.10 per core"``: the load class (``named``) and load an entry was measured under."""
     per_core = entry.get("load")
-    return (f"{entry.get('machine', {}).get('load', 'unknown')}: "
-            + ("no load average" if per_core is None else f"load average {per_core:.2f} per core"))
+    text = "no load average" if per_core is None else f"load average {per_core:.2f} per core"
+    return f"{entry.get('machine', {}).get('load', 'unknown')}: {text}" if named else text
 
 
 def describe(entry: dict[str, Any], path: Path, fresh: bool) -> str:

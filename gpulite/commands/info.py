@@ -85,7 +85,7 @@ def _measured(out: Callable[[str], None]) -> None:
     for e in entries:
         ms = ", ".join(f"{n} {v:.2f}" for n, v in sorted(e.get("ms", {}).items(), key=lambda kv: kv[1]))
         out(f"             {e.get('subject')}, {e.get('machine', {}).get('load', 'unknown')}: {e.get('chosen')} "
-            f"(ms per {e.get('unit', 'frame')}: {ms}; {e.get('measured')}, {measure.load_text(e)})")
+            f"(ms per {e.get('unit', 'frame')}: {ms}; {e.get('measured')}, {measure.load_text(e, named=False)})")
 
 
 def _size(v: int, key: str) -> str:
