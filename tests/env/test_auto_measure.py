@@ -275,8 +275,8 @@ def test_when_every_candidate_fails_the_ranking_decides_and_says_why(cache, monk
     names, _ = measure.candidates()
     if len(names) < 2:
         return
-    monkeypatch.setattr(measure, "time_rounds", lambda make, names: ({}, [f"{n} failed while measured (E: no)"
-                                                                          for n in names]))
+    monkeypatch.setattr(measure, "time_rounds", lambda make, names, rounds: ({}, [f"{n} failed while measured (E: no)"
+                                                                                  for n in names]))
     it = gpulite.Interpreter(model_content=clean(), backend="auto")
     assert it.backend == gpulite.get_backend()
     assert it.backend_reason.startswith(f"auto (every candidate failed while measured: {names[0]} failed while "
