@@ -140,3 +140,26 @@ def test_transpose_conv_long(kind: str, backend: str, monkeypatch) -> None:
     monkeypatch.setitem(TCONV_CASES, "long", ((1, 3, 4, 120), (3, 3), 5, (2, 2), "SAME", (6, 8), True, "RELU6"))
     model, x = _tconv_quant_model("long", kind, True, np.random.default_rng(46))
     check_quantized(model, [x], backend, int_tol=1)
+
+
+def test_conv_int16_sums_past_int32(backend: str) -> None:
+    """A 16x8 1x1 CONV_2D of 1,000 channels (one thread's share, register-blocked) whose sums
+    reach 2^32: the int32 partial sums must go into int64 before they overflow."""
+    rng = np.random.default_rng(47)
+    cin, cout = 1000, 8
+    sign = rng.choice([-1, 1], cin)
+    x = (rng.integers(10000, 32768, (1, 2, 3, 1)) * sign).astype(np.int16)
+    w = (rng.integers(60, 128, (cout, 1, 1, 1)) * sign.reshape(1, 1, 1, cin)).astype(np.int8)
+    acc = np.abs(x.reshape(-1, cin).astype(np.int64) @ w.reshape(cout, cin).T.astype(np.int64)).max()
+    assert acc > 2**31
+    s_in, s_w = 0.0005, 0.011
+    mb = ModelBuilder()
+    xi = mb.input("x", x.shape, np.int16, quant=(s_in, 0))
+    wi = mb.const("w", w, quant=Quant(scale=np.full(cout, s_w, np.float32), zero_point=np.zeros(cout, np.int64),
+                                       axis=0))
+    b = mb.const("b", np.zeros(cout, np.int64), quant=Quant(scale=np.full(cout, s_in * s_w, np.float32),
+                                                           zero_point=np.zeros(cout, np.int64)))
+    y = mb.tensor("y", (1, 2, 3, cout), np.int16, quant=(float(acc * s_in * s_w / 30000), 0))
+    mb.op("CONV_2D", [xi, wi, b], [y], padding="VALID", stride_h=1, stride_w=1)
+    mb.output(y)
+    check_quantized(mb.build(), [x], backend)

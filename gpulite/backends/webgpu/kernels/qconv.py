@@ -60,17 +60,18 @@ def conv2d(node: Node, ctx: GpuContext) -> list[Program]:
     params = _window(ctx, node.options or sg.Conv2DOptions(), x, out, kh, kw)
     depth = kh * kw * cg
     group_out = cout // (x.shape[3] // cg)
-    # 8-bit, output channels (of each group) in fours: the filter as [KH*KW*Cin/G, Cout] (a word
-    # holds four output channels' weights of one k), register-blocked; past one thread's share the
+    # output channels (of each group) in fours: the filter as [KH*KW*Cin/G, Cout] (a word holds
+    # four output channels' weights of one k), register-blocked; past one thread's share the 8-bit
     # word path (no groups, input channels in fours too) or the generic one
     blocked = None
-    fours = x.dtype != np.int16 and group_out % 4 == 0
-    word_path = fours and cg == x.shape[3] and cg % 4 == 0 and depth > MAX_PER_THREAD
+    fours = group_out % 4 == 0
+    word_path = fours and x.dtype != np.int16 and cg == x.shape[3] and cg % 4 == 0 and depth > MAX_PER_THREAD
     params += [("group_c", "u32", cg), ("group_out", "u32", group_out)]
     if fours and (depth <= MAX_PER_THREAD or word_path):
         params += [("w_off", "u32", ctx.upload(np.ascontiguousarray(w.reshape(cout, -1).T)).offset),
                    ("k_h", "u32", kh)]
-        blocked = ("qconv2d4r", -(-out.size // cout // BLOCK) * (cout // 4), {"XWORDS": str(cg % 4 == 0).lower()})
+        blocked = ("qconv2d16r" if x.dtype == np.int16 else "qconv2d4r", -(-out.size // cout // BLOCK) * (cout // 4),
+                   {"XWORDS": str(cg % 4 == 0).lower()})
     else:
         params.append(("w_off", "u32", ctx.input(1).offset))
     return product_programs(node, ctx, f"conv_2d {x.dtype} {x.shape}*{w.shape}->{out.shape}",

@@ -64,7 +64,8 @@ def product_programs(node: Node, ctx: GpuContext, name: str, source: str, params
     from whole words of 8-bit codes (the callers check that channels, and ``depth``, come in
     fours); the same integers, a quarter of the loads. ``blocked``: ``(source, threads, subs)`` of
     a register-blocked 8-bit program (a complete ``run``, :data:`BLOCK` pixels by four channels a
-    thread; ``word_path`` must be set) used instead when the dot product fits one thread."""
+    thread, or qconv2d16r's for int16 codes; ``word_path`` must be set) used instead when the dot
+    product fits one thread."""
     if has_fused(node):
         raise ctx.unsupported("fused work on an integer node")
     out = ctx.output(0)
@@ -81,7 +82,8 @@ def product_programs(node: Node, ctx: GpuContext, name: str, source: str, params
     operands = [("x_zp", "i32", x_zp), ("w_zp", "i32", w_zp), ("x_off", "u32", x.offset), *params]
     out_subs = {"RESCALE": expr, "PER": str(per), "PACK": "q_byte" if per == 4 else "q_half"}
     if word_path:
-        subs = {**out_subs, "UX": _UNPACK[x.dtype], "UW": _UNPACK[np.dtype(w_dtype)], "LX": load_fn(x.dtype)}
+        subs = {**out_subs, "UW": _UNPACK[np.dtype(w_dtype)], "LX": load_fn(x.dtype),
+                **({"UX": _UNPACK[x.dtype]} if x.dtype in _UNPACK else {})}
         one, first = "qgemm4", "qgemm4_part"
     else:
         subs = {**out_subs, **_ACC[x.dtype == np.int16], "LX": load_fn(x.dtype), "LW": load_fn(w_dtype)}
