@@ -69,7 +69,7 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
         raise InputError(f"--runs must be at least 1, got {args.runs}")
     lo, hi = parse_range(args.range)
     path = zoo.resolve(args.model)
-    it = Interpreter(model_path=path, backend=None if args.backend == "auto" else args.backend,
+    it = Interpreter(model_path=path, backend=args.backend,
                      num_threads=args.threads)
     details = it.get_input_details()
     arrays, how = read_inputs(args.input, details, lo, hi)
@@ -86,6 +86,8 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
         times.add((time.perf_counter() - t0) * 1e3)
     outputs = {d["name"]: it.get_tensor(d["index"]) for d in it.get_output_details()}
     out(f"model      {path} ({path.stat().st_size:,} bytes) on backend {it.backend}")
+    if it.backend_reason:
+        out(f"backend    {it.backend_reason}")
     for d, x, note in zip(details, arrays, how, strict=True):
         out(f"input      {d['name']:<32} {fmt_shape(x.shape):<20} {x.dtype.name:<8} <- {note}")
     for name, y in outputs.items():

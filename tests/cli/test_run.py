@@ -97,3 +97,19 @@ def test_output_must_be_npz_and_is_checked_before_running(tmp_path: Path, capsys
     assert "the outputs are written as .npz" in captured.err and captured.out == ""
     assert main(["run", MODEL, "--input", str(tmp_path / "x.npy"), "--range", "1,0"]) == 2
     assert "LO must be below HI" in capsys.readouterr().err
+
+
+def test_run_default_backend_is_auto_by_measurement(tmp_path: Path, capsys, monkeypatch):
+    """``--backend auto`` (the default) is ``Interpreter(backend="auto")``: the backend measured
+    fastest for the model on this machine, and the line after the model's says what was measured."""
+    monkeypatch.setenv("GPULITE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("GPULITE_BACKEND", raising=False)
+    monkeypatch.delenv("GPULITE_AUTO_MEASURE", raising=False)
+    x = np.random.default_rng(1).uniform(-1, 1, (1, 128, 128, 3)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    out = tmp_path / "out.npz"
+    assert main(["run", MODEL, "--input", str(tmp_path / "x.npy"), "--runs", "1", "-o", str(out)]) == 0
+    reason = next(row for row in capsys.readouterr().out.splitlines() if row.startswith("backend    "))
+    assert "auto: measured" in reason and "fastest" in reason, reason
+    assert (tmp_path / "cache" / "auto_backend.json").is_file()
+    _check_against_litert(out, x)
