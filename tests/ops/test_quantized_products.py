@@ -71,14 +71,16 @@ def _fc(dt, w_scale, act: str, x_codes: np.ndarray, w_codes: np.ndarray, s_out: 
     return mb.build()
 
 
-@pytest.mark.parametrize("units", [7, 8], ids=["units7", "units8-words"])
+@pytest.mark.parametrize("depth,units", [(2500, 7), (2500, 8), (64, 12)],
+                         ids=["k2500-units7", "k2500-units8-words", "k64-units12-words"])
 @pytest.mark.parametrize("dt,per_channel", [(np.int8, True), (np.int8, False), (np.uint8, False), (np.int16, True)],
                          ids=["int8-per-channel", "int8-per-tensor", "uint8-per-tensor", "int16x8-per-channel"])
-def test_fully_connected_long_rows(dt, per_channel: bool, units: int, backend: str) -> None:
+def test_fully_connected_long_rows(dt, per_channel: bool, depth: int, units: int, backend: str) -> None:
     """K = 2500 (three slices) by 3 rows: 7 units (21 outputs, a partial last word) or 8 (the
-    8-bit word path: four units and four features a step)."""
+    8-bit word path: four units and four features a step); K = 64 by 12 units: the word path in
+    one pass."""
     rng = np.random.default_rng(43)
-    rows, depth = 3, 2500
+    rows = 3
     info = np.iinfo(dt)
     lo, hi = (-3000, 3000) if dt == np.int16 else (info.min, info.max + 1)
     x = rng.integers(lo, hi, (rows, depth)).astype(dt)

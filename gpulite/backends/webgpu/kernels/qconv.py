@@ -92,10 +92,11 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> list[Program]:
         raise ctx.unsupported("filter zero points differ by channel")
     params = [*_window(ctx, node.options or sg.DepthwiseConv2DOptions(), x, out, kh, kw),
               ("mult", "u32", cout // x.shape[3]), ("w_off", "u32", ctx.input(1).offset)]
-    word_path = x.dtype != np.int16 and cout == x.shape[3] and cout % 4 == 0  # four channels a word
+    # four channels a word, register-blocked (a window past one thread's share takes the generic path)
+    word_path = x.dtype != np.int16 and cout == x.shape[3] and cout % 4 == 0 and kh * kw <= MAX_PER_THREAD
     blocked = ("qdepthwise4r", -(-out.size // cout // BLOCK) * (cout // 4), {}) if word_path else None
     return product_programs(node, ctx, f"depthwise_conv_2d {x.dtype} {x.shape}*{w.shape}->{out.shape}",
-                            "qdepthwise4" if word_path else "qdepthwise", params, x=x, w_dtype=w.dtype,
+                            "qdepthwise", params, x=x, w_dtype=w.dtype,
                             depth=kh * kw, reals=reals, form=_form(x), bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]),
                             zp_out=zp_out, lo=lo, hi=hi, word_path=word_path, blocked=blocked)
 
