@@ -166,7 +166,8 @@ class PoseLandmarker(GraphTask):
         cfg = pose_config(static_image_mode=not self.tracking, model_complexity=1, enable_segmentation=self._masks,
                           min_detection_confidence=detection, min_tracking_confidence=presence)
         # the heatmap refinement with the kernel MediaPipe's graph names (0.10.14's legacy solution used 9)
-        set_options(cfg, {"refine_landmarks.kernel_size": 7})
+        set_options(cfg, {"refine_landmarks.kernel_size": 7,  # and the GPU's window sums (webgpu) the same
+                          "landmark_inference.heatmap_windows": {"landmarks": 0, "heatmap": 3, "kernel_size": 7}})
         if self.tracking:
             tasks_tracking(cfg)
         if self._masks:  # the Tasks graph has no mask filter: the legacy graph's (a pass-through here) goes

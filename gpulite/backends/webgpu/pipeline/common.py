@@ -8,6 +8,7 @@ test or ``gpulite graph run`` can state how much a graph moved per frame.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -182,25 +183,29 @@ def copy_tensors(gdev: GpuDevice, tensors: list[Any], what: str = "copy_tensors"
     return [DeviceTensor(gdev, buf, off, t.shape, t.dtype) for t, off in zip(tensors, offsets, strict=True)]
 
 
-def copy_and_read(gdev: GpuDevice, keep: list[Any], read: list[Any],
-                  what: str = "inference_outputs") -> tuple[list[DeviceTensor], list[np.ndarray]]:
+def copy_and_read(gdev: GpuDevice, keep: list[Any], read: list[Any], what: str = "inference_outputs",
+                  encode: Callable[[Any], list[Any]] | None = None) -> tuple[list[DeviceTensor], list[np.ndarray]]:
     """GPU copies of the ``keep`` tensors (as :func:`copy_tensors`) and host arrays of the ``read``
     ones, in one submit and one mapping: a model's small outputs come back while a large one (a
-    mask) stays on the GPU. Counts the bytes read."""
+    mask) stays on the GPU. ``encode(encoder)``, when given, records GPU work into the same
+    submit first and returns more tensors to read (their arrays follow ``read``'s): pose's
+    heatmap window sums. Counts the bytes read."""
     offsets, size = [], 0
     for t in keep:
         offsets.append(size)
         size += -(-t.nbytes // 256) * 256
-    spans, pos = [], 0
-    for t in read:
-        spans.append(pos)
-        pos += -(-t.nbytes // 4) * 4
     with gdev.guard(what):
         enc = gdev.device.create_command_encoder(label=what)
         buf = gdev.device.create_buffer(label=f"gpulite.pipeline.{what}", size=max(size, 4), usage=STORAGE_OUT)
         for t, off in zip(keep, offsets, strict=True):
             if t.nbytes:
                 enc.copy_buffer_to_buffer(t.buffer, t.offset, buf, off, -(-t.nbytes // 4) * 4)
+        if encode is not None:
+            read = [*read, *encode(enc)]
+        spans, pos = [], 0
+        for t in read:
+            spans.append(pos)
+            pos += -(-t.nbytes // 4) * 4
         staging = gdev.device.create_buffer(label=f"gpulite.pipeline.{what}.read", size=max(pos, 4),
                                             usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
         for t, at in zip(read, spans, strict=True):
