@@ -46,7 +46,7 @@ def test_selfie_masks_come_back_only_when_read():
 def test_pose_mask_is_projected_and_smoothed_on_the_gpu_and_read_only_when_asked(monkeypatch):
     """Pose's mask: the model's segmentation stays on the GPU (keep_on_gpu), is projected onto the
     image (OpenCV's warpAffine fixed point) and smoothed there; a frame reads back only the
-    landmark outputs, and a mask read later is its own frame's, as the host path makes it."""
+    landmark outputs (and the heatmap's window sums), and a mask read later is its own frame's, as the host path makes it."""
     why = adapter_problem()
     if why is not None:
         pytest.skip(why)
@@ -71,6 +71,9 @@ def test_pose_mask_is_projected_and_smoothed_on_the_gpu_and_read_only_when_asked
     assert all(r.pose_landmarks is not None for r in results)
     assert all(r.segmentation_mask_gpu.shape == (1, h, w, 1) for r in results)
     assert late == len(frames) * h * w * 4                    # each mask read once, when asked for
+    # nor the 64x64x39 heatmap (624 KiB): of it only each landmark's window sums (39 x 32 bytes)
+    # come back with the landmarks; a tracked frame reads 2.4 KiB, the first (detection) 3.9 KiB
+    assert max(read) < 8 * 1024, read
     monkeypatch.setattr(Segmentation, "on_gpu", property(lambda self: False))  # the host path, as before
     host_results, host_masks, host_read, _ = run()
     # per frame, the host path read the model's 256x256 mask back as well; this one reads no mask
