@@ -140,3 +140,15 @@ def test_window_sums_at_the_borders_low_confidence_and_saturation_match_the_host
     shifted = decode(raw + np.array([8, 0, 0, 0, 0], np.float32), n, size)  # other landmarks than the GPU's
     with pytest.raises(PipelineValueError, match="different tensors or input sizes"):
         refine_from_windows(shifted, gpu_windows(gdev, lm_t, hm_t, size, 5), RefineLandmarksFromHeatmapOptions(5))
+
+
+@pytest.mark.parametrize("bad", [{"landmarks": 0, "heatmap": 3}, {"landmarks": 0, "heatmap": 0, "kernel_size": 9},
+                                 {"landmarks": 0, "heatmap": 2, "kernel_size": 9}, {"landmarks": 0, "heatmap": 3,
+                                                                                    "kernel_size": 0}])
+def test_heatmap_windows_option_is_checked(bad):
+    from gpulite.errors import GraphConfigError
+    from gpulite.pipeline.calculators.inference import InferenceOptions
+    from gpulite.pipeline.options import make_options
+
+    with pytest.raises(GraphConfigError, match="heatmap_windows must be"):
+        make_options(InferenceOptions, {"model": "m", "keep_on_gpu": [2], "heatmap_windows": bad}, "node 'x'")

@@ -46,7 +46,8 @@ def test_selfie_masks_come_back_only_when_read():
 def test_pose_mask_is_projected_and_smoothed_on_the_gpu_and_read_only_when_asked(monkeypatch):
     """Pose's mask: the model's segmentation stays on the GPU (keep_on_gpu), is projected onto the
     image (OpenCV's warpAffine fixed point) and smoothed there; a frame reads back only the
-    landmark outputs (and the heatmap's window sums), and a mask read later is its own frame's, as the host path makes it."""
+    landmark outputs (and the heatmap's window sums), and a mask read later is its own frame's,
+    as the host path makes it."""
     why = adapter_problem()
     if why is not None:
         pytest.skip(why)

@@ -201,16 +201,17 @@ def test_flow_limited_stream_double_buffers_and_drops_as_mediapipe():
 
 
 # -- a tracked frame's trip: submits and readbacks -------------------------------------------------
-@pytest.mark.parametrize("name, kwargs, submits, reads", [
-    # frame upload + warp, the landmark model's invoke with its readback (flag and mesh in one)
-    ("FaceMesh", {}, 2, 1),
-    # upload + warp, invoke, the model's mask kept on the GPU while the rest comes back (one submit),
-    # the mask's projection (its smoothing blends nothing at MediaPipe's measured ratio 0: no dispatch)
-    ("Pose", {"enable_segmentation": True}, 4, 1),
+@pytest.mark.parametrize("name, kwargs, submits, reads, down", [
+    # frame upload + warp, the landmark model's invoke with its readback (flag and mesh in one: 5.5 KiB)
+    ("FaceMesh", {}, 2, 1, 6 * 1024),
+    # upload + warp, invoke, the model's mask kept on the GPU while the rest comes back with the
+    # heatmap's window sums (one submit, 2.4 KiB: no 624 KiB heatmap), the mask's projection (its
+    # smoothing blends nothing at MediaPipe's measured ratio 0: no dispatch)
+    ("Pose", {"enable_segmentation": True}, 4, 1, 3 * 1024),
 ])
-def test_a_tracked_frame_needs_no_extra_round_trip(name, kwargs, submits, reads, frames, monkeypatch):
+def test_a_tracked_frame_needs_no_extra_round_trip(name, kwargs, submits, reads, down, frames, monkeypatch):
     """The next frame's region comes from landmarks already read back: a tracked frame makes one
-    readback, whatever the number of model outputs."""
+    small readback, whatever the number of model outputs."""
     _webgpu()
     from gpulite import solutions
 
@@ -224,6 +225,7 @@ def test_a_tracked_frame_needs_no_extra_round_trip(name, kwargs, submits, reads,
             got = [e[0] for e in log.events if e[0] != "call"]
             assert (got.count("submit"), got.count("read")) == (submits, reads), log.events
             assert sol.last_transfers["submits"] == submits
+            assert 0 < sol.last_transfers["bytes_read_back"] <= down, sol.last_transfers
 
 
 def test_get_plan_reports_what_a_frame_moves(frames):

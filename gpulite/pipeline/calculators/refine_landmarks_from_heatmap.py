@@ -8,6 +8,10 @@ input (refine *before* projecting onto the image). As in MediaPipe, the cell is
 ``int(x * width)`` (truncated toward zero: a point just left of the heatmap counts as
 column 0) and the new position is the mean cell *index* (no half-cell offset).
 
+On webgpu the heatmap need not come back: ``Inference``'s ``heatmap_windows`` option sums each
+landmark's window on the GPU and passes a :class:`HeatmapWindows` in its place, which
+:func:`refine_from_windows` finishes with the same rule (the sums in float32).
+
 Usage (pose, heatmap = model output 3 (1, 64, 64, 39))::
 
     - calculator: RefineLandmarksFromHeatmap
@@ -110,7 +114,8 @@ def refine_landmarks(landmarks: LandmarkList, heatmap: np.ndarray,
 
 
 def refine_from_windows(landmarks: LandmarkList, windows: HeatmapWindows,
-                        options: RefineLandmarksFromHeatmapOptions = RefineLandmarksFromHeatmapOptions()) -> LandmarkList:
+                        options: RefineLandmarksFromHeatmapOptions = RefineLandmarksFromHeatmapOptions()
+                        ) -> LandmarkList:
     """:func:`refine_landmarks` from the GPU's window sums: the same rule, the sums in float32.
     The GPU took each landmark's cell from the model's landmark tensor; they must be the cells
     of ``landmarks`` (else the two nodes are configured for different tensors or sizes)."""
