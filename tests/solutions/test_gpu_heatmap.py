@@ -152,3 +152,40 @@ def test_heatmap_windows_option_is_checked(bad):
 
     with pytest.raises(GraphConfigError, match="heatmap_windows must be"):
         make_options(InferenceOptions, {"model": "m", "keep_on_gpu": [2], "heatmap_windows": bad}, "node 'x'")
+
+
+def test_inference_reads_window_sums_in_place_of_the_heatmap_and_the_heatmap_where_sizes_round(gdev):
+    """ModelRunner with heatmap_windows: output 3 comes as HeatmapWindows, read in the landmarks'
+    submit, refining as the heatmap does; sizes that are not powers of two (the cell would round
+    differently in float32) read the heatmap back instead; a bad output position is named."""
+    import cv2
+
+    from gpulite import zoo
+    from gpulite.backends.webgpu.pipeline import transfer_stats
+    from gpulite.pipeline.calculators.inference import ModelRunner
+    from tests.solutions.video import load_image
+
+    model = zoo.resolve("pose_landmark_full")
+    windows = {"landmarks": 0, "heatmap": 3, "kernel_size": 9}
+    image = cv2.resize(load_image(), (256, 256), interpolation=cv2.INTER_AREA).astype(np.float32)[None] / 255
+    runner = ModelRunner(model, "webgpu", output_on_gpu=False, keep_on_gpu=(2,), heatmap_windows=windows)
+    try:
+        before = transfer_stats()
+        outs = runner.run([image])
+        after = transfer_stats()
+        assert isinstance(outs[3], HeatmapWindows) and outs[3].size == (64, 64)
+        assert after["bytes_read_back"] - before["bytes_read_back"] == (195 + 1 + 117 + 39 * 8) * 4
+        runner._shapes[0] = (1, 192, 192, 3)                       # as if the input were 192x192
+        assert runner._heatmap_windows(windows) is None
+        runner._windows = None
+        heatmap = runner.run([image])[3]
+        assert isinstance(heatmap, np.ndarray) and heatmap.shape == (1, 64, 64, 39)
+    finally:
+        runner.close()
+    lms = decode(outs[0], 39, 256)
+    opts = RefineLandmarksFromHeatmapOptions(kernel_size=9)
+    host = refine_landmarks(lms, heatmap, opts)
+    assert_same(refine_from_windows(lms, outs[3], opts), host, lms)
+    assert moved(host, lms).sum() > 10
+    with pytest.raises(PipelineValueError, match="heatmap_windows names output 7"):
+        ModelRunner(model, "webgpu", output_on_gpu=False, heatmap_windows={**windows, "heatmap": 7})

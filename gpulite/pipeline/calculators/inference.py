@@ -119,10 +119,14 @@ class ModelRunner:
         self.it.allocate_tensors()
         self._details()
         self.outputs = [d["index"] for d in self.it.get_output_details()]
-        if self._keep and max(self._keep) >= len(self.outputs):
-            raise PipelineValueError(f"Inference: keep_on_gpu {sorted(self._keep)} names an output past the model's "
-                                     f"{len(self.outputs)}")
-        self._windows = self._heatmap_windows(heatmap_windows) if gpu_read and heatmap_windows else None
+        try:
+            if self._keep and max(self._keep) >= len(self.outputs):
+                raise PipelineValueError(f"Inference: keep_on_gpu {sorted(self._keep)} names an output past the "
+                                         f"model's {len(self.outputs)}")
+            self._windows = self._heatmap_windows(heatmap_windows) if gpu_read and heatmap_windows else None
+        except PipelineValueError:  # the interpreter made here goes with the error
+            self.it.close()
+            raise
         self._stats = self._transfers()
         self._warned = False
 
