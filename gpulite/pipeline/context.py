@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from gpulite.errors import TimestampError
-from gpulite.pipeline.packet import DONE, Packet, check_timestamp
+from gpulite.pipeline.packet import DONE, UNSTARTED, Packet, check_timestamp
 from gpulite.pipeline.ports import canonical_port, declared_type, runtime_types, type_name
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,7 @@ class CalculatorContext:
         self._output_types = output_types
         self._checks = {p: runtime_types(declared_type(output_types, p)) for p in output_streams}
         self._streams = output_streams
+        self._keys: dict[str, str] = {}   # port as the calculator spells it -> canonical (checked) port
         self._input_bound = input_bound
         self._next: dict[str, int] = {}
         self.emitted: list[tuple[str, Packet]] = []
@@ -68,6 +69,9 @@ class CalculatorContext:
         self._next = {}
 
     def _port(self, port: str) -> str:
+        key = self._keys.get(port) if type(port) is str else None
+        if key is not None:
+            return key
         key = canonical_port(port)
         if key not in self._checks:
             try:
@@ -75,6 +79,7 @@ class CalculatorContext:
             except KeyError:
                 raise KeyError(f"node {self.node_name!r} has no output port {port!r}; "
                                f"declared: {sorted(self._output_types)}") from None
+        self._keys[port] = key
         return key
 
     def has_output(self, port: str) -> bool:
@@ -95,7 +100,8 @@ class CalculatorContext:
         ts = self.timestamp if timestamp is None else timestamp
         if ts is None:
             raise TimestampError(f"node {self.node_name!r} output {key}: pass timestamp= (no input timestamp here)")
-        ts = check_timestamp(ts, f"node {self.node_name!r} output {key}")
+        if type(ts) is not int or not UNSTARTED < ts < DONE:
+            ts = check_timestamp(ts, f"node {self.node_name!r} output {key}")
         stream = self._streams.get(key)
         if stream is None:
             return

@@ -58,13 +58,16 @@ class Propagation:
 
     def _auto_bound(self, node: NodeState) -> None:
         """Offset-0 nodes: outputs can never be earlier than the next input, so tell consumers."""
-        off = node.spec.cls.timestamp_offset
+        off = node.offset
         if off is None or not node.inputs or node.closed or node.running:
             return
         t = node.t_min()
         if t != DONE:
+            b = min(t + off, DONE - 1)
             for s in node.outputs.values():
-                self._raise_bound(s, min(t + off, DONE - 1))
+                if b > s.bound:                        # _raise_bound inlined
+                    s.bound = b
+                    self.dirty.extend(q.node for q in s.consumers)
 
     def _settle(self) -> None:
         """Schedule every dirty node that can run; propagate bounds of those that cannot."""

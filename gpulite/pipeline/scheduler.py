@@ -159,10 +159,13 @@ class Run(RunInputs, Propagation):
         reading N's results back (the GPU works while the host decodes), and frame N finishes
         before frame N+1 reads its own results back. The order never changes what a node
         computes (each takes its inputs in timestamp order), only when."""
-        node = next((n for n in self.ready if getattr(n.calc, "queues_only", False)), None)
-        if node is None:
-            node = min(self.ready, key=_step_order)
-        self.ready.remove(node)
+        if len(self.ready) == 1:                      # the usual case: no choice to make
+            node = self.ready.popleft()
+        else:
+            node = next((n for n in self.ready if getattr(n.calc, "queues_only", False)), None)
+            if node is None:
+                node = min(self.ready, key=_step_order)
+            self.ready.remove(node)
         step, node.step = node.step, None
         assert step is not None and node.cc is not None
         node.running = True
@@ -193,11 +196,19 @@ class Run(RunInputs, Propagation):
         cc.begin(ts, step.packets)
         err = self._call(node, step.kind, ts)
         calls: list[tuple[Stream, Packet]] = []
+        ended = finish = False
         with self.cond:
             if err is not None:
                 self._fail(err, node)
             elif self._live():
                 calls = self._deliver(node)
+                if not calls:                        # no observer to call unlocked: finish under this lock
+                    self._end_step(node, step, ts, None)
+                    ended, finish = True, self.error is not None
+        if ended:
+            if finish:                               # (else a later failure's own _finish_if_idle sees us idle)
+                self._finish_if_idle()
+            return
         err = err or _notify(calls, node)
         if err is not None:
             with self.cond:
@@ -211,24 +222,28 @@ class Run(RunInputs, Propagation):
                     log.warning("while stopping a failed node: %s", close_err)
                 step = Step("close", ts)
         with self.cond:
-            node.running = False
-            self.running -= 1
-            self.cond.notify_all()                   # Graph.wait_for waits for idle producers
-            if step.kind == "process":
-                if err is None:
-                    node.processed += 1
-                    node.last_ts = ts if node.inputs else None
-            else:
-                node.closed = True
-                if self._live():
-                    for s in node.outputs.values():
-                        self._raise_bound(s, DONE)
-            if self._live():
-                self._auto_bound(node)
-                self.dirty.append(node)
-                self._settle()
-                self._check_done()
+            self._end_step(node, step, ts, err)
         self._finish_if_idle()
+
+    def _end_step(self, node: NodeState, step: Step, ts: int, err: BaseException | None) -> None:
+        """Lock held. The bookkeeping after a step: the node is idle again; schedule what follows."""
+        node.running = False
+        self.running -= 1
+        self.cond.notify_all()                       # Graph.wait_for waits for idle producers
+        if step.kind == "process":
+            if err is None:
+                node.processed += 1
+                node.last_ts = ts if node.inputs else None
+        else:
+            node.closed = True
+            if self._live():
+                for s in node.outputs.values():
+                    self._raise_bound(s, DONE)
+        if self._live():
+            self._auto_bound(node)
+            self.dirty.append(node)
+            self._settle()
+            self._check_done()
 
     # ---- errors, stalls, completion (lock held unless said) ----------------------------------------
     def _fail(self, err: BaseException, node: NodeState | None = None) -> None:

@@ -48,7 +48,7 @@ class InputQueue:
         return not self.back_edge and len(self.queue) >= self.limit
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     kind: str                         # "process" | "close"
     timestamp: int | None
@@ -86,6 +86,21 @@ class NodeState:
         """The inputs that are not back edges (read once the run has connected them all)."""
         return [q for q in self.inputs.values() if not q.back_edge]
 
+    @functools.cached_property
+    def offset(self) -> int | None:
+        """The calculator's ``timestamp_offset``."""
+        return self.spec.cls.timestamp_offset
+
+    @functools.cached_property
+    def input_list(self) -> list[InputQueue]:
+        """The inputs, in port order (read once the run has connected them all)."""
+        return list(self.inputs.values())
+
+    @functools.cached_property
+    def consumer_queues(self) -> list[InputQueue]:
+        """The queues fed by this node's outputs, back edges aside (read once the run is connected)."""
+        return [q for s in self.outputs.values() for q in s.consumers if not q.back_edge]
+
     def t_min(self) -> int:
         """Smallest timestamp the node may still process on forward inputs (DONE when all are done)."""
         t = DONE  # (InputQueue.next_ts inlined: the scheduler asks this several times per node and frame)
@@ -96,10 +111,9 @@ class NodeState:
         return t
 
     def blocked_by_consumers(self) -> bool:
-        for s in self.outputs.values():
-            for q in s.consumers:
-                if not q.back_edge and len(q.queue) >= q.limit:  # InputQueue.full inlined
-                    return True
+        for q in self.consumer_queues:
+            if len(q.queue) >= q.limit:  # InputQueue.full inlined
+                return True
         return False
 
     def select(self) -> Step | None:
@@ -120,9 +134,12 @@ class NodeState:
             t = self.t_min()
             if t == DONE:
                 return Step("close", None)
-            if any(not q.queue and q.stream.bound <= t for q in self.inputs.values()):
-                return None                                    # some input may still bring a packet at t
-            heads = [q for q in self.inputs.values() if q.queue]
+            heads = []
+            for q in self.input_list:
+                if q.queue:
+                    heads.append(q)
+                elif q.stream.bound <= t:
+                    return None                                # this input may still bring a packet at t
         if self.blocked_by_consumers():
             return THROTTLED
         return Step("process", t, {q.port: q.queue.popleft() for q in heads if q.queue[0].timestamp == t})
