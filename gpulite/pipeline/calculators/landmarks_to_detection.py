@@ -51,8 +51,9 @@ def landmarks_to_detection(landmarks: LandmarkList,
         pres = [] if presence is None else [presence[i] for i in (range(n) if idx is None else idx.tolist())
                                             if presence[i] is not None]
     score = float(sum(pres) / len(pres)) if pres else 1.0
-    (x0, y0), (x1, y1) = xy.min(axis=0).tolist(), xy.max(axis=0).tolist()
-    return Detection(RelativeBox(x0, y0, x1 - x0, y1 - y0), tuple(map(tuple, xy.tolist())), score)
+    x, y = xy[:, 0], xy[:, 1]    # per column and zipped: the same floats, several times faster than per row
+    x0, y0, x1, y1 = float(x.min()), float(y.min()), float(x.max()), float(y.max())
+    return Detection(RelativeBox(x0, y0, x1 - x0, y1 - y0), tuple(zip(x.tolist(), y.tolist())), score)
 
 
 @register_calculator
