@@ -49,7 +49,7 @@ class CalculatorContext:
         self._output_types = output_types
         self._checks = {p: runtime_types(declared_type(output_types, p)) for p in output_streams}
         self._streams = output_streams
-        self._keys: dict[str, str] = {}   # port as the calculator spells it -> canonical (checked) port
+        self._ports: dict[str, tuple[str, Any, _Bounded | None]] = {}   # see _lookup
         self._input_bound = input_bound
         self._next: dict[str, int] = {}
         self.emitted: list[tuple[str, Packet]] = []
@@ -64,14 +64,21 @@ class CalculatorContext:
             p = packets.get(port)
             self.packets[port] = p
             self.inputs[port] = None if p is None else p.payload
-        self.emitted = []
-        self.bound_requests = {}
-        self._next = {}
+        if self.emitted:                   # (new objects only when used: the scheduler reads them after the call)
+            self.emitted = []
+        if self.bound_requests:
+            self.bound_requests = {}
+        if self._next:
+            self._next = {}
 
     def _port(self, port: str) -> str:
-        key = self._keys.get(port) if type(port) is str else None
-        if key is not None:
-            return key
+        return self._lookup(port)[0]
+
+    def _lookup(self, port: str) -> tuple[str, Any, _Bounded | None]:
+        """(canonical port, its runtime type check, its stream or None), checked once per spelling."""
+        hit = self._ports.get(port) if type(port) is str else None
+        if hit is not None:
+            return hit
         key = canonical_port(port)
         if key not in self._checks:
             try:
@@ -79,8 +86,9 @@ class CalculatorContext:
             except KeyError:
                 raise KeyError(f"node {self.node_name!r} has no output port {port!r}; "
                                f"declared: {sorted(self._output_types)}") from None
-        self._keys[port] = key
-        return key
+        check = self._checks[key] if key in self._checks else runtime_types(declared_type(self._output_types, key))
+        hit = self._ports[port] = (key, check, self._streams.get(key))
+        return hit
 
     def has_output(self, port: str) -> bool:
         """True when ``port`` is connected to a stream (emitting to an unconnected port is a no-op)."""
@@ -92,8 +100,7 @@ class CalculatorContext:
         Raises ``TypeError`` when the payload does not match the port's declared type and
         :class:`TimestampError` when ``timestamp`` is not after the port's previous packet/bound.
         """
-        key = self._port(port)
-        check = self._checks[key] if key in self._checks else runtime_types(declared_type(self._output_types, key))
+        key, check, stream = self._lookup(port)
         if check is not None and not isinstance(payload, check):
             want = type_name(declared_type(self._output_types, key))
             raise TypeError(f"node {self.node_name!r} output {key}: expected {want}, got {type(payload).__name__}")
@@ -102,10 +109,16 @@ class CalculatorContext:
             raise TimestampError(f"node {self.node_name!r} output {key}: pass timestamp= (no input timestamp here)")
         if type(ts) is not int or not UNSTARTED < ts < DONE:
             ts = check_timestamp(ts, f"node {self.node_name!r} output {key}")
-        stream = self._streams.get(key)
         if stream is None:
             return
-        floor = max(stream.bound, self._next.get(key, stream.bound), self.bound_requests.get(key, stream.bound))
+        floor = stream.bound              # max(bound, the previous packet + 1, a bound requested in this call)
+        nxt = self._next.get(key)
+        if nxt is not None and nxt > floor:
+            floor = nxt
+        if self.bound_requests:
+            req = self.bound_requests.get(key)
+            if req is not None and req > floor:
+                floor = req
         if ts < floor:
             raise TimestampError(f"node {self.node_name!r} output {key}: timestamp {ts} is not after the previous "
                                  f"packet or bound on this stream (next allowed: {floor})")
