@@ -22,6 +22,7 @@ class Propagation:
     tracer: Tracer | None
     error: BaseException | None
     draining: bool
+    sleepers: int
     ready: deque[NodeState]
     dirty: deque[NodeState]
 
@@ -79,11 +80,20 @@ class Propagation:
             step = node.select()
             node.throttled = step is THROTTLED
             if step is None or step is THROTTLED:
-                self._auto_bound(node)
+                off = node.offset                       # _auto_bound inlined (node neither closed nor running)
+                if off is not None and node.inputs:
+                    t = node.t_min()
+                    if t != DONE:
+                        b = min(t + off, DONE - 1)
+                        for s in node.outputs.values():
+                            if b > s.bound:
+                                s.bound = b
+                                self.dirty.extend(q.node for q in s.consumers)
                 continue
             node.step = step
             self.ready.append(node)
-            self.cond.notify()
+            if self.sleepers:
+                self.cond.notify()
             for port in step.packets:                   # the queues select() took one packet from
                 q = node.inputs[port]
                 if self.tracer is not None:

@@ -46,6 +46,7 @@ class RunInputs:
     _finish_if_idle: Callable[[], None]
     _set_done: Callable[[], None]
     _help: Callable[[], bool]
+    _sleep: Callable[..., None]
 
     def add_packet(self, stream: str, payload: Any, timestamp: int | None, timeout: float | None) -> None:
         """Push one packet into a graph input (lock not held); waits for room up to ``timeout`` s."""
@@ -99,7 +100,7 @@ class RunInputs:
                             f"{q.node.name!r} input {q.port} stayed full ({len(q.queue)}/{q.limit} packets); the "
                             f"graph is not keeping up or a calculator is stuck")
                     if not self._help():
-                        self.cond.wait(left)
+                        self._sleep(left)
             finally:
                 self.waiting[s.name] -= 1
                 if not self.waiting[s.name]:
@@ -167,7 +168,7 @@ class RunInputs:
                     raise GraphTimeoutError(f"wait_for({pending}, {timestamp}): not past timestamp {timestamp} "
                                             f"after {timeout} s")
                 if not self._help():
-                    self.cond.wait(0.01 if left is None else min(left, 0.01))
+                    self._sleep(0.01 if left is None else min(left, 0.01))
 
     def wait(self, timeout: float | None) -> None:
         """Lock not held. Block until the run ends; raise its error."""
@@ -186,7 +187,7 @@ class RunInputs:
                         raise GraphTimeoutError(f"graph not done after {timeout} s; running nodes: {busy}, "
                                                 f"open inputs: {sorted(self.inputs_open)}")
                     if not self._help():
-                        self.cond.wait(left)
+                        self._sleep(left)
                     continue
             self._finish_if_idle()
         for t in self.threads:

@@ -47,6 +47,7 @@ class Run(RunInputs, Propagation):
         self.error: BaseException | None = None
         self.done = self.aborting = self.stopping = self.draining = False
         self.running = 0
+        self.sleepers = 0                        # threads in cond.wait (see _sleep)
         self.ready: deque[NodeState] = deque()
         self.dirty: deque[NodeState] = deque()
         self.waiting: Counter[str] = Counter()
@@ -127,11 +128,19 @@ class Run(RunInputs, Propagation):
                 self.tracer.span(node.name, phase, t0, t1, ts)
         return None
 
+    def _sleep(self, timeout: float | None = None) -> None:
+        """Lock held. ``cond.wait``, counted in ``sleepers`` (the hot paths notify only when someone sleeps)."""
+        self.sleepers += 1
+        try:
+            self.cond.wait(timeout)
+        finally:
+            self.sleepers -= 1
+
     def _worker(self) -> None:
         while True:
             with self.cond:
                 while not self.ready and not self.stopping:
-                    self.cond.wait()
+                    self._sleep()
                 if self.stopping:
                     return
                 node, step = self._pop_ready()
@@ -229,7 +238,8 @@ class Run(RunInputs, Propagation):
         """Lock held. The bookkeeping after a step: the node is idle again; schedule what follows."""
         node.running = False
         self.running -= 1
-        self.cond.notify_all()                       # Graph.wait_for waits for idle producers
+        if self.sleepers:
+            self.cond.notify_all()                   # Graph.wait_for waits for idle producers
         if step.kind == "process":
             if err is None:
                 node.processed += 1
