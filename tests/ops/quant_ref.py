@@ -4,8 +4,11 @@ LiteRT's default interpreter rescales quantized conv/fully-connected outputs wit
 (fp32 requantization: ``lrintf(acc * float_scale)``) or ruy (single-rounding fixed point),
 both of which can land one code away from TFLite's reference kernels
 (``reference_integer_ops``: gemmlowp's double-rounding ``MultiplyByQuantizedMultiplier``),
-which gpulite follows. So a quantized case is checked twice: exactly against LiteRT built
-with ``OpResolverType.BUILTIN_REF``, and within ``int_tol`` against the default LiteRT.
+which gpulite follows except where default LiteRT runs XNNPACK: the int8 CONV_2D and
+DEPTHWISE_CONV_2D, whose rescale gpulite takes from XNNPACK
+(``quantized_conv.xnnpack_conv``). So a quantized case is checked twice: exactly against the
+kernels gpulite follows (LiteRT built with ``OpResolverType.BUILTIN_REF``, or the default
+LiteRT for ``oracle="default"``), and within ``int_tol`` against the other.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ def run_litert_reference(model: bytes, inputs: Sequence[np.ndarray]) -> list[np.
 
 
 def check_quantized(model: bytes, inputs: Sequence[np.ndarray], backend: str, *, int_tol: int = 0,
-                    max_saturated: float = 0.5, ref_model: bytes | None = None) -> np.ndarray:
-    """Exact against LiteRT's reference kernels, within ``int_tol`` of default LiteRT.
+                    max_saturated: float = 0.5, ref_model: bytes | None = None,
+                    oracle: str = "reference") -> np.ndarray:
+    """Exact against LiteRT's reference kernels, within ``int_tol`` of default LiteRT; with
+    ``oracle="default"`` the other way round (the ops gpulite rescales as XNNPACK does).
 
     ``ref_model`` is what LiteRT runs instead of ``model`` when it cannot run it but an
     equivalent model (e.g. with an explicit zero bias) computes the same function.
@@ -45,15 +50,21 @@ def check_quantized(model: bytes, inputs: Sequence[np.ndarray], backend: str, *,
     output sits at the dtype's limits the case is mostly clamping and proves little, so it
     fails rather than passing vacuously. Returns the reference output.
     """
-    oracle = model if ref_model is None else ref_model
-    ref = run_litert_reference(oracle, inputs)
+    if oracle not in ("reference", "default"):
+        raise ValueError(f"oracle must be 'reference' or 'default', got {oracle!r}")
+    runs = model if ref_model is None else ref_model
+    ref = run_litert_reference(runs, inputs)
+    default = run_litert(runs, inputs)
     got = run_gpulite(model, inputs, backend)
-    for i, (a, e) in enumerate(zip(got, ref, strict=True)):
+    exact, near = (ref, default) if oracle == "reference" else (default, ref)
+    names = {"reference": "LiteRT reference kernels", "default": "default LiteRT"}
+    other = "default" if oracle == "reference" else "reference"
+    for i, (a, e) in enumerate(zip(got, exact, strict=True)):
         info = np.iinfo(e.dtype)
         saturated = np.mean((e == info.min) | (e == info.max))
         assert saturated <= max_saturated, f"test case is degenerate: {saturated:.0%} of output {i} saturates"
         assert len(np.unique(e)) > 4, f"test case is degenerate: output {i} has values {np.unique(e)}"
-        assert_same(a, e, int_tol=0, what=f"output {i} vs LiteRT reference kernels ({backend})")
-    for i, (a, e) in enumerate(zip(got, run_litert(oracle, inputs), strict=True)):
-        assert_same(a, e, int_tol=int_tol, what=f"output {i} vs default LiteRT ({backend})")
+        assert_same(a, e, int_tol=0, what=f"output {i} vs {names[oracle]} ({backend})")
+    for i, (a, e) in enumerate(zip(got, near, strict=True)):
+        assert_same(a, e, int_tol=int_tol, what=f"output {i} vs {names[other]} ({backend})")
     return ref[0]

@@ -1,5 +1,6 @@
 """Quantized matrix products at the edges of the WebGPU integer kernels (kernels/qgemm.py,
-qconv.py), against LiteRT's reference kernels bit for bit, on every backend.
+qconv.py), bit for bit against LiteRT's reference kernels or, for the int8 convs whose rescale
+gpulite takes from XNNPACK, default LiteRT (``test_conv._oracle``), on every backend.
 
 - dot products longer than one thread's share (1024 products): the two-pass path (64-bit
   partial sums, then the rescale);
@@ -18,7 +19,7 @@ import pytest
 from gpulite.testing.tflite_writer import ModelBuilder, Quant
 from tests.ops.harness import check_op
 from tests.ops.quant_ref import check_quantized
-from tests.ops.test_conv import TCONV_CASES, _quant_model, _tconv_quant_model
+from tests.ops.test_conv import TCONV_CASES, _oracle, _quant_model, _tconv_quant_model
 
 # (input NHWC, kernel, out channels / depth multiplier, stride, dilation, padding, activation, bias)
 CONV_EDGES = {
@@ -43,7 +44,7 @@ KINDS = ["int8-per-channel", "int8-per-tensor", "uint8-per-tensor", "int16x8-per
 def test_conv_edges(case: str, kind: str, backend: str) -> None:
     model, x = _quant_model("CONV_2D", CONV_EDGES[case], kind, 41)
     ref_model = _quant_model("CONV_2D", CONV_EDGES[case], kind, 41, zero_bias=True)[0]
-    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model)
+    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model, oracle=_oracle(CONV_EDGES[case], kind))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -51,7 +52,7 @@ def test_conv_edges(case: str, kind: str, backend: str) -> None:
 def test_depthwise_edges(case: str, kind: str, backend: str) -> None:
     model, x = _quant_model("DEPTHWISE_CONV_2D", DW_EDGES[case], kind, 42)
     ref_model = _quant_model("DEPTHWISE_CONV_2D", DW_EDGES[case], kind, 42, zero_bias=True)[0]
-    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model)
+    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model, oracle=_oracle(DW_EDGES[case], kind))
 
 
 def _fc(dt, w_scale, act: str, x_codes: np.ndarray, w_codes: np.ndarray, s_out: float, rng) -> bytes:

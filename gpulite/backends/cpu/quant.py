@@ -11,6 +11,8 @@ LiteRT 2.3's reference kernels: single rounding matches FC bit for bit and misse
 conv outputs, double rounding the reverse. Everything here is vectorised over int64 arrays
 so per-channel multipliers broadcast, and :class:`Requantizer` does the whole int32 →
 int8/uint8 step into preallocated scratch so kernels allocate nothing per invoke.
+:class:`Fp32Requantizer` is XNNPACK's float32 rescale instead, which LiteRT's default
+interpreter applies to the int8 convolutions its XNNPACK delegate runs.
 """
 
 from __future__ import annotations
@@ -203,6 +205,48 @@ class Requantizer:
         np.add(t, self.zero_point, out=t)
         np.clip(t, self.lo, self.hi, out=t)
         np.copyto(out, t, casting="unsafe")
+
+
+class Fp32Requantizer:
+    """XNNPACK's "fp32" requantization of an int32 accumulator, allocation-free: the accumulator
+    converted to float32 (rounded to nearest even), times a float32 scale per output channel
+    (the last axis), rounded to nearest even (``cvtps_epi32`` / ``lrintf``), plus the output
+    zero point, clamped to ``[lo, hi]``. LiteRT's default interpreter requantizes the int8
+    convolutions its XNNPACK delegate takes this way (``qs8`` / ``qs8_qc8w`` kernels), where its
+    builtin kernels use :class:`Requantizer`'s fixed point.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        Shape of the accumulator (channels last).
+    scale : numpy.ndarray
+        float32, length 1 or the channel count: XNNPACK's ``input_scale * filter_scale[c] / output_scale``
+        computed in float32 (:func:`xnnpack_scales`).
+    zero_point, lo, hi : int
+        Output zero point and the (activation-clamped) quantized range.
+    """
+
+    def __init__(self, shape: tuple[int, ...], scale: np.ndarray, zero_point: int, lo: int, hi: int) -> None:
+        self.scale = np.asarray(scale, np.float32).reshape(-1)
+        self.zero_point = np.float32(zero_point)
+        self.lo, self.hi = np.float32(lo - zero_point), np.float32(hi - zero_point)
+        self.f = np.empty(shape, np.float32)
+
+    def __call__(self, acc: np.ndarray, out: np.ndarray) -> None:
+        """Rescale ``acc`` (int64, values within int32) and write the clamped result into ``out``."""
+        f = self.f
+        np.copyto(f, acc, casting="unsafe")  # int64 -> float32: one rounding for |acc| < 2**53
+        np.multiply(f, self.scale, out=f)
+        np.rint(f, out=f)  # halves to even, as the FPU's default rounding mode
+        np.clip(f, self.lo, self.hi, out=f)
+        np.add(f, self.zero_point, out=f)
+        np.copyto(out, f, casting="unsafe")
+
+
+def xnnpack_scales(s_in: float, s_w: np.ndarray, s_out: float) -> np.ndarray:
+    """XNNPACK's per-channel requantization scales, ``input_scale * kernel_scale[c] / output_scale``
+    in float32 arithmetic (``xnn_create_convolution2d_nhwc_qs8_qc8w``; per tensor alike)."""
+    return (np.float32(s_in) * np.asarray(s_w, np.float32).reshape(-1)) / np.float32(s_out)
 
 
 def output_bounds(node, info) -> tuple[int, int]:

@@ -5,8 +5,11 @@ float64 (every product and partial sum is an integer far below 2**53), reusing t
 kernels' im2col and tap loops: the input is padded with its own zero point and multiplied
 by ``w - zp_w``, and ``-zp_in * sum(w - zp_w)`` per output channel is added afterwards, so
 padded pixels contribute nothing, as in TFLite. The float64 result is then cast to int64
-and rescaled with TFLite's fixed-point ``MultiplyByQuantizedMultiplier``
-(:class:`gpulite.backends.cpu.quant.Requantizer`). Both ops are registered here, choosing
+and rescaled as LiteRT's default interpreter rescales it: the int8 convolutions its XNNPACK
+delegate takes (:func:`xnnpack_conv`: int8 codes, filter zero points 0, a constant bias) with
+XNNPACK's float32 requantization (:class:`gpulite.backends.cpu.quant.Fp32Requantizer`), the
+rest (uint8, the 16x8 mode) with TFLite's fixed-point ``MultiplyByQuantizedMultiplier``
+(:class:`gpulite.backends.cpu.quant.Requantizer`), as its builtin kernels do. Both ops are registered here, choosing
 the float32 kernel of :mod:`.conv` / :mod:`.depthwise`, the hybrid one of :mod:`.hybrid`
 (float input, int8 filter) or the integer one by dtypes.
 """
@@ -23,12 +26,20 @@ from gpulite.backends.cpu.kernels.depthwise import (
     plan_runner,
 )
 from gpulite.backends.cpu.kernels.hybrid import hybrid_conv_2d, hybrid_depthwise_conv_2d
-from gpulite.backends.cpu.quant import Requantizer, output_bounds, per_tensor, quantize_multipliers
+from gpulite.backends.cpu.quant import (
+    Fp32Requantizer,
+    Requantizer,
+    output_bounds,
+    per_tensor,
+    quantize_multipliers,
+    xnnpack_scales,
+)
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import UnsupportedOpError
-from gpulite.model.opdefs import Op
+from gpulite.model.opdefs import FusedActivation, Op
 
 _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+_XNNPACK_ACTIVATIONS = (FusedActivation.NONE, FusedActivation.RELU, FusedActivation.RELU_N1_TO_1, FusedActivation.RELU6)
 
 
 def rescale_factors(node, ctx, channels: int, axis: int, float_product: bool | None = None,
@@ -97,6 +108,32 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
     return rq, zp_w, zp_in
 
 
+def xnnpack_conv(node, ctx, zp_w: np.ndarray) -> bool:
+    """Whether default LiteRT runs this CONV_2D / DEPTHWISE_CONV_2D in its XNNPACK delegate
+    (``qs8`` / ``qs8_qc8w`` convolutions): int8 input, filter zero points 0, the bias constant
+    (or none), a fused activation XNNPACK has as an output range (not TANH or SIGN_BIT, which
+    the delegate declines). Measured with ai-edge-litert 2.3: rescaling those convs as XNNPACK does makes
+    every full-int8 model of tests/data's corpora equal default LiteRT's outputs; uint8 and
+    16x8 convs keep the builtin kernels' fixed point."""
+    return (ctx.in_info(0).dtype == np.int8 and not np.any(zp_w) and node.activation in _XNNPACK_ACTIVATIONS
+            and (not ctx.has_input(2) or ctx.const(2) is not None))
+
+
+def conv_requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...]):
+    """The output rescale of an integer CONV_2D / DEPTHWISE_CONV_2D as default LiteRT does it
+    (:func:`xnnpack_conv`), its filter zero points and the input's zero point."""
+    real, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, channels, axis)
+    if not xnnpack_conv(node, ctx, zp_w):
+        return requantizer(node, ctx, channels, axis, shape)
+    return Fp32Requantizer(shape, conv_scales(ctx), zp_out, lo, hi), zp_w, zp_in
+
+
+def conv_scales(ctx) -> np.ndarray:
+    """XNNPACK's float32 requantization scales of a conv node (one per filter scale)."""
+    x, w, out = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
+    return xnnpack_scales(x.quant.scale[0], w.quant.scale, out.quant.scale[0])
+
+
 def epilogue(ctx, acc64: np.ndarray, corr: np.ndarray, rq: Requantizer, out: np.ndarray, bias_index: int = 2):
     """Cast the exact float64 sums to int64, add the zero-point correction and bias, rescale."""
     acc = np.empty(acc64.shape, np.int64)
@@ -120,7 +157,7 @@ def quantized_conv_2d(node, ctx):
     o = w.shape[0]
     if ctx.const(1) is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", "quantized conv needs a constant filter")
-    rq, zp_w, zp_in = requantizer(node, ctx, o, 0, out.shape)
+    rq, zp_w, zp_in = conv_requantizer(node, ctx, o, 0, out.shape)
     wq = w.astype(np.int64) - zp_w.reshape(-1, 1, 1, 1)
     corr = -zp_in * wq.reshape(o, -1).sum(axis=1)  # per output channel: over its group's channels
     acc64 = np.empty(out.shape, np.float64)
@@ -145,7 +182,7 @@ def quantized_depthwise_conv_2d(node, ctx):
     co = w.shape[3]
     if ctx.const(1) is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", "quantized depthwise conv needs a constant filter")
-    rq, zp_w, zp_in = requantizer(node, ctx, co, 3, out.shape)
+    rq, zp_w, zp_in = conv_requantizer(node, ctx, co, 3, out.shape)
     wq = w[0].astype(np.int64) - zp_w  # (KH, KW, C*M); zero points broadcast along channels
     corr = -zp_in * wq.reshape(-1, co).sum(axis=0)
     acc64 = np.empty(out.shape, np.float64)

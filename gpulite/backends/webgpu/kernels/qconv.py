@@ -1,8 +1,9 @@
 """Integer CONV_2D (grouped too), DEPTHWISE_CONV_2D and TRANSPOSE_CONV on the GPU under
 ``quantized="exact"``: int8 / uint8 codes (int8 weights per tensor or per channel, uint8 per
 tensor) and the 16x8 mode (int16 codes, int8 weights, int64 bias), bit for bit the CPU kernels
-(``quantized_conv.py``, ``transpose_conv.py``): exact sums, the 8-bit convs rescaled with double
-rounding, the 16x8 ones with the int64 ``MultiplyByQuantizedMultiplier``. Filters are read in
+(``quantized_conv.py``, ``transpose_conv.py``): exact sums, the int8 CONV_2D / DEPTHWISE_CONV_2D
+that default LiteRT runs in XNNPACK rescaled with its float32 requantization, the other 8-bit
+convs with double rounding, the 16x8 ones with the int64 ``MultiplyByQuantizedMultiplier``. Filters are read in
 place, as the model stores them (OHWI; depthwise [1, KH, KW, C*M]). The output side and the
 slicing of long dot products: kernels/qgemm.py.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.quantized_conv import rescale_factors
+from gpulite.backends.cpu.kernels.quantized_conv import conv_scales, rescale_factors, xnnpack_conv
 from gpulite.backends.cpu.kernels.transpose_conv import transpose_padding
 from gpulite.backends.kernels import register_case
 from gpulite.backends.webgpu.context import GpuContext, TensorRef
@@ -47,6 +48,14 @@ def _form(x: TensorRef) -> str:
     return "int64" if x.dtype == np.int16 else "double"
 
 
+def _rescale(node: Node, ctx: GpuContext, x: TensorRef, reals: np.ndarray, zp_w: np.ndarray) -> tuple[np.ndarray, str]:
+    """The factors and rescale form of a CONV_2D / DEPTHWISE_CONV_2D as the CPU kernel's
+    ``conv_requantizer``: XNNPACK's float32 scales for the convs it takes, else the fixed point."""
+    if xnnpack_conv(node, ctx, zp_w):
+        return conv_scales(ctx), "fp32"
+    return reals, _form(x)
+
+
 @register_case(Op.CONV_2D, "webgpu", exact_case(0))
 def conv2d(node: Node, ctx: GpuContext) -> list[Program]:
     x, out = ctx.input(0), ctx.output(0)
@@ -57,6 +66,7 @@ def conv2d(node: Node, ctx: GpuContext) -> list[Program]:
     reals, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, cout, 0)
     if np.any(zp_w != zp_w[0]):
         raise ctx.unsupported("filter zero points differ by channel")
+    reals, form = _rescale(node, ctx, x, reals, zp_w)
     params = _window(ctx, node.options or sg.Conv2DOptions(), x, out, kh, kw)
     depth = kh * kw * cg
     group_out = cout // (x.shape[3] // cg)
@@ -76,7 +86,7 @@ def conv2d(node: Node, ctx: GpuContext) -> list[Program]:
         params.append(("w_off", "u32", ctx.input(1).offset))
     return product_programs(node, ctx, f"conv_2d {x.dtype} {x.shape}*{w.shape}->{out.shape}",
                             "qconv2d4" if word_path else "qconv2d", params, x=x, w_dtype=w.dtype, depth=depth,
-                            reals=reals, form=_form(x), bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]), zp_out=zp_out,
+                            reals=reals, form=form, bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]), zp_out=zp_out,
                             lo=lo, hi=hi, word_path=word_path or blocked is not None, blocked=blocked)
 
 
@@ -90,6 +100,7 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> list[Program]:
     reals, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, cout, 3)
     if np.any(zp_w != zp_w[0]):
         raise ctx.unsupported("filter zero points differ by channel")
+    reals, form = _rescale(node, ctx, x, reals, zp_w)
     params = [*_window(ctx, node.options or sg.DepthwiseConv2DOptions(), x, out, kh, kw),
               ("mult", "u32", cout // x.shape[3]), ("w_off", "u32", ctx.input(1).offset)]
     # four channels a word, register-blocked (a window past one thread's share takes the generic path)
@@ -97,7 +108,7 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> list[Program]:
     blocked = ("qdepthwise4r", -(-out.size // cout // BLOCK) * (cout // 4), {}) if word_path else None
     return product_programs(node, ctx, f"depthwise_conv_2d {x.dtype} {x.shape}*{w.shape}->{out.shape}",
                             "qdepthwise", params, x=x, w_dtype=w.dtype,
-                            depth=kh * kw, reals=reals, form=_form(x), bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]),
+                            depth=kh * kw, reals=reals, form=form, bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]),
                             zp_out=zp_out, lo=lo, hi=hi, word_path=word_path, blocked=blocked)
 
 

@@ -8,9 +8,11 @@ with int8 / uint8 / int16 codes under ``quantized="exact"``, and computes what i
 ``transpose_conv.py``) computes, bit for bit: the sums of ``(x - zp_x) * (w - zp_w)`` in
 TFLite's int32 accumulator (int64 for int16 inputs), plus the int32 / int64 bias, rescaled by
 the op's own ``MultiplyByQuantizedMultiplier`` form (:data:`RESCALES`: conv double rounding,
-FULLY_CONNECTED single rounding, the 16x8 convs the int64 overload; wgsl/qmath.wgsl), plus the
-output zero point, clamped to the fused activation's range. The multipliers are the CPU
-kernels' own factors (``quantized_conv.rescale_factors``, ``batch_matmul.quantized_rescale``).
+FULLY_CONNECTED single rounding, the 16x8 convs the int64 overload; wgsl/qmath.wgsl) or, for
+the int8 convs LiteRT's default interpreter runs in XNNPACK, XNNPACK's float32 requantization
+(``q_fp32``), plus the output zero point, clamped to the fused activation's range. The
+multipliers are the CPU kernels' own factors (``quantized_conv.rescale_factors`` /
+``conv_scales``, ``batch_matmul.quantized_rescale``).
 
 One thread makes one output word (4 int8 or 2 int16 codes, so no two threads write a word),
 each code from its own dot product. A dot product longer than :data:`MAX_PER_THREAD` is cut into
@@ -39,6 +41,8 @@ RESCALES = {
     "single": ("q_mbqm_single(bitcast<i32>(a.x), m, s)", "single"),  # 8-bit FC, BATCH_MATMUL
     "int64": ("q_sat32(q_mbqm_i64(a, m, s))", "int64"),  # 16x8 convs, int16 BATCH_MATMUL
     "single64": ("q_sat32(q_mbqm_single64(a, m, s))", "single"),  # 16x8 FULLY_CONNECTED
+    # int8 convs XNNPACK takes (quantized_conv.xnnpack_conv): m holds the float32 scale's bits
+    "fp32": ("q_fp32(bitcast<i32>(a.x), bitcast<f32>(m), P.out_zp, P.lo, P.hi) - P.out_zp", None),
 }
 _UNPACK = {np.dtype(np.int8): "q_unpack_i8x4", np.dtype(np.uint8): "q_unpack_u8x4"}
 _ACC = {False: {"ACC": "i32", "ADD": "a + p", "WIDE": "q_i64(a)"},
@@ -70,10 +74,14 @@ def product_programs(node: Node, ctx: GpuContext, name: str, source: str, params
         raise ctx.unsupported("fused work on an integer node")
     out = ctx.output(0)
     expr, shifts = RESCALES[form]
-    try:
-        table = multiplier_table(ctx, reals, shifts)
-    except ValueError as e:
-        raise ctx.unsupported(str(e)) from None
+    if shifts is None:  # the table holds float32 scales, as [bits, 0] pairs
+        scales = np.asarray(reals, np.float32).reshape(-1)
+        table = ctx.upload(np.stack([scales.view(np.int32), np.zeros_like(scales.view(np.int32))], 1).reshape(-1))
+    else:
+        try:
+            table = multiplier_table(ctx, reals, shifts)
+        except ValueError as e:
+            raise ctx.unsupported(str(e)) from None
     per = codes_per_word(out.dtype)
     common = [("elems", "u32", out.size), ("depth", "u32", depth), ("out_c", "u32", out.shape[-1]),
               ("mul_n", "u32", np.size(reals)), ("mul_off", "u32", table.offset),

@@ -49,3 +49,12 @@ fn recip_rne(x: f32) -> f32 {
     }
     return ldexp(f32(q), 103 - e);
 }
+
+// XNNPACK's "fp32" requantization (its qs8 / qs8_qc8w convolutions on x86): the int32
+// accumulator to f32 (nearest even), times the f32 scale, rounded to nearest even (WGSL's
+// round), plus the zero point, clamped to [lo, hi]. The product is rounded once on its own (no
+// add follows it to contract with); the clamp before the i32 conversion keeps it in range.
+fn q_fp32(acc: i32, scale: f32, zp: i32, lo: i32, hi: i32) -> i32 {
+    let r = round(f32_rne(acc) * scale);
+    return i32(clamp(r, f32(lo - zp), f32(hi - zp))) + zp;
+}

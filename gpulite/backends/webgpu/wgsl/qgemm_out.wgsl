@@ -6,6 +6,7 @@
 // point, clamped to [P.lo, P.hi] (the dtype's range narrowed by the fused activation). $PER
 // codes make one word, placed by $PACK (q_byte / q_half): a thread stores whole words.
 //#include "qmath.wgsl"
+//#include "qfloat.wgsl"
 
 fn q_rescale(e: u32, acc: vec2<u32>) -> i32 {
     let c = e % P.out_c;
