@@ -44,7 +44,7 @@ KINDS = ["int8-per-channel", "int8-per-tensor", "uint8-per-tensor", "int16x8-per
 def test_conv_edges(case: str, kind: str, backend: str) -> None:
     model, x = _quant_model("CONV_2D", CONV_EDGES[case], kind, 41)
     ref_model = _quant_model("CONV_2D", CONV_EDGES[case], kind, 41, zero_bias=True)[0]
-    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model, oracle=_oracle(CONV_EDGES[case], kind))
+    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model, oracle=_oracle(CONV_EDGES[case][6], kind))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -52,7 +52,7 @@ def test_conv_edges(case: str, kind: str, backend: str) -> None:
 def test_depthwise_edges(case: str, kind: str, backend: str) -> None:
     model, x = _quant_model("DEPTHWISE_CONV_2D", DW_EDGES[case], kind, 42)
     ref_model = _quant_model("DEPTHWISE_CONV_2D", DW_EDGES[case], kind, 42, zero_bias=True)[0]
-    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model, oracle=_oracle(DW_EDGES[case], kind))
+    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model, oracle=_oracle(DW_EDGES[case][6], kind))
 
 
 def _fc(dt, w_scale, act: str, x_codes: np.ndarray, w_codes: np.ndarray, s_out: float, rng) -> bytes:

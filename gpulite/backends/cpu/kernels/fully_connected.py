@@ -6,7 +6,7 @@ TFLite flattens every leading input dimension into rows of ``in`` features (weig
 output array already has, so both cases are one (rows, in) @ (in, out) matmul. The
 quantized path computes the integer accumulator exactly in float64 like
 quantized_conv.py and rescales with TFLite's fixed-point multiplier, rounding once as
-LiteRT's FC does (conv rounds twice; see :mod:`gpulite.backends.cpu.quant`).
+LiteRT's FC does (the reference convs round twice; see :mod:`gpulite.backends.cpu.quant`).
 """
 
 from __future__ import annotations
