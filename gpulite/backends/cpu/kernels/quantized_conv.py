@@ -122,7 +122,7 @@ def xnnpack_conv(node, ctx, zp_w: np.ndarray) -> bool:
 def conv_requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...]):
     """The output rescale of an integer CONV_2D / DEPTHWISE_CONV_2D as default LiteRT does it
     (:func:`xnnpack_conv`), its filter zero points and the input's zero point."""
-    real, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, channels, axis)
+    _, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, channels, axis)
     if not xnnpack_conv(node, ctx, zp_w):
         return requantizer(node, ctx, channels, axis, shape)
     return Fp32Requantizer(shape, conv_scales(ctx), zp_out, lo, hi), zp_w, zp_in
