@@ -33,6 +33,9 @@ class TensorInfo:
     # The shape is an upper bound: the op that makes the tensor decides its real shape from the
     # data at each invoke (WHERE) and records it in the executable's MemoryPlan.extents.
     bounded: bool = False
+    # The const was computed at load from nodes LiteRT runs at invoke (resolve._fold): kernels
+    # that follow LiteRT's choice of kernel by what is constant in the file ask (TRANSPOSE_CONV).
+    folded: bool = False
 
     @property
     def nbytes(self) -> int:

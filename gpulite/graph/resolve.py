@@ -215,7 +215,7 @@ def _fold(g: Graph, n: Node, evaluate: Evaluate) -> bool:
     except UnsupportedOpError:
         return False  # no CPU kernel takes it: it stays a node
     for t, v in zip(outs, values, strict=True):
-        t.const = v
+        t.const, t.folded = v, True
     return True
 
 

@@ -6,7 +6,8 @@ kernels' im2col and tap loops: the input is padded with its own zero point and m
 by ``w - zp_w``, and ``-zp_in * sum(w - zp_w)`` per output channel is added afterwards, so
 padded pixels contribute nothing, as in TFLite. The float64 result is then cast to int64
 and rescaled as LiteRT's default interpreter rescales it: the int8 convolutions its XNNPACK
-delegate takes (:func:`xnnpack_conv`: int8 codes, filter zero points 0, a constant bias) with
+delegate takes (:func:`xnnpack_conv`: int8 codes, filter zero points 0, a constant bias; its
+TRANSPOSE_CONV too, in ``transpose_conv.py``) with
 XNNPACK's float32 requantization (:class:`gpulite.backends.cpu.quant.Fp32Requantizer`), the
 rest (uint8, the 16x8 mode) with TFLite's fixed-point ``MultiplyByQuantizedMultiplier``
 (:class:`gpulite.backends.cpu.quant.Requantizer`), as its builtin kernels do. Both ops are registered here, choosing
@@ -108,15 +109,27 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
     return rq, zp_w, zp_in
 
 
-def xnnpack_conv(node, ctx, zp_w: np.ndarray) -> bool:
-    """Whether default LiteRT runs this CONV_2D / DEPTHWISE_CONV_2D in its XNNPACK delegate
-    (``qs8`` / ``qs8_qc8w`` convolutions): int8 input, filter zero points 0, the bias constant
-    (or none), a fused activation XNNPACK has as an output range (not TANH or SIGN_BIT, which
-    the delegate declines). Measured with ai-edge-litert 2.3: rescaling those convs as XNNPACK does makes
-    every full-int8 model of tests/data's corpora equal default LiteRT's outputs; uint8 and
-    16x8 convs keep the builtin kernels' fixed point."""
-    return (ctx.in_info(0).dtype == np.int8 and not np.any(zp_w) and node.activation in _XNNPACK_ACTIVATIONS
-            and (not ctx.has_input(2) or ctx.const(2) is not None))
+def xnnpack_conv(node, ctx, zp_w: np.ndarray, inputs: tuple[int, int] = (0, 2)) -> bool:
+    """Whether default LiteRT runs this CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV in its
+    XNNPACK delegate (``qs8`` / ``qs8_qc8w`` convolutions and deconvolutions): int8 input,
+    filter zero points 0, the bias constant (or none), a fused activation XNNPACK has as an
+    output range (not TANH or SIGN_BIT, which the delegate declines). ``inputs``: the input's
+    and the bias's indices (TRANSPOSE_CONV's are 2 and 3). Measured with ai-edge-litert 2.3:
+    rescaling those ops as XNNPACK does makes them equal default LiteRT's outputs (the op
+    suite's cases, and every node of tests/data's full-int8 models checked); uint8 and 16x8
+    ones keep the builtin kernels' fixed point."""
+    x, b = inputs
+    return (ctx.in_info(x).dtype == np.int8 and not np.any(zp_w) and node.activation in _XNNPACK_ACTIVATIONS
+            and (not ctx.has_input(b) or ctx.const(b) is not None))
+
+
+def xnnpack_transpose_conv(node, ctx, zp_w: np.ndarray) -> bool:
+    """Whether default LiteRT runs this TRANSPOSE_CONV in XNNPACK: as :func:`xnnpack_conv`, and
+    the output shape a constant (the delegate declines one computed at run time, as U-Nets'
+    ``tf.shape``-built ones are: measured on corpus/unet_int8, whose TRANSPOSE_CONV then runs
+    the builtin kernel; gpulite folds those at load, ``TensorInfo.folded``)."""
+    shape = ctx.in_info(0)
+    return shape.is_const and not shape.folded and xnnpack_conv(node, ctx, zp_w, inputs=(2, 3))
 
 
 def conv_requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...]):
@@ -128,9 +141,10 @@ def conv_requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...]
     return Fp32Requantizer(shape, conv_scales(ctx), zp_out, lo, hi), zp_w, zp_in
 
 
-def conv_scales(ctx) -> np.ndarray:
-    """XNNPACK's float32 requantization scales of a conv node (one per filter scale)."""
-    x, w, out = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
+def conv_scales(ctx, x_index: int = 0) -> np.ndarray:
+    """XNNPACK's float32 requantization scales of a conv node (one per filter scale; the
+    input at ``x_index``)."""
+    x, w, out = ctx.in_info(x_index), ctx.in_info(1), ctx.out_info(0)
     return xnnpack_scales(x.quant.scale[0], w.quant.scale, out.quant.scale[0])
 
 
