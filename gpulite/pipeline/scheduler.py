@@ -251,7 +251,12 @@ class Run(RunInputs, Propagation):
                     self._raise_bound(s, DONE)
         if self._live():
             self._auto_bound(node)
-            self.dirty.append(node)
+            # Look at the node again unless that cannot find a step: with its queues empty and no input
+            # changed since its step was chosen, select() finds none unless every input ended (close).
+            if (node.missed or not node.inputs or any(q.queue for q in node.input_list)
+                    or node.t_min() == DONE):
+                node.missed = False
+                self.dirty.append(node)
             self._settle()
             self._check_done()
 
