@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 class RunInputs:
     """State and methods shared with ``Run`` (declared here for type checkers)."""
 
+    lock: threading.RLock
     cond: threading.Condition
     tracer: Tracer | None
     error: BaseException | None
@@ -51,7 +52,7 @@ class RunInputs:
     def add_packet(self, stream: str, payload: Any, timestamp: int | None, timeout: float | None) -> None:
         """Push one packet into a graph input (lock not held); waits for room up to ``timeout`` s."""
         try:
-            with self.cond:
+            with self.lock:
                 if self.error is not None:
                     raise self.error
                 if stream not in self.inputs_open:
@@ -74,7 +75,7 @@ class RunInputs:
                 except Exception as e:
                     err = CalculatorError("(graph input)", "observer", f"observer of {stream!r}", ts, e)
                     err.__cause__ = e
-                    with self.cond:
+                    with self.lock:
                         self._fail(err)
                     raise err from e
         except CalculatorError:
@@ -110,7 +111,7 @@ class RunInputs:
 
     def close_inputs(self, names: Iterable[str]) -> None:
         """Lock not held. Move the bounds of graph inputs ``names`` to DONE."""
-        with self.cond:
+        with self.lock:
             for name in names:
                 if name in self.inputs_open:
                     self.inputs_open.discard(name)
@@ -153,7 +154,7 @@ class RunInputs:
     def wait_for(self, names: list[str], timestamp: int, timeout: float | None) -> None:
         """Lock not held. Wait until each stream's bound is past ``timestamp`` and its producer is idle."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        with self.cond:
+        with self.lock:
             while True:
                 if self.error is not None:
                     raise self.error
@@ -174,7 +175,7 @@ class RunInputs:
         """Lock not held. Block until the run ends; raise its error."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            with self.cond:
+            with self.lock:
                 if self.done:
                     break
                 if (self.error is not None and self.running == 0 and not self.aborting
@@ -198,11 +199,11 @@ class RunInputs:
 
     def busy_seconds(self) -> dict[str, float]:
         """Each node's busy time so far (what ``stats`` reports as ``busy_s``, cheaper per frame)."""
-        with self.cond:
+        with self.lock:
             return {n.name: n.busy_s for n in self.nodes}
 
     def stats(self) -> dict[str, NodeStats]:
-        with self.cond:
+        with self.lock:
             return {n.name: NodeStats(n.name, n.spec.cls.__name__, n.processed, n.cc.drops if n.cc else 0, n.busy_s,
                                       max((q.max_depth for q in n.inputs.values()), default=0), n.growths)
                     for n in self.nodes}

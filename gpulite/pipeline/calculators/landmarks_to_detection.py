@@ -53,7 +53,7 @@ def landmarks_to_detection(landmarks: LandmarkList,
     score = float(sum(pres) / len(pres)) if pres else 1.0
     x, y = xy[:, 0], xy[:, 1]    # per column and zipped: the same floats, several times faster than per row
     x0, y0, x1, y1 = float(x.min()), float(y.min()), float(x.max()), float(y.max())
-    return Detection(RelativeBox(x0, y0, x1 - x0, y1 - y0), tuple(zip(x.tolist(), y.tolist())), score)
+    return Detection(RelativeBox(x0, y0, x1 - x0, y1 - y0), tuple(zip(x.tolist(), y.tolist(), strict=True)), score)
 
 
 @register_calculator
