@@ -1,11 +1,12 @@
 """One run of a graph: worker threads, bounded queues with back-pressure, timestamp bounds, errors.
 
-Locking: one lock (``Run.lock``, with its condition variable ``Run.cond``) guards all run
-state. Calculator code and observer callbacks run without it. A node runs one call at a time;
-its packets are popped when it is put on the ready list. Back-pressure: a node is not scheduled while one of its consumers' queues is full,
-and ``add_packet`` waits while a consumer of its stream is full. If the whole graph is idle
-while someone waits on a full queue (a join waiting for a stream that cannot advance), the full
-queues are enlarged and a warning is logged, as MediaPipe does, instead of deadlocking.
+Locking: one lock (``Run.lock``, with its condition variable ``Run.cond``) guards all run state.
+Calculator code and observer callbacks run without it. A node runs one call at a time; its
+packets are popped when it is put on the ready list. Back-pressure: a node is not scheduled
+while one of its consumers' queues is full, and ``add_packet`` waits while a consumer of its
+stream is full. If the whole graph is idle while someone waits on a full queue (a join waiting
+for a stream that cannot advance), the full queues are enlarged and a warning is logged, as
+MediaPipe does, instead of deadlocking.
 
 Errors: when a calculator fails in ``process``/``close`` (or an observer of its output fails),
 the run *drains*: the failed node is closed at once (what it emits is discarded) and its
