@@ -154,12 +154,13 @@ class RunInputs:
     def wait_for(self, names: list[str], timestamp: int, timeout: float | None) -> None:
         """Lock not held. Wait until each stream's bound is past ``timestamp`` and its producer is idle."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        streams = [self.streams[n] for n in names]
         with self.lock:
             while True:
                 if self.error is not None:
                     raise self.error
-                pending = [n for n in names if self.streams[n].bound <= timestamp
-                           or (self.streams[n].producer is not None and self.streams[n].producer.running)]
+                pending = [s.name for s in streams if s.bound <= timestamp
+                           or (s.producer is not None and s.producer.running)]
                 if not pending:
                     return
                 if self.done:
