@@ -18,7 +18,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from anywhere in a checkout
 
@@ -28,16 +28,16 @@ NODES = 15
 
 
 class Pass(Calculator):
-    inputs = {"IN": Any}
-    outputs = {"OUT": Any}
+    inputs: ClassVar[dict[str, Any]] = {"IN": Any}
+    outputs: ClassVar[dict[str, Any]] = {"OUT": Any}
 
     def process(self, cc) -> None:
         cc.output("OUT", cc.inputs["IN"])
 
 
 class Join(Calculator):
-    inputs = {"A": Any, "B": Any}
-    outputs = {"OUT": Any}
+    inputs: ClassVar[dict[str, Any]] = {"A": Any, "B": Any}
+    outputs: ClassVar[dict[str, Any]] = {"OUT": Any}
 
     def process(self, cc) -> None:
         cc.output("OUT", cc.inputs["A"])
