@@ -57,11 +57,12 @@ class Propagation:
             s.bound = bound
             self.dirty.extend(q.node for q in s.consumers)
 
-    def _auto_bound(self, node: NodeState) -> None:
-        """Offset-0 nodes: outputs can never be earlier than the next input, so tell consumers."""
+    def _auto_bound(self, node: NodeState) -> int | None:
+        """Offset-0 nodes: outputs can never be earlier than the next input, so tell consumers.
+        Returns the node's ``t_min`` when it looked (None when the node has no such bound)."""
         off = node.offset
         if off is None or not node.inputs or node.closed or node.running:
-            return
+            return None
         t = node.t_min()
         if t != DONE:
             b = min(t + off, DONE - 1)
@@ -69,6 +70,7 @@ class Propagation:
                 if b > s.bound:                        # _raise_bound inlined
                     s.bound = b
                     self.dirty.extend(q.node for q in s.consumers)
+        return t
 
     def _settle(self) -> None:
         """Schedule every dirty node that can run; propagate bounds of those that cannot."""

@@ -251,12 +251,17 @@ class Run(RunInputs, Propagation):
             if self._live():
                 for s in node.outputs.values():
                     self._raise_bound(s, DONE)
-        if self._live():
-            self._auto_bound(node)
+        if self.error is None or self.draining:    # (_live inlined)
             # Look at the node again unless that cannot find a step: with its queues empty and no input
             # changed since its step was chosen, select() finds none unless every input ended (close).
-            if (node.missed or not node.inputs or any(q.queue for q in node.input_list)
-                    or node.t_min() == DONE):
+            t = self._auto_bound(node)
+            look = node.missed or t is None or t == DONE
+            if not look:
+                for q in node.input_list:
+                    if q.queue:
+                        look = True
+                        break
+            if look:
                 node.missed = False
                 self.dirty.append(node)
             self._settle()
