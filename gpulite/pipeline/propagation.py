@@ -30,14 +30,15 @@ class Propagation:
         cc = node.cc
         assert cc is not None
         calls = []
-        for port, packet in cc.emitted:
-            s = node.outputs[port]
-            self._push(s, packet)
-            if s.observers:
-                calls.append((s, packet))
+        if cc.emitted:
+            for port, packet in cc.emitted:
+                s = node.outputs[port]
+                self._push(s, packet)
+                if s.observers:
+                    calls.append((s, packet))
+            cc.emitted = []
         for port, bound in cc.bound_requests.items():
             self._raise_bound(node.outputs[port], bound)
-        node.cc.emitted = []
         return calls
 
     def _push(self, s: Stream, packet: Packet) -> None:
@@ -47,7 +48,8 @@ class Propagation:
                 continue
             q.queue.append(packet)
             depth = len(q.queue)
-            q.max_depth = max(q.max_depth, depth)
+            if depth > q.max_depth:
+                q.max_depth = depth
             if self.tracer is not None:
                 self.tracer.queue_depth(q.node.name, q.port, depth)
             self.dirty.append(q.node)
