@@ -78,11 +78,9 @@ class Propagation:
         """Schedule every dirty node that can run; propagate bounds of those that cannot."""
         while self.dirty:
             node = self.dirty.popleft()
-            if (self.error is not None and not self.draining) or node.closed or node.failed or not node.opened:
-                continue
-            if node.running or node.step is not None:
-                node.missed = True                      # look again when its step ends
-                continue
+            if ((self.error is not None and not self.draining) or node.closed or node.failed or node.running
+                    or node.step is not None or not node.opened):
+                continue                                # (a node that runs is looked at again after its step)
             step = node.select()
             node.throttled = step is THROTTLED
             if step is None or step is THROTTLED:

@@ -252,17 +252,16 @@ class Run(RunInputs, Propagation):
                 for s in node.outputs.values():
                     self._raise_bound(s, DONE)
         if self.error is None or self.draining:    # (_live inlined)
-            # Look at the node again unless that cannot find a step: with its queues empty and no input
-            # changed since its step was chosen, select() finds none unless every input ended (close).
+            # Look at the node again unless that cannot find a step: with its queues empty, select()
+            # finds none unless every input ended (close), whatever bounds moved meanwhile.
             t = self._auto_bound(node)
-            look = node.missed or t is None or t == DONE
+            look = t is None or t == DONE
             if not look:
                 for q in node.input_list:
                     if q.queue:
                         look = True
                         break
             if look:
-                node.missed = False
                 self.dirty.append(node)
             self._settle()
             self._check_done()

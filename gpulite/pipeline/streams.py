@@ -70,7 +70,6 @@ class NodeState:
     failed: bool = False              # raised while draining: takes no more packets, closes at once
     running: bool = False
     step: Step | None = None          # set while queued on the ready list
-    missed: bool = False              # an input changed while it was queued or running
     throttled: bool = False           # would run, but a consumer queue is full
     source_ts: int = 0
     last_ts: int | None = None

@@ -487,3 +487,41 @@ def test_num_threads_0_runs_the_nodes_on_the_callers_thread():
     g.close(timeout=5)
     assert [(p.timestamp, p.payload) for p in out] == [(i, i) for i in range(9)]
     assert set(threads) == {threading.current_thread().name}
+
+
+class Held(Calculator):
+    """Copies IN to OUT; its first ``process`` waits until the test lets it go."""
+
+    inputs = {"IN": Any}
+    outputs = {"OUT": Any}
+    started = threading.Event()
+    release = threading.Event()
+
+    def process(self, cc: CalculatorContext) -> None:
+        if not Held.started.is_set():
+            Held.started.set()
+            assert Held.release.wait(5)
+        cc.output("OUT", cc.inputs["IN"])
+
+    def close(self, cc: CalculatorContext) -> None:
+        cc.output("OUT", "closed", timestamp=cc.timestamp)
+
+
+def test_inputs_that_change_while_a_node_runs_are_seen_after_its_step():
+    # While the node runs its first step, the next packet comes and its input ends: after that
+    # step it must run the second one and then close (the scheduler looks at a node again after
+    # its step only when packets wait or every input ended; here one, then the other).
+    Held.started.clear()
+    Held.release.clear()
+    b = GraphBuilder()
+    b.input_stream("x")
+    b.node(Held, inputs={"IN": "x"}, outputs={"OUT": "y"})
+    g = b.build(num_threads=1)
+    out = collect(g, "y")
+    g.add_packet("x", "a", timestamp=5)
+    assert Held.started.wait(5)
+    g.add_packet("x", "b", timestamp=9)
+    g.close_input_stream("x")
+    Held.release.set()
+    g.wait_until_done(timeout=5)
+    assert [(p.timestamp, p.payload) for p in out] == [(5, "a"), (9, "b"), (10, "closed")]
