@@ -21,32 +21,10 @@ from gpulite import measure, runtime
 from gpulite.backends import registry
 from gpulite.backends.cpu import CpuBackend
 from gpulite.environment import env
+from tests import slow_backend
 from tests.env.models import clean
 
 SLOW_S = 0.03  # added to every invoke of the slowed backend: far above the model's microseconds
-
-
-class _SlowExecutable:
-    """An executable that sleeps before each invoke, else the real one."""
-
-    def __init__(self, exe):
-        self._exe = exe
-
-    def __getattr__(self, name):
-        return getattr(self._exe, name)
-
-    def invoke(self, observer=None):
-        time.sleep(SLOW_S)
-        return self._exe.invoke(observer)
-
-
-def _slowed(factory):
-    def make(**kw):
-        backend = factory(**kw)
-        compile_ = backend.compile
-        backend.compile = lambda graph, plan: _SlowExecutable(compile_(graph, plan))
-        return backend
-    return make
 
 
 @pytest.fixture
@@ -93,11 +71,12 @@ def test_auto_never_picks_the_backend_it_measured_slower(cache, monkeypatch, fak
     """``slow``: a fake backend ranked above every other (the ranking would take it); ``cpu``: the numpy
     backend slowed, beside an unslowed copy of it ranked last (the ranking would never take that)."""
     if slowed == "slow":
-        fake_backend("slow", _slowed(lambda **kw: CpuBackend(**kw)), 100)
+        fake_backend("slow", slow_backend.slowed(lambda **kw: CpuBackend(**kw), SLOW_S), 100)
         assert gpulite.get_backend() == "slow"  # what the ranking would give
     else:
-        monkeypatch.setitem(registry._entries, "cpu", dataclasses.replace(registry.entry("cpu"),
-                                                                          factory=_slowed(registry._cpu_factory)))
+        slow_factory = slow_backend.slowed(registry._cpu_factory, SLOW_S)
+        slow_cpu = dataclasses.replace(registry.entry("cpu"), factory=slow_factory)
+        monkeypatch.setitem(registry._entries, "cpu", slow_cpu)
         fake_backend("fast", lambda **kw: CpuBackend(**kw), -1)
     model = clean()
     it = gpulite.Interpreter(model_content=model, backend="auto")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import time
 
 import pytest
 
@@ -14,31 +13,9 @@ from gpulite import measure, runtime
 from gpulite.backends import registry
 from gpulite.environment import env
 from gpulite.solutions import FaceDetector, auto
+from tests import slow_backend
 
 SLOW_S = 0.05  # added to every invoke of the slowed backend: far above face detection's few ms
-
-
-class _SlowExecutable:
-    """An executable that sleeps before each invoke, else the real one."""
-
-    def __init__(self, exe):
-        self._exe = exe
-
-    def __getattr__(self, name):
-        return getattr(self._exe, name)
-
-    def invoke(self, observer=None):
-        time.sleep(SLOW_S)
-        return self._exe.invoke(observer)
-
-
-def _slowed(factory):
-    def make(**kw):
-        backend = factory(**kw)
-        compile_ = backend.compile
-        backend.compile = lambda graph, plan: _SlowExecutable(compile_(graph, plan))
-        return backend
-    return make
 
 
 def _load(monkeypatch, per_core):
@@ -62,7 +39,7 @@ def cache(tmp_path, monkeypatch):
 def _slow(monkeypatch, name):
     """Register a slowed copy of backend ``name`` under its own name for this test."""
     e = registry.entry(name)
-    monkeypatch.setitem(registry._entries, name, dataclasses.replace(e, factory=_slowed(e.factory)))
+    monkeypatch.setitem(registry._entries, name, dataclasses.replace(e, factory=slow_backend.slowed(e.factory, SLOW_S)))
 
 
 def _fake_times(monkeypatch, ms, other):
