@@ -10,7 +10,6 @@ import numpy as np
 
 from gpulite.backends.kernels import declare_int8, register_case
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.geometry import check_window, pad_before
 from gpulite.backends.webgpu.kernels.integer import (
     bounds,
     exact_codes,
@@ -19,11 +18,11 @@ from gpulite.backends.webgpu.kernels.integer import (
     require_codes,
     words_program,
 )
+from gpulite.backends.webgpu.kernels.pool import window
 from gpulite.backends.webgpu.kernels.qmath import qrange
 from gpulite.backends.webgpu.kernels.reduce import MAX_PER_THREAD, row_programs, split_dims
 from gpulite.backends.webgpu.program import Program
 from gpulite.graph.ir import Node
-from gpulite.model import schema_gen as sg
 from gpulite.model.opdefs import Op
 
 # LiteRT's rounding division of a window sum by its count (C's truncating division).
@@ -48,37 +47,23 @@ def _pool(op: Op):
         require_codes(ctx, x, out)
         if x.dtype != out.dtype or per_tensor(ctx, i=0) != per_tensor(ctx, o=0):
             raise ctx.unsupported("input and output differ in dtype or quantization (LiteRT requires them equal)")
-        if len(x.shape) != 4 or len(out.shape) != 4 or x.shape[3] != out.shape[3]:
-            raise ctx.unsupported(f"shapes {x.shape} -> {out.shape} (expected NHWC, same channels)")
-        opts = node.options or sg.Pool2DOptions()
-        _, ih, iw, c = x.shape
-        _, oh, ow, _ = out.shape
-        kh, kw = opts.filter_height, opts.filter_width
-        sh, sw = opts.stride_h or 1, opts.stride_w or 1
-        if kh < 1 or kw < 1:
-            raise ctx.unsupported(f"filter {kh}x{kw}")
-        check_window(ctx, opts, x.shape, out.shape, kh, kw, dilated=False)
-        pad_top, pad_left = pad_before(opts.padding, ih, oh, kh, sh, 1), pad_before(opts.padding, iw, ow, kw, sw, 1)
-        if op == Op.AVERAGE_POOL_2D and ((_counts(ih, oh, kh, sh, pad_top) <= 0).any()
-                                         or (_counts(iw, ow, kw, sw, pad_left) <= 0).any()):
+        w = window(node, ctx, x, out)
+        if op == Op.AVERAGE_POOL_2D and ((_counts(w.ih, w.oh, w.kh, w.sh, w.pad_top) <= 0).any()
+                                         or (_counts(w.iw, w.ow, w.kw, w.sw, w.pad_left) <= 0).any()):
             raise ctx.unsupported("a window covers only padding")
         lo, hi = bounds(node, ctx)
         q = [("lowest", "i32", qrange(x.dtype)[0]), ("lo", "i32", lo), ("hi", "i32", hi)]
         name = f"{node.op.lower()} {x.dtype} {x.shape}->{out.shape}"
-        if oh == ow == 1 and pad_top <= 0 and pad_left <= 0 and kh - pad_top >= ih and kw - pad_left >= iw:
+        if w.whole_image:
             kept, red = split_dims(x.shape, {1, 2})  # the window holds every pixel: reduce H and W
             return row_programs(ctx, f"global {name}", x.offset, out.offset, kept, red, word="i32", init=init,
                                 update=update, finish=f"clamp({finish.replace('count', 'i32(P.total)')}, P.lo, P.hi)",
                                 load=load(x.dtype, "P.x_off", "{ridx}"), extra=q, helpers=("qmath",), codes=out)
-        if kh * kw > MAX_PER_THREAD:
-            raise ctx.unsupported(f"a {kh}x{kw} window that is not the whole image (one thread folds a window, "
+        if w.kh * w.kw > MAX_PER_THREAD:
+            raise ctx.unsupported(f"a {w.kh}x{w.kw} window that is not the whole image (one thread folds a window, "
                                   f"at most {MAX_PER_THREAD} codes)")
-        params = [
-            ("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
-            ("k_h", "u32", kh), ("k_w", "u32", kw), ("stride_h", "u32", sh), ("stride_w", "u32", sw),
-            ("pad_top", "i32", pad_top), ("pad_left", "i32", pad_left), ("x_off", "u32", x.offset), *q,
-        ]
-        return [words_program(f"{name} k{kh}x{kw}", "qpool2d", out, params, reduction_per_thread=kh * kw,
+        params = [*w.params(), ("x_off", "u32", x.offset), *q]
+        return [words_program(f"{name} k{w.kh}x{w.kw}", "qpool2d", out, params, reduction_per_thread=w.kh * w.kw,
                               INIT=init, REDUCE=update, FINISH=finish, LOAD=load(x.dtype, "P.x_off", "e"))]
     return factory
 
