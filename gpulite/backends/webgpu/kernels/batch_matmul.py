@@ -33,13 +33,11 @@ def matrices(a: TensorRef, b: TensorRef, out: TensorRef, m: int, k: int, n: int,
     ]
 
 
-@register_kernel(Op.BATCH_MATMUL, "webgpu")
-def batch_matmul(node: Node, ctx: GpuContext) -> list[Program]:
-    a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
-    ctx.require_f32(a, b, out)
+def dimensions(node: Node, ctx: GpuContext, a: TensorRef, b: TensorRef, out: TensorRef) -> tuple:
+    """A rank >= 2 BATCH_MATMUL's checked ``(adj_x, adj_y, m, k, n, batch, dims, sa, sb)``: the
+    output's batch dims ``batch``, merged where both operands allow into ``dims`` with A's and B's
+    strides in matrices ``sa`` / ``sb`` (at most 4 dims, as the kernels have)."""
     adj_x, adj_y = bool(getattr(node.options, "adj_x", False)), bool(getattr(node.options, "adj_y", False))
-    if len(a.shape) < 2 or len(b.shape) < 2:
-        raise ctx.unsupported(f"ranks {len(a.shape)} and {len(b.shape)} (at least 2)")
     m, k = a.shape[-2:][::-1] if adj_x else a.shape[-2:]
     k2, n = b.shape[-2:][::-1] if adj_y else b.shape[-2:]
     try:
@@ -48,10 +46,19 @@ def batch_matmul(node: Node, ctx: GpuContext) -> list[Program]:
         raise ctx.unsupported(f"batch dims of {a.shape} and {b.shape} do not broadcast") from None
     if k != k2 or out.shape != (*batch, m, n):
         raise ctx.unsupported(f"{a.shape} x {b.shape} (adj {adj_x}, {adj_y}) does not give {out.shape}")
-    # Batch strides in matrices, scaled to words; dims merged where both operands allow.
     dims, sa, sb = broadcast_strides(a.shape[:-2], b.shape[:-2], batch)
     if len(dims) > 4:
         raise ctx.unsupported(f"{len(dims)} batch dims after merging (kernel has 4)")
+    return adj_x, adj_y, m, k, n, batch, dims, sa, sb
+
+
+@register_kernel(Op.BATCH_MATMUL, "webgpu")
+def batch_matmul(node: Node, ctx: GpuContext) -> list[Program]:
+    a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    ctx.require_f32(a, b, out)
+    if len(a.shape) < 2 or len(b.shape) < 2:
+        raise ctx.unsupported(f"ranks {len(a.shape)} and {len(b.shape)} (at least 2)")
+    adj_x, adj_y, m, k, n, batch, dims, sa, sb = dimensions(node, ctx, a, b, out)
     p = gemm.plan_for(ctx, m, n, k, int(np.prod(batch, dtype=np.int64)))
     params = matrices(a, b, out, m, k, n, ctx.upload(np.zeros(1, np.float32)), adj_x=adj_x, adj_y=adj_y,
                       dims=dims, sa=sa, sb=sb)

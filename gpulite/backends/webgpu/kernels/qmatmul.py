@@ -11,7 +11,7 @@ from gpulite.backends.cpu.kernels.batch_matmul import quantized_rescale
 from gpulite.backends.cpu.kernels.quantized_conv import rescale_factors
 from gpulite.backends.kernels import register_case
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.kernels.elementwise import broadcast_strides
+from gpulite.backends.webgpu.kernels.batch_matmul import dimensions
 from gpulite.backends.webgpu.kernels.qgemm import exact_case, product_programs
 from gpulite.backends.webgpu.kernels.qmath import qrange
 from gpulite.backends.webgpu.program import Program
@@ -58,18 +58,7 @@ def batch_matmul(node: Node, ctx: GpuContext) -> list[Program]:
     if not (a.dtype == b.dtype == out.dtype and a.dtype in (np.int8, np.int16)) or len(a.shape) < 2 \
             or len(b.shape) < 2:
         raise ctx.unsupported(f"{a.dtype} {a.shape} x {b.dtype} {b.shape} -> {out.dtype} (int8 or int16, rank >= 2)")
-    adj_x, adj_y = bool(getattr(node.options, "adj_x", False)), bool(getattr(node.options, "adj_y", False))
-    m, k = a.shape[-2:][::-1] if adj_x else a.shape[-2:]
-    k2, n = b.shape[-2:][::-1] if adj_y else b.shape[-2:]
-    try:
-        batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
-    except ValueError:
-        raise ctx.unsupported(f"batch dims of {a.shape} and {b.shape} do not broadcast") from None
-    if k != k2 or out.shape != (*batch, m, n):
-        raise ctx.unsupported(f"{a.shape} x {b.shape} (adj {adj_x}, {adj_y}) does not give {out.shape}")
-    dims, sa, sb = broadcast_strides(a.shape[:-2], b.shape[:-2], batch)
-    if len(dims) > 4:
-        raise ctx.unsupported(f"{len(dims)} batch dims after merging (kernel has 4)")
+    adj_x, adj_y, m, k, n, _, dims, sa, sb = dimensions(node, ctx, a, b, out)
     real, zl, zr, zo = quantized_rescale(node, ctx)
     pad = 4 - len(dims)
     params = [("rows", "u32", m), ("batch", "vec4u", [1] * pad + dims),
