@@ -214,11 +214,7 @@ def quantized_prelu(node: Node, ctx) -> Run:
     if not (ii.dtype == ia.dtype == io.dtype):
         raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized input, alpha and output must share a "
                                  f"dtype, got {ii.dtype}, {ia.dtype} -> {io.dtype}")
-    x, a, out = ctx.input(0), ctx.input(1), ctx.output(0)
-    if x.shape != out.shape or broadcast(x.shape, a.shape, node) != out.shape:
-        raise ShapeError(f"node {node.index} (PRELU): input {list(x.shape)} and alpha {list(a.shape)} must "
-                         f"broadcast to the input's shape, output is {list(out.shape)}")
-    (si, zpi), (sa, zpa), (so, zpo) = scale_zp(node, ii), scale_zp(node, ia), scale_zp(node, io)
+    x, a, out, (si, zpi), (sa, zpa), (so, zpo) = _prelu_operands(node, ctx)
     qmin, qmax = QRANGE[io.dtype]
     vals = np.arange(qmin, qmax + 1, dtype=np.int64)
     xv, av = vals[:, None] - zpi, vals[None, :] - zpa
@@ -228,6 +224,17 @@ def quantized_prelu(node: Node, ctx) -> Run:
     table = roll_signed(np.clip(res, qmin, qmax).astype(io.dtype), io.dtype, (0, 1))
     return pair_lookup(np.ascontiguousarray(table.reshape(-1)), x.view(np.uint8), a.view(np.uint8), out, None)
 
+
+
+def _prelu_operands(node: Node, ctx) -> tuple:
+    """A quantized PRELU's input, alpha and output arrays (shapes checked: alpha broadcasts to
+    the input's shape, the output's), then their ``(scale, zero point)`` pairs."""
+    x, a, out = ctx.input(0), ctx.input(1), ctx.output(0)
+    if x.shape != out.shape or broadcast(x.shape, a.shape, node) != out.shape:
+        raise ShapeError(f"node {node.index} (PRELU): input {list(x.shape)} and alpha {list(a.shape)} must "
+                         f"broadcast to the input's shape, output is {list(out.shape)}")
+    ii, ia, io = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
+    return x, a, out, scale_zp(node, ii), scale_zp(node, ia), scale_zp(node, io)
 
 
 def prelu16_multipliers(si: float, sa: float, so: float) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -241,15 +248,11 @@ def _int16_prelu(node: Node, ctx) -> Run:
     input and output, int8 alpha (LiteRT reads the alpha tensor as int8 whatever its type); the same
     two rescales as 8-bit, with the multipliers' ratios computed in float32 as activations.cc does.
     Computed per invoke in int64 (65,536 x 256 pairs make no table)."""
-    ii, ia, io = ctx.in_info(0), ctx.in_info(1), ctx.out_info(0)
+    ia, io = ctx.in_info(1), ctx.out_info(0)
     if io.dtype != np.int16 or ia.dtype != np.int8:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 PRELU takes an int8 alpha and an int16 output "
                                  f"(LiteRT reads alpha as int8), got alpha {ia.dtype}, output {io.dtype}")
-    x, a, out = ctx.input(0), ctx.input(1), ctx.output(0)
-    if x.shape != out.shape or broadcast(x.shape, a.shape, node) != out.shape:
-        raise ShapeError(f"node {node.index} (PRELU): input {list(x.shape)} and alpha {list(a.shape)} must "
-                         f"broadcast to the input's shape, output is {list(out.shape)}")
-    (si, zpi), (sa, zpa), (so, zpo) = scale_zp(node, ii), scale_zp(node, ia), scale_zp(node, io)
+    x, a, out, (si, zpi), (sa, zpa), (so, zpo) = _prelu_operands(node, ctx)
     (m1, s1), (m2, s2) = prelu16_multipliers(si, sa, so)
 
     def run() -> None:

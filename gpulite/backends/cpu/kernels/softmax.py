@@ -65,11 +65,7 @@ def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
     signed = io.dtype != np.uint8  # int8 and int16 outputs: std::round
 
     def run() -> None:
-        np.maximum.reduce(x, axis=-1, keepdims=True, out=mx)
-        np.subtract(x, mx, out=idx)
-        np.add(idx, 255, out=idx)
-        np.take(table, idx, out=e, mode="clip")
-        np.cumsum(e, axis=-1, out=acc)  # sequential float32 sum, as the C++ loop adds
+        _row_exps(x, table, mx, idx, e, acc)
         np.multiply(total, out_scale, out=inv)
         np.divide(np.float32(1), inv, out=inv)
         np.multiply(e, inv, out=e)
@@ -86,6 +82,17 @@ def _quantized_softmax(node: Node, ctx, beta: float) -> Run:
         np.clip(t, qmin, qmax, out=t)
         np.copyto(out, t, casting="unsafe")
     return run
+
+
+def _row_exps(x: np.ndarray, table: np.ndarray, mx: np.ndarray, idx: np.ndarray, e: np.ndarray,
+              acc: np.ndarray) -> None:
+    """Into ``mx`` each row's max code, into ``e`` the table's ``exp`` of each code's distance
+    below it, into ``acc`` their running float32 sums (the last column a row's total)."""
+    np.maximum.reduce(x, axis=-1, keepdims=True, out=mx)
+    np.subtract(x, mx, out=idx)
+    np.add(idx, 255, out=idx)
+    np.take(table, idx, out=e, mode="clip")
+    np.cumsum(e, axis=-1, out=acc)  # sequential float32 sum, as the C++ loop adds
 
 
 def softmax_table(in_scale: np.float32, beta: float) -> np.ndarray:
@@ -124,11 +131,7 @@ def quantized_log_softmax(node: Node, ctx) -> Run:
     qmin, qmax = QRANGE[io.dtype]
 
     def run() -> None:
-        np.maximum.reduce(x, axis=-1, keepdims=True, out=mx)
-        np.subtract(x, mx, out=idx)
-        np.add(idx, 255, out=idx)
-        np.take(table, idx, out=e, mode="clip")
-        np.cumsum(e, axis=-1, out=acc)  # sequential float32 sum, as the C++ loop adds
+        _row_exps(x, table, mx, idx, e, acc)
         log_sum = np.log(acc[..., -1:].astype(np.float64)).astype(np.float32)  # logf, rounded once
         pre = ((in_scale * mx.astype(np.float32)).astype(np.float32) + log_sum) / out_scale
         log_prob = (ratio * x.astype(np.float32)).astype(np.float32) - pre.astype(np.float32)
