@@ -4,7 +4,7 @@
 // most 2^22) are summed in int32 over at most 256 input channels, then added into int64
 // accumulators (16x8 sums pass 2^31), rescaled by qgemm_out.wgsl and stored as two words of
 // int16 codes per pixel.
-//#include "qgemm_out.wgsl"
+//#include "qconv_block.wgsl"
 
 fn run(i: u32) {
     let n4 = P.out_c / 4u;
@@ -16,27 +16,12 @@ fn run(i: u32) {
     var part: array<vec4<i32>, $R>;
     var xb: array<u32, $R>;
     var ok: array<bool, $R>;
-    var y0: array<i32, $R>;
-    var x0: array<i32, $R>;
-    var img: array<u32, $R>;
+    var org: array<vec3<i32>, $R>;
     for (var r = 0u; r < ${R}u; r++) {
-        let p = min(p0 + r, pixels - 1u);
-        y0[r] = i32(((p / P.out_w) % P.out_h) * P.stride_h) - P.pad_top;
-        x0[r] = i32((p % P.out_w) * P.stride_w) - P.pad_left;
-        img[r] = p / (P.out_w * P.out_h);
+        org[r] = q_window_origin(min(p0 + r, pixels - 1u));
     }
     for (var tap = 0u; tap < P.k_h * P.k_w; tap++) {
-        var live = false;
-        let dy = i32((tap / P.k_w) * P.dil_h);
-        let dx = i32((tap % P.k_w) * P.dil_w);
-        for (var r = 0u; r < ${R}u; r++) {
-            let iy = y0[r] + dy;
-            let ix = x0[r] + dx;
-            ok[r] = p0 + r < pixels && iy >= 0 && iy < i32(P.in_h) && ix >= 0 && ix < i32(P.in_w);
-            xb[r] = ((img[r] * P.in_h + u32(max(iy, 0))) * P.in_w + u32(max(ix, 0))) * P.in_c + ic0;
-            live = live || ok[r];
-        }
-        if (!live) {
+        if (!q_tap_cells(&org, p0, pixels, tap, ic0, &ok, &xb)) {
             continue;
         }
         var w = P.w_off + tap * P.group_c * n4 + q;

@@ -3,8 +3,9 @@
 // consecutive pixels from (i / (out_c / 4)) * $R on, so each filter word feeds $R pixels; the
 // filter is [KH*KW*group_c, out_c] (out_c % 4 == 0; a grouped conv's groups have group_c input
 // and group_out output channels, group_out % 4 == 0; $XWORDS: group_c % 4 == 0 too, and four
-// input channels a step). The sums are qconv2d4.wgsl's, rescaled by qgemm_out.wgsl.
-//#include "qgemm_out.wgsl"
+// input channels a step). The sums are qconv2d4.wgsl's, rescaled by qgemm_out.wgsl
+// (through qconv_block.wgsl).
+//#include "qconv_block.wgsl"
 
 fn run(i: u32) {
     let n4 = P.out_c / 4u;
@@ -16,27 +17,12 @@ fn run(i: u32) {
     var ok: array<bool, $R>;
     let in4 = P.group_c / 4u;
     let ic0 = ((4u * q) / P.group_out) * P.group_c;  // the group's first input channel
-    var y0: array<i32, $R>;  // the window's top-left input cell and image of each pixel
-    var x0: array<i32, $R>;
-    var img: array<u32, $R>;
+    var org: array<vec3<i32>, $R>;  // the window's top-left input cell and image of each pixel
     for (var r = 0u; r < ${R}u; r++) {
-        let p = min(p0 + r, pixels - 1u);
-        y0[r] = i32(((p / P.out_w) % P.out_h) * P.stride_h) - P.pad_top;
-        x0[r] = i32((p % P.out_w) * P.stride_w) - P.pad_left;
-        img[r] = p / (P.out_w * P.out_h);
+        org[r] = q_window_origin(min(p0 + r, pixels - 1u));
     }
     for (var tap = 0u; tap < P.k_h * P.k_w; tap++) {
-        var live = false;
-        let dy = i32((tap / P.k_w) * P.dil_h);
-        let dx = i32((tap % P.k_w) * P.dil_w);
-        for (var r = 0u; r < ${R}u; r++) {
-            let iy = y0[r] + dy;
-            let ix = x0[r] + dx;
-            ok[r] = p0 + r < pixels && iy >= 0 && iy < i32(P.in_h) && ix >= 0 && ix < i32(P.in_w);
-            xb[r] = ((img[r] * P.in_h + u32(max(iy, 0))) * P.in_w + u32(max(ix, 0))) * P.in_c + ic0;  // element
-            live = live || ok[r];
-        }
-        if (!live) {
+        if (!q_tap_cells(&org, p0, pixels, tap, ic0, &ok, &xb)) {
             continue;
         }
         var w = P.w_off + tap * P.group_c * n4 + q;
@@ -66,14 +52,7 @@ fn run(i: u32) {
             }
         }
     }
-    for (var r = 0u; r < ${R}u; r++) {
-        let p = p0 + r;
-        if (p < pixels) {
-            var word = 0u;
-            for (var c = 0u; c < 4u; c++) {
-                word |= q_byte(q_rescale(p * P.out_c + 4u * q + c, q_i64(acc[r][c])), c);
-            }
-            buf[P.out_off + p * n4 + q] = word;
-        }
+    for (var r = 0u; r < ${R}u && p0 + r < pixels; r++) {
+        q_store_codes8(p0 + r, q, acc[r]);
     }
 }
