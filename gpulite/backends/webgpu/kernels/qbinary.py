@@ -171,10 +171,10 @@ def qbinary(node: Node, ctx: GpuContext) -> Program:
               *((k, "i32", int(fields.get(k, 0))) for k in ints), ("fscale", "f32", float(fields.get("fscale", 0.0))),
               ("run", "u32", run_block[0]), ("block", "u32", run_block[1])]
     per = 4 // out.dtype.itemsize  # a bool is a byte, packed as int8
-    return make_program(f"{node.op.lower()} {dt} {a.shape}x{b.shape}->{out.shape} ({body}/{tail})", "qbinary",
-                        params, words(out), word="u32", LOAD_A=load_fn(dt), LOAD_B=load_fn(b.dtype), BODY=body,
-                        TAIL=tail, PER=str(per), PACK="q_byte" if per == 4 else "q_half",
-                        CMP=COMPARE.get(node.op, "=="))
+    title = f"{node.op.lower()} {dt} {a.shape}x{b.shape}->{out.shape} ({body}/{tail})"
+    return make_program(title, ("qbinary", "qwords"), params, words(out), word="u32", LOAD_A=load_fn(dt),
+                        LOAD_B=load_fn(b.dtype), BODY=body, TAIL=tail, PER=str(per),
+                        PUT="q_byte" if per == 4 else "q_half", CMP=COMPARE.get(node.op, "=="))
 
 
 for _op in OPS:

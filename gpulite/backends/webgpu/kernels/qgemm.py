@@ -88,20 +88,20 @@ def product_programs(node: Node, ctx: GpuContext, name: str, source: str, params
               ("bias_off", "u32", _bias(ctx, bias_index, out.shape[-1]).offset), ("out_zp", "i32", zp_out),
               ("lo", "i32", lo), ("hi", "i32", hi), ("out_off", "u32", out.offset)]
     operands = [("x_zp", "i32", x_zp), ("w_zp", "i32", w_zp), ("x_off", "u32", x.offset), *params]
-    out_subs = {"RESCALE": expr, "PER": str(per), "PACK": "q_byte" if per == 4 else "q_half"}
+    out_subs = {"RESCALE": expr, "PER": str(per), "PUT": "q_byte" if per == 4 else "q_half"}
     if word_path:
         subs = {**out_subs, "UW": _UNPACK[np.dtype(w_dtype)], "LX": load_fn(x.dtype),
                 **({"UX": _UNPACK[x.dtype]} if x.dtype in _UNPACK else {})}
-        one, first = "qgemm4", "qgemm4_part"
+        one, first = ("qgemm4",), "qgemm4_part"
     else:
         subs = {**out_subs, **_ACC[x.dtype == np.int16], "LX": load_fn(x.dtype), "LW": load_fn(w_dtype)}
-        one, first = "qgemm", "qgemm_part"
+        one, first = ("qgemm", "qwords"), "qgemm_part"  # qwords packs out_code(e)
     words = -(-out.size // per)
     if blocked is not None and depth <= MAX_PER_THREAD:
         return [make_program(name, blocked[0], common + operands, blocked[1], word="u32",
                              reduction_per_thread=max(depth, 1), R=str(BLOCK), **subs, **blocked[2])]
     if depth <= MAX_PER_THREAD:
-        return [make_program(name, (source, one), common + operands, words, word="u32",
+        return [make_program(name, (source, *one), common + operands, words, word="u32",
                              reduction_per_thread=max(depth, 1), **subs)]
     slices = -(-depth // MAX_PER_THREAD)
     slice_k = 4 * -(-depth // (4 * slices)) if word_path else -(-depth // slices)
@@ -110,7 +110,7 @@ def product_programs(node: Node, ctx: GpuContext, name: str, source: str, params
     return [make_program(f"{name} (partial sums)", (source, first), common + operands + split,
                          (words if word_path else out.size) * slices, word="u32", reduction_per_thread=slice_k,
                          **subs),
-            make_program(f"{name} (rescale)", "qgemm_sum", common + split, words, word="u32",
+            make_program(f"{name} (rescale)", ("qgemm_sum", "qwords"), common + split, words, word="u32",
                          reduction_per_thread=slices, **out_subs)]
 
 

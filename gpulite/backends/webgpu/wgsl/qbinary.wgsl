@@ -4,8 +4,8 @@
 // comparisons, whose bool output is packed like int8). Output
 // element e is $BODY(a, b), or $TAIL(a, b) where LiteRT's builtin loops compute it in their scalar
 // loop (e % P.run >= P.run - P.run % P.block). P.shape is the output shape collapsed to 4 dims,
-// P.sa / P.sb the operands' element strides (0 along a broadcast dim); $PER codes a word, one
-// thread builds a whole output word. The uniform fields mean what each function says.
+// P.sa / P.sb the operands' element strides (0 along a broadcast dim); qwords.wgsl packs the
+// codes, a thread a word. The uniform fields mean what each function says.
 //#include "coords.wgsl"
 //#include "qmath.wgsl"
 
@@ -108,7 +108,7 @@ fn cmp_codes(a: i32, b: i32) -> i32 {
     return select(0, 1, a $CMP b);
 }
 
-fn value(e: u32) -> i32 {
+fn out_code(e: u32) -> i32 {
     let c = coords4(e, P.shape);
     let a = ${LOAD_A}(P.a_off, dot(c, P.sa));
     let b = ${LOAD_B}(P.b_off, dot(c, P.sb));
@@ -116,16 +116,4 @@ fn value(e: u32) -> i32 {
         return ${TAIL}(a, b);
     }
     return ${BODY}(a, b);
-}
-
-fn run(i: u32) {
-    var w = 0u;
-    for (var k = 0u; k < ${PER}u; k++) {
-        let e = i * ${PER}u + k;
-        if (e >= P.elems) {
-            break;
-        }
-        w |= ${PACK}(value(e), k);
-    }
-    buf[P.out_off + i] = w;
 }

@@ -3,8 +3,7 @@
 // channel (P.bias_off: [lo, hi] words per channel, zeros without a bias), rescaled by $RESCALE
 // (one of qmath.wgsl's forms, with m and s the channel's multiplier and shift from the table
 // at P.mul_off: [m, shift] per entry, P.mul_n entries, 1 for per-tensor), plus the output zero
-// point, clamped to [P.lo, P.hi] (the dtype's range narrowed by the fused activation). $PER
-// codes make one word, placed by $PACK (q_byte / q_half): a thread stores whole words.
+// point, clamped to [P.lo, P.hi] (the dtype's range narrowed by the fused activation).
 //#include "qmath.wgsl"
 //#include "qfloat.wgsl"
 
