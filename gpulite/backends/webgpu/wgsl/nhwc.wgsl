@@ -17,6 +17,11 @@ fn out_pixel(i: u32, inner: u32) -> Pixel {
     return Pixel(c.x, c.y, c.z, c.w);
 }
 
+// Whether input row y, column x (negative in the padding) lies inside the input.
+fn in_image(y: i32, x: i32) -> bool {
+    return y >= 0 && y < i32(P.in_h) && x >= 0 && x < i32(P.in_w);
+}
+
 // Index of the first element of input pixel (b, y, x), with ch elements per pixel.
 fn in_index(b: u32, y: u32, x: u32, ch: u32) -> u32 {
     return ((b * P.in_h + y) * P.in_w + x) * ch;

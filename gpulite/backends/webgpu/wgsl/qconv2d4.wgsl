@@ -4,12 +4,11 @@
 // holds four channels of a pixel; the filter, re-laid out as [K, out_c], one word per k holds
 // the four output channels' weights. Taps outside the input add nothing.
 //#include "qmath.wgsl"
-//#include "qwindow.wgsl"
+//#include "nhwc.wgsl"
 
 fn dot4(e0: u32, k0: u32, k1: u32) -> vec4<i32> {
-    let oc0 = e0 % P.out_c;
-    let pix = e0 / P.out_c;
-    let o = q_out_pixel(pix);
+    let o = out_pixel(e0, P.out_c);
+    let oc0 = o.c;
     let n4 = P.out_c / 4u;
     let wq = P.w_off + oc0 / 4u;
     var acc = vec4<i32>(0);
@@ -19,9 +18,9 @@ fn dot4(e0: u32, k0: u32, k1: u32) -> vec4<i32> {
         let end = min(k1, (tap + 1u) * P.in_c);
         let iy = i32(o.y * P.stride_h + (tap / P.k_w) * P.dil_h) - P.pad_top;
         let ix = i32(o.x * P.stride_w + (tap % P.k_w) * P.dil_w) - P.pad_left;
-        if (q_inside(iy, ix)) {
+        if (in_image(iy, ix)) {
             // element of k's channel: xb + k (u32 arithmetic wraps back into range)
-            let xb = q_in_cell(o.z, iy, ix) - tap * P.in_c;
+            let xb = in_index(o.b, u32(iy), u32(ix), P.in_c) - tap * P.in_c;
             for (var kk = k; kk < end; kk += 4u) {
                 let x = $UX(buf[P.x_off + (xb + kk) / 4u]) - P.x_zp;
                 let w = wq + kk * n4;

@@ -3,6 +3,7 @@
 // `//#include "qconv_block.wgsl"`. NHWC geometry from P (in_h, in_w, in_c, out_h, out_w, out_c,
 // stride, dilation, padding); the output side is qgemm_out.wgsl's.
 //#include "qgemm_out.wgsl"
+//#include "nhwc.wgsl"
 
 // The window's top-left input cell (y, x) and image of output pixel p.
 fn q_window_origin(p: u32) -> vec3<i32> {
@@ -21,8 +22,8 @@ fn q_tap_cells(org: ptr<function, array<vec3<i32>, $R>>, p0: u32, pixels: u32, t
     for (var r = 0u; r < ${R}u; r++) {
         let iy = (*org)[r].x + dy;
         let ix = (*org)[r].y + dx;
-        (*ok)[r] = p0 + r < pixels && iy >= 0 && iy < i32(P.in_h) && ix >= 0 && ix < i32(P.in_w);
-        (*xb)[r] = ((u32((*org)[r].z) * P.in_h + u32(max(iy, 0))) * P.in_w + u32(max(ix, 0))) * P.in_c + ic0;
+        (*ok)[r] = p0 + r < pixels && in_image(iy, ix);
+        (*xb)[r] = in_index(u32((*org)[r].z), u32(max(iy, 0)), u32(max(ix, 0)), P.in_c) + ic0;
         live = live || (*ok)[r];
     }
     return live;

@@ -22,8 +22,8 @@ fn run(i: u32) {
         for (var r = 0u; r < ${R}u; r++) {
             let iy = org[r].x + dy;
             let ix = org[r].y + dx;
-            if (iy >= 0 && iy < i32(P.in_h) && ix >= 0 && ix < i32(P.in_w)) {
-                let x = $UX(buf[P.x_off + ((u32(org[r].z) * P.in_h + u32(iy)) * P.in_w + u32(ix)) * n4 + q]) - P.x_zp;
+            if (in_image(iy, ix)) {
+                let x = $UX(buf[P.x_off + in_index(u32(org[r].z), u32(iy), u32(ix), n4) + q]) - P.x_zp;
                 acc[r] += x * w;
             }
         }

@@ -3,12 +3,11 @@
 // (ky, kx) reads the input pixel ((oy + pad_top - ky) / stride_h, ...) where that division is
 // exact and in range, and adds nothing elsewhere.
 //#include "qacc.wgsl"
-//#include "qwindow.wgsl"
+//#include "nhwc.wgsl"
 
 fn dot(e: u32, k0: u32, k1: u32) -> vec2<u32> {
-    let oc = e % P.out_c;
-    let pix = e / P.out_c;
-    let o = q_out_pixel(pix);
+    let o = out_pixel(e, P.out_c);
+    let oc = o.c;
     let wb = oc * P.depth;
     var acc = $ACC();
     var k = k0;
@@ -21,7 +20,7 @@ fn dot(e: u32, k0: u32, k1: u32) -> vec2<u32> {
         let ix = tx / i32(P.stride_w);
         if (ty >= 0 && tx >= 0 && ty % i32(P.stride_h) == 0 && tx % i32(P.stride_w) == 0
                 && iy < i32(P.in_h) && ix < i32(P.in_w)) {
-            let xb = q_in_cell(o.z, iy, ix) - tap * P.in_c;
+            let xb = in_index(o.b, u32(iy), u32(ix), P.in_c) - tap * P.in_c;
             for (var kk = k; kk < end; kk++) {
                 acc = acc_add(acc, ($LX(P.x_off, xb + kk) - P.x_zp) * $LW(P.w_off, wb + kk));
             }
