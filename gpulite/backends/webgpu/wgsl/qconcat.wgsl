@@ -4,16 +4,11 @@
 // (start, part, element offset in the arena, requantize?, scale, bias as f32 bits): a code is
 // copied, or becomes round_half_away(q * scale + bias) clamped to [P.lo, P.hi], plus P.zp.
 //#include "qfloat.wgsl"
+//#include "concat_table.wgsl"
 
 fn out_code(e: u32) -> i32 {
-    let o = e / P.row;
-    let k = e % P.row;
-    var j = 0u;
-    while (j + 1u < P.n_in && k >= buf[P.table + (j + 1u) * 6u]) {
-        j++;
-    }
-    let t = P.table + j * 6u;
-    let q = $LOAD(0u, buf[t + 2u] + o * buf[t + 1u] + (k - buf[t]));
+    let t = concat_entry(e % P.row, 6u);
+    let q = $LOAD(0u, concat_source(e, t));
     if (buf[t + 3u] == 0u) {
         return q;
     }
