@@ -16,10 +16,7 @@ fn run(i: u32) {
     var part: array<vec4<i32>, $R>;
     var xb: array<u32, $R>;
     var ok: array<bool, $R>;
-    var org: array<vec3<i32>, $R>;
-    for (var r = 0u; r < ${R}u; r++) {
-        org[r] = q_window_origin(min(p0 + r, pixels - 1u));
-    }
+    var org = q_window_origins(p0, pixels);
     for (var tap = 0u; tap < P.k_h * P.k_w; tap++) {
         if (!q_tap_cells(&org, p0, pixels, tap, ic0, &ok, &xb)) {
             continue;

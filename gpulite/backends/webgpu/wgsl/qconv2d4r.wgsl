@@ -17,10 +17,7 @@ fn run(i: u32) {
     var ok: array<bool, $R>;
     let in4 = P.group_c / 4u;
     let ic0 = ((4u * q) / P.group_out) * P.group_c;  // the group's first input channel
-    var org: array<vec3<i32>, $R>;  // the window's top-left input cell and image of each pixel
-    for (var r = 0u; r < ${R}u; r++) {
-        org[r] = q_window_origin(min(p0 + r, pixels - 1u));
-    }
+    var org = q_window_origins(p0, pixels);
     for (var tap = 0u; tap < P.k_h * P.k_w; tap++) {
         if (!q_tap_cells(&org, p0, pixels, tap, ic0, &ok, &xb)) {
             continue;

@@ -5,10 +5,16 @@
 //#include "qgemm_out.wgsl"
 //#include "nhwc.wgsl"
 
-// The window's top-left input cell (y, x) and image of output pixel p.
-fn q_window_origin(p: u32) -> vec3<i32> {
-    return vec3<i32>(i32(((p / P.out_w) % P.out_h) * P.stride_h) - P.pad_top,
-                     i32((p % P.out_w) * P.stride_w) - P.pad_left, i32(p / (P.out_w * P.out_h)));
+// The window's top-left input cell (y, x) and image of output pixels p0..p0+$R-1 (past the last
+// of `pixels`, the last one's).
+fn q_window_origins(p0: u32, pixels: u32) -> array<vec3<i32>, $R> {
+    var org: array<vec3<i32>, $R>;
+    for (var r = 0u; r < ${R}u; r++) {
+        let p = min(p0 + r, pixels - 1u);
+        org[r] = vec3<i32>(i32(((p / P.out_w) % P.out_h) * P.stride_h) - P.pad_top,
+                           i32((p % P.out_w) * P.stride_w) - P.pad_left, i32(p / (P.out_w * P.out_h)));
+    }
+    return org;
 }
 
 // For filter tap `tap` of each of the $R pixels (origins `org`, pixels past `pixels` dead): whether

@@ -11,10 +11,7 @@ fn run(i: u32) {
     let p0 = (i / n4) * ${R}u;
     let pixels = P.elems / P.out_c;
     var acc: array<vec4<i32>, $R>;
-    var org: array<vec3<i32>, $R>;  // the window's top-left input cell and image of each pixel
-    for (var r = 0u; r < ${R}u; r++) {
-        org[r] = q_window_origin(min(p0 + r, pixels - 1u));
-    }
+    var org = q_window_origins(p0, pixels);
     for (var t = 0u; t < P.depth; t++) {
         let w = $UW(buf[P.w_off + t * n4 + q]) - P.w_zp;
         let dy = i32((t / P.k_w) * P.dil_h);
