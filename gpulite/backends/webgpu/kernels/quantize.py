@@ -14,7 +14,7 @@ import numpy as np
 
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
-from gpulite.backends.webgpu.kernels.movement import words
+from gpulite.backends.webgpu.kernels.integer import words_program
 from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
@@ -56,12 +56,9 @@ def quantize(node: Node, ctx: GpuContext) -> Program:
     if out.dtype not in _QRANGE:
         raise ctx.unsupported(f"output dtype {out.dtype}")
     qmin, qmax = _QRANGE[out.dtype]
-    per = 4 // out.dtype.itemsize
-    params = [("elems", "u32", out.size), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
-              ("inv_scale", "f32", float(np.float32(1) / np.float32(scale))),
+    params = [("x_off", "u32", x.offset), ("inv_scale", "f32", float(np.float32(1) / np.float32(scale))),
               ("zp", "i32", zp), ("qmin", "i32", qmin), ("qmax", "i32", qmax), *in_params]
-    return make_program(f"quantize {x.dtype}->{out.dtype} {x.shape}", "quantize", params, words(out), word="u32",
-                        LOAD=load, PER=str(per), MASK="0xffu" if per == 4 else "0xffffu")
+    return words_program(f"quantize {x.dtype}->{out.dtype} {x.shape}", "quantize", out, params, LOAD=load)
 
 
 @register_kernel(Op.DEQUANTIZE, "webgpu", int8=True)
