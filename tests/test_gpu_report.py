@@ -3,28 +3,19 @@ same code): a smoke test of the latency, batch and profile tables on one small m
 
 from __future__ import annotations
 
-import importlib.util
 import re
-from pathlib import Path
 
 import pytest
 
+from tests.assets import benchmark
 from tests.webgpu.support import adapter_problem
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(adapter_problem() is not None, reason=adapter_problem() or "")]
 
 
-def _report():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_report.py"
-    spec = importlib.util.spec_from_file_location("gpu_report", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_tables_on_one_model():
-    rep = _report()
+    rep = benchmark("gpu_report")
     zoo_rows = rep.zoo_table(["face_detection_short_range"], runs=1)
     row = next(r for r in zoo_rows if r.startswith("| face_detection_short_range"))
     cells = [c.strip() for c in row.strip("|").split("|")]

@@ -4,26 +4,16 @@ its figures are what the table says they are."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
+from tests.assets import benchmark
 from tests.webgpu.support import adapter_problem
 
 pytestmark = pytest.mark.skipif(adapter_problem() is not None, reason=adapter_problem() or "")
 
 
-def _tool():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "quantized_error.py"
-    spec = importlib.util.spec_from_file_location("quantized_error", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_rows_of_two_files():
-    tool = _tool()
+    tool = benchmark("quantized_error")
     paths = [p for p in tool.files(["lstm_int8io", "onnx_decoder_int8io"]) if not p.stem.startswith("bi")]
     assert [p.stem for p in paths] == ["lstm_int8io", "onnx_decoder_int8io"]
     assert tool.float_sibling(paths[1]) == (paths[1].parent / "torch_decoder_float32.tflite", True)
