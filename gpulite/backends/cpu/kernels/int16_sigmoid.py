@@ -22,9 +22,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.lookup import int_lut, scale_zp
+from gpulite.backends.cpu.kernels.lookup import int_lut
+from gpulite.backends.cpu.kernels.quantized_activations import unary_params
 from gpulite.backends.cpu.kernels.recurrent_int8 import gemmlowp_table
-from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.errors import UnsupportedOpError
 from gpulite.graph.ir import Node
 from gpulite.model.opdefs import Op
 
@@ -98,13 +99,7 @@ def tanh_table(multiplier: int, shift: int) -> np.ndarray:
 
 def int16_sigmoid(node: Node, ctx) -> Callable[[], None]:
     """Factory for int16 LOGISTIC and TANH (see the module docstring)."""
-    ii, io = ctx.in_info(0), ctx.out_info(0)
-    if io.dtype != np.int16:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 input but {io.dtype} output")
-    if ctx.input(0).shape != ctx.output(0).shape:
-        raise ShapeError(f"node {node.index} ({node.op}): input {list(ctx.input(0).shape)} but output "
-                         f"{list(ctx.output(0).shape)}")
-    (si, zi), (so, zo) = scale_zp(node, ii), scale_zp(node, io)
+    si, zi, so, zo, _ = unary_params(node, ctx)  # int16 in and out (the caller takes int16 inputs)
     logistic = node.op == Op.LOGISTIC
     pot, out_log2 = checked_log2(so)
     exact_out = so == 1.0 / 32768 if logistic else pot and out_log2 == -15

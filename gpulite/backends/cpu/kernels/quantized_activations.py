@@ -29,7 +29,9 @@ from gpulite.model.opdefs import FusedActivation
 Run = Callable[[], None]
 
 
-def _unary_params(node: Node, ctx) -> tuple[float, int, float, int, np.dtype]:
+def unary_params(node: Node, ctx) -> tuple[float, int, float, int, np.dtype]:
+    """``(in scale, in zero point, out scale, out zero point, dtype)`` of a quantized unary node whose
+    input and output share dtype and shape (UnsupportedOpError / ShapeError otherwise)."""
     ii, io = ctx.in_info(0), ctx.out_info(0)
     if ii.dtype != io.dtype:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"input {ii.dtype} but output {io.dtype}")
@@ -47,7 +49,7 @@ def float_lut(node: Node, ctx, fn: Callable[[np.ndarray], np.ndarray],
     (``TfLiteRound`` then the zero point, LUTPopulate), ``"trunc"`` (a C cast, then the zero
     point) or ``"even"`` (the zero point added in float32, then ``lrintf``: XNNPACK's tables).
     A NaN (e.g. SQRT of a negative, which LiteRT rejects at invoke) becomes the zero point."""
-    si, zpi, so, zpo, dt = _unary_params(node, ctx)
+    si, zpi, so, zpo, dt = unary_params(node, ctx)
     if out_scale is not None and so != out_scale:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"{dt} output must have scale "
                                  f"{out_scale}, got {so}")
@@ -93,7 +95,7 @@ def quantized_relu(node: Node, ctx) -> Run:
     and clamped to the op's range quantized as ``CalculateActivationRangeQuantized`` does
     (:meth:`FusedActivation.quantized_bounds`).
     """
-    si, zpi, so, zpo, dt = _unary_params(node, ctx)
+    si, zpi, so, zpo, dt = unary_params(node, ctx)
     qmin, qmax = QRANGE[dt]
     act = FusedActivation.of_op(node.op)
     if act is not None:
@@ -135,7 +137,7 @@ def quantized_hard_swish(node: Node, ctx) -> Run:
     and multiplies the former (``SaturatingDoublingHighMul``, truncating); then a rounding shift
     and the output zero point. XNNPACK computes the same table for this op.
     """
-    si, zpi, so, zpo, dt = _unary_params(node, ctx)
+    si, zpi, so, zpo, dt = unary_params(node, ctx)
     hires = np.float32(1.0 / 128.0) * np.float32(si)
     out_m, out_e = _int16_multiplier(hires / np.float32(so))
     relu_m, relu_e = _int16_multiplier(hires / np.float32(3.0 / 32768.0))
@@ -176,7 +178,7 @@ def quantized_leaky_relu(node: Node, ctx) -> Run:
     TFLite's ``QuantizeLeakyRelu``: ``MultiplyByQuantizedMultiplier`` by ``s_in / s_out`` or
     ``s_in * alpha / s_out`` (float32), plus the output zero point.
     """
-    si, zpi, so, zpo, dt = _unary_params(node, ctx)
+    si, zpi, so, zpo, dt = unary_params(node, ctx)
     alpha = np.float32(getattr(node.options, "alpha", 0.0))
     qmin, qmax = QRANGE[dt]
     v = np.arange(qmin, qmax + 1, dtype=np.int64) - zpi
