@@ -24,15 +24,21 @@ def _scale(in_size: int, out_size: int, align_corners: bool) -> float:
     return float(np.float32(in_size) / np.float32(out_size))
 
 
-@register_kernel(Op.RESIZE_BILINEAR, "webgpu")
-def resize_bilinear(node: Node, ctx: GpuContext) -> Program:
-    x, out = ctx.input(0), ctx.output(0)
-    ctx.require_f32(x, out)
+def _bilinear_options(node: Node, ctx: GpuContext, x, out) -> sg.ResizeBilinearOptions:
+    """The node's options, once its NHWC shapes (same N and C) and option mix are checked."""
     if len(x.shape) != 4 or len(out.shape) != 4 or x.shape[::3] != out.shape[::3]:
         raise ctx.unsupported(f"shapes {x.shape} -> {out.shape} (expected NHWC, same N and C)")
     o = node.options or sg.ResizeBilinearOptions()
     if o.align_corners and o.half_pixel_centers:
         raise ctx.unsupported("align_corners together with half_pixel_centers")
+    return o
+
+
+@register_kernel(Op.RESIZE_BILINEAR, "webgpu")
+def resize_bilinear(node: Node, ctx: GpuContext) -> Program:
+    x, out = ctx.input(0), ctx.output(0)
+    ctx.require_f32(x, out)
+    o = _bilinear_options(node, ctx, x, out)
     _, ih, iw, c = x.shape
     _, oh, ow, _ = out.shape
     params = [
@@ -50,11 +56,9 @@ def resize_bilinear_codes(node: Node, ctx: GpuContext) -> Program:
     The per-row and per-column tables come from the cpu kernel's own functions."""
     x, out = ctx.input(0), ctx.output(0)
     require_codes(ctx, x, out)
-    if x.dtype != out.dtype or len(x.shape) != 4 or len(out.shape) != 4 or x.shape[::3] != out.shape[::3]:
-        raise ctx.unsupported(f"{x.dtype} {x.shape} -> {out.dtype} {out.shape} (expected NHWC, same N, C and dtype)")
-    o = node.options or sg.ResizeBilinearOptions()
-    if o.align_corners and o.half_pixel_centers:
-        raise ctx.unsupported("align_corners together with half_pixel_centers")
+    if x.dtype != out.dtype:
+        raise ctx.unsupported(f"{x.dtype} -> {out.dtype} (expected one dtype)")
+    o = _bilinear_options(node, ctx, x, out)
     _, ih, iw, c = x.shape
     _, oh, ow, _ = out.shape
 
