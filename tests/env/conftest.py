@@ -43,3 +43,23 @@ def software_adapter() -> bool:
         return False
     from gpulite.backends.webgpu.probe import adapter_kind
     return adapter_kind().is_software
+
+
+@pytest.fixture
+def temp_backend():
+    """Register backends for one test and remove them, and their kernels, afterwards.
+    ``kernels_from``: copy that backend's kernels to the new one (a fake backend on real kernels)."""
+    names = []
+
+    def register(name, factory, priority=1, kernels_from=None, **kw):
+        assert gpulite.register_backend(name, factory, priority, **kw)
+        if kernels_from is not None:
+            gpulite.copy_kernels(kernels_from, name)
+        names.append(name)
+        return name
+    yield register
+    for n in names:
+        if n in gpulite.list_backends():
+            gpulite.remove_backend(n)
+        for op in list(gpulite.get_kernels_for_backend(n)):
+            gpulite.unregister_kernel(op, n)

@@ -36,23 +36,6 @@ def cache(tmp_path, monkeypatch):
     yield tmp_path / measure.CACHE_FILE
 
 
-@pytest.fixture
-def fake_backend():
-    """Register a backend (the numpy kernels under its own name) for one test."""
-    names = []
-
-    def register(name, factory, priority):
-        assert gpulite.register_backend(name, factory, priority)
-        gpulite.copy_kernels("cpu", name)
-        names.append(name)
-    yield register
-    for n in names:
-        if n in gpulite.list_backends():
-            gpulite.remove_backend(n)
-        for op in list(gpulite.get_kernels_for_backend(n)):
-            gpulite.unregister_kernel(op, n)
-
-
 def _entries(cache):
     return list(json.loads(cache.read_text()).values())
 
@@ -67,17 +50,17 @@ def _run(it):
 
 
 @pytest.mark.parametrize("slowed", ["slow", "cpu"])
-def test_auto_never_picks_the_backend_it_measured_slower(cache, monkeypatch, fake_backend, slowed):
+def test_auto_never_picks_the_backend_it_measured_slower(cache, monkeypatch, temp_backend, slowed):
     """``slow``: a fake backend ranked above every other (the ranking would take it); ``cpu``: the numpy
     backend slowed, beside an unslowed copy of it ranked last (the ranking would never take that)."""
     if slowed == "slow":
-        fake_backend("slow", slow_backend.slowed(lambda **kw: CpuBackend(**kw), SLOW_S), 100)
+        temp_backend("slow", slow_backend.slowed(lambda **kw: CpuBackend(**kw), SLOW_S), 100, kernels_from="cpu")
         assert gpulite.get_backend() == "slow"  # what the ranking would give
     else:
         slow_factory = slow_backend.slowed(registry._cpu_factory, SLOW_S)
         slow_cpu = dataclasses.replace(registry.entry("cpu"), factory=slow_factory)
         monkeypatch.setitem(registry._entries, "cpu", slow_cpu)
-        fake_backend("fast", lambda **kw: CpuBackend(**kw), -1)
+        temp_backend("fast", lambda **kw: CpuBackend(**kw), -1, kernels_from="cpu")
     model = clean()
     it = gpulite.Interpreter(model_content=model, backend="auto")
     assert it.backend != slowed, it.backend_reason

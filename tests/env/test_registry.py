@@ -22,23 +22,6 @@ class _Broken:
         raise RuntimeError("no such device")
 
 
-@pytest.fixture
-def temp_backend():
-    """Register backends for one test and remove them afterwards."""
-    names = []
-
-    def register(name, factory, priority=1, **kw):
-        assert gpulite.register_backend(name, factory, priority, **kw)
-        names.append(name)
-        return name
-    yield register
-    for n in names:
-        if n in gpulite.list_backends():
-            gpulite.remove_backend(n)
-        for op in list(gpulite.get_kernels_for_backend(n)):
-            gpulite.unregister_kernel(op, n)
-
-
 def test_list_backends_has_the_builtins_highest_priority_first():
     names = gpulite.list_backends()
     assert names.index("webgpu") < names.index("cpu")

@@ -112,7 +112,7 @@ def test_code_ops_keep_their_codes_under_float_quantization(op: str) -> None:
     codes in LiteRT, so they keep integer tensors (quantized.RAW_OPS) and LiteRT's results."""
     from gpulite import Interpreter
     from tests.ops.harness import run_litert
-    from tests.webgpu.support import adapter_problem
+    from tests.webgpu.support import adapter_problem, run
 
     if adapter_problem() is not None:
         pytest.skip(adapter_problem())
@@ -120,12 +120,8 @@ def test_code_ops_keep_their_codes_under_float_quantization(op: str) -> None:
     ins = [(x.shape, I8, (0.05, 3))] + ([(x.shape, I8, (0.03, 1))] if op != "NEG" else [])
     feeds = [x] + ([np.where(x == 0, 1, x)[:, ::-1].astype(I8)] if op != "NEG" else [])
     m = model(op, ins, (x.shape, I8, (0.04, -2)))
-    it = Interpreter(model_content=m, backend="webgpu", quantized="float")
-    it.allocate_tensors()
-    for d, v in zip(it.get_input_details(), feeds, strict=True):
-        it.set_tensor(d["index"], v)
-    it.invoke()
-    np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"]), run_litert(m, feeds)[0])
+    got = run(Interpreter(model_content=m, backend="webgpu", quantized="float"), feeds)
+    np.testing.assert_array_equal(got[0], run_litert(m, feeds)[0])
 
 
 # int16 SUM (16x8 mode): LiteRT's default kernel rounds float32(sum) * s_in / s_out half away
@@ -305,7 +301,7 @@ def test_quantized_scatter_nd_keeps_its_codes_under_float_quantization() -> None
     from gpulite import Interpreter
     from gpulite.testing.tflite_writer import ModelBuilder
     from tests.ops.harness import run_litert
-    from tests.webgpu.support import adapter_problem
+    from tests.webgpu.support import adapter_problem, run
 
     if adapter_problem() is not None:
         pytest.skip(adapter_problem())
@@ -317,12 +313,8 @@ def test_quantized_scatter_nd_keeps_its_codes_under_float_quantization() -> None
     mb.output(y)
     m = mb.build()
     feeds = [np.array([[1], [3], [1]], np.int32), np.array([[10, 20], [30, 40], [50, 60]], I8)]
-    it = Interpreter(model_content=m, backend="webgpu", quantized="float")
-    it.allocate_tensors()
-    for d, v in zip(it.get_input_details(), feeds, strict=True):
-        it.set_tensor(d["index"], v)
-    it.invoke()
-    np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"]), run_litert(m, feeds)[0])
+    got = run(Interpreter(model_content=m, backend="webgpu", quantized="float"), feeds)
+    np.testing.assert_array_equal(got[0], run_litert(m, feeds)[0])
 
 
 # int8/uint8 LOG_SOFTMAX (activations.cc, optimized_ops::LogSoftmax): the softmax exp table, a float32
