@@ -109,7 +109,7 @@ def test_reduce_prod_quantized(case: str, backend: str) -> None:
 @pytest.mark.parametrize("op", ["NEG", "FLOOR_DIV", "FLOOR_MOD"])
 def test_code_ops_keep_their_codes_under_float_quantization(op: str) -> None:
     """webgpu's quantized="float" computes quantized tensors as real values; these three read
-    codes in LiteRT, so they keep integer tensors (quantized.RAW_OPS) and LiteRT's results."""
+    codes in LiteRT, so they keep integer tensors (opdefs.RAW_OPS) and LiteRT's results."""
     from gpulite import Interpreter
     from tests.ops.harness import run_litert
     from tests.webgpu.support import adapter_problem, run
@@ -296,7 +296,7 @@ def test_int16_logistic_tanh_refusals(case: str) -> None:
 
 def test_quantized_scatter_nd_keeps_its_codes_under_float_quantization() -> None:
     """LiteRT's int8 SCATTER_ND fills code 0 and adds the update codes (not their values): under
-    quantized="float" webgpu keeps its tensors integer (quantized.RAW_OPS), so LiteRT's codes,
+    quantized="float" webgpu keeps its tensors integer (opdefs.RAW_OPS), so LiteRT's codes,
     not the zero point where nothing lands nor a value sum for the duplicate."""
     from gpulite import Interpreter
     from gpulite.testing.tflite_writer import ModelBuilder
