@@ -7,9 +7,9 @@ axis), RELU_0_TO_1. Binary, broadcasting numpy-style: FLOOR_DIV (``floor(a / b)`
 zero fails the invoke as in LiteRT), FLOOR_MOD (C's ``fmod``/``%`` moved to the divisor's
 sign), POW (int32 refuses negative exponents at invoke, as LiteRT does), ATAN2, RIGHT_SHIFT
 (arithmetic, the shift clamped to the type's width) and BITWISE_XOR. Each op takes the
-dtypes LiteRT's builtin kernel takes; quantized 8-bit EXP, LOG, SQRT, RSQRT, ELU and GELU run
-as tables (:func:`quantized_float_lut`), other quantized tensors are
-refused at allocate.
+dtypes LiteRT's builtin kernel takes; quantized 8-bit EXP, LOG, SQRT, ELU and GELU run
+as tables (:func:`quantized_float_lut`), int8 RSQRT in LiteRT's fixed point
+(:func:`quantized_rsqrt`), other quantized tensors are refused at allocate.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ import numpy as np
 
 from gpulite.backends.cpu import quant
 from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.cpu.kernels import lookup
 from gpulite.backends.cpu.kernels import quantized_activations as qa
 from gpulite.backends.cpu.kernels.elementwise import check_broadcast
 from gpulite.backends.cpu.kernels.quantized_int16 import int16_float_lut
+from gpulite.backends.cpu.kernels.quantized_l2norm import inv_sqrt_multiplier
 from gpulite.backends.cpu.kernels.softmax import quantized_log_softmax
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
@@ -109,13 +111,13 @@ def _log_table_fn(node: Node, ctx) -> Callable[[np.ndarray], np.ndarray]:
 
 # 8-bit ops LiteRT computes by a table over a float function: (function of the node and context,
 # rounding of quantized_activations.float_lut, dtypes LiteRT takes), each measured against LiteRT
-# 2.3 on every input code (SQRT's kernel truncates, ELU runs in XNNPACK)
+# 2.3 on every input code (SQRT's kernel truncates, ELU runs in XNNPACK); int8 RSQRT is no such
+# table (quantized_rsqrt)
 FLOAT_LUT_FUNCTIONS: dict[str, tuple[Callable[[Node, object], Callable[[np.ndarray], np.ndarray]], str,
                                      tuple[np.dtype, ...]]] = {
     Op.EXP: (lambda node, ctx: _f64(np.exp), "away", (I8,)),
     Op.LOG: (_log_table_fn, "away", (I8,)),
     Op.SQRT: (lambda node, ctx: _f64(np.sqrt), "trunc", (I8,)),
-    Op.RSQRT: (lambda node, ctx: _f64(lambda v: 1.0 / np.sqrt(v)), "away", (I8,)),
     Op.ELU: (lambda node, ctx: _f64(lambda v: np.where(v < 0, np.expm1(np.minimum(v, 0)), v)), "even", (I8,)),
     Op.GELU: (lambda node, ctx: _gelu_table_fn(node), "away", (I8, U8)),
 }
@@ -129,7 +131,7 @@ INT16_LUT_FUNCTIONS: dict[str, Callable[[Node, object], Callable[[np.ndarray], n
 
 
 def quantized_float_lut(node: Node, ctx) -> Callable[[], None]:
-    """int8 EXP, LOG, SQRT, RSQRT, ELU; int8/uint8 GELU: a table over the float function; int16
+    """int8 EXP, LOG, SQRT, ELU; int8/uint8 GELU: a table over the float function; int16
     EXP, LOG, GELU: LiteRT's interpolated int16 table (:func:`.quantized_int16.int16_float_lut`)."""
     make, rounding, dtypes = FLOAT_LUT_FUNCTIONS[node.op]
     if ctx.in_info(0).dtype == I16 and node.op in INT16_LUT_FUNCTIONS:
@@ -213,9 +215,33 @@ def quantized_abs(node: Node, ctx: CpuContext) -> Callable[[], None]:
     return run
 
 
+def quantized_rsqrt(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """int8 RSQRT as LiteRT's ``RsqrtEvalQuantizedInt8`` (elementwise.cc), in fixed point, not a
+    table over the float function (which rounds some codes a step lower): per code,
+    ``v = q - zp_in``; ``GetInvSqrtQuantizedMultiplierExp(v)`` gives 1 / sqrt(v) as a multiplier
+    and shift, applied to 1 with 20 more bits (``MultiplyByQuantizedMultiplier``), then rescaled by
+    the multiplier of ``1 / (sqrtf(s_in) * s_out)`` (float32 product, double quotient) with 20 bits
+    less, plus ``zp_out``, clamped; ``v == 0`` gives 127. LiteRT fails the invoke on a code below
+    the input's zero point (no square root); this kernel gives the output's zero point there.
+    Run as a table over the 256 codes."""
+    si, zpi, so, zpo, dt = qa.unary_params(node, ctx)
+    if dt != I8:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {dt}; LiteRT's kernel takes int8 "
+                                 "(int16 RSQRT is not implemented here)")
+    multiplier, shift = quant.quantize_multiplier(1.0 / float(np.float32(np.sqrt(np.float32(si)) * np.float32(so))))
+    v = np.arange(-128, 128, dtype=np.int64) - zpi
+    inv, inv_shift = inv_sqrt_multiplier(np.maximum(v, 0))
+    data = quant.multiply_by_quantized_multiplier(1, inv, inv_shift + 20)
+    codes = quant.multiply_by_quantized_multiplier(data, multiplier, shift - 20) + zpo
+    codes = np.where(v == 0, 127, np.where(v < 0, zpo, codes))
+    return lookup.int_lut(np.clip(codes, -128, 127), ctx)
+
+
 def _unary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
     if node.op in FLOAT_LUT_FUNCTIONS and is_quantized(ctx.in_info(0)):
         return quantized_float_lut(node, ctx)
+    if node.op == Op.RSQRT and is_quantized(ctx.in_info(0)):
+        return quantized_rsqrt(node, ctx)
     if node.op == Op.ABS and is_quantized(ctx.in_info(0)):
         return quantized_abs(node, ctx)
     if node.op == Op.LOG_SOFTMAX and is_quantized(ctx.in_info(0)):
