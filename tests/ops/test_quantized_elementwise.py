@@ -420,13 +420,12 @@ def test_prelu_per_channel_const_alpha(backend: str) -> None:
     check_op(m, [x], backend)
 
 
-# ---- 8-bit tables over a float function: EXP, LOG, SQRT, RSQRT, ELU, GELU ----------------------
+# ---- 8-bit tables over a float function: EXP, LOG, SQRT, ELU, GELU ------------------------------
 FLOAT_TABLE_CASES = {
     "exp": ("EXP", {}, I8, (0.05, 3), (0.5, -100)),
     "log": ("LOG", {}, I8, (0.05, -128), (0.04, -5)),
     "log-negative-inputs": ("LOG", {}, I8, (0.05, 3), (0.04, -5)),  # log(x <= 0): the least output, not NaN
     "sqrt": ("SQRT", {}, I8, (0.05, -128), (0.04, -5)),  # LiteRT truncates here
-    "rsqrt": ("RSQRT", {}, I8, (0.02, -128), (0.05, -128)),
     "elu": ("ELU", {}, I8, (0.05, 3), (0.04, -5)),  # XNNPACK: half to even after the zero point
     "gelu": ("GELU", {"approximate": False}, I8, (0.05, 3), (0.04, -5)),
     "gelu-approximate": ("GELU", {"approximate": True}, I8, (0.03, -10), (0.02, -40)),
@@ -439,6 +438,26 @@ def test_float_table_ops_all_values(case: str, backend: str) -> None:
     op, options, dt, qi, qo = FLOAT_TABLE_CASES[case]
     x = all_values(dt, 2)
     check_op(model(op, [(x.shape, dt, qi)], (x.shape, dt, qo), **options), [x], backend)
+
+
+# (s_in, zp_in, s_out, zp_out) of int8 RSQRT; all but "plain" have codes where 1 / sqrt in float,
+# scaled and rounded (the table this kernel was before), lands a step below LiteRT's fixed point
+RSQRT_PARAMS = {
+    "plain": (0.02, -128, 0.05, -128),
+    "layer-norm": (0.008, -128, 0.005, -128),  # a transformer's variance -> 1 / sqrt(var + eps)
+    "small-output-scale": (0.05, -128, 0.002, -50),
+    "zero-points-inside": (0.05, -100, 0.002, -50),
+    "large-input-scale": (0.1, -20, 0.003, 10),
+}
+
+
+@pytest.mark.parametrize("params", list(RSQRT_PARAMS))
+def test_rsqrt_int8_every_code(params: str, backend: str) -> None:
+    """int8 RSQRT (LiteRT's fixed-point ``RsqrtEvalQuantizedInt8``) on every code at or above the
+    input's zero point (LiteRT fails the invoke below it), the zero point itself giving 127."""
+    si, zi, so, zo = RSQRT_PARAMS[params]
+    x = np.tile(np.arange(zi, 128), (2, 1)).astype(I8)
+    check_op(model("RSQRT", [(x.shape, I8, (si, zi))], (x.shape, I8, (so, zo))), [x], backend)
 
 
 @pytest.mark.parametrize("params", ["xnn-typical", "xnn-ties", "xnn-wide", "small-output-scale"])
