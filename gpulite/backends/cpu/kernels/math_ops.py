@@ -226,8 +226,8 @@ def quantized_rsqrt(node: Node, ctx: CpuContext) -> Callable[[], None]:
     Run as a table over the 256 codes."""
     si, zpi, so, zpo, dt = qa.unary_params(node, ctx)
     if dt != I8:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {dt}; this kernel takes int8 (LiteRT's "
-                                 "int16 RSQRT, an interpolated table, is not implemented)")
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {dt}; LiteRT's kernel takes int8 and "
+                                 "int16, this one int8 (int16's interpolated table is not implemented)")
     multiplier, shift = quant.quantize_multiplier(1.0 / float(np.float32(np.sqrt(np.float32(si)) * np.float32(so))))
     v = np.arange(-128, 128, dtype=np.int64) - zpi
     inv, inv_shift = inv_sqrt_multiplier(np.maximum(v, 0))
