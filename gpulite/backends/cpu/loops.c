@@ -415,10 +415,11 @@ void task_gemm_f32(const int64_t *a) {
                                     (int)a[7], P(8, const float), (int)a[9], 0.0f, P(10, float), (int)a[11]);
 }
 
-/* Bilinear 2x upsampling with half-pixel centres (resize.py's _upsample2x, same float32
- * operations): output 2k blends inputs k-1, k with 1/4, 3/4 and 2k+1 inputs k, k+1 with 3/4,
- * 1/4; at the start 5/4 and -1/4 of input 0, at the end 3/4 and 1/4 of the last input.
- * Columns: a[2] rows of a[3] pixels of a[4] floats, from a[0] into a[1] (2*a[3] pixels per row). */
+/* Bilinear 2x upsampling with half-pixel centres (resize.py's _upsample2x, the same float32
+ * operations, XNNPACK's: lo + (hi - lo) * alpha): output 0 blends inputs 0, 1 with weight 0,
+ * output 2k (k >= 1) inputs k-1, k with 3/4, output 2k+1 inputs k, k+1 with 1/4, and the last
+ * output the last input with itself (1/4).
+ * Columns: a[2] rows of a[3] (> 1) pixels of a[4] floats, from a[0] into a[1] (2*a[3] pixels per row). */
 void task_up2_cols(const int64_t *a) {
     const float *src = P(0, const float);
     float *dst = P(1, float);
@@ -426,18 +427,25 @@ void task_up2_cols(const int64_t *a) {
     for (int64_t r = 0; r < rows; r++) {
         const float *x = src + r * w * c;
         float *d = dst + r * 2 * w * c;
-        for (int64_t m = 0; m < c; m++) d[m] = x[m] * 1.25f + x[m] * -0.25f;
+        for (int64_t m = 0; m < c; m++) d[m] = x[m] + (x[c + m] - x[m]) * 0.0f;
         for (int64_t k = 1; k < w; k++)
-            for (int64_t m = 0; m < c; m++) d[2 * k * c + m] = x[(k - 1) * c + m] * 0.25f + x[k * c + m] * 0.75f;
+            for (int64_t m = 0; m < c; m++) {
+                const float lo = x[(k - 1) * c + m];
+                d[2 * k * c + m] = lo + (x[k * c + m] - lo) * 0.75f;
+            }
         for (int64_t k = 0; k < w - 1; k++)
-            for (int64_t m = 0; m < c; m++)
-                d[(2 * k + 1) * c + m] = x[k * c + m] * 0.75f + x[(k + 1) * c + m] * 0.25f;
-        for (int64_t m = 0; m < c; m++)
-            d[(2 * w - 1) * c + m] = x[(w - 1) * c + m] * 0.75f + x[(w - 1) * c + m] * 0.25f;
+            for (int64_t m = 0; m < c; m++) {
+                const float lo = x[k * c + m];
+                d[(2 * k + 1) * c + m] = lo + (x[(k + 1) * c + m] - lo) * 0.25f;
+            }
+        for (int64_t m = 0; m < c; m++) {
+            const float lo = x[(w - 1) * c + m];
+            d[(2 * w - 1) * c + m] = lo + (lo - lo) * 0.25f;
+        }
     }
 }
 
-/* Rows: output rows 2k and 2k+1, k in [a[4], a[5]), of an image of a[2] input rows of a[3]
+/* Rows: output rows 2k and 2k+1, k in [a[4], a[5]), of an image of a[2] (> 1) input rows of a[3]
  * floats each, from a[0] into a[1]. */
 void task_up2_rows(const int64_t *a) {
     const float *src = P(0, const float);
@@ -447,13 +455,13 @@ void task_up2_rows(const int64_t *a) {
         const float *x = src + k * len;
         float *ev = dst + 2 * k * len, *od = ev + len;
         if (k == 0) {
-            for (int64_t m = 0; m < len; m++) ev[m] = x[m] * 1.25f + x[m] * -0.25f;
+            for (int64_t m = 0; m < len; m++) ev[m] = x[m] + (x[len + m] - x[m]) * 0.0f;
         } else {
             const float *up = x - len;
-            for (int64_t m = 0; m < len; m++) ev[m] = up[m] * 0.25f + x[m] * 0.75f;
+            for (int64_t m = 0; m < len; m++) ev[m] = up[m] + (x[m] - up[m]) * 0.75f;
         }
         const float *down = k + 1 < h ? x + len : x;
-        for (int64_t m = 0; m < len; m++) od[m] = x[m] * 0.75f + down[m] * 0.25f;
+        for (int64_t m = 0; m < len; m++) od[m] = x[m] + (down[m] - x[m]) * 0.25f;
     }
 }
 

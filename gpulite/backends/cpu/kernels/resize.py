@@ -1,13 +1,13 @@
-"""RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (NHWC), with TFLite's coordinate rules.
+"""RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (NHWC), with LiteRT's coordinate rules.
 
-Source coordinates are computed once per output row/column in float32, exactly as
-TFLite's reference kernels do (``ComputeInterpolationValues`` and ``GetNearestNeighbor``);
-8-bit nearest-neighbour without align_corners/half_pixel_centers uses the 16.16
-fixed-point scale of TFLite's optimized uint8 kernel, which is what LiteRT runs. Bilinear
-is separable: gather two source rows, blend them with per-row weights, then gather two
-columns and blend with per-column weights, all into buffers made in the factory. 8-bit
-bilinear follows XNNPACK's Q11 fixed point (LiteRT's default path), on the codes; int16
-TFLite's Q10 ``ResizeBilinearInteger``.
+Nearest-neighbour source indices are computed once per output row/column in float32, exactly
+as TFLite's reference ``GetNearestNeighbor`` does; 8-bit nearest-neighbour without
+align_corners/half_pixel_centers uses the 16.16 fixed-point scale of TFLite's optimized uint8
+kernel, which is what LiteRT runs. Bilinear follows LiteRT's default path, XNNPACK: its
+per-row and per-column source indices and weights (float32, the coordinate clamped to the
+input), a horizontal blend of the two source rows, then a vertical one, into buffers made in
+the factory; float32 in XNNPACK's float32 steps (bit-equal to it), 8-bit in its Q11 fixed point
+on the codes; int16 in TFLite's Q10 ``ResizeBilinearInteger`` (XNNPACK takes no int16).
 """
 
 from __future__ import annotations
@@ -35,28 +35,24 @@ def _scale(n_in: int, n_out: int, align_corners: bool) -> np.float32:
 
 
 def bilinear_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
-    """Per output index: lower/upper source index and the weight of the upper one (float32)."""
+    """XNNPACK's ``xnn_indirection_init_resize_bilinear2d_hwc_f32`` for one axis (LiteRT's default
+    path), in float32 step by step: per output index ``i`` the lower and upper source index and
+    the upper one's weight. The source coordinate ``i * scale`` (rounded, then plus
+    ``0.5 * scale - 0.5`` for half-pixel centres) is clamped to ``[0, n_in - 1]``; the lower index
+    truncates it, the upper is the next one (clamped), the weight is the distance to the lower."""
     scale = _scale(n_in, n_out, align_corners)
-    i = np.arange(n_out, dtype=F32)
-    src = (i + F32(0.5)) * scale - F32(0.5) if half_pixel else i * scale
-    lo = np.maximum(np.floor(src), 0).astype(np.intp)
-    hi = np.minimum(np.ceil(src), n_in - 1).astype(np.intp)
-    w = (src - lo.astype(F32)).astype(F32)  # TFLite weighs with the unclamped coordinate
-    return lo, hi, w
+    offset = F32(0.5) * scale - F32(0.5) if half_pixel and not align_corners else F32(0)
+    src = np.clip(np.arange(n_out, dtype=F32) * scale + offset, F32(0), F32(n_in - 1))
+    lo = src.astype(np.int32)
+    hi = np.minimum(lo + 1, n_in - 1)
+    return lo.astype(np.intp), hi.astype(np.intp), (src - lo.astype(F32)).astype(F32)
 
 
 def q11_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
-    """XNNPACK's ``xnn_indirection_init_resize_bilinear2d_hwc_q11`` for one axis: per output
-    index the two source indices and the upper one's weight in Q11 (``lrintf(alpha * 2048)``),
-    the source coordinate clamped to the input for half-pixel centres."""
-    adjust = int(align_corners and n_out != 1)
-    scale = F32(n_in - adjust) / F32(n_out - adjust)
-    src = np.arange(n_out, dtype=F32) * scale
-    if half_pixel:
-        src = np.clip(src + (F32(0.5) * scale - F32(0.5)), F32(0), F32(n_in - 1))
-    lo = src.astype(np.int32)
-    hi = np.minimum(lo + 1, n_in - 1)
-    return lo.astype(np.intp), hi.astype(np.intp), np.rint((src - lo.astype(F32)) * F32(2048)).astype(np.int32)
+    """XNNPACK's ``xnn_indirection_init_resize_bilinear2d_hwc_q11`` for one axis: the indices of
+    :func:`bilinear_axis` and the upper one's weight in Q11 (``lrintf(alpha * 2048)``)."""
+    lo, hi, alpha = bilinear_axis(n_in, n_out, align_corners, half_pixel)
+    return lo, hi, np.rint(alpha * F32(2048)).astype(np.int32)
 
 
 def _bilinear_q11(src: np.ndarray, out: np.ndarray, align: bool, half: bool) -> Callable[[], None]:
@@ -171,40 +167,58 @@ def resize_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]:
     _, oh, ow, _ = out.shape
     if (oh, ow) == (2 * h, 2 * w) and half and not align and h > 1 and w > 1:
         return _upsample2x(src, out, ctx)
-    y0, y1, wy = bilinear_axis(h, oh, align, half)
-    x0, x1, wx = bilinear_axis(w, ow, align, half)
-    wy1, wy0 = wy.reshape(1, oh, 1, 1), (F32(1) - wy).reshape(1, oh, 1, 1)
-    wx1, wx0 = wx.reshape(1, 1, ow, 1), (F32(1) - wx).reshape(1, 1, ow, 1)
-    rows = np.empty((n, oh, w, c), F32)   # the vertically blended rows
-    other = np.empty((n, oh, w, c), F32)
-    cols = np.empty((n, oh, ow, c), F32)
+    return _bilinear_f32(src, out, align, half)
+
+
+def _bilinear_f32(src: np.ndarray, out: np.ndarray, align: bool, half: bool) -> Callable[[], None]:
+    """float32 bilinear resize as LiteRT's default path (XNNPACK's ``f32-ibilinear`` on x86, no
+    FMA) computes it: ``t = tl + (tr - tl) * ax``, likewise ``b``, then ``t + (b - t) * ay``, each
+    step rounded to float32. ``t`` and ``b`` depend on the source row and the output column
+    only, so the horizontal blend runs once per source row the output reads, from one gather of
+    pixels each for the left and the right column."""
+    n, h, w, c = src.shape
+    _, oh, ow, _ = out.shape
+    y0, y1, ay = bilinear_axis(h, oh, align, half)
+    x0, x1, ax = bilinear_axis(w, ow, align, half)
+    rows, pos = np.unique(np.concatenate([y0, y1]), return_inverse=True)  # the source rows read
+    top, bottom = pos[:oh], pos[oh:]
+    k = len(rows)
+    left = (rows[:, None] * w + x0[None, :]).reshape(-1)  # pixel indices within an image
+    right = (rows[:, None] * w + x1[None, :]).reshape(-1)
+    ax = np.tile(ax, k).reshape(1, k * ow, 1)
+    ay = ay.reshape(1, oh, 1, 1)
+    flat = src.reshape(n, h * w, c)
+    blend, diff = np.empty((n, k * ow, c), F32), np.empty((n, k * ow, c), F32)
+    rows4 = blend.reshape(n, k, ow, c)
+    lower = np.empty(out.shape, F32)
 
     def run() -> None:
         # mode="clip" keeps np.take from buffering its output; the indices are in range.
-        np.take(src, y0, axis=1, out=rows, mode="clip")
-        np.multiply(rows, wy0, out=rows)
-        np.take(src, y1, axis=1, out=other, mode="clip")
-        np.multiply(other, wy1, out=other)
-        np.add(rows, other, out=rows)
-        np.take(rows, x0, axis=2, out=out, mode="clip")
-        np.multiply(out, wx0, out=out)
-        np.take(rows, x1, axis=2, out=cols, mode="clip")
-        np.multiply(cols, wx1, out=cols)
-        np.add(out, cols, out=out)
+        np.take(flat, left, axis=1, out=blend, mode="clip")
+        np.take(flat, right, axis=1, out=diff, mode="clip")
+        np.subtract(diff, blend, out=diff)
+        np.multiply(diff, ax, out=diff)
+        np.add(blend, diff, out=blend)
+        np.take(rows4, top, axis=1, out=out, mode="clip")
+        np.take(rows4, bottom, axis=1, out=lower, mode="clip")
+        np.subtract(lower, out, out=lower)
+        np.multiply(lower, ay, out=lower)
+        np.add(out, lower, out=out)
     return run
 
 
 def _upsample2x(src: np.ndarray, out: np.ndarray, ctx: CpuContext) -> Callable[[], None]:
-    """Bilinear 2x upsampling with half-pixel centers (every RESIZE_BILINEAR of the zoo).
+    """Bilinear 2x upsampling with half-pixel centers (every RESIZE_BILINEAR of the zoo), with
+    :func:`_bilinear_f32`'s float32 operations without gathers.
 
-    The source coordinate of output i is i/2 - 1/4, so output 2k blends inputs k-1 and k
-    with weights 1/4, 3/4 and output 2k+1 inputs k and k+1 with 3/4, 1/4; at the borders
-    both indices clamp to the edge and TFLite's weights become (5/4, -1/4) at the start and
-    (3/4, 1/4) at the end. Each axis scales its input by 1/4 and by 3/4 once and adds shifted
-    slices of the two products: the products and sums :func:`bilinear_axis`'s weights give,
-    without gathers. Columns go first, on the smaller array. Along W the even and odd
-    outputs are computed contiguously and then interleaved by one copy each of whole pixels
-    (viewed as C*4-byte items): a ufunc writing every other pixel would loop C values at a time.
+    The source coordinate of output i is i/2 - 1/4 (exact), clamped to [0, size - 1]: output 0
+    blends inputs 0 and 1 with weight 0, output 2k (k >= 1) inputs k-1 and k with weight 3/4,
+    output 2k+1 inputs k and k+1 with weight 1/4, and the last output the last input with
+    itself (weight 1/4). Each axis forms the differences of neighbours once and blends shifted
+    slices; the columns (the horizontal blend, first as in XNNPACK) go first, on the smaller
+    array. Along W the even and odd outputs are computed contiguously and then interleaved by
+    one copy each of whole pixels (viewed as C*4-byte items): a ufunc writing every other pixel
+    would loop C values at a time.
     """
     n, h, w, c = src.shape
     pool = ctx.scratch
@@ -213,26 +227,30 @@ def _upsample2x(src: np.ndarray, out: np.ndarray, ctx: CpuContext) -> Callable[[
     program = jit.upsample2x_program(src, cols, out, threads)  # the same operations, compiled
     if program is not None:
         return program
-    q1, q3 = pool.get(("resize", 1), (n, h, 2 * w, c), F32), pool.get(("resize", 3), (n, h, 2 * w, c), F32)
+    d_buf, p_buf = pool.get(("resize", 1), (n, h, 2 * w, c), F32), pool.get(("resize", 3), (n, h, 2 * w, c), F32)
     even, odd = pool.get(("resize", 4), (n, h, w, c), F32), pool.get(("resize", 5), (n, h, w, c), F32)
-    quarter, three, five, minus = F32(0.25), F32(0.75), F32(1.25), F32(-0.25)
+    zero, quarter, three = F32(0), F32(0.25), F32(0.75)
 
     def blend(x: np.ndarray, ax: int, ev: np.ndarray, od: np.ndarray) -> list:
         """Calls writing the 2x upsampling of ``x`` along ``ax`` as even and odd halves."""
         size = x.shape[ax]
-        a1, a3 = q1.reshape(-1)[:x.size].reshape(x.shape), q3.reshape(-1)[:x.size].reshape(x.shape)
 
         def sl(arr, a, b):
             idx = [slice(None)] * arr.ndim
             idx[ax] = slice(a, b)
             return arr[tuple(idx)]
+        shape = list(x.shape)
+        shape[ax] = size - 1
+        d = d_buf.reshape(-1)[:x.size // size * (size - 1)].reshape(shape)  # x[k+1] - x[k]
+        p = p_buf.reshape(-1)[:d.size].reshape(shape)
+        first, last = sl(x, 0, 1), sl(x, size - 1, size)
         return [
-            (np.multiply, (x, quarter), a1), (np.multiply, (x, three), a3),
-            (np.add, (sl(a1, 0, size - 1), sl(a3, 1, size)), sl(ev, 1, size)),
-            (np.add, (sl(a3, 0, size - 1), sl(a1, 1, size)), sl(od, 0, size - 1)),
-            (np.add, (sl(a3, size - 1, size), sl(a1, size - 1, size)), sl(od, size - 1, size)),
-            (np.multiply, (sl(x, 0, 1), five), sl(ev, 0, 1)), (np.multiply, (sl(x, 0, 1), minus), sl(a1, 0, 1)),
-            (np.add, (sl(ev, 0, 1), sl(a1, 0, 1)), sl(ev, 0, 1)),
+            (np.subtract, (sl(x, 1, size), sl(x, 0, size - 1)), d),
+            (np.multiply, (d, three), p), (np.add, (sl(x, 0, size - 1), p), sl(ev, 1, size)),
+            (np.multiply, (d, quarter), p), (np.add, (sl(x, 0, size - 1), p), sl(od, 0, size - 1)),
+            (np.multiply, (sl(d, 0, 1), zero), sl(p, 0, 1)), (np.add, (first, sl(p, 0, 1)), sl(ev, 0, 1)),
+            (np.subtract, (last, last), sl(d, 0, 1)), (np.multiply, (sl(d, 0, 1), quarter), sl(p, 0, 1)),
+            (np.add, (last, sl(p, 0, 1)), sl(od, size - 1, size)),
         ]
     pix = np.dtype((np.void, c * 4))
     pairs = cols.view(pix).reshape(n, h, w, 2)
