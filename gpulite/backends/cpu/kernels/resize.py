@@ -28,20 +28,29 @@ F32 = np.float32
 PROGRAM_MIN = 1 << 15  # output elements per thread from which the compiled upsampling splits
 
 
-def _scale(n_in: int, n_out: int, align_corners: bool) -> np.float32:
+def resize_scale(n_in: int, n_out: int, align_corners: bool) -> np.float32:
+    """The float32 ratio of input to output size (of their last indices with align_corners), as
+    TFLite and XNNPACK compute it."""
     if align_corners and n_out > 1:
         return F32(n_in - 1) / F32(n_out - 1)
     return F32(n_in) / F32(n_out)
 
 
+def bilinear_source(n_in: int, n_out: int, align_corners: bool, half_pixel: bool) -> tuple[np.float32, np.float32]:
+    """XNNPACK's float32 ``(scale, offset)`` for one axis: output ``i`` reads the source coordinate
+    ``i * scale + offset``, each step rounded, clamped to ``[0, n_in - 1]``; the offset is
+    ``0.5 * scale - 0.5`` for half-pixel centres, else 0 (adding it changes nothing)."""
+    scale = resize_scale(n_in, n_out, align_corners)
+    return scale, (F32(0.5) * scale - F32(0.5) if half_pixel and not align_corners else F32(0))
+
+
 def bilinear_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
     """XNNPACK's ``xnn_indirection_init_resize_bilinear2d_hwc_f32`` for one axis (LiteRT's default
-    path), in float32 step by step: per output index ``i`` the lower and upper source index and
-    the upper one's weight. The source coordinate ``i * scale`` (rounded, then plus
-    ``0.5 * scale - 0.5`` for half-pixel centres) is clamped to ``[0, n_in - 1]``; the lower index
-    truncates it, the upper is the next one (clamped), the weight is the distance to the lower."""
-    scale = _scale(n_in, n_out, align_corners)
-    offset = F32(0.5) * scale - F32(0.5) if half_pixel and not align_corners else F32(0)
+    path), in float32 step by step: per output index the lower and upper source index and the
+    upper one's weight. The lower index truncates the clamped source coordinate
+    (:func:`bilinear_source`), the upper is the next one (clamped), the weight is the distance
+    to the lower."""
+    scale, offset = bilinear_source(n_in, n_out, align_corners, half_pixel)
     src = np.clip(np.arange(n_out, dtype=F32) * scale + offset, F32(0), F32(n_in - 1))
     lo = src.astype(np.int32)
     hi = np.minimum(lo + 1, n_in - 1)
@@ -129,7 +138,7 @@ def nearest_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool, e
     if eight_bit and not align_corners and not half_pixel:
         fixed = (n_in << 16) // n_out + 1  # optimized_ops::ResizeNearestNeighbor
         return np.minimum((i * fixed) >> 16, n_in - 1).astype(np.intp)
-    v = (i.astype(F32) + F32(0.5 if half_pixel else 0.0)) * _scale(n_in, n_out, align_corners)
+    v = (i.astype(F32) + F32(0.5 if half_pixel else 0.0)) * resize_scale(n_in, n_out, align_corners)
     # TfLiteRound is std::round: half away from zero (v >= 0 here).
     idx = np.floor(v.astype(np.float64) + 0.5) if align_corners else np.floor(v)
     # TFLite also clamps at 0 for half_pixel_centers, but (i + 0.5) * scale is never negative.

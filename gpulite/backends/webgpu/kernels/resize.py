@@ -1,11 +1,11 @@
-"""RESIZE_BILINEAR (float32, NHWC; int8/uint8/int16 codes under ``quantized="exact"``, as the
-cpu kernel's fixed point) and RESIZE_NEAREST_NEIGHBOR (any dtype, NHWC)."""
+"""RESIZE_BILINEAR (float32, NHWC, in the cpu kernel's float32 steps; int8/uint8/int16 codes under
+``quantized="exact"``, as the cpu kernel's fixed point) and RESIZE_NEAREST_NEIGHBOR (any dtype, NHWC)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.resize import nearest_axis, q10_axis, q11_axis
+from gpulite.backends.cpu.kernels.resize import bilinear_source, nearest_axis, q10_axis, q11_axis
 from gpulite.backends.kernels import declare_int8, register_case, register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.integer import exact_codes, require_codes, words_program
@@ -15,13 +15,6 @@ from gpulite.backends.webgpu.program import Program, make_program
 from gpulite.graph.ir import Node
 from gpulite.model import schema_gen as sg
 from gpulite.model.opdefs import Op
-
-
-def _scale(in_size: int, out_size: int, align_corners: bool) -> float:
-    # Computed in float32, as TFLite does, so the source coordinates round the same way.
-    if align_corners and out_size > 1:
-        return float(np.float32(in_size - 1) / np.float32(out_size - 1))
-    return float(np.float32(in_size) / np.float32(out_size))
 
 
 def _bilinear_options(node: Node, ctx: GpuContext, x, out) -> sg.ResizeBilinearOptions:
@@ -36,16 +29,20 @@ def _bilinear_options(node: Node, ctx: GpuContext, x, out) -> sg.ResizeBilinearO
 
 @register_kernel(Op.RESIZE_BILINEAR, "webgpu")
 def resize_bilinear(node: Node, ctx: GpuContext) -> Program:
+    """float32: the cpu kernel's (XNNPACK's) float32 steps, bit for bit; each axis's scale and
+    half-pixel offset come from the cpu kernel's :func:`bilinear_source`."""
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_f32(x, out)
     o = _bilinear_options(node, ctx, x, out)
     _, ih, iw, c = x.shape
     _, oh, ow, _ = out.shape
+    (scale_h, off_h), (scale_w, off_w) = (bilinear_source(n_in, n_out, o.align_corners, o.half_pixel_centers)
+                                          for n_in, n_out in ((ih, oh), (iw, ow)))
     params = [
         ("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
-        ("scale_h", "f32", _scale(ih, oh, o.align_corners)), ("scale_w", "f32", _scale(iw, ow, o.align_corners)),
-        ("half", "f32", 0.5 if o.half_pixel_centers else 0.0),
-        ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
+        ("scale_h", "f32", float(scale_h)), ("scale_w", "f32", float(scale_w)),
+        ("off_h", "f32", float(off_h)), ("off_w", "f32", float(off_w)),
+        ("x_off", "u32", x.offset), ("out_off", "u32", out.offset), ("zero", "u32", 0),
     ]
     return make_program(f"resize_bilinear {x.shape}->{out.shape}", "resize_bilinear", params, out.size)
 

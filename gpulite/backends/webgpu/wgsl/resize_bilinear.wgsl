@@ -1,22 +1,35 @@
-// RESIZE_BILINEAR, NHWC, one output element per thread, as TFLite's reference kernel:
-// source coordinate (o + P.half) * scale - P.half, lower index clamped at 0 and upper at
-// size - 1, weights from the distance to the (clamped) lower index.
+// RESIZE_BILINEAR, NHWC, one output element per thread, as LiteRT's default path (XNNPACK's
+// f32 indirection and ibilinear kernel) rounds it, the cpu kernel's float32 steps:
+// per axis the source coordinate o * scale + P.off_* (0 without half-pixel centres) clamped to
+// [0, size - 1], its truncation and the next index (clamped), the weight the distance to the
+// lower; then t = tl + (tr - tl) * ax, b likewise, out = t + (b - t) * ay. Every product is
+// rounded on its own (mul_rounded): a driver contracting it with the add into an FMA would
+// round once where XNNPACK's x86 kernel rounds twice.
 //#include "nhwc.wgsl"
+//#include "qfloat.wgsl"
+
+struct Axis {
+    lo: u32,
+    hi: u32,
+    alpha: f32,
+}
+
+fn axis(o: u32, scale: f32, off: f32, size: u32) -> Axis {
+    let s = clamp(mul_rounded(f32(o), scale, P.zero) + off, 0.0, f32(size - 1u));
+    let lo = u32(s);
+    return Axis(lo, min(lo + 1u, size - 1u), s - f32(lo));
+}
 
 fn run(i: u32) {
     let p = out_pixel(i, P.c);
-    let fy = (f32(p.y) + P.half) * P.scale_h - P.half;
-    let fx = (f32(p.x) + P.half) * P.scale_w - P.half;
-    let y0 = u32(max(i32(floor(fy)), 0));
-    let x0 = u32(max(i32(floor(fx)), 0));
-    let y1 = u32(min(i32(ceil(fy)), i32(P.in_h) - 1));
-    let x1 = u32(min(i32(ceil(fx)), i32(P.in_w) - 1));
-    let dy = fy - f32(y0);
-    let dx = fx - f32(x0);
+    let ya = axis(p.y, P.scale_h, P.off_h, P.in_h);
+    let xa = axis(p.x, P.scale_w, P.off_w, P.in_w);
     let base = P.x_off + p.c;
-    let v00 = buf[base + in_index(p.b, y0, x0, P.c)];
-    let v01 = buf[base + in_index(p.b, y0, x1, P.c)];
-    let v10 = buf[base + in_index(p.b, y1, x0, P.c)];
-    let v11 = buf[base + in_index(p.b, y1, x1, P.c)];
-    buf[P.out_off + i] = v00 * (1.0 - dy) * (1.0 - dx) + v10 * dy * (1.0 - dx) + v01 * (1.0 - dy) * dx + v11 * dy * dx;
+    let tl = buf[base + in_index(p.b, ya.lo, xa.lo, P.c)];
+    let tr = buf[base + in_index(p.b, ya.lo, xa.hi, P.c)];
+    let bl = buf[base + in_index(p.b, ya.hi, xa.lo, P.c)];
+    let br = buf[base + in_index(p.b, ya.hi, xa.hi, P.c)];
+    let t = tl + mul_rounded(tr - tl, xa.alpha, P.zero);
+    let b = bl + mul_rounded(br - bl, xa.alpha, P.zero);
+    buf[P.out_off + i] = t + mul_rounded(b - t, ya.alpha, P.zero);
 }
