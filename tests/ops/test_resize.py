@@ -10,7 +10,7 @@ from gpulite import Interpreter
 from gpulite.backends.cpu.kernels.resize import nearest_axis
 from gpulite.errors import UnsupportedOpError
 from gpulite.testing.tflite_writer import ModelBuilder
-from tests.ops.harness import check_op
+from tests.ops.harness import check_op, run_gpulite, run_litert
 from tests.ops.single_op import C, In, single_op
 
 RNG = np.random.default_rng(99)
@@ -41,6 +41,35 @@ def test_resize_bilinear(size, mode, backend):
     (hw, out), (align, half) = SIZES[size], MODES[mode]
     ins = [In(_image(np.float32, hw)), C(np.array(out, np.int32))]
     check_op(*single_op("RESIZE_BILINEAR", ins, align_corners=align, half_pixel_centers=half), backend)
+
+
+# (input h, w) -> (output h, w), channels: sizes where rounding float32 in another order than
+# XNNPACK's moves some outputs by an ulp.
+BIT_SIZES = {
+    "up2x": ((6, 5), (12, 10), 8),  # the cpu's 2x path (compiled loops, or numpy slices)
+    "up16x": ((4, 4), (64, 64), 3),  # torch_lraspp_pt2e_int8's last op
+    "up-odd": ((7, 9), (100, 51), 5),
+    "down-odd": ((26, 39), (22, 33), 4),
+    "mixed": ((13, 17), (40, 11), 6),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("size", BIT_SIZES)
+def test_resize_bilinear_float_bit_equal(size, mode, backend):
+    """float32 bilinear is LiteRT's default path (XNNPACK's ``f32-ibilinear``) bit for bit: its
+    per-axis source indices and weights in float32, then ``t = tl + (tr - tl) * ax``, ``b``
+    likewise, ``t + (b - t) * ay``, each step rounded (on the GPU too: no contraction to FMA)."""
+    (hw, out, c), (align, half) = BIT_SIZES[size], MODES[mode]
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((2, *hw, c)) * rng.choice([0.01, 1.0, 300.0], (2, *hw, c))).astype(np.float32)
+    model, ins = single_op("RESIZE_BILINEAR", [In(x), C(np.array(out, np.int32))], align_corners=align,
+                           half_pixel_centers=half)
+    want, got = run_litert(model, ins)[0], run_gpulite(model, ins, backend)[0]
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+    differ = got != want
+    assert not differ.any(), (f"{int(differ.sum())} of {differ.size} outputs differ from LiteRT's, "
+                              f"max {np.abs(got.astype(np.float64) - want).max():g}")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint8])

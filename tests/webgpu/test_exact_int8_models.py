@@ -63,14 +63,7 @@ EXACT_FLOAT_OPS = frozenset({"DEQUANTIZE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", 
 
 
 # corpus/file -> why it fails today (the error class first): strict xfails.
-KNOWN_GAPS: dict[str, str] = {
-    # its last op is a float32 RESIZE_BILINEAR (4x4 -> 64x64, after a DEQUANTIZE): the int8 ops
-    # before it equal default LiteRT's (the cpu backend's outputs are within 3e-8 of XNNPACK's),
-    # but XNNPACK's float resize, the cpu's and the GPU's each round their float32 arithmetic
-    # their own way, an ulp or two apart (max 4.5e-8); with RESIZE_BILINEAR on the CPU (cpu_ops)
-    # the GPU's outputs equal the cpu backend's
-    "corpus_exporters/torch_lraspp_pt2e_int8": "NotBitEqualError: its float32 RESIZE_BILINEAR is ulps off LiteRT's",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 RAISES = {"NotOnGpuError": NotOnGpuError, "NotBitEqualError": NotBitEqualError,
           "UnsupportedOpError": UnsupportedOpError}

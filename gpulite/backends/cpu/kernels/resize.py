@@ -172,19 +172,19 @@ def resize_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]:
         return _bilinear_int16(src, out, align, half)
     if src.dtype != np.float32:
         return _bilinear_q11(src, out, align, half)
-    n, h, w, c = src.shape
-    _, oh, ow, _ = out.shape
+    (_, h, w, _), (_, oh, ow, _) = src.shape, out.shape
     if (oh, ow) == (2 * h, 2 * w) and half and not align and h > 1 and w > 1:
         return _upsample2x(src, out, ctx)
     return _bilinear_f32(src, out, align, half)
 
 
 def _bilinear_f32(src: np.ndarray, out: np.ndarray, align: bool, half: bool) -> Callable[[], None]:
-    """float32 bilinear resize as LiteRT's default path (XNNPACK's ``f32-ibilinear`` on x86, no
-    FMA) computes it: ``t = tl + (tr - tl) * ax``, likewise ``b``, then ``t + (b - t) * ay``, each
-    step rounded to float32. ``t`` and ``b`` depend on the source row and the output column
-    only, so the horizontal blend runs once per source row the output reads, from one gather of
-    pixels each for the left and the right column."""
+    """float32 bilinear resize as LiteRT's default path on x86-64 computes it (XNNPACK's
+    ``f32-ibilinear`` ``sse`` kernel, no FMA; its arm64 ``neonfma`` kernel fuses the products):
+    ``t = tl + (tr - tl) * ax``, likewise ``b``, then ``t + (b - t) * ay``, each step rounded to
+    float32. ``t`` and ``b`` depend on the source row and the output column only, so the
+    horizontal blend runs once per source row the output reads, from one gather of pixels each
+    for the left and the right column."""
     n, h, w, c = src.shape
     _, oh, ow, _ = out.shape
     y0, y1, ay = bilinear_axis(h, oh, align, half)

@@ -1,5 +1,6 @@
 // The float32 steps of LiteRT's quantized kernels (the cpu kernels' numpy float32), rounded as
-// they round: `//#include "qfloat.wgsl"` beside qmath.wgsl (its integer arithmetic). WGSL lets a
+// they round: `//#include "qfloat.wgsl"` beside qmath.wgsl (its integer arithmetic); the float32
+// RESIZE_BILINEAR uses mul_rounded for XNNPACK's float32 blend too. WGSL lets a
 // driver contract a * b + c into an FMA and leaves division and inexact i32 -> f32 conversions
 // a little loose; these do not.
 
