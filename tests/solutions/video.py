@@ -16,6 +16,11 @@ Usage::
     params = frame_params(12)                         # FrameParams(dx, dy, scale, angle) per frame
 
 ``make_frames(..., image=other_rgb)`` moves another picture the same way (hands, pose...).
+
+``person_frames(16)`` is a real video instead: one man, his whole body in the frame, starting
+jumping jacks (Sports2D's demo video, BSD-3-Clause, fetched through the zoo as
+``sports2d_demo``), cropped and scaled to 640x480; ``person_still_frames(24)`` moves one of its
+frames (the man with arms and legs spread) as ``make_frames`` moves the astronaut.
 """
 
 from __future__ import annotations
@@ -112,3 +117,58 @@ def read_video(path: str | Path) -> list[np.ndarray]:
 
     with VideoReader(path) as r:
         return [f for _, f in r]
+
+
+# The man on the box in the first seconds of sports2d_demo (1768x994, 30 frames/s, VP9): an
+# 800x600 window (x0, y0) that holds his whole body throughout, scaled to FRAME_SIZE.
+PERSON_WINDOW = (240, 0, 800, 600)
+
+
+def person_frames(n: int = 16, *, step: int = 1) -> list[np.ndarray]:
+    """``n`` frames (480, 640, 3) uint8 RGB: every ``step``-th frame of sports2d_demo from the first.
+
+    The same pixels on any machine: VP9 decoding is bit-exact, and the BT.709 (limited range)
+    YUV to RGB conversion and the crop are numpy's here, not the decoder's (whose rounding differs
+    between FFmpeg builds); the scaling is Pillow's, as in :func:`place`.
+    """
+    import av
+    from PIL import Image
+
+    from gpulite import zoo
+
+    x0, y0, w, h = PERSON_WINDOW
+    out: list[np.ndarray] = []
+    with av.open(str(zoo.resolve("sports2d_demo"))) as container:
+        for i, frame in enumerate(container.decode(video=0)):
+            if len(out) == n:
+                break
+            if i % step:
+                continue
+            if frame.format.name != "yuv420p":
+                raise ValueError(f"sports2d_demo frame {i} is {frame.format.name}, expected yuv420p")
+            y = frame.planes[0]
+            yy = np.frombuffer(y, np.uint8).reshape(y.height, y.line_size)[y0:y0 + h, x0:x0 + w]
+            uv = [np.frombuffer(c, np.uint8).reshape(c.height, c.line_size)[y0 // 2:(y0 + h) // 2, x0 // 2:(x0 + w) // 2]
+                  .repeat(2, 0).repeat(2, 1) for c in frame.planes[1:]]
+            out.append(np.asarray(Image.fromarray(_bt709_rgb(yy, *uv)).resize(FRAME_SIZE, Image.Resampling.BILINEAR)))
+    if len(out) < n:
+        raise ValueError(f"sports2d_demo has {len(out)} frames {step} apart, {n} asked for")
+    return out
+
+
+PERSON_STILL = 30  # the frame of sports2d_demo that person_still_frames moves
+
+
+def person_still_frames(n: int = 24) -> list[np.ndarray]:
+    """``n`` frames of sports2d_demo's frame :data:`PERSON_STILL` (as :func:`person_frames` gives it) moving
+    as :func:`make_frames` moves the astronaut."""
+    return make_frames(n, image=person_frames(PERSON_STILL + 1)[PERSON_STILL])
+
+
+def _bt709_rgb(y: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Limited-range BT.709 Y'CbCr planes (uint8, one size) as (H, W, 3) uint8 RGB."""
+    luma = (y.astype(np.float64) - 16.0) * (255.0 / 219.0)
+    cb, cr = ((c.astype(np.float64) - 128.0) * (255.0 / 224.0) for c in (u, v))
+    rgb = np.stack([luma + 1.5748 * cr, luma - 0.187324 * cb - 0.468124 * cr, luma + 1.8556 * cb], axis=-1)
+    return np.clip(np.rint(rgb), 0, 255).astype(np.uint8)
+
