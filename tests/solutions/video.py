@@ -146,11 +146,10 @@ def person_frames(n: int = 16, *, step: int = 1) -> list[np.ndarray]:
                 continue
             if frame.format.name != "yuv420p":
                 raise ValueError(f"sports2d_demo frame {i} is {frame.format.name}, expected yuv420p")
-            y = frame.planes[0]
-            yy = np.frombuffer(y, np.uint8).reshape(y.height, y.line_size)[y0:y0 + h, x0:x0 + w]
-            uv = [np.frombuffer(c, np.uint8).reshape(c.height, c.line_size)[y0 // 2:(y0 + h) // 2, x0 // 2:(x0 + w) // 2]
-                  .repeat(2, 0).repeat(2, 1) for c in frame.planes[1:]]
-            out.append(np.asarray(Image.fromarray(_bt709_rgb(yy, *uv)).resize(FRAME_SIZE, Image.Resampling.BILINEAR)))
+            y, u, v = (np.frombuffer(p, np.uint8).reshape(p.height, p.line_size) for p in frame.planes)
+            u, v = (c[y0 // 2:(y0 + h) // 2, x0 // 2:(x0 + w) // 2].repeat(2, 0).repeat(2, 1) for c in (u, v))
+            rgb = Image.fromarray(_bt709_rgb(y[y0:y0 + h, x0:x0 + w], u, v))
+            out.append(np.asarray(rgb.resize(FRAME_SIZE, Image.Resampling.BILINEAR)))
     if len(out) < n:
         raise ValueError(f"sports2d_demo has {len(out)} frames {step} apart, {n} asked for")
     return out
