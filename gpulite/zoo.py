@@ -148,7 +148,7 @@ TASK_SOURCES = (
     ),
 )
 # Test data that no model is: a video of one fully visible person (the test clip of
-# tests/tasks/clip.py), pinned and fetched like a model but listed in no models' name list.
+# tests/solutions/video.py), pinned and fetched like a model but listed in no models' name list.
 DATA_SOURCES = (
     Source(
         "PyPI sports2d==0.8.34 (py3-none-any wheel: its BSD-3-Clause demo video)",
