@@ -8,8 +8,9 @@ zero fails the invoke as in LiteRT), FLOOR_MOD (C's ``fmod``/``%`` moved to the 
 sign), POW (int32 refuses negative exponents at invoke, as LiteRT does), ATAN2, RIGHT_SHIFT
 (arithmetic, the shift clamped to the type's width) and BITWISE_XOR. Each op takes the
 dtypes LiteRT's builtin kernel takes; quantized 8-bit EXP, LOG, SQRT, ELU and GELU run
-as tables (:func:`quantized_float_lut`), int8 RSQRT in LiteRT's fixed point
-(:func:`quantized_rsqrt`), other quantized tensors are refused at allocate.
+as tables (:func:`quantized_float_lut`), int8 RSQRT in LiteRT's fixed point and int16 RSQRT
+as its interpolated table (:func:`quantized_rsqrt`; a negative input fails the invoke, as in
+LiteRT), other quantized tensors are refused at allocate.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from gpulite.backends.cpu.backend import CpuContext
 from gpulite.backends.cpu.kernels import lookup
 from gpulite.backends.cpu.kernels import quantized_activations as qa
 from gpulite.backends.cpu.kernels.elementwise import check_broadcast
-from gpulite.backends.cpu.kernels.quantized_int16 import int16_float_lut
+from gpulite.backends.cpu.kernels.quantized_int16 import int16_float_lut, lut_lookup, populate_int16
 from gpulite.backends.cpu.kernels.quantized_l2norm import inv_sqrt_multiplier
 from gpulite.backends.cpu.kernels.softmax import quantized_log_softmax
 from gpulite.backends.kernels import register_kernel
@@ -215,26 +216,74 @@ def quantized_abs(node: Node, ctx: CpuContext) -> Callable[[], None]:
     return run
 
 
+def rsqrt_domain_error(node: Node, below: int, size: int, least: int, zp: int, scale: float) -> ValueError:
+    """Quantized RSQRT's invoke-time error (every backend raises this one): ``below`` of the ``size``
+    input codes lie below the input's zero point ``zp`` (negative real values), the least ``least``.
+    LiteRT fails the invoke there ("Rsqrt is only defined for positive values")."""
+    return ValueError(f"{layout.where(node)}Rsqrt is only defined for positive values (LiteRT fails the invoke): "
+                      f"{below} of {size} input codes are below the input's zero point {zp}, the least {least} "
+                      f"(real value {(least - zp) * scale:.6g})")
+
+
+def rsqrt_least_code(node: Node, info) -> int | None:
+    """The least input code quantized RSQRT takes (its zero point: LiteRT fails the invoke below
+    it), None when that is the dtype's least code (no input can fail)."""
+    zp = int(info.quant.zero_point[0])
+    return zp if zp > np.iinfo(info.dtype).min else None
+
+
+def _rsqrt_int16_fn(s_out: float) -> Callable[[np.ndarray], np.ndarray]:
+    """The function LiteRT's int16 RSQRT tabulates: ``1.0f / std::sqrt(v)``, and
+    ``32767 * s_out`` (the output's greatest value) at ``v <= 0``."""
+    top = np.float32(32767) * np.float32(s_out)
+    return lambda v: np.where(v <= 0, top, np.float32(1) / np.sqrt(np.maximum(v, np.float32(0)))).astype(np.float32)
+
+
 def quantized_rsqrt(node: Node, ctx: CpuContext) -> Callable[[], None]:
-    """int8 RSQRT as LiteRT's ``RsqrtEvalQuantizedInt8`` (elementwise.cc), in fixed point, not a
-    table over the float function (which rounds some codes a step lower): per code,
-    ``v = q - zp_in``; ``GetInvSqrtQuantizedMultiplierExp(v)`` gives 1 / sqrt(v) as a multiplier
-    and shift, applied to 1 with 20 more bits (``MultiplyByQuantizedMultiplier``), then rescaled by
-    the multiplier of ``1 / (sqrtf(s_in) * s_out)`` (float32 product, double quotient) with 20 bits
-    less, plus ``zp_out``, clamped; ``v == 0`` gives 127. LiteRT fails the invoke on a code below
-    the input's zero point (no square root); this kernel gives the output's zero point there.
-    Run as a table over the 256 codes."""
+    """Quantized RSQRT as LiteRT's ``RsqrtEvalQuantizedInt8`` / ``RsqrtEvalQuantizedInt16``
+    (elementwise.cc), run as a table over the codes; an input code below the input's zero point
+    (a negative real value) fails the invoke (:func:`rsqrt_domain_error`), as in LiteRT.
+
+    int8, in fixed point, not a table over the float function (which rounds some codes a step
+    lower): per code, ``v = q - zp_in``; ``GetInvSqrtQuantizedMultiplierExp(v)`` gives
+    1 / sqrt(v) as a multiplier and shift, applied to 1 with 20 more bits
+    (``MultiplyByQuantizedMultiplier``), then rescaled by the multiplier of
+    ``1 / (sqrtf(s_in) * s_out)`` (float32 product, double quotient) with 20 bits less, plus
+    ``zp_out``, clamped; ``v == 0`` gives 127.
+
+    int16 (zero points 0, else LiteRT fails at prepare): ``LUTPopulate<int16_t>``'s 513
+    interpolated samples of ``1.0f / sqrtf(v)`` (``32767 * s_out`` at ``v <= 0``), looked up as
+    TFLite's ``lut_lookup`` (:func:`.quantized_int16.populate_int16`)."""
     si, zpi, so, zpo, dt = qa.unary_params(node, ctx)
-    if dt != I8:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {dt}; LiteRT's kernel takes int8 and "
-                                 "int16, this one int8 (int16's interpolated table is not implemented)")
-    multiplier, shift = quant.quantize_multiplier(1.0 / float(np.float32(np.sqrt(np.float32(si)) * np.float32(so))))
-    v = np.arange(-128, 128, dtype=np.int64) - zpi
-    inv, inv_shift = inv_sqrt_multiplier(np.maximum(v, 0))
-    data = quant.multiply_by_quantized_multiplier(1, inv, inv_shift + 20)
-    codes = quant.multiply_by_quantized_multiplier(data, multiplier, shift - 20) + zpo
-    codes = np.where(v == 0, 127, np.where(v < 0, zpo, codes))
-    return lookup.int_lut(np.clip(codes, -128, 127), ctx)
+    if dt == I16:
+        if zpi or zpo:
+            raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 RSQRT needs zero points 0 (LiteRT fails "
+                                     f"at prepare otherwise), got {zpi} and {zpo}")
+        lut = populate_int16(_rsqrt_int16_fn(so), si, 0, so, 0)
+        codes = lut_lookup(np.arange(-32768, 32768, dtype=np.int64), lut)
+        lo, hi = -32768, 32767
+    elif dt == I8:
+        multiplier, shift = quant.quantize_multiplier(
+            1.0 / float(np.float32(np.sqrt(np.float32(si)) * np.float32(so))))
+        v = np.arange(-128, 128, dtype=np.int64) - zpi
+        inv, inv_shift = inv_sqrt_multiplier(np.maximum(v, 0))
+        data = quant.multiply_by_quantized_multiplier(1, inv, inv_shift + 20)
+        codes = quant.multiply_by_quantized_multiplier(data, multiplier, shift - 20) + zpo
+        codes = np.where(v == 0, 127, np.where(v < 0, zpo, codes))  # (below zp: never returned)
+        lo, hi = -128, 127
+    else:
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {dt}; LiteRT's kernel takes int8 and int16")
+    table = lookup.int_lut(np.clip(codes, lo, hi), ctx)
+    least = rsqrt_least_code(node, ctx.in_info(0))
+    if least is None:
+        return table
+    x = ctx.input(0)
+
+    def run() -> None:
+        if x.size and x.min() < least:
+            raise rsqrt_domain_error(node, int(np.count_nonzero(x < least)), x.size, int(x.min()), zpi, si)
+        table()
+    return run
 
 
 def _unary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
