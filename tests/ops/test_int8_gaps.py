@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.ops.harness import run_litert
 from tests.ops.quant_ref import check_quantized
 from tests.ops.test_quantized_elementwise import all_values, model
 
@@ -160,6 +161,36 @@ def test_int16_table_ops_all_values(case: str, backend: str) -> None:
     op, options, qi, qo = INT16_TABLE_CASES[case]
     x = all_values(I16, 1)
     check_quantized(model(op, [(x.shape, I16, qi)], (x.shape, I16, qo), **options), [x], backend)
+
+
+# int16 RSQRT (elementwise.cc RsqrtEvalQuantizedInt16, zero points 0): LUTPopulate<int16_t>'s 513
+# interpolated samples of 1 / sqrt(v), 32767 * s_out at v <= 0; (s_in, s_out)
+RSQRT_INT16_SCALES = {
+    "plain": (0.001, 0.0005),
+    "small-input-scale": (1e-4, 0.01),
+    "layer-norm": (3e-5, 0.03),
+    "large-input-scale": (0.5, 1e-4),
+}
+
+
+@pytest.mark.parametrize("case", list(RSQRT_INT16_SCALES))
+def test_rsqrt_int16_all_values(case: str, backend: str) -> None:
+    """Every code from 0 up (LiteRT fails the invoke below the zero point: test_quantized_elementwise)."""
+    si, so = RSQRT_INT16_SCALES[case]
+    x = np.arange(0, 32768, dtype=I16).reshape(2, -1)
+    check_quantized(model("RSQRT", [(x.shape, I16, (si, 0))], (x.shape, I16, (so, 0))), [x], backend)
+
+
+def test_rsqrt_int16_refuses_zero_points() -> None:
+    """LiteRT fails int16 RSQRT at prepare when a zero point is not 0; gpulite at allocate."""
+    from gpulite import Interpreter
+    from gpulite.errors import UnsupportedOpError
+
+    m = model("RSQRT", [((1, 4), I16, (0.001, 3))], ((1, 4), I16, (0.0005, 0)))
+    with pytest.raises(RuntimeError, match="input_offset"):
+        run_litert(m, [np.zeros((1, 4), I16)])
+    with pytest.raises(UnsupportedOpError, match="int16 RSQRT needs zero points 0.*got 3 and 0"):
+        Interpreter(model_content=m, backend="cpu").allocate_tensors()
 
 
 # DIV (div.cc / reference_ops::DivElementwise): gemmlowp reciprocal of the divisor, headroom shift,

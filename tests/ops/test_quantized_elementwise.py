@@ -15,7 +15,7 @@ from gpulite import Interpreter
 from gpulite.backends.cpu.kernels import quantized_binary as qb
 from gpulite.errors import UnsupportedOpError
 from gpulite.testing.tflite_writer import ModelBuilder, Quant
-from tests.ops.harness import check_op
+from tests.ops.harness import check_op, run_litert
 
 I8, U8 = np.int8, np.uint8
 
@@ -458,6 +458,43 @@ def test_rsqrt_int8_every_code(params: str, backend: str) -> None:
     si, zi, so, zo = RSQRT_PARAMS[params]
     x = np.tile(np.arange(zi, 128), (2, 1)).astype(I8)
     check_op(model("RSQRT", [(x.shape, I8, (si, zi))], (x.shape, I8, (so, zo))), [x], backend)
+
+
+# A code below the input's zero point (a negative value) fails LiteRT's invoke ("Rsqrt is only
+# defined for positive values"); every backend raises the cpu kernel's ValueError (webgpu: the
+# table kernel flags the codes, read back with the outputs) and runs the next invoke as before.
+# (dtype, input quant, output quant, codes below it {position: code}, what the message says)
+RSQRT_DOMAIN_CASES = {
+    "int8": (I8, (0.02, -3), (0.05, -128), {(0, 1): -4, (1, 36): -128},
+             "2 of 74 input codes are below the input's zero point -3, the least -128 (real value -2.5)"),
+    "int16": (np.int16, (0.001, 0), (0.0005, 0), {(0, 3): -1, (1, 0): -32768, (1, 5): -7},
+              "3 of 74 input codes are below the input's zero point 0, the least -32768 (real value -32.768)"),
+}
+
+
+@pytest.mark.parametrize("case", list(RSQRT_DOMAIN_CASES))
+def test_rsqrt_below_the_zero_point_fails_the_invoke(case: str, backend: str) -> None:
+    dt, qi, qo, bad, says = RSQRT_DOMAIN_CASES[case]
+    good = np.random.default_rng(8).integers(qi[1], np.iinfo(dt).max, (2, 37), endpoint=True).astype(dt)
+    x = good.copy()
+    for at, code in bad.items():
+        x[at] = code
+    m = model("RSQRT", [(x.shape, dt, qi)], (x.shape, dt, qo))
+    with pytest.raises(RuntimeError, match="Rsqrt is only defined for positive values"):
+        run_litert(m, [x])
+    errors = []
+    for name in ("cpu", backend):
+        it = Interpreter(model_content=m, backend=name)
+        it.allocate_tensors()
+        it.set_tensor(it.get_input_details()[0]["index"], x)
+        with pytest.raises(ValueError, match="Rsqrt is only defined for positive values") as e:
+            it.invoke()
+        errors.append(str(e.value))
+        it.set_tensor(it.get_input_details()[0]["index"], good)
+        it.invoke()
+        np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"]), run_litert(m, [good])[0])
+    assert errors[0].endswith(says), errors[0]
+    assert errors[1] == errors[0]
 
 
 @pytest.mark.parametrize("params", ["xnn-typical", "xnn-ties", "xnn-wide", "small-output-scale"])

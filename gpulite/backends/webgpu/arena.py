@@ -33,14 +33,18 @@ def _align(n: int, a: int) -> int:
 
 
 @dataclass(frozen=True)
-class IndexCheck:
-    """Words a kernel writes at every invoke (index checks: ``kernels/index_check.py``) that the
-    executable reads back with the outputs; ``error(words)`` is the exception the invoke raises
-    (as the CPU kernel would), or None."""
+class InvokeCheck:
+    """Words kernels write at an invoke that the executable reads back with the outputs;
+    ``error(words)`` is the exception the invoke raises (as the CPU kernel would), or None.
+    An index check (``kernels/index_check.py``) writes all its words at every invoke; a
+    ``sticky`` check's kernels only ever raise its words from 0 (atomics: a table kernel
+    flagging input codes outside its op's domain, ``kernels/code_table.py``), and the
+    executable zeroes them after an invoke that failed."""
 
     offset: int  # bytes into the arena
     words: int
     error: Callable[[np.ndarray], Exception | None]
+    sticky: bool = False
 
 
 class GpuArena:
@@ -57,7 +61,7 @@ class GpuArena:
         self.const_bytes = 0
         self._consts: list[tuple[int, np.ndarray, Any]] = []  # (byte offset, data, dedup key)
         self._by_key: dict[Any, int] = {}
-        self.checks: list[tuple[int, IndexCheck]] = []  # (constants before it, check)
+        self.checks: list[tuple[int, InvokeCheck]] = []  # (constants before it, check)
         self.buffer: Any = None
 
     @property
@@ -79,10 +83,12 @@ class GpuArena:
         self.const_bytes += _align(max(data.nbytes, 4), CONST_ALIGN)
         return off
 
-    def add_check(self, words: int, error: Callable[[np.ndarray], Exception | None]) -> IndexCheck:
-        """Reserve ``words`` u32 words a kernel writes at every invoke and the executable reads
-        back after it, raising ``error(words)`` when that is not None."""
-        check = IndexCheck(self.add_constant(np.zeros(words, np.uint32)), words, error)
+    def add_check(self, words: int, error: Callable[[np.ndarray], Exception | None],
+                  sticky: bool = False) -> InvokeCheck:
+        """Reserve ``words`` u32 words (zeros at first) kernels write at an invoke and the
+        executable reads back after it, raising ``error(words)`` when that is not None
+        (``sticky``: see :class:`InvokeCheck`)."""
+        check = InvokeCheck(self.add_constant(np.zeros(words, np.uint32)), words, error, sticky)
         self.checks.append((len(self._consts) - 1, check))
         return check
 

@@ -118,8 +118,9 @@ class WebGpuEager:
         plan = plan_memory(graph, [node])
         garena = GpuArena(plan.arena_bytes)
         out = factory(node, GpuContext(graph, node, plan, garena, self.gdev))
-        if garena.checks:  # run-time indices: their check needs a readback, which eager ops never wait for
-            raise UnsupportedOpError(node.op, node.index, self.name, "run-time indices (checked by the cpu kernel)")
+        if garena.checks:  # run-time indices or codes: their check needs a readback, which eager ops never wait for
+            raise UnsupportedOpError(node.op, node.index, self.name, "a run-time check of its input (the cpu "
+                                     "kernel's)")
         programs = [out] if isinstance(out, Program) else list(out)
         programs = [p for p in programs if p.threads > 0]
         align = max(self.gdev.limits.get("min-uniform-buffer-offset-alignment", 256), 16)

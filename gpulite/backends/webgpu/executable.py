@@ -33,7 +33,7 @@ from gpulite.graph.plan import MemoryPlan
 
 from . import instrument
 from . import partition as pt
-from .arena import GpuArena, IndexCheck
+from .arena import GpuArena, InvokeCheck
 from .binding import check_binding, check_input
 from .context import NHWC
 from .device import GpuDevice
@@ -184,8 +184,22 @@ class WebGpuExecutable:
         else:
             plan = instrument.observed_plan(self, observer, self._counts)
         with self.gdev.guard("invoke"):
-            self._run(*plan)
+            try:
+                self._run(*plan)
+            except Exception:
+                self._clear_sticky_checks()
+                raise
         self.invokes += 1
+
+    def _clear_sticky_checks(self) -> None:
+        """Zero the sticky checks' words after a failed invoke (a check's own error, or any
+        other before the words were read), so the next invoke reports only its own inputs."""
+        for c in self._checks:
+            if c.sticky:
+                try:
+                    self.gdev.queue.write_buffer(self.garena.buffer, c.offset, np.zeros(c.words, np.uint32))
+                except Exception:  # a lost device: the invoke's own error is the one to raise
+                    return
 
     def _run(self, parts: list[pt.Partition], dispatches: dict[int, Any], readbacks: dict[int, list]) -> None:
         """Run ``parts``: the plan's own (``dispatches`` holds its :class:`Recording` per GPU
@@ -216,7 +230,7 @@ class WebGpuExecutable:
             before = []
 
     def _recording(self, k: int | str, dispatches: list, transfers: list[pt.Transfer],
-                   checks: Sequence[IndexCheck] = ()) -> Recording:
+                   checks: Sequence[InvokeCheck] = ()) -> Recording:
         """Partition ``k``'s invoke: its dispatches, then copies of ``transfers`` and of
         ``checks``' words into staging, in that order."""
         buf, pos, after = self.garena.buffer, 0, []
@@ -241,7 +255,7 @@ class WebGpuExecutable:
         return copies
 
     def _submit(self, rec: Recording, before: list, transfers: list[pt.Transfer], what: str,
-                checks: Sequence[IndexCheck] = ()) -> None:
+                checks: Sequence[InvokeCheck] = ()) -> None:
         """Encode and submit ``rec`` (copies ``before`` in front), then copy what it staged
         (``transfers``, then ``checks``' words) to the host; raise the first error a check reports."""
         try:

@@ -230,7 +230,7 @@ def dispatch_size(threads: int, workgroup_size: int) -> tuple[int, int, int]:
 def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[str, str, Any]], threads: int, *,
                  act: FusedActivation = FusedActivation.NONE, workgroup_size: int = DEFAULT_WORKGROUP_SIZE,
                  word: str = "f32", weights: str = "f32", groups: bool = False, reduction_per_thread: int = 0,
-                 subgroups: bool = False, math: str = "f32", **subs: str) -> Program:
+                 subgroups: bool = False, math: str = "f32", atomics: bool = False, **subs: str) -> Program:
     """Build a :class:`Program` from ``wgsl/<source>.wgsl``.
 
     Parameters
@@ -278,6 +278,10 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
         The type of ``$MT`` in the source: the kernels that take it (gemm.wgsl, the register-
         blocked depthwise) multiply in ``$MT`` and accumulate in f32. ``"f16"`` adds
         ``enable f16;`` (the device's ``shader-f16``).
+    atomics : bool
+        Binding 2 (the arena again) declared ``abuf: array<atomic<u32>>`` instead of ``buf4``:
+        for a kernel that flags bad inputs in a check's words (``GpuArena.add_check``) with
+        ``atomicAdd`` / ``atomicMax``. Not with f32 words (their weight reads use ``buf4``).
     **subs : str
         ``$NAME`` template substitutions in the source (dtypes, options); part of the key.
         ``$WG`` (the workgroup size) and ``$MT`` (``math``) are always substituted.
@@ -291,6 +295,8 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
         raise ValueError(f"math {math!r}: expected 'f32' or 'f16'")
     if subgroups and not groups:
         raise ValueError(f"{name}: subgroups need groups=True")
+    if atomics and word == "f32":
+        raise ValueError(f"{name}: atomics take the place of buf4, which f32 words read weights through")
     struct_src, data = _pack([("n", "u32", threads), *params])
     main = string.Template(_GROUP_MAIN if groups else _THREAD_MAIN).substitute(
         WG=workgroup_size, SG_IN=", @builtin(subgroup_size) sg: u32" if subgroups else "",
@@ -298,7 +304,8 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     if groups:
         main = _SUBGROUP_DECLS[subgroups] + main
     header = string.Template(_sources(("common",))[0]).substitute(
-        PARAMS=struct_src, WG=workgroup_size, ACT=act_body, WORD=word, MAIN=main)
+        PARAMS=struct_src, WG=workgroup_size, ACT=act_body, WORD=word, MAIN=main,
+        BINDING2="abuf: array<atomic<u32>>" if atomics else "buf4: array<vec4<f32>>")
     if word == "f32":
         header += "\n" + _WEIGHT_READS[weights]
     if "f16" in (weights, math):  # an enable directive must precede every declaration
@@ -306,7 +313,8 @@ def make_program(name: str, source: str | tuple[str, ...], params: list[tuple[st
     sources = (source,) if isinstance(source, str) else tuple(source)
     body = "\n".join(string.Template(text).substitute(subs, WG=workgroup_size, MT=math) for text in _sources(sources))
     layout = tuple((f, t) for f, t, _ in params)
-    key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, groups, subgroups, math, weights)
+    key = (sources, tuple(sorted(subs.items())), act, workgroup_size, word, layout, groups, subgroups, math, atomics,
+           weights)  # weights last: read as key[-1]
     if groups:
         dispatch, threads = dispatch_size(threads, 1), threads * workgroup_size
     else:

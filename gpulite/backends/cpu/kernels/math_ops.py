@@ -216,20 +216,21 @@ def quantized_abs(node: Node, ctx: CpuContext) -> Callable[[], None]:
     return run
 
 
-def rsqrt_domain_error(node: Node, below: int, size: int, least: int, zp: int, scale: float) -> ValueError:
-    """Quantized RSQRT's invoke-time error (every backend raises this one): ``below`` of the ``size``
-    input codes lie below the input's zero point ``zp`` (negative real values), the least ``least``.
-    LiteRT fails the invoke there ("Rsqrt is only defined for positive values")."""
-    return ValueError(f"{layout.where(node)}Rsqrt is only defined for positive values (LiteRT fails the invoke): "
-                      f"{below} of {size} input codes are below the input's zero point {zp}, the least {least} "
-                      f"(real value {(least - zp) * scale:.6g})")
+def rsqrt_domain(node: Node, info) -> tuple[int, Callable[[int, int, int], ValueError]] | None:
+    """Quantized RSQRT's domain: ``(least, error)``, ``least`` the least input code it takes (the
+    input's zero point: LiteRT fails the invoke below it, "Rsqrt is only defined for positive
+    values") and ``error(below, size, lowest)`` the exception every backend raises when ``below``
+    of the ``size`` input codes lie under it, the lowest ``lowest``; None when ``least`` is the
+    dtype's least code (no input can fail)."""
+    zp, scale = int(info.quant.zero_point[0]), float(np.float32(info.quant.scale[0]))
+    if zp <= np.iinfo(info.dtype).min:
+        return None
 
-
-def rsqrt_least_code(node: Node, info) -> int | None:
-    """The least input code quantized RSQRT takes (its zero point: LiteRT fails the invoke below
-    it), None when that is the dtype's least code (no input can fail)."""
-    zp = int(info.quant.zero_point[0])
-    return zp if zp > np.iinfo(info.dtype).min else None
+    def error(below: int, size: int, lowest: int) -> ValueError:
+        return ValueError(f"{layout.where(node)}Rsqrt is only defined for positive values (LiteRT fails the "
+                          f"invoke): {below} of {size} input codes are below the input's zero point {zp}, the "
+                          f"least {lowest} (real value {(lowest - zp) * scale:.6g})")
+    return zp, error
 
 
 def _rsqrt_int16_fn(s_out: float) -> Callable[[np.ndarray], np.ndarray]:
@@ -242,7 +243,7 @@ def _rsqrt_int16_fn(s_out: float) -> Callable[[np.ndarray], np.ndarray]:
 def quantized_rsqrt(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Quantized RSQRT as LiteRT's ``RsqrtEvalQuantizedInt8`` / ``RsqrtEvalQuantizedInt16``
     (elementwise.cc), run as a table over the codes; an input code below the input's zero point
-    (a negative real value) fails the invoke (:func:`rsqrt_domain_error`), as in LiteRT.
+    (a negative real value) fails the invoke (:func:`rsqrt_domain`), as in LiteRT.
 
     int8, in fixed point, not a table over the float function (which rounds some codes a step
     lower): per code, ``v = q - zp_in``; ``GetInvSqrtQuantizedMultiplierExp(v)`` gives
@@ -274,14 +275,14 @@ def quantized_rsqrt(node: Node, ctx: CpuContext) -> Callable[[], None]:
     else:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {dt}; LiteRT's kernel takes int8 and int16")
     table = lookup.int_lut(np.clip(codes, lo, hi), ctx)
-    least = rsqrt_least_code(node, ctx.in_info(0))
-    if least is None:
+    domain = rsqrt_domain(node, ctx.in_info(0))
+    if domain is None:
         return table
-    x = ctx.input(0)
+    (least, error), x = domain, ctx.input(0)
 
     def run() -> None:
         if x.size and x.min() < least:
-            raise rsqrt_domain_error(node, int(np.count_nonzero(x < least)), x.size, int(x.min()), zpi, si)
+            raise error(int(np.count_nonzero(x < least)), x.size, int(x.min()))
         table()
     return run
 

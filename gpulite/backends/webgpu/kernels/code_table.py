@@ -13,6 +13,12 @@ whose size is no multiple of 16 the CPU kernel is also run on inputs of that rem
 length, all of whose elements are in the tail, and a second table serves the last elements
 when it differs.
 
+An op whose LiteRT kernel fails the invoke on some input codes (quantized RSQRT below the input's
+zero point: ``DOMAINS``) is tabulated on the codes it takes (the others stand in for the least
+of those), and the kernel flags the codes below it in a sticky check's two words
+(``GpuArena.add_check``: how many, and how far below the least went, by ``atomicAdd`` /
+``atomicMax``), read with the outputs: ``invoke`` then raises the CPU kernel's error.
+
 Quantized nodes take this path under ``quantized="exact"`` only (under ``"float"`` they are
 computed in float32); unquantized 8/16-bit integer ones (int16 ABS, int8 NEG) in both modes.
 Tables live among the arena's constants as packed output codes (4 int8 or 2 int16 per word),
@@ -22,10 +28,12 @@ indexed by the input code's bits; a thread builds a whole output word.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
 from gpulite.backends.cpu.context import CpuContext
+from gpulite.backends.cpu.kernels.math_ops import rsqrt_domain
 from gpulite.backends.kernels import declare_int8, get_kernel, register_case
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.movement import words
@@ -39,6 +47,9 @@ TABLE_OPS = (Op.LOGISTIC, Op.TANH, Op.GELU, Op.HARD_SWISH, Op.ELU, Op.LEAKY_RELU
 NARROW = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 # LiteRT's 8-bit NEON loops run blocks of 16 and leave the rest to a scalar loop.
 NEON_BLOCK = 16
+# Ops whose quantized kernel fails the invoke below a least input code: op -> the CPU kernel's
+# (least code, error(below, size, lowest)) of a node's input, or None when no code can fail.
+DOMAINS: dict[str, Callable] = {Op.RSQRT: rsqrt_domain}
 
 
 def _quantized(t: TensorInfo) -> bool:
@@ -80,16 +91,24 @@ def cpu_kernel(node: Node, ctx: GpuContext, shapes: list[tuple[int, ...]]) -> tu
     return [arrays[k] for k in ins], run
 
 
-def code_table(node: Node, ctx: GpuContext, size: int) -> tuple[np.ndarray, np.ndarray | None]:
+def domain(node: Node, ctx: GpuContext) -> tuple[int, Callable[[int, int, int], Exception]] | None:
+    """The CPU kernel's ``(least input code, error)`` for a node of ``DOMAINS`` (module docstring)."""
+    ii = ctx.in_info(0)
+    return DOMAINS[node.op](node, ii) if node.op in DOMAINS and _quantized(ii) else None
+
+
+def code_table(node: Node, ctx: GpuContext, size: int, least: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """``(table, tail)``: the output code of every input code, indexed by the code's bits, from the
-    CPU kernel (module docstring); ``tail`` is the table for the last ``size % 16`` elements of
-    an 8-bit input where it differs, else None."""
+    CPU kernel (module docstring), codes below ``least`` (which the kernel refuses) standing in
+    for ``least``; ``tail`` is the table for the last ``size % 16`` elements of an 8-bit input
+    where it differs, else None."""
     src = ctx.in_info(0).dtype
     bits = np.dtype(f"u{src.itemsize}")
     info = np.iinfo(src)
     codes = np.arange(info.min, info.max + 1).astype(src)  # a multiple of 16 long: no tail
+    taken = codes if least is None else np.maximum(codes, least).astype(src)
     (x,), run = cpu_kernel(node, ctx, [codes.shape, codes.shape])
-    x[:] = codes
+    x[:] = taken
     order = codes.view(bits)
 
     def by_bits(out: np.ndarray) -> np.ndarray:
@@ -103,7 +122,7 @@ def code_table(node: Node, ctx: GpuContext, size: int) -> tuple[np.ndarray, np.n
     (x,), run = cpu_kernel(node, ctx, [(rest,), (rest,)])
     tail = np.empty(codes.size, table.dtype)
     for start in range(0, codes.size, rest):
-        chunk = np.resize(codes[start:start + rest], rest)
+        chunk = np.resize(taken[start:start + rest], rest)
         x[:] = chunk
         tail[start:start + rest] = run()[:codes.size - start]
     tail = by_bits(tail)
@@ -111,19 +130,32 @@ def code_table(node: Node, ctx: GpuContext, size: int) -> tuple[np.ndarray, np.n
 
 
 def table_kernel(node: Node, ctx: GpuContext) -> Program:
-    """``out[e] = table[bits of x[e]]`` (the tail table for the last elements where LiteRT's differs)."""
+    """``out[e] = table[bits of x[e]]`` (the tail table for the last elements where LiteRT's
+    differs); codes below a ``DOMAINS`` op's least flagged in a sticky check (module docstring)."""
     x, out = ctx.input(0), ctx.output(0)
     if x.shape != out.shape:
         raise ctx.unsupported(f"input {x.shape} and output {out.shape} differ")
-    table, tail = code_table(node, ctx, out.size)
+    dom = domain(node, ctx)
+    table, tail = code_table(node, ctx, out.size, None if dom is None else dom[0])
     n = table.size
     stored = ctx.upload(table if tail is None else np.concatenate([table, tail]))  # packed codes
     body = out.size - (0 if tail is None else out.size % NEON_BLOCK)
     in_bits, out_bits = 8 * x.dtype.itemsize, 8 * out.dtype.itemsize
+    lowest = int(np.iinfo(x.dtype).min)
+    flip = -lowest  # bits ^ flip: a code's rank from the dtype's least (0 for unsigned dtypes)
+    least_rank, check_off = 0, 0  # rank 0: no code lies below, nothing is flagged
+    if dom is not None:
+        least, error = dom
+        least_rank = least - lowest
+
+        def decode(w: np.ndarray) -> Exception | None:
+            return None if w[0] == 0 else error(int(w[0]), x.size, least - int(w[1]))
+        check_off = ctx.arena.add_check(2, decode, sticky=True).offset // 4
     params = [("elems", "u32", out.size), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
-              ("t_off", "u32", stored.offset), ("body", "u32", body), ("tail", "u32", n)]
+              ("t_off", "u32", stored.offset), ("body", "u32", body), ("tail", "u32", n),
+              ("flip", "u32", flip), ("least_rank", "u32", least_rank), ("check_off", "u32", check_off)]
     return make_program(f"{node.op.lower()} table {x.dtype}->{out.dtype} {x.shape}", "code_table", params,
-                        words(out), word="u32", IN_PER=str(32 // in_bits), IN_BITS=str(in_bits),
+                        words(out), word="u32", atomics=True, IN_PER=str(32 // in_bits), IN_BITS=str(in_bits),
                         OUT_PER=str(32 // out_bits), OUT_BITS=str(out_bits))
 
 
