@@ -97,7 +97,8 @@ def domain(node: Node, ctx: GpuContext) -> tuple[int, Callable[[int, int, int], 
     return DOMAINS[node.op](node, ii) if node.op in DOMAINS and _quantized(ii) else None
 
 
-def code_table(node: Node, ctx: GpuContext, size: int, least: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+def code_table(node: Node, ctx: GpuContext, size: int,
+               least: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """``(table, tail)``: the output code of every input code, indexed by the code's bits, from the
     CPU kernel (module docstring), codes below ``least`` (which the kernel refuses) standing in
     for ``least``; ``tail`` is the table for the last ``size % 16`` elements of an 8-bit input
