@@ -207,6 +207,52 @@ class Requantizer:
         np.copyto(out, t, casting="unsafe")
 
 
+class NeonRequantizer:
+    """TFLite's optimized per-channel ``Quantize`` (``optimized_ops.h``), which its builtin int8
+    TRANSPOSE_CONV (``TransposeConvV2``) rescales with, allocation-free: channels in whole blocks
+    of 8 (the first ``channels // 8 * 8``) take the NEON loop, which x86 builds run too (through
+    NEON_2_SSE, as LiteRT's wheels are built): the accumulator shifted left by ``max(shift, 0)``
+    (wrapping), ``vqrdmulh`` by the multiplier (``(a * m + 2**30) >> 31``: halves round up, where
+    gemmlowp's ``SaturatingRoundingDoublingHighMul`` rounds them away from zero) and ``vrshl``
+    right by ``max(-shift, 0)`` (halves up again, where ``RoundingDivideByPOT`` rounds them away
+    from zero); the other channels take ``MultiplyByQuantizedMultiplier`` (:class:`Requantizer`).
+    The two differ only on a negative tie, which LiteRT's outputs show (corpus/unet_int8).
+
+    Parameters as :class:`Requantizer`'s (``multiplier``, ``shift`` length 1 or the channel count).
+    """
+
+    def __init__(self, shape: tuple[int, ...], multiplier: np.ndarray, shift: np.ndarray,
+                 zero_point: int, lo: int, hi: int) -> None:
+        self.rest = Requantizer(shape, multiplier, shift, zero_point, lo, hi)
+        channels = shape[-1]
+        s = np.broadcast_to(np.asarray(shift, np.int64).reshape(-1), (channels,))
+        self.n = channels // 8 * 8
+        self.mult = np.broadcast_to(np.asarray(multiplier, np.int64).reshape(-1), (channels,))[:self.n]
+        self.left, right = np.maximum(s, 0)[:self.n], np.maximum(-s, 0)[:self.n]
+        # vrshl by e: (h + 2**(e - 1)) >> e without overflow, as (h >> e) + ((h >> (e - 1)) & 1)
+        self.right, self.half, self.rounds = right, np.maximum(right - 1, 0), (right > 0).astype(np.int64)
+        self.zero_point, self.lo, self.hi = zero_point, lo, hi
+        head = (*shape[:-1], self.n)
+        self.t, self.u = np.empty(head, np.int64), np.empty(head, np.int64)
+
+    def __call__(self, acc: np.ndarray, out: np.ndarray) -> None:
+        """Rescale ``acc`` (int64, values within int32; clobbered) and write the clamped result into ``out``."""
+        t, u = self.t, self.u
+        np.left_shift(acc[..., :self.n], self.left, out=t)
+        np.copyto(t, _wrap32(t))
+        np.multiply(t, self.mult, out=t)
+        np.add(t, 1 << 30, out=t)
+        np.right_shift(t, 31, out=t)
+        np.right_shift(t, self.half, out=u)  # the highest bit shifted out (none where e = 0)
+        np.bitwise_and(u, self.rounds, out=u)
+        np.right_shift(t, self.right, out=t)
+        np.add(t, u, out=t)
+        np.add(t, self.zero_point, out=t)
+        np.clip(t, self.lo, self.hi, out=t)
+        self.rest(acc, out)
+        out[..., :self.n] = t
+
+
 class Fp32Requantizer:
     """XNNPACK's "fp32" requantization of an int32 accumulator, allocation-free: the accumulator
     converted to float32 (rounded to nearest even), times a float32 scale per output channel

@@ -29,6 +29,7 @@ from gpulite.backends.cpu.kernels.depthwise import (
 from gpulite.backends.cpu.kernels.hybrid import hybrid_conv_2d, hybrid_depthwise_conv_2d
 from gpulite.backends.cpu.quant import (
     Fp32Requantizer,
+    NeonRequantizer,
     Requantizer,
     output_bounds,
     per_tensor,
@@ -130,6 +131,31 @@ def xnnpack_transpose_conv(node, ctx, zp_w: np.ndarray) -> bool:
     the builtin kernel; gpulite folds those at load, ``TensorInfo.folded``)."""
     shape = ctx.in_info(0)
     return shape.is_const and not shape.folded and xnnpack_conv(node, ctx, zp_w, inputs=(2, 3))
+
+
+def transpose_conv_rescale(node, ctx, zp_w: np.ndarray) -> str:
+    """How default LiteRT rescales this integer TRANSPOSE_CONV: ``"fp32"``, XNNPACK's float32
+    requantization (:func:`xnnpack_transpose_conv`); else its builtin kernel, the optimized one
+    (``TransposeConvV2``): ``"neon"`` for int8 input, TFLite's optimized per-channel ``Quantize``
+    (:class:`gpulite.backends.cpu.quant.NeonRequantizer`), or for int16 input ``"int64"``, the
+    reference kernel's int64 ``MultiplyByQuantizedMultiplier`` (LiteRT's 16x8 op takes the
+    optimized kernel only with an int32 ``quantized_bias_type`` option, which converters leave
+    unset)."""
+    if xnnpack_transpose_conv(node, ctx, zp_w):
+        return "fp32"
+    return "int64" if ctx.in_info(2).dtype == np.int16 else "neon"
+
+
+def transpose_conv_requantizer(node, ctx, channels: int, shape: tuple[int, ...]):
+    """The output rescale of an integer TRANSPOSE_CONV as default LiteRT does it
+    (:func:`transpose_conv_rescale`), its filter zero points and the input's zero point."""
+    real, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, channels, 0, inputs=(2, 1))
+    form = transpose_conv_rescale(node, ctx, zp_w)
+    if form == "fp32":
+        return Fp32Requantizer(shape, conv_scales(ctx, 2), zp_out, lo, hi), zp_w, zp_in
+    if form == "neon":
+        return NeonRequantizer(shape, *quantize_multipliers(real), zp_out, lo, hi), zp_w, zp_in
+    return requantizer(node, ctx, channels, 0, shape, inputs=(2, 1))
 
 
 def conv_requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...]):

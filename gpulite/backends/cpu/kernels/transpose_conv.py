@@ -15,13 +15,7 @@ import numpy as np
 
 from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.cpu.kernels.hybrid import ImageQuantizer, filter_scales
-from gpulite.backends.cpu.kernels.quantized_conv import (
-    conv_scales,
-    epilogue,
-    requantizer,
-    xnnpack_transpose_conv,
-)
-from gpulite.backends.cpu.quant import Fp32Requantizer
+from gpulite.backends.cpu.kernels.quantized_conv import epilogue, transpose_conv_requantizer
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.shape_rules.conv import out_size, pad_before_after
@@ -114,15 +108,12 @@ def transpose_conv(node, ctx):
 def _int8(node, ctx, sh: int, sw: int, pt: int, pl: int):
     """int8 (and 16x8) TRANSPOSE_CONV: the exact sums of ``(x - zp_in) * w`` over the taps,
     plus the int32/int64 bias, rescaled per output channel as default LiteRT does: XNNPACK's
-    float32 requantization where its delegate takes the op (:func:`xnnpack_transpose_conv`), else TFLite's
-    reference kernel's (double rounding; int16 input: the int64 ``MultiplyByQuantizedMultiplier``,
-    :func:`requantizer`)."""
+    float32 requantization where its delegate takes the op, else its builtin kernel's
+    (:func:`transpose_conv_requantizer`)."""
     x, w, out = ctx.input(2), ctx.const(1), ctx.output(0)
-    rq, zp_w, zp_in = requantizer(node, ctx, w.shape[0], 0, out.shape, inputs=(2, 1))
+    rq, zp_w, zp_in = transpose_conv_requantizer(node, ctx, w.shape[0], out.shape)
     if np.any(zp_w != 0):
         raise UnsupportedOpError(node.op, node.index, "cpu", "int8 filter zero points must be 0")
-    if xnnpack_transpose_conv(node, ctx, zp_w):
-        rq = Fp32Requantizer(out.shape, conv_scales(ctx, 2), rq.zero_point, rq.lo, rq.hi)
     centered = np.empty(x.shape, np.float64)
     acc64 = np.empty(out.shape, np.float64)
     gemm = scatter_gemm(centered, w, acc64, sh, sw, pt, pl, np.float64)
