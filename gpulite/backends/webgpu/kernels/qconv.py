@@ -3,7 +3,8 @@
 tensor) and the 16x8 mode (int16 codes, int8 weights, int64 bias), bit for bit the CPU kernels
 (``quantized_conv.py``, ``transpose_conv.py``): exact sums, the int8 CONV_2D / DEPTHWISE_CONV_2D /
 TRANSPOSE_CONV that default LiteRT runs in XNNPACK rescaled with its float32 requantization, the
-other 8-bit convs with double rounding, the 16x8 ones with the int64
+other int8 TRANSPOSE_CONVs as LiteRT's optimized builtin kernel (``q_mbqm_neon``), the other
+8-bit convs with double rounding, the 16x8 ones with the int64
 ``MultiplyByQuantizedMultiplier``. Filters are read in place, as the model stores them (OHWI;
 depthwise [1, KH, KW, C*M]). The output side and the slicing of long dot products:
 kernels/qgemm.py.
@@ -16,8 +17,8 @@ import numpy as np
 from gpulite.backends.cpu.kernels.quantized_conv import (
     conv_scales,
     rescale_factors,
+    transpose_conv_rescale,
     xnnpack_conv,
-    xnnpack_transpose_conv,
 )
 from gpulite.backends.cpu.kernels.transpose_conv import transpose_padding
 from gpulite.backends.kernels import register_case
@@ -121,7 +122,7 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> list[Program]:
 @register_case(Op.TRANSPOSE_CONV, "webgpu", exact_case(2))
 def transpose_conv(node: Node, ctx: GpuContext) -> list[Program]:
     """int8 and 16x8 TRANSPOSE_CONV as ``transpose_conv.py``'s ``_int8`` (filter zero points 0;
-    XNNPACK's rescale where default LiteRT runs it there)."""
+    rescaled as default LiteRT does, ``quantized_conv.transpose_conv_rescale``)."""
     x, out = ctx.input(2), ctx.output(0)
     w = _operands(ctx, 1, x, out)
     shape_c = ctx.const(0)
@@ -132,7 +133,8 @@ def transpose_conv(node: Node, ctx: GpuContext) -> list[Program]:
     reals, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, cout, 0, inputs=(2, 1))
     if np.any(zp_w != 0):
         raise ctx.unsupported("filter zero points must be 0")
-    reals, form = (conv_scales(ctx, 2), "fp32") if xnnpack_transpose_conv(node, ctx, zp_w) else (reals, _form(x))
+    form = transpose_conv_rescale(node, ctx, zp_w)
+    reals = conv_scales(ctx, 2) if form == "fp32" else reals
     o = node.options
     sh, sw = int(o.stride_h), int(o.stride_w)
     pt, pl = transpose_padding(o.padding, out.shape[1], out.shape[2], kh, kw, sh, sw)

@@ -39,6 +39,10 @@ QTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 RESCALES = {
     "double": ("q_mbqm(bitcast<i32>(a.x), m, s)", "double"),  # 8-bit convs, BATCH_MATMUL with RHS zero point
     "single": ("q_mbqm_single(bitcast<i32>(a.x), m, s)", "single"),  # 8-bit FC, BATCH_MATMUL
+    # int8 TRANSPOSE_CONV in LiteRT's builtin kernel (quantized_conv.transpose_conv_rescale): the
+    # channels of whole blocks of 8 take the NEON loop's rounding, the rest q_mbqm's
+    "neon": ("select(q_mbqm(bitcast<i32>(a.x), m, s), q_mbqm_neon(bitcast<i32>(a.x), m, s), "
+             "c < (P.out_c & ~7u))", "double"),
     "int64": ("q_sat32(q_mbqm_i64(a, m, s))", "int64"),  # 16x8 convs, int16 BATCH_MATMUL
     "single64": ("q_sat32(q_mbqm_single64(a, m, s))", "single"),  # 16x8 FULLY_CONNECTED
     # int8 convs XNNPACK takes (quantized_conv.xnnpack_conv): m holds the float32 scale's bits

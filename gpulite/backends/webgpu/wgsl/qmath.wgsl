@@ -154,6 +154,19 @@ fn q_mbqm(x: i32, m: i32, shift: i32) -> i32 {
     return q_rdbpot(q_srdhm(x << u32(max(shift, 0)), m), max(-shift, 0));
 }
 
+// TFLite's optimized per-channel Quantize, its NEON loop (LiteRT's builtin int8 TRANSPOSE_CONV;
+// cpu quant.NeonRequantizer): x << max(shift, 0) (wrapping), vqrdmulh by m ((x * m + 2^30) >> 31)
+// and vrshl right by max(-shift, 0), both rounding halves up where q_mbqm rounds them away from zero.
+fn q_mbqm_neon(x: i32, m: i32, shift: i32) -> i32 {
+    let s = q_add64(q_mul_wide(x << u32(max(shift, 0)), m), q_i64(1i << 30u));
+    let h = bitcast<i32>((s.x >> 31u) | (s.y << 1u));  // floor(s / 2^31)
+    let e = max(-shift, 0);
+    if (e == 0) {
+        return h;
+    }
+    return (h >> u32(e)) + ((h >> u32(e - 1)) & 1);  // (h + 2^(e-1)) >> e without overflow
+}
+
 // The single-rounding form (ruy, TFLITE_SINGLE_ROUNDING; LiteRT's FULLY_CONNECTED):
 // (x * m + 2^(30 - shift)) >> (31 - shift) in 64 bits, shift in -31..30. The 64-bit result;
 // q_mbqm_single gives it saturated to int32.
