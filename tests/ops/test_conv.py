@@ -298,6 +298,40 @@ def test_transpose_conv_int8(case: str, backend: str) -> None:
     check_quantized(model, [x], backend, int_tol=1, oracle=_oracle(TCONV_CASES[case][7], "int8"))
 
 
+def _tconv_shape_at_run_time_model(rng) -> tuple[bytes, np.ndarray]:
+    """An int8 TRANSPOSE_CONV (k2 s2 SAME, 10 output channels) whose output shape is computed from
+    the input's (``SHAPE * [1, 2, 2, 0] + [0, 0, 0, 10]``, as U-Nets' ``tf.shape`` builds it):
+    XNNPACK declines it, so default LiteRT runs its builtin optimized kernel. The scales are
+    powers of two (rescale factors 2**-2 .. 2**-6 per channel) and the products small, so many
+    accumulators land on a negative tie of the final rounding shift, where that kernel's NEON loop (channels 0..7)
+    rounds up and MultiplyByQuantizedMultiplier (channels 8, 9) away from zero."""
+    co, ci = 10, 6
+    s_w = np.float32(2.0) ** -np.arange(5, 5 + co // 2).repeat(2).astype(np.float32)
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 4, 5, ci), np.int8, quant=(0.0625, 3))
+    shape = mb.tensor("shape", (4,), np.int32)
+    mb.op("SHAPE", [x], [shape], out_type="INT32")
+    scaled = mb.tensor("scaled", (4,), np.int32)
+    mb.op("MUL", [shape, mb.const("twice", np.array([1, 2, 2, 0], np.int32))], [scaled])
+    oshape = mb.tensor("output_shape", (4,), np.int32)
+    mb.op("ADD", [scaled, mb.const("channels", np.array([0, 0, 0, co], np.int32))], [oshape])
+    w = mb.const("w", rng.integers(-4, 5, (co, 2, 2, ci)).astype(np.int8), quant=Quant(s_w, 0, axis=0))
+    b = mb.const("b", rng.integers(-20, 20, co).astype(np.int32), quant=Quant(np.float32(0.0625) * s_w, 0))
+    y = mb.tensor("y", (1, 8, 10, co), np.int8, quant=(2.0 ** -7, -5))
+    mb.op("TRANSPOSE_CONV", [oshape, w, x, b], [y], padding="SAME", stride_h=2, stride_w=2, op_version=4)
+    mb.output(y)
+    return mb.build(), rng.integers(-40, 40, (1, 4, 5, ci)).astype(np.int8)
+
+
+def test_transpose_conv_int8_shape_at_run_time(backend: str) -> None:
+    """An int8 TRANSPOSE_CONV that XNNPACK declines (corpus/unet_int8's): exact against default
+    LiteRT, whose builtin optimized kernel rounds negative ties up in its NEON loop and away from
+    zero in the rest (one code from the reference kernel on those)."""
+    model, x = _tconv_shape_at_run_time_model(np.random.default_rng(48))
+    ref = check_quantized(model, [x], backend, int_tol=1, oracle="default")
+    assert not np.array_equal(ref, run_litert(model, [x])[0]), "no tie: the case proves nothing"
+
+
 @pytest.mark.parametrize("case", TCONV_CASES)
 def test_transpose_conv_int16(case: str, backend: str) -> None:
     """16x8 (int16 activations, int8 per-channel weights, int64 bias; onnx2tf's
