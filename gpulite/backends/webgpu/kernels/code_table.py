@@ -66,12 +66,16 @@ def applies(node: Node, ctx: GpuContext) -> bool:
     return ctx.quantized == "exact" or not (_quantized(ii) or _quantized(oi))
 
 
-def cpu_kernel(node: Node, ctx: GpuContext, shapes: list[tuple[int, ...]]) -> tuple[list[np.ndarray], object]:
+def cpu_kernel(node: Node, ctx: GpuContext, shapes: list[tuple[int, ...]],
+               infos: list[TensorInfo] | None = None) -> tuple[list[np.ndarray], object]:
     """The CPU kernel of ``node`` (its op, options, activation, dtypes and quantization) compiled
     for inputs and output of ``shapes`` (the output's last): ``(input arrays, run)``, where
-    ``run()`` returns the output for what the input arrays hold. The unsupported error when the
-    CPU kernel refuses the node (the node then runs there and fails as on the cpu)."""
-    infos = [ctx.in_info(k) for k in range(len(shapes) - 1)] + [ctx.out_info(0)]
+    ``run()`` returns the output for what the input arrays hold. ``infos``: the tensors whose
+    dtypes and quantization those have (default: ``ctx``'s node's inputs, then its output). The
+    unsupported error when the CPU kernel refuses the node (the node then runs there and fails
+    as on the cpu)."""
+    if infos is None:
+        infos = [ctx.in_info(k) for k in range(len(shapes) - 1)] + [ctx.out_info(0)]
     tensors = [dataclasses.replace(t, index=k, shape=tuple(sh), shape_signature=tuple(sh), const=None, bounded=False)
                for k, (t, sh) in enumerate(zip(infos, shapes, strict=True))]
     ins, out = tuple(range(len(shapes) - 1)), len(shapes) - 1
