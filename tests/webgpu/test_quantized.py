@@ -201,6 +201,44 @@ def test_exact_gives_litert_integers() -> None:
     assert_steps(on_gpu(m, [x])[0], litert(m, [x])[0], 2)
 
 
+def _dequantized_op(op: str, dtype, s_in: float, s_out: float) -> tuple[bytes, np.ndarray]:
+    """DEQUANTIZE -> float32 ``op`` -> QUANTIZE on every code of ``dtype`` (onnx2tf's 16x8
+    decoders keep their ELU so, LiteRT having no int16 one)."""
+    info = np.iinfo(dtype)
+    shape = (1, (info.max - info.min + 1) // 64, 64)
+    mb = ModelBuilder()
+    x = mb.input("x", shape, dtype, quant=(s_in, 0))
+    f = mb.tensor("f", shape, np.float32)
+    mb.op("DEQUANTIZE", [x], [f])
+    g = mb.tensor("g", shape, np.float32)
+    mb.op(op, [f], [g])
+    y = mb.tensor("y", shape, dtype, quant=(s_out, 0))
+    mb.op("QUANTIZE", [g], [y])
+    mb.output(y)
+    return mb.build(), np.arange(info.min, info.max + 1).astype(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize(("op", "dtype", "s_in", "s_out"), [
+    ("ELU", np.int16, 2.0 ** -12, 2.0 ** -14),
+    ("LOGISTIC", np.int16, 2.0 ** -11, 2.0 ** -15), ("TANH", np.int16, 2.0 ** -12, 2.0 ** -15),
+    ("EXP", np.int16, 2.0 ** -13, 2.0 ** -13)])
+def test_float_op_on_dequantized_codes_is_the_cpus(op: str, dtype, s_in: float, s_out: float) -> None:
+    """Under "exact", a float32 op between DEQUANTIZE and QUANTIZE gives the cpu backend's
+    float32 values (kernels/dequantized_table.py), so every output code is the cpu's, where
+    WGSL's exp may be ulps off and the QUANTIZE turns that into a code; both within one code
+    of LiteRT's builtin kernels (whose libm the cpu's float32 math can be an ulp from)."""
+    m, x = _dequantized_op(op, dtype, s_in, s_out)
+    got = on_gpu(m, [x], quantized="exact")[0]
+    cpu = run(Interpreter(model_content=m, backend="cpu"), [x])[0]
+    np.testing.assert_array_equal(got, cpu)
+    assert len(np.unique(cpu)) > np.iinfo(dtype).max // 8, "the case is degenerate"
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+    from ai_edge_litert.interpreter import OpResolverType
+    builtin = run(LiteRT(model_content=m, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES),
+                  [x])[0]
+    assert_steps(got, builtin, 1)
+
+
 def test_quantized_option_is_checked() -> None:
     with pytest.raises(ValueError, match="quantized must be 'float' or 'exact'"):
         Interpreter(model_content=(DATA / "small_cnn_int8_io.tflite").read_bytes(), backend="webgpu",
