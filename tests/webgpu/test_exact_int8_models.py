@@ -3,13 +3,17 @@
 
 The files: ``tests/data/corpus`` ``*_int8`` (float I/O) and ``*_int8io``; ``tests/data/corpus_exporters``
 ``*_int8``, ``*_int8io``, ``*_pt2e_int8`` and ``*_a16w8`` (int16 activations); not the dynamic-range
-ones (float activations). On the corpus tests' seeded input (:func:`tests.models.test_corpus.make_inputs`):
+ones (float activations). On three seeded inputs each (:data:`SEEDS`, the corpus tests'
+:func:`tests.models.test_corpus.make_inputs`; seed 0 is theirs), each in fresh interpreters (a
+recurrent model's state would carry over from one invoke to the next):
 
 - **values**: every output equal, bit for bit, to LiteRT's. LiteRT has two kernel sets that
   disagree on some int8 ops (XNNPACK, its default, and its builtin kernels,
   ``BUILTIN_WITHOUT_DEFAULT_DELEGATES``); the outputs must equal all of one of them.
 - **the CPU's integers**: where the model computes in integers only (float32 tensors only moved,
-  or made by DEQUANTIZE), every output equal to the cpu backend's, whose kernels the GPU's port:
+  or made by DEQUANTIZE, or a unary op reading a DEQUANTIZE's codes, which the GPU looks up in
+  a table of the cpu kernels' values: kernels/dequantized_table.py), every output equal to the
+  cpu backend's, whose kernels the GPU's port:
   a GPU kernel's slip on a real model fails the test even where the case is a known gap
   (:class:`GpuNotCpuError` is no xfail's). PT2E exports keep float arithmetic between their
   integer ops (litert-torch's LSTM is mostly float), which the GPU and the CPU round apart.
@@ -18,8 +22,9 @@ ones (float activations). On the corpus tests' seeded input (:func:`tests.models
   docs/ops.md list them, and TFLite_Detection_PostProcess, a non-max suppression). So the GPU
   nodes form one partition, cut only where such an op sits.
 
-A model not there yet is a strict xfail in :data:`KNOWN_GAPS`, with what it runs on the CPU (or
-how its values differ): a kernel landing makes it XPASS, which fails until the entry goes.
+A model not there yet is a strict xfail in :data:`KNOWN_GAPS` (per file and seed), with what it
+runs on the CPU (or how its values differ): a kernel landing makes it XPASS, which fails until
+the entry goes.
 ``tests/webgpu/test_quantized.py`` covers the default ``quantized="float"`` path.
 """
 
@@ -32,6 +37,7 @@ import pytest
 
 from gpulite import Interpreter
 from gpulite.backends.coverage import _CPU_BY_DESIGN
+from gpulite.backends.webgpu.kernels.dequantized_table import OPS as TABLE_OPS
 from gpulite.errors import UnsupportedOpError
 from tests.models.test_corpus import BUILTIN, _litert, make_inputs
 from tests.ops.harness import NotOnGpuError
@@ -62,8 +68,10 @@ EXACT_FLOAT_OPS = frozenset({"DEQUANTIZE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", 
                              "STRIDED_SLICE", "GATHER", "GATHER_ND", "PACK", "UNPACK", "SPLIT", "PAD", "NEG"})
 
 
-# corpus/file -> why it fails today (the error class first): strict xfails.
-KNOWN_GAPS: dict[str, str] = {}
+SEEDS = (0, 1, 2)
+
+# (corpus/file, seed) -> why it fails today (the error class first): strict xfails.
+KNOWN_GAPS: dict[tuple[str, int], str] = {}
 
 RAISES = {"NotOnGpuError": NotOnGpuError, "NotBitEqualError": NotBitEqualError,
           "UnsupportedOpError": UnsupportedOpError}
@@ -72,7 +80,8 @@ RAISES = {"NotOnGpuError": NotOnGpuError, "NotBitEqualError": NotBitEqualError,
 def _cases() -> list:
     def marks(reason: str):
         return pytest.mark.xfail(strict=True, raises=RAISES[reason.split(":", 1)[0]], reason=reason)
-    return [pytest.param(f, marks=marks(KNOWN_GAPS[f])) if f in KNOWN_GAPS else f for f in FILES]
+    return [pytest.param(f, s, marks=marks(KNOWN_GAPS[f, s])) if (f, s) in KNOWN_GAPS else pytest.param(f, s)
+            for f in FILES for s in SEEDS]
 
 
 def cpu_ops(it: Interpreter) -> dict[str, int]:
@@ -89,10 +98,13 @@ def cpu_ops(it: Interpreter) -> dict[str, int]:
 
 def integer_only(it: Interpreter) -> bool:
     """Whether the model's float32 nodes only move values or dequantize (:data:`EXACT_FLOAT_OPS`;
-    the ops on the CPU by design run the cpu kernels in both)."""
+    the ops on the CPU by design run the cpu kernels in both), or are unary ops reading a
+    DEQUANTIZE's output (the GPU's table of the cpu kernels' values)."""
     g = it.graph
-    return all(str(n.op) in EXACT_FLOAT_OPS | ON_CPU_BY_DESIGN or all(g.tensors[o].dtype != np.float32
-                                                                       for o in n.outputs if o >= 0)
+    dequantized = {o for n in g.nodes if n.op == "DEQUANTIZE" for o in n.outputs}
+    return all(str(n.op) in EXACT_FLOAT_OPS | ON_CPU_BY_DESIGN
+               or (n.op in TABLE_OPS and n.inputs[0] in dequantized)
+               or all(g.tensors[o].dtype != np.float32 for o in n.outputs if o >= 0)
                for n in g.nodes)
 
 
@@ -115,10 +127,10 @@ def value_problem(got: list[np.ndarray], oracles: dict[str, list[np.ndarray]]) -
     return "; ".join(lines)
 
 
-@pytest.mark.parametrize("name", _cases())
-def test_full_integer_model_is_exact_on_the_gpu(name: str) -> None:
+@pytest.mark.parametrize(("name", "seed"), _cases())
+def test_full_integer_model_is_exact_on_the_gpu(name: str, seed: int) -> None:
     path = DATA / f"{name}.tflite"
-    x = make_inputs(path, 1)
+    x = make_inputs(path, 1, seed)
     it = Interpreter(model_path=str(path), backend="webgpu", quantized="exact")
     got = run(it, x)
     oracles = {"XNNPACK": run(_litert(path), x), "builtin": run(_litert(path, BUILTIN), x)}
@@ -127,7 +139,7 @@ def test_full_integer_model_is_exact_on_the_gpu(name: str) -> None:
         cpu = run(Interpreter(model_path=str(path), backend="cpu"), x)
         slips = [k for k, (g, c) in enumerate(zip(got, cpu, strict=True)) if not np.array_equal(g, c)]
         if slips:
-            raise GpuNotCpuError(f"{name}: outputs {slips} differ from the cpu backend's")
+            raise GpuNotCpuError(f"{name}, seed {seed}: outputs {slips} differ from the cpu backend's")
     values = value_problem(got, oracles)
     plan = it.get_plan()
     on_cpu = cpu_ops(it)
@@ -138,12 +150,12 @@ def test_full_integer_model_is_exact_on_the_gpu(name: str) -> None:
     parts = [p["backend"] for p in plan["partitions"]]
     assert parts.count("webgpu") <= len(parts) - parts.count("webgpu") + 1, f"{name}: {plan['partitions']}"
     if values is not None:
-        raise NotBitEqualError(f"{name}: {values}")
+        raise NotBitEqualError(f"{name}, seed {seed}: {values}")
 
 
 def test_every_full_integer_file_is_listed_once() -> None:
     """Guards the file list against a rename (a lost file would silently drop its case) and
     KNOWN_GAPS against stale entries."""
     assert len(FILES) >= 39, FILES
-    stale = sorted(set(KNOWN_GAPS) - set(FILES))
+    stale = sorted(k for k in KNOWN_GAPS if k[0] not in FILES or k[1] not in SEEDS)
     assert not stale, f"KNOWN_GAPS entries naming no file: {stale}"
