@@ -234,8 +234,8 @@ def test_float_op_on_dequantized_codes_is_the_cpus(op: str, dtype, s_in: float, 
     assert len(np.unique(cpu)) > np.iinfo(dtype).max // 8, "the case is degenerate"
     from ai_edge_litert.interpreter import Interpreter as LiteRT
     from ai_edge_litert.interpreter import OpResolverType
-    builtin = run(LiteRT(model_content=m, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES),
-                  [x])[0]
+    kernels = OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    builtin = run(LiteRT(model_content=m, experimental_op_resolver_type=kernels), [x])[0]
     assert_steps(got, builtin, 1)
 
 
