@@ -164,6 +164,23 @@ def test_multiply_by_quantized_multiplier_double(gpu):
     np.testing.assert_array_equal(got, want)
 
 
+def test_multiply_by_quantized_multiplier_neon(gpu):
+    """q_mbqm_neon: the NEON loop of TFLite's optimized per-channel Quantize (quant.NeonRequantizer),
+    ties of its final shift included (x = 2 * odd * 2**(e - 1) with multiplier 2**30)."""
+    ties = [2 * (2 * k + 1) << (e - 1) for e in range(1, 30) for k in (0, 1, 5)]
+    x = np.unique(np.concatenate([_edges(), ties, [-t for t in ties]]))
+    x = x[(x >= MIN) & (x <= MAX)]
+    args = _grid(x, _multipliers()[1:], np.arange(-31, 8))
+    got = gpu("q_i64(q_mbqm_neon(a, b, c))", args)
+    for m, sh in {(int(m), int(s)) for m, s in args[:, 1:]}:
+        sel = (args[:, 1] == m) & (args[:, 2] == sh)
+        acc = np.repeat(args[sel, :1], 8, axis=1)  # eight channels: all in the NEON loop
+        rq = quant.NeonRequantizer(acc.shape, np.array([m]), np.array([sh]), 0, MIN, MAX)
+        want = np.empty(acc.shape, np.int64)
+        rq(acc, want)
+        np.testing.assert_array_equal(got[sel], want[:, 0])
+
+
 def test_multiply_by_quantized_multiplier_single(gpu):
     args = _grid(_edges(), _multipliers(), np.arange(-31, 31))
     want = quant.multiply_by_quantized_multiplier_single(args[:, 0], args[:, 1], args[:, 2])
