@@ -341,6 +341,27 @@ def test_transpose_conv_int16(case: str, backend: str) -> None:
     check_quantized(model, [x], backend, int_tol=1)
 
 
+def test_transpose_conv_int16_int32_bias(backend: str) -> None:
+    """16x8 with an int32 bias and the ``quantized_bias_type`` option saying so (TensorFlow's
+    converter asked for int32 biases): LiteRT runs its optimized kernel, int32 sums rescaled by
+    the optimized per-channel Quantize (its NEON loop for channels 0..7, the Q31 multiplier),
+    not the reference kernel's Q15 one; exact against it (a step from the reference kernel)."""
+    rng = np.random.default_rng(49)
+    co, ci = 10, 6
+    s_w = rng.uniform(0.002, 0.01, co).astype(np.float32)
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 4, 5, ci), np.int16, quant=(0.0004, 0))
+    oshape = mb.const("output_shape", np.array([1, 8, 10, co], np.int32))
+    w = mb.const("w", rng.integers(-127, 128, (co, 2, 2, ci)).astype(np.int8), quant=Quant(s_w, 0, axis=0))
+    b = mb.const("b", rng.integers(-60000, 60000, co).astype(np.int32), quant=Quant(np.float32(0.0004) * s_w, 0))
+    y = mb.tensor("y", (1, 8, 10, co), np.int16, quant=(0.0006, 0))
+    mb.op("TRANSPOSE_CONV", [oshape, w, x, b], [y], padding="SAME", stride_h=2, stride_w=2, op_version=4,
+          quantized_bias_type="INT32")
+    mb.output(y)
+    check_quantized(mb.build(), [rng.integers(-32768, 32768, (1, 4, 5, ci)).astype(np.int16)], backend, int_tol=1,
+                    oracle="default")
+
+
 @pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
 @pytest.mark.parametrize("case", TCONV_CASES)
 def test_transpose_conv_hybrid(case: str, per_channel: bool, backend: str) -> None:

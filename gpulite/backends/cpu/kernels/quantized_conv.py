@@ -39,6 +39,7 @@ from gpulite.backends.cpu.quant import (
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import UnsupportedOpError
 from gpulite.model.opdefs import FusedActivation, Op
+from gpulite.model.schema_gen import TensorType
 
 _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 _XNNPACK_ACTIVATIONS = (FusedActivation.NONE, FusedActivation.RELU, FusedActivation.RELU_N1_TO_1, FusedActivation.RELU6)
@@ -136,14 +137,18 @@ def xnnpack_transpose_conv(node, ctx, zp_w: np.ndarray) -> bool:
 def transpose_conv_rescale(node, ctx, zp_w: np.ndarray) -> str:
     """How default LiteRT rescales this integer TRANSPOSE_CONV: ``"fp32"``, XNNPACK's float32
     requantization (:func:`xnnpack_transpose_conv`); else its builtin kernel, the optimized one
-    (``TransposeConvV2``): ``"neon"`` for int8 input, TFLite's optimized per-channel ``Quantize``
-    (:class:`gpulite.backends.cpu.quant.NeonRequantizer`), or for int16 input ``"int64"``, the
-    reference kernel's int64 ``MultiplyByQuantizedMultiplier`` (LiteRT's 16x8 op takes the
-    optimized kernel only with an int32 ``quantized_bias_type`` option, which converters leave
-    unset)."""
+    (``TransposeConvV2``): ``"neon"``, TFLite's optimized per-channel ``Quantize``
+    (:class:`gpulite.backends.cpu.quant.NeonRequantizer`), for int8 input, and for int16 input
+    with an int32 ``quantized_bias_type`` option (TensorFlow's converter writes it when asked
+    for int32 biases) and zero points 0; other 16x8 ones run the reference kernel: ``"int64"``,
+    its int64 ``MultiplyByQuantizedMultiplier``."""
     if xnnpack_transpose_conv(node, ctx, zp_w):
         return "fp32"
-    return "int64" if ctx.in_info(2).dtype == np.int16 else "neon"
+    if ctx.in_info(2).dtype != np.int16:
+        return "neon"
+    zero = not (np.any(zp_w) or np.any(ctx.in_info(2).quant.zero_point) or np.any(ctx.out_info(0).quant.zero_point))
+    int32_bias = int(getattr(node.options, "quantized_bias_type", 0)) == TensorType.INT32
+    return "neon" if int32_bias and zero else "int64"
 
 
 def transpose_conv_requantizer(node, ctx, channels: int, shape: tuple[int, ...]):
