@@ -181,15 +181,32 @@ def test_rsqrt_int16_all_values(case: str, backend: str) -> None:
     check_quantized(model("RSQRT", [(x.shape, I16, (si, 0))], (x.shape, I16, (so, 0))), [x], backend)
 
 
-def test_rsqrt_int16_refuses_zero_points() -> None:
-    """LiteRT fails int16 RSQRT at prepare when a zero point is not 0; gpulite at allocate."""
+# int16 SQRT (elementwise.cc SqrtEvalQuantized<int16_t>, zero points 0): sqrtf(s_in * q) / s_out,
+# truncated; (s_in, s_out)
+SQRT_INT16_SCALES = {
+    "plain": (0.001, 0.0005),
+    "small-scales": (3e-5, 1e-4),
+    "large-input-scale": (0.5, 0.01),
+}
+
+
+@pytest.mark.parametrize("case", list(SQRT_INT16_SCALES))
+def test_sqrt_int16_all_values(case: str, backend: str) -> None:
+    si, so = SQRT_INT16_SCALES[case]
+    x = np.arange(0, 32768, dtype=I16).reshape(2, -1)
+    check_quantized(model("SQRT", [(x.shape, I16, (si, 0))], (x.shape, I16, (so, 0))), [x], backend)
+
+
+@pytest.mark.parametrize("op", ["RSQRT", "SQRT"])
+def test_int16_root_refuses_zero_points(op: str) -> None:
+    """LiteRT fails int16 RSQRT / SQRT at prepare when a zero point is not 0; gpulite at allocate."""
     from gpulite import Interpreter
     from gpulite.errors import UnsupportedOpError
 
-    m = model("RSQRT", [((1, 4), I16, (0.001, 3))], ((1, 4), I16, (0.0005, 0)))
+    m = model(op, [((1, 4), I16, (0.001, 3))], ((1, 4), I16, (0.0005, 0)))
     with pytest.raises(RuntimeError, match="input_offset"):
         run_litert(m, [np.zeros((1, 4), I16)])
-    with pytest.raises(UnsupportedOpError, match=r"int16 RSQRT needs zero points 0 .*got 3 and 0"):
+    with pytest.raises(UnsupportedOpError, match=rf"int16 {op} needs zero points 0 .*got 3 and 0"):
         Interpreter(model_content=m, backend="cpu").allocate_tensors()
 
 

@@ -460,34 +460,55 @@ def test_rsqrt_int8_every_code(params: str, backend: str) -> None:
     check_op(model("RSQRT", [(x.shape, I8, (si, zi))], (x.shape, I8, (so, zo))), [x], backend)
 
 
+# int8 SQRT (elementwise.cc SqrtEvalQuantized): sqrtf(s_in * (q - zp_in)) / s_out, truncated; every
+# code from the zero point up; (s_in, zp_in, s_out, zp_out)
+SQRT_PARAMS = {
+    "plain": (0.02, -3, 0.05, -128),
+    "zero-points-inside": (0.07, 5, 0.013, -100),
+    "large-input-scale": (0.1, -20, 0.003, 10),
+    "x86-cast-overflow": (1.0, -128, 6e-9, 0),  # past 2^31 the C cast gives INT_MIN: the least code
+}
+
+
+@pytest.mark.parametrize("params", list(SQRT_PARAMS))
+def test_sqrt_int8_every_code(params: str, backend: str) -> None:
+    si, zi, so, zo = SQRT_PARAMS[params]
+    x = np.tile(np.arange(zi, 128), (2, 1)).astype(I8)
+    check_op(model("SQRT", [(x.shape, I8, (si, zi))], (x.shape, I8, (so, zo))), [x], backend)
+
+
 # A code below the input's zero point (a negative value) fails LiteRT's invoke ("Rsqrt is only
-# defined for positive values"); every backend raises the cpu kernel's ValueError (webgpu: the
-# table kernel flags the codes, read back with the outputs) and runs the next invoke as before.
+# defined for positive values", "Sqrt is only defined for non-negative values"); every backend
+# raises the cpu kernel's ValueError (webgpu: the table kernel flags the codes, read back with the
+# outputs) and runs the next invoke as before.
 # (dtype, input quant, output quant, codes below it {position: code}, what the message says)
-RSQRT_DOMAIN_CASES = {
+DOMAIN_CASES = {
     "int8": (I8, (0.02, -3), (0.05, -128), {(0, 1): -4, (1, 36): -128},
              "2 of 74 input codes are below the input's zero point -3, the least -128 (real value -2.5)"),
     "int16": (np.int16, (0.001, 0), (0.0005, 0), {(0, 3): -1, (1, 0): -32768, (1, 5): -7},
               "3 of 74 input codes are below the input's zero point 0, the least -32768 (real value -32.768)"),
 }
+LITERT_SAYS = {"RSQRT": "Rsqrt is only defined for positive values",
+               "SQRT": "Sqrt is only defined for non-negative values"}
 
 
-@pytest.mark.parametrize("case", list(RSQRT_DOMAIN_CASES))
-def test_rsqrt_below_the_zero_point_fails_the_invoke(case: str, backend: str) -> None:
-    dt, qi, qo, bad, says = RSQRT_DOMAIN_CASES[case]
+@pytest.mark.parametrize("case", list(DOMAIN_CASES))
+@pytest.mark.parametrize("op", list(LITERT_SAYS))
+def test_below_the_zero_point_fails_the_invoke(op: str, case: str, backend: str) -> None:
+    dt, qi, qo, bad, says = DOMAIN_CASES[case]
     good = np.random.default_rng(8).integers(qi[1], np.iinfo(dt).max, (2, 37), endpoint=True).astype(dt)
     x = good.copy()
     for at, code in bad.items():
         x[at] = code
-    m = model("RSQRT", [(x.shape, dt, qi)], (x.shape, dt, qo))
-    with pytest.raises(RuntimeError, match="Rsqrt is only defined for positive values"):
+    m = model(op, [(x.shape, dt, qi)], (x.shape, dt, qo))
+    with pytest.raises(RuntimeError, match=LITERT_SAYS[op]):
         run_litert(m, [x])
     errors = []
     for name in ("cpu", backend):
         it = Interpreter(model_content=m, backend=name)
         it.allocate_tensors()
         it.set_tensor(it.get_input_details()[0]["index"], x)
-        with pytest.raises(ValueError, match="Rsqrt is only defined for positive values") as e:
+        with pytest.raises(ValueError, match=LITERT_SAYS[op]) as e:
             it.invoke()
         errors.append(str(e.value))
         it.set_tensor(it.get_input_details()[0]["index"], good)

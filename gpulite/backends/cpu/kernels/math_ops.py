@@ -7,10 +7,11 @@ axis), RELU_0_TO_1. Binary, broadcasting numpy-style: FLOOR_DIV (``floor(a / b)`
 zero fails the invoke as in LiteRT), FLOOR_MOD (C's ``fmod``/``%`` moved to the divisor's
 sign), POW (int32 refuses negative exponents at invoke, as LiteRT does), ATAN2, RIGHT_SHIFT
 (arithmetic, the shift clamped to the type's width) and BITWISE_XOR. Each op takes the
-dtypes LiteRT's builtin kernel takes; quantized 8-bit EXP, LOG, SQRT, ELU and GELU run
-as tables (:func:`quantized_float_lut`), int8 RSQRT in LiteRT's fixed point and int16 RSQRT
-as its interpolated table (:func:`quantized_rsqrt`; a negative input fails the invoke, as in
-LiteRT), other quantized tensors are refused at allocate.
+dtypes LiteRT's builtin kernel takes; quantized 8-bit EXP, LOG, ELU and GELU run as tables
+(:func:`quantized_float_lut`), int8 RSQRT in LiteRT's fixed point and int16 RSQRT as its
+interpolated table (:func:`quantized_rsqrt`), int8 / int16 SQRT as LiteRT's float per code
+(:func:`quantized_sqrt`; both fail the invoke on a negative input, as LiteRT does), other
+quantized tensors are refused at allocate.
 """
 
 from __future__ import annotations
@@ -112,13 +113,12 @@ def _log_table_fn(node: Node, ctx) -> Callable[[np.ndarray], np.ndarray]:
 
 # 8-bit ops LiteRT computes by a table over a float function: (function of the node and context,
 # rounding of quantized_activations.float_lut, dtypes LiteRT takes), each measured against LiteRT
-# 2.3 on every input code (SQRT's kernel truncates, ELU runs in XNNPACK); int8 RSQRT is no such
-# table (quantized_rsqrt)
+# 2.3 on every input code (ELU runs in XNNPACK); quantized SQRT and RSQRT are no such tables
+# (quantized_sqrt, quantized_rsqrt)
 FLOAT_LUT_FUNCTIONS: dict[str, tuple[Callable[[Node, object], Callable[[np.ndarray], np.ndarray]], str,
                                      tuple[np.dtype, ...]]] = {
     Op.EXP: (lambda node, ctx: _f64(np.exp), "away", (I8,)),
     Op.LOG: (_log_table_fn, "away", (I8,)),
-    Op.SQRT: (lambda node, ctx: _f64(np.sqrt), "trunc", (I8,)),
     Op.ELU: (lambda node, ctx: _f64(lambda v: np.where(v < 0, np.expm1(np.minimum(v, 0)), v)), "even", (I8,)),
     Op.GELU: (lambda node, ctx: _gelu_table_fn(node), "away", (I8, U8)),
 }
@@ -132,7 +132,7 @@ INT16_LUT_FUNCTIONS: dict[str, Callable[[Node, object], Callable[[np.ndarray], n
 
 
 def quantized_float_lut(node: Node, ctx) -> Callable[[], None]:
-    """int8 EXP, LOG, SQRT, ELU; int8/uint8 GELU: a table over the float function; int16
+    """int8 EXP, LOG, ELU; int8/uint8 GELU: a table over the float function; int16
     EXP, LOG, GELU: LiteRT's interpolated int16 table (:func:`.quantized_int16.int16_float_lut`)."""
     make, rounding, dtypes = FLOAT_LUT_FUNCTIONS[node.op]
     if ctx.in_info(0).dtype == I16 and node.op in INT16_LUT_FUNCTIONS:
@@ -216,21 +216,60 @@ def quantized_abs(node: Node, ctx: CpuContext) -> Callable[[], None]:
     return run
 
 
-def rsqrt_domain(node: Node, info) -> tuple[int, Callable[[int, int, int], ValueError]] | None:
-    """Quantized RSQRT's domain: ``(least, error)``, ``least`` the least input code it takes (the
-    input's zero point: LiteRT fails the invoke below it, "Rsqrt is only defined for positive
-    values") and ``error(below, size, lowest)`` the exception every backend raises when ``below``
-    of the ``size`` input codes lie under it, the lowest ``lowest``; None when ``least`` is the
-    dtype's least code (no input can fail)."""
+# Quantized ops whose LiteRT kernel fails the invoke on an input code below the input's zero point
+# (a negative real value), with LiteRT's message
+DOMAIN_MESSAGES = {Op.RSQRT: "Rsqrt is only defined for positive values",
+                   Op.SQRT: "Sqrt is only defined for non-negative values"}
+
+
+def input_domain(node: Node, info) -> tuple[int, Callable[[int, int, int], ValueError]] | None:
+    """The domain of quantized RSQRT or SQRT (``DOMAIN_MESSAGES``): ``(least, error)``, ``least``
+    the least input code the op takes (the input's zero point: below it the real value is
+    negative, and LiteRT fails the invoke) and ``error(below, size, lowest)`` the exception every
+    backend raises when ``below`` of the ``size`` input codes lie under it, the lowest ``lowest``;
+    None when ``least`` is the dtype's least code (no input can fail)."""
     zp, scale = int(info.quant.zero_point[0]), float(np.float32(info.quant.scale[0]))
     if zp <= np.iinfo(info.dtype).min:
         return None
 
     def error(below: int, size: int, lowest: int) -> ValueError:
-        return ValueError(f"{layout.where(node)}Rsqrt is only defined for positive values (LiteRT fails the "
-                          f"invoke): {below} of {size} input codes are below the input's zero point {zp}, the "
-                          f"least {lowest} (real value {(lowest - zp) * scale:.6g})")
+        return ValueError(f"{layout.where(node)}{DOMAIN_MESSAGES[node.op]} (LiteRT fails the invoke): {below} of "
+                          f"{size} input codes are below the input's zero point {zp}, the least {lowest} (real "
+                          f"value {(lowest - zp) * scale:.6g})")
     return zp, error
+
+
+def _checked(node: Node, ctx, table: Callable[[], None]) -> Callable[[], None]:
+    """``table`` run after checking the input against :func:`input_domain` (the error raised)."""
+    domain = input_domain(node, ctx.in_info(0))
+    if domain is None:
+        return table
+    (least, error), x = domain, ctx.input(0)
+
+    def run() -> None:
+        if x.size and x.min() < least:
+            raise error(int(np.count_nonzero(x < least)), x.size, int(x.min()))
+        table()
+    return run
+
+
+def quantized_sqrt(node: Node, ctx: CpuContext) -> Callable[[], None]:
+    """int8 / int16 SQRT as LiteRT's ``SqrtEvalQuantized`` (elementwise.cc), run as a table over
+    the codes: ``s_in * (q - zp_in)`` in float32, ``sqrtf``, divided by ``s_out`` in float32,
+    truncated (a C cast: x86's ``cvttss2si`` gives INT_MIN past int32's range), plus ``zp_out``,
+    clamped; a code below the input's zero point fails the invoke (:func:`input_domain`)."""
+    si, zpi, so, zpo, dt = qa.unary_params(node, ctx)
+    if dt not in (I8, I16):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {dt}; LiteRT's kernel takes int8 and int16")
+    if dt == I16 and (zpi or zpo):
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"int16 SQRT needs zero points 0 (LiteRT fails "
+                                 f"at prepare otherwise), got {zpi} and {zpo}")
+    info = np.iinfo(dt)
+    codes = np.arange(info.min, info.max + 1, dtype=np.int64)
+    with np.errstate(all="ignore"):  # codes below zp: NaN, never returned (the invoke fails)
+        v = np.sqrt(np.float32(si) * (codes - zpi).astype(np.float32)) / np.float32(so)
+        q = np.where(v >= 2.0 ** 31, -2 ** 31, np.trunc(np.nan_to_num(v)).astype(np.float64)).astype(np.int64)
+    return _checked(node, ctx, lookup.int_lut(np.clip(q + zpo, info.min, info.max), ctx))
 
 
 def _rsqrt_int16_fn(s_out: float) -> Callable[[np.ndarray], np.ndarray]:
@@ -243,7 +282,7 @@ def _rsqrt_int16_fn(s_out: float) -> Callable[[np.ndarray], np.ndarray]:
 def quantized_rsqrt(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Quantized RSQRT as LiteRT's ``RsqrtEvalQuantizedInt8`` / ``RsqrtEvalQuantizedInt16``
     (elementwise.cc), run as a table over the codes; an input code below the input's zero point
-    (a negative real value) fails the invoke (:func:`rsqrt_domain`), as in LiteRT.
+    (a negative real value) fails the invoke (:func:`input_domain`), as in LiteRT.
 
     int8, in fixed point, not a table over the float function (which rounds some codes a step
     lower): per code, ``v = q - zp_in``; ``GetInvSqrtQuantizedMultiplierExp(v)`` gives
@@ -274,17 +313,7 @@ def quantized_rsqrt(node: Node, ctx: CpuContext) -> Callable[[], None]:
         lo, hi = -128, 127
     else:
         raise UnsupportedOpError(node.op, node.index, "cpu", f"quantized {dt}; LiteRT's kernel takes int8 and int16")
-    table = lookup.int_lut(np.clip(codes, lo, hi), ctx)
-    domain = rsqrt_domain(node, ctx.in_info(0))
-    if domain is None:
-        return table
-    (least, error), x = domain, ctx.input(0)
-
-    def run() -> None:
-        if x.size and x.min() < least:
-            raise error(int(np.count_nonzero(x < least)), x.size, int(x.min()))
-        table()
-    return run
+    return _checked(node, ctx, lookup.int_lut(np.clip(codes, lo, hi), ctx))
 
 
 def _unary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
@@ -292,6 +321,8 @@ def _unary_factory(node: Node, ctx: CpuContext) -> Callable[[], None]:
         return quantized_float_lut(node, ctx)
     if node.op == Op.RSQRT and is_quantized(ctx.in_info(0)):
         return quantized_rsqrt(node, ctx)
+    if node.op == Op.SQRT and is_quantized(ctx.in_info(0)):
+        return quantized_sqrt(node, ctx)
     if node.op == Op.ABS and is_quantized(ctx.in_info(0)):
         return quantized_abs(node, ctx)
     if node.op == Op.LOG_SOFTMAX and is_quantized(ctx.in_info(0)):

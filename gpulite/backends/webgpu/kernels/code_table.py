@@ -13,8 +13,8 @@ whose size is no multiple of 16 the CPU kernel is also run on inputs of that rem
 length, all of whose elements are in the tail, and a second table serves the last elements
 when it differs.
 
-An op whose LiteRT kernel fails the invoke on some input codes (quantized RSQRT below the input's
-zero point: ``DOMAINS``) is tabulated on the codes it takes (the others stand in for the least
+An op whose LiteRT kernel fails the invoke on some input codes (quantized RSQRT and SQRT below the
+input's zero point: ``math_ops.input_domain``) is tabulated on the codes it takes (the others stand in for the least
 of those), and the kernel flags the codes below it in a sticky check's two words
 (``GpuArena.add_check``: how many, and how far below the least went, by ``atomicAdd`` /
 ``atomicMax``), read with the outputs: ``invoke`` then raises the CPU kernel's error.
@@ -33,7 +33,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.context import CpuContext
-from gpulite.backends.cpu.kernels.math_ops import rsqrt_domain
+from gpulite.backends.cpu.kernels.math_ops import DOMAIN_MESSAGES, input_domain
 from gpulite.backends.kernels import declare_int8, get_kernel, register_case
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.movement import words
@@ -47,9 +47,6 @@ TABLE_OPS = (Op.LOGISTIC, Op.TANH, Op.GELU, Op.HARD_SWISH, Op.ELU, Op.LEAKY_RELU
 NARROW = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 # LiteRT's 8-bit NEON loops run blocks of 16 and leave the rest to a scalar loop.
 NEON_BLOCK = 16
-# Ops whose quantized kernel fails the invoke below a least input code: op -> the CPU kernel's
-# (least code, error(below, size, lowest)) of a node's input, or None when no code can fail.
-DOMAINS: dict[str, Callable] = {Op.RSQRT: rsqrt_domain}
 
 
 def _quantized(t: TensorInfo) -> bool:
@@ -96,9 +93,9 @@ def cpu_kernel(node: Node, ctx: GpuContext, shapes: list[tuple[int, ...]],
 
 
 def domain(node: Node, ctx: GpuContext) -> tuple[int, Callable[[int, int, int], Exception]] | None:
-    """The CPU kernel's ``(least input code, error)`` for a node of ``DOMAINS`` (module docstring)."""
+    """The CPU kernel's ``(least input code, error)`` for a quantized RSQRT or SQRT (module docstring)."""
     ii = ctx.in_info(0)
-    return DOMAINS[node.op](node, ii) if node.op in DOMAINS and _quantized(ii) else None
+    return input_domain(node, ii) if node.op in DOMAIN_MESSAGES and _quantized(ii) else None
 
 
 def code_table(node: Node, ctx: GpuContext, size: int,
@@ -136,7 +133,7 @@ def code_table(node: Node, ctx: GpuContext, size: int,
 
 def table_kernel(node: Node, ctx: GpuContext) -> Program:
     """``out[e] = table[bits of x[e]]`` (the tail table for the last elements where LiteRT's
-    differs); codes below a ``DOMAINS`` op's least flagged in a sticky check (module docstring)."""
+    differs); codes below a RSQRT's or SQRT's least flagged in a sticky check (module docstring)."""
     x, out = ctx.input(0), ctx.output(0)
     if x.shape != out.shape:
         raise ctx.unsupported(f"input {x.shape} and output {out.shape} differ")
