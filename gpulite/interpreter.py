@@ -239,7 +239,10 @@ class Interpreter:
     @_exclusive
     def allocate_tensors(self) -> None:
         self._ensure_safe()
-        self._release_exe()
+        if self._exe is not None:
+            # As LiteRT's AllocateTensors when no input was resized since: nothing to plan again,
+            # so inputs, variable tensors (an LSTM's state) and bindings are kept.
+            return
         graph = self.graph
         for n in self._tail.nodes:
             if get_kernel(n.op, "cpu") is None:

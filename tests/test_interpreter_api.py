@@ -9,6 +9,8 @@ LiteRT, run the same model through LiteRT too.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -300,3 +302,30 @@ def test_arena_plan_shares_memory_without_overlaps(name):
         f"tensors {idx[a[0]]} and {idx[b[0]]} are alive together (steps {life[idx[a[0]]]} and "
         f"{life[idx[b[0]]]}) but share arena bytes [{off[a[0]]}, {end[a[0]]}) / [{off[b[0]]}, {end[b[0]]})"
     )
+
+
+@pytest.mark.parametrize("backend", ["cpu", "litert", "webgpu"])
+def test_allocate_again_keeps_inputs_and_state_as_litert(backend):
+    """A second ``allocate_tensors`` with no resize between changes nothing in LiteRT: the input
+    set before it and an LSTM's state after an invoke stay; the same invoke sequence gives LiteRT's
+    outputs."""
+    from tests.webgpu.support import usable_backend
+
+    backend = usable_backend(backend)
+    path = str(Path(__file__).parent / "data" / "rnn" / "lstm.tflite")
+    ref, it = litert(model_path=path), Interpreter(model_path=path, backend=backend)
+    x = np.random.default_rng(3).standard_normal(it.get_input_details()[0]["shape"]).astype(np.float32)
+    outs = {}
+    for name, interp in (("litert", ref), ("gpulite", it)):
+        interp.allocate_tensors()
+        i, o = interp.get_input_details()[0]["index"], interp.get_output_details()[0]["index"]
+        interp.set_tensor(i, x)
+        interp.allocate_tensors()  # the input stays
+        interp.invoke()
+        first = interp.get_tensor(o)
+        interp.allocate_tensors()  # the state stays: the next output differs from the first
+        interp.invoke()
+        outs[name] = (first, interp.get_tensor(o))
+    assert np.abs(outs["litert"][1] - outs["litert"][0]).max() > 1e-3
+    for k in range(2):
+        np.testing.assert_allclose(outs["gpulite"][k], outs["litert"][k], rtol=1e-5, atol=1e-6)

@@ -58,7 +58,7 @@ class GpuTensor:
     """A graph output in GPU memory, from ``Interpreter.get_output_gpu``.
 
     Validity: the handle is valid until the interpreter's next ``invoke()``,
-    ``allocate_tensors()``, ``resize_tensor_input()``, ``recover()`` or ``close()``. After
+    ``allocate_tensors()`` after a resize, ``resize_tensor_input()``, ``recover()`` or ``close()``. After
     that the same byte range holds other data (the next invoke's output) or has been freed,
     so :attr:`buffer`, :meth:`copy`, :meth:`data` and :meth:`data_sync` raise
     :class:`~gpulite.errors.StaleTensorError` (or ``DeviceLostError`` once the device is
