@@ -15,7 +15,8 @@ options at ``allocate_tensors``; the op suite says which). int8 coverage:
   to LiteRT's integer kernels (declared like the cpu's: ``register_kernel(..., int8=True)`` or
   ``backends/webgpu/kernels/int8_ops.py``); otherwise the node runs on the CPU fallback.
 
-``n/a``: the op's tensors are never quantized (bool, shape and index ops).
+``n/a``: the op's tensors are never quantized (bool, shape and index ops, and ops whose LiteRT
+kernels take no int8, uint8 or int16 tensors: :data:`LITERT_FLOAT_ONLY`).
 :func:`markdown` renders docs/ops.md from the same rows.
 """
 
@@ -29,9 +30,17 @@ from gpulite.model.opdefs import RAW_OPS, Op
 BACKENDS = ("cpu", "webgpu")
 # Codes in the op table that are no operators a model runs.
 NOT_OPERATORS = frozenset({Op.CUSTOM, Op.DELEGATE, Op.PLACEHOLDER_FOR_GREATER_OP_CODES})
+# Ops whose LiteRT kernels refuse int8, uint8 and int16 inputs alike (float, int32/int64 or bool
+# only; audited with ai-edge-litert 2.3, tests/ops/test_int8_codes.py checks each refusal): no
+# model LiteRT runs feeds them quantized tensors.
+LITERT_FLOAT_ONLY = frozenset({
+    Op.FLOOR, Op.CEIL, Op.ROUND, Op.SIN, Op.COS, Op.SQUARE, Op.SIGN, Op.ZEROS_LIKE, Op.POW, Op.ADD_N, Op.ATAN2,
+    Op.CUMSUM, Op.SEGMENT_SUM, Op.UNSORTED_SEGMENT_SUM, Op.UNSORTED_SEGMENT_PROD, Op.UNSORTED_SEGMENT_MAX,
+    Op.UNSORTED_SEGMENT_MIN, Op.BUCKETIZE, Op.LOCAL_RESPONSE_NORMALIZATION, Op.L2_POOL_2D, Op.CONV_3D,
+    Op.REDUCE_ANY, Op.REDUCE_ALL})
 # Ops whose tensors are never quantized: the int8 columns do not apply.
 NOT_QUANTIZED = frozenset({Op.LOGICAL_AND, Op.LOGICAL_OR, Op.LOGICAL_NOT, Op.SHAPE, Op.RANK, Op.RANGE,
-                           Op.BROADCAST_ARGS, Op.WHERE, Op.ONE_HOT})
+                           Op.BROADCAST_ARGS, Op.WHERE, Op.ONE_HOT}) | LITERT_FLOAT_ONLY
 # Why an op is not covered, by name prefix (the first match wins).
 _WHY_NOT = (
     ("STABLEHLO_", "StableHLO op (JAX / ai-edge-torch StableHLO export, not TFLiteConverter's builtins)"),
@@ -140,7 +149,8 @@ def markdown(rows: list[Row] | None = None) -> str:
         "- *webgpu exact*: under `quantized=\"exact\"` the op's int8 nodes run on the GPU with LiteRT's",
         "  integer arithmetic, bit-equal to it (kernels declared with `register_kernel(..., int8=True)` or",
         "  in `backends/webgpu/kernels/int8_ops.py`); *no*: they run on the CPU fallback.",
-        "  *n/a*: the op's tensors are never quantized.",
+        "  *n/a*: the op's tensors are never quantized (bool, shape and index ops, and ops whose LiteRT kernels",
+        "  refuse int8, uint8 and int16 tensors alike, e.g. FLOOR, SIN, CUMSUM; `tests/ops/test_int8_codes.py`).",
         "",
         "| op | cpu float | cpu int8 | webgpu float | webgpu int8 | webgpu exact |",
         "|---|---|---|---|---|---|",

@@ -61,6 +61,13 @@ GPU_GAPS: list[tuple[str, str]] = [
        f"the GPU's integer QUANTIZE takes 8/16-bit codes; {_INT8}") for _c in ("int16-int32", "int32-int8",
                                                                              "int32-int16")),
     ("test_conv.py::test_transpose_conv_hybrid[*]", "hybrid TRANSPOSE_CONV (int8 filter): runs on the CPU fallback"),
+    # -- 8/16-bit codes moved as LiteRT's kernels move them (issue 23): CPU kernels only --
+    *((f"test_int8_codes.py::test_{_t}_quantized[*]", f"{_t.upper()} of 8/16-bit codes: {_CPU_ONLY}") for _t in (
+        "matrix_diag", "matrix_set_diag", "dynamic_update_slice", "sparse_to_dense", "dilate", "reverse_sequence",
+        "reduce_window", "hashtable_lookup")),
+    ("test_int8_codes.py::test_bit_ops_quantized[*]", f"RIGHT_SHIFT, BITWISE_XOR: {_CPU_ONLY}"),
+    *((f"test_int8_codes.py::test_{_t}_quantized[*]", f"8/16-bit {_t.upper()} (the GPU kernel takes float32/int32): "
+       f"{_CPU_ONLY}") for _t in ("topk_v2", "scatter_nd")),
     # -- signal, detection and the remaining builtins (issue 12): CPU kernels only --
     ("test_detection.py::test_nms_*", f"NON_MAX_SUPPRESSION_V4 / V5 (a sequential selection): {_CPU_ONLY}"),
     ("test_detection.py::test_converter_nms_model[*]",

@@ -166,8 +166,8 @@ UNARY: dict[str, tuple[tuple[np.dtype, ...], Callable[[np.ndarray, np.ndarray], 
 
 # Ops whose LiteRT kernels compute on the integer codes of int8/int16 tensors, scales ignored
 # (measured with ai-edge-litert 2.3 on every code): NEG negates (wrapping), FLOOR_DIV and
-# FLOOR_MOD divide the codes.
-IGNORE_QUANTIZATION = (Op.NEG, Op.FLOOR_DIV, Op.FLOOR_MOD)
+# FLOOR_MOD divide the codes, RIGHT_SHIFT and BITWISE_XOR shift and xor them (uint8 too).
+IGNORE_QUANTIZATION = (Op.NEG, Op.FLOOR_DIV, Op.FLOOR_MOD, Op.RIGHT_SHIFT, Op.BITWISE_XOR)
 
 
 def is_quantized(t) -> bool:

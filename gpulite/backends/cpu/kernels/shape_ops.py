@@ -69,7 +69,8 @@ def rank(node: Node, ctx: CpuContext) -> Callable[[], None]:
     return _constant_output(node, ctx, np.array(len(ctx.in_info(0).shape), np.int64))
 
 
-_FILL_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float16, np.int8, np.int16, np.int32, np.int64, np.bool_))
+_FILL_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int8, np.uint8, np.int16, np.uint16,
+                                            np.int32, np.uint32, np.int64, np.bool_))
 
 
 def _check_dims(node: Node, dims: np.ndarray, out: np.ndarray, what: str) -> None:
@@ -77,6 +78,14 @@ def _check_dims(node: Node, dims: np.ndarray, out: np.ndarray, what: str) -> Non
         raise ShapeError(f"{where(node)}{what} {dims.tolist()} at run time, but the output was sized "
                          f"{list(out.shape)} at allocate (gpulite sizes outputs at allocate, from shapes, not from "
                          "input data)")
+
+
+def _scale_zp(t) -> tuple[float, int]:
+    """The tensor's first scale and zero point as LiteRT's ``params`` hold them (0 and 0 unquantized)."""
+    q = t.quant
+    if q is None or not np.size(q.scale):
+        return 0.0, 0
+    return float(np.float32(np.ravel(q.scale)[0])), int(np.ravel(q.zero_point)[0]) if np.size(q.zero_point) else 0
 
 
 @register_kernel(Op.FILL, "cpu")
@@ -89,6 +98,10 @@ def fill(node: Node, ctx: CpuContext) -> Callable[[], None]:
                           f"{', '.join(map(str, _FILL_DTYPES))}; got {di.dtype} dims, {vi.dtype} -> {out.dtype}")
     if len(vi.shape) != 0:
         raise ShapeError(f"{where(node)}value must be a scalar, got shape {list(vi.shape)}")
+    (vs, vz), (os_, oz) = _scale_zp(vi), _scale_zp(ctx.out_info(0))
+    if (vs, vz) != (os_, oz) or (out.dtype == np.int16 and vz != 0):  # fill.cc's Prepare
+        raise unsupported(node, f"the value and the output must share scale and zero point (the codes are copied; "
+                          f"int16 zero point 0), got scale {vs:g}, zero point {vz} -> scale {os_:g}, zero point {oz}")
     dims, value = ctx.input(0), ctx.input(1)
     if ctx.const(0) is not None:
         check_out(node, out, dl.dims_shape(node, ctx.const(0), "dims"))
