@@ -125,6 +125,9 @@ class Node:
     pointwise: Pointwise | None = None  # a following 1x1 CONV_2D run in the same kernel
     input_scale: int | None = None  # input slot of a per-channel factor input 0 is multiplied by as it is read
     intermediates: tuple[int, ...] = ()  # the operator's intermediate tensors (a full-integer LSTM's gate scales)
+    # A float32 node standing for a quantized one (webgpu's quantized="float" rewrite): its input's
+    # quantized tensor, where the node must check the codes its float input stands for (RSQRT, SQRT)
+    quantized_input: TensorInfo | None = None
 
     def __post_init__(self) -> None:
         self.op = op_of(self.op)

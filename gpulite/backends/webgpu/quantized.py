@@ -16,11 +16,17 @@
   fallback (no WebGPU kernel, or ``cpu_ops``: LiteRT's integer kernels run them exactly) keep
   integer tensors, with the same edge conversions around them: the requantization points the converter placed (a
   QUANTIZE between two scales, the input QUANTIZE of a float-I/O model) still round to
-  their grid. The result matches LiteRT's
-integer kernels within a few quantization steps, not exactly (float arithmetic rounds once at
-the end where the integer kernels round after every op). ``quantized="exact"`` leaves the
-graph alone: integer nodes then run LiteRT's integer arithmetic, on the GPU where a kernel
-declares it (``gpulite ops``' *webgpu exact* column), else on the CPU fallback.
+  their grid;
+- a float RSQRT or SQRT that stands for an int8 / int16 one whose zero point leaves codes below
+  it (negative values, on which LiteRT fails the invoke) keeps that input's quantized tensor
+  (``Node.quantized_input``): its kernel checks the codes its float input stands for and
+  ``invoke`` raises the cpu kernel's error (:mod:`.kernels.activations`).
+
+The result matches LiteRT's integer kernels within a few quantization steps, not exactly
+(float arithmetic rounds once at the end where the integer kernels round after every op).
+``quantized="exact"`` leaves the graph alone: integer nodes then run LiteRT's integer
+arithmetic, on the GPU where a kernel declares it (``gpulite ops``' *webgpu exact* column),
+else on the CPU fallback.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from gpulite.model.opdefs import RAW_OPS, Op
 MODES = ("float", "exact")
 QUANT_DTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 _F32 = np.dtype(np.float32)
+_CHECKED = (np.dtype(np.int8), np.dtype(np.int16))  # the dtypes LiteRT's quantized RSQRT and SQRT take
 _F32_CODE = int(sg.TensorType.FLOAT32)
 
 
@@ -75,6 +82,17 @@ def _compares_codes(graph: Graph, node: Node) -> bool:
     return is_quantized(info) and not rescaled(node.op, info)
 
 
+def _checks_domain(graph: Graph, node: Node) -> bool:
+    """An int8 / int16 RSQRT or SQRT whose input can hold codes below its zero point (negative
+    values: LiteRT fails the invoke, ``cpu/kernels/math_ops.input_domain``)."""
+    from gpulite.backends.cpu.kernels.math_ops import DOMAIN_MESSAGES, input_domain
+
+    if node.op not in DOMAIN_MESSAGES or not node.inputs or node.inputs[0] < 0:
+        return False
+    info = graph.tensors[node.inputs[0]]
+    return info.dtype in _CHECKED and is_quantized(info) and input_domain(node, info) is not None
+
+
 def float_graph(graph: Graph, on_cpu: Callable[[Node], bool] = lambda n: False) -> Graph:
     """``graph`` with its quantized tensors computed in float (module docstring); ``graph``
     itself when nothing is quantized. Never edits its argument.
@@ -92,6 +110,10 @@ def float_graph(graph: Graph, on_cpu: Callable[[Node], bool] = lambda n: False) 
 
     def _raw(node: Node) -> bool:
         return id(node) in raw_nodes
+
+    for n in g.nodes:
+        if not _raw(n) and _checks_domain(graph, n):
+            n.quantized_input = graph.tensors[n.inputs[0]]
 
     readers = g.consumers()
     producer = {o: n for n in g.nodes for o in n.outputs}

@@ -1,10 +1,20 @@
 """Elementwise unary ops (float32): RELU family, LOGISTIC, HARD_SWISH, TANH, EXP, ...; ABS and
-NEG also on int32 (through :mod:`.mapping`)."""
+NEG also on int32 (through :mod:`.mapping`).
+
+A float RSQRT or SQRT standing for an int8 / int16 one under ``quantized="float"``
+(``Node.quantized_input``: :mod:`..quantized`) also checks the code each input value stands for
+(``unary_domain.wgsl``): codes below the zero point (negative values, on which LiteRT fails the
+invoke) are counted, and the least one kept, in a sticky check's two words
+(``GpuArena.add_check``, by ``atomicAdd`` / ``atomicMax``, as ``code_table.py``'s kernel does),
+read with the outputs: ``invoke`` then raises the cpu kernel's error. Its values take ``max(x,
+0)``: a value just below 0 that still rounds to the zero point is 0 for LiteRT too.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from gpulite.backends.cpu.kernels.math_ops import input_domain
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.mapping import map_program
@@ -41,8 +51,26 @@ def _unary(expr: str):
         if x.size != out.size:
             raise ctx.unsupported(f"input {x.shape} and output {out.shape} differ in size")
         params = [("x_off", "u32", x.offset), ("out_off", "u32", out.offset)]
+        if node.quantized_input is not None:
+            return _checked(node, ctx, params, expr)
         return make_program(f"{node.op.lower()} {x.shape}", "unary", params, out.size, OP=expr)
     return factory
+
+
+def _checked(node: Node, ctx: GpuContext, params: list, expr: str) -> Program:
+    """The unary program checking the codes its input stands for (module docstring)."""
+    info, size = node.quantized_input, ctx.input(0).size
+    domain = input_domain(node, info)
+    assert domain is not None, "float_graph marks only nodes whose input can hold codes below the zero point"
+    least, error = domain
+
+    def decode(w: np.ndarray) -> Exception | None:
+        return None if w[0] == 0 else error(int(w[0]), size, least - int(w[1]))
+    check = ctx.arena.add_check(2, decode, sticky=True)
+    params = [*params, ("inv_scale", "f32", float(np.float32(1) / np.float32(info.quant.scale[0]))),
+              ("depth", "u32", least - int(np.iinfo(info.dtype).min)), ("check_off", "u32", check.offset // 4)]
+    return make_program(f"{node.op.lower()} {ctx.input(0).shape} of {info.dtype} codes", "unary_domain", params,
+                        size, word="u32", atomics=True, OP=expr)
 
 
 for _op, _expr in UNARY.items():
