@@ -32,7 +32,7 @@ from tests.ops.test_conv import CASES, DW_CASES, _quant_model
 from tests.ops.test_fc import _fc_quant_model
 from tests.ops.test_pool import CASES as POOL_CASES
 from tests.ops.test_pool import _model as pool_model
-from tests.ops.test_quantized_elementwise import REQUANTIZE, all_pairs, all_values, model
+from tests.ops.test_quantized_elementwise import DOMAIN_CASES, LITERT_SAYS, REQUANTIZE, all_pairs, all_values, model
 from tests.webgpu.support import gpu_only, require_adapter, run
 
 require_adapter()
@@ -301,3 +301,66 @@ def test_int16_comparisons_read_what_litert_reads(op: str) -> None:
     b[2:4] = a[2:4]  # equal codes, different real values
     m = compare_model(op, a.shape, b.shape, "int16", qa=(0.5, 0), qb=(0.25, 0))
     np.testing.assert_array_equal(on_gpu(m, [a, b]), litert(m, [a, b]))
+
+
+def _domain_model(op: str, case: str, where: str) -> tuple[bytes, list[np.ndarray], list[np.ndarray]]:
+    """(model, inputs with codes below the zero point of ``op``'s input, inputs without): ``op``
+    reads a graph input (``DOMAIN_CASES``' codes) or a SUB's output on the same grid."""
+    dt, qi, qo, bad, _ = DOMAIN_CASES[case]
+    rng = np.random.default_rng(8)
+    good = rng.integers(qi[1], np.iinfo(dt).max, (2, 37), endpoint=True).astype(dt)
+    if where == "graph-input":
+        x = good.copy()
+        for at, code in bad.items():
+            x[at] = code
+        return model(op, [(x.shape, dt, qi)], (x.shape, dt, qo)), [x], [good]
+    mb = ModelBuilder()
+    a, b = (mb.input(n, good.shape, dt, quant=qi) for n in "ab")
+    d = mb.tensor("d", good.shape, dt, quant=qi)
+    mb.op("SUB", [a, b], [d])
+    y = mb.tensor("y", good.shape, dt, quant=qo)
+    mb.op(op, [d], [y])
+    mb.output(y)
+    av = rng.integers(0, 100, good.shape).astype(dt)
+    bv = av.copy()
+    bv[0, 5] += 7  # a - b: 7 and 3 steps below 0
+    bv[1, 2] += 3
+    return mb.build(), [av, bv], [av, av // 2]
+
+
+@pytest.mark.parametrize("where", ["graph-input", "computed"])
+@pytest.mark.parametrize("case", list(DOMAIN_CASES))
+@pytest.mark.parametrize("op", list(LITERT_SAYS))
+def test_float_mode_fails_below_the_zero_point(op: str, case: str, where: str) -> None:
+    """Under quantized='float' an int8 / int16 RSQRT or SQRT computes in float32 but checks the
+    codes its input stands for (kernels/activations.py): codes below the zero point, where
+    LiteRT fails the invoke, raise the cpu backend's ValueError word for word, whether the input
+    is the graph's or computed on the GPU (a SUB's), with no dispatch added; the next invoke
+    gives what a fresh interpreter gives (the check's words were cleared)."""
+    m, bad, good = _domain_model(op, case, where)
+    with pytest.raises(RuntimeError, match=LITERT_SAYS[op]):
+        litert(m, bad)
+    with pytest.raises(ValueError, match=LITERT_SAYS[op]) as cpu:
+        run(Interpreter(model_content=m, backend="cpu"), bad)
+    it = Interpreter(model_content=m, backend="webgpu")
+    with pytest.raises(ValueError, match=LITERT_SAYS[op]) as gpu:
+        run(it, bad)
+    assert str(gpu.value) == str(cpu.value)
+    plan = it.get_plan()
+    gpu_only(plan)
+    assert plan["quantized"] == "float" and plan["dispatches_per_invoke"] == plan["nodes"]
+    got = run(it, good)[0]
+    np.testing.assert_array_equal(got, on_gpu(m, good)[0])
+    if DOMAIN_CASES[case][0] == I8:  # int16 RSQRT in float is not LiteRT's interpolated table
+        assert_steps(got, litert(m, good)[0], 1)
+
+
+@pytest.mark.parametrize("op", list(LITERT_SAYS))
+def test_float32_sqrt_of_negatives_does_not_raise(op: str) -> None:
+    """The check is for quantized inputs only: a float32 SQRT / RSQRT of negative values runs
+    (LiteRT gives NaN there; WGSL leaves the value to the driver), the rest as LiteRT."""
+    x = np.array([[-4.0, -1e-30, 0.25, 4.0, 9.0]], np.float32)
+    m = model(op, [(x.shape, np.float32, None)], (x.shape, np.float32, None))
+    want = litert(m, [x])[0]
+    assert np.isnan(want[0, :2]).all()
+    np.testing.assert_allclose(on_gpu(m, [x])[0][0, 2:], want[0, 2:], rtol=1e-6)
