@@ -364,3 +364,24 @@ def test_float32_sqrt_of_negatives_does_not_raise(op: str) -> None:
     want = litert(m, [x])[0]
     assert np.isnan(want[0, :2]).all()
     np.testing.assert_allclose(on_gpu(m, [x])[0][0, 2:], want[0, 2:], rtol=1e-6)
+
+
+def test_float_mode_sqrt_of_a_value_rounding_to_the_zero_point() -> None:
+    """A SQRT input computed in float a fraction of a step below 0 (a MUL's -0.001 .. -0.004 on
+    a 0.01 grid) stands for the zero point's code: LiteRT takes it as 0, so no error and the
+    output's zero point, where sqrt of the negative float would be NaN (which the output
+    QUANTIZE made the least code). (RSQRT there is inverseSqrt(0), which WGSL leaves to the driver.)"""
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 48), np.int8, quant=(0.01, 0))
+    c = mb.const("c", np.array([-1], np.int8), quant=(0.1, 0))
+    d = mb.tensor("d", (1, 48), np.int8, quant=(0.01, 0))
+    mb.op("MUL", [x, c], [d])
+    y = mb.tensor("y", (1, 48), np.int8, quant=(0.05, -100))
+    mb.op("SQRT", [d], [y])
+    mb.output(y)
+    m = mb.build()
+    xv = np.arange(-43, 5, dtype=np.int8).reshape(1, 48)  # the last four: -0.001 .. -0.004
+    got, want = on_gpu(m, [xv])[0], litert(m, [xv])[0]
+    np.testing.assert_array_equal(got[0, -5:], np.full(5, -100, np.int8))
+    np.testing.assert_array_equal(got[0, -5:], want[0, -5:])
+    assert_steps(got, want, 1)
