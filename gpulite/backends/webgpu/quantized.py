@@ -17,10 +17,10 @@
   integer tensors, with the same edge conversions around them: the requantization points the converter placed (a
   QUANTIZE between two scales, the input QUANTIZE of a float-I/O model) still round to
   their grid;
-- a float RSQRT or SQRT that stands for an int8 / int16 one whose zero point leaves codes below
-  it (negative values, on which LiteRT fails the invoke) keeps that input's quantized tensor
-  (``Node.quantized_input``): its kernel checks the codes its float input stands for and
-  ``invoke`` raises the cpu kernel's error (:mod:`.kernels.activations`).
+- an int8 / int16 RSQRT or SQRT whose input's zero point leaves codes below it (negative
+  values, on which LiteRT fails the invoke) computes in float too, its node marked with the
+  input's quantized tensor (``Node.quantized_input``): its kernel checks the codes its float
+  input stands for, and ``invoke`` raises the cpu kernel's error (:mod:`.kernels.activations`).
 
 The result matches LiteRT's integer kernels within a few quantization steps, not exactly
 (float arithmetic rounds once at the end where the integer kernels round after every op).
