@@ -40,7 +40,7 @@ LITERT_FLOAT_ONLY = frozenset({
     Op.REDUCE_ANY, Op.REDUCE_ALL})
 # Ops whose tensors are never quantized: the int8 columns do not apply.
 NOT_QUANTIZED = frozenset({Op.LOGICAL_AND, Op.LOGICAL_OR, Op.LOGICAL_NOT, Op.SHAPE, Op.RANK, Op.RANGE,
-                           Op.BROADCAST_ARGS, Op.WHERE, Op.ONE_HOT}) | LITERT_FLOAT_ONLY
+                           Op.BROADCAST_ARGS, Op.WHERE, Op.ONE_HOT, Op.VAR_HANDLE, Op.CALL_ONCE}) | LITERT_FLOAT_ONLY
 # Why an op is not covered, by name prefix (the first match wins).
 _WHY_NOT = (
     ("STABLEHLO_", "StableHLO op (JAX / ai-edge-torch StableHLO export, not TFLiteConverter's builtins)"),

@@ -262,3 +262,81 @@ def test_litert_refuses_8_and_16_bit(op: Op, dt: str) -> None:
     feeds += [feeds[0]] * (op in (Op.POW, Op.ADD_N, Op.ATAN2))
     with pytest.raises((RuntimeError, ValueError)):
         run_litert(m, feeds)
+
+
+@pytest.mark.parametrize("dt", list(DTYPES))
+def test_bitcast_quantized(dt: str, backend: str) -> None:
+    """The codes' bytes reinterpreted (to uint8 bytes, or int16 pairs of 8-bit codes)."""
+    x = codes(dt, (4, 64))
+    to, shape = (U8, (4, 64, 2)) if dt == "int16" else (I16, (4, 32))
+    if dt != "int16":
+        x = x.reshape(4, 32, 2)
+    mb = ModelBuilder()
+    xi = mb.input("x", x.shape, DTYPES[dt], quant=QUANT[dt][0])
+    y = mb.tensor("y", shape, to)
+    mb.op("BITCAST", [xi], [y])
+    mb.output(y)
+    check(Op.BITCAST, mb.build(), [x], backend)
+
+
+@pytest.mark.parametrize("dt", list(DTYPES))
+def test_while_carries_quantized_tensors(dt: str, backend: str) -> None:
+    """``while i < 3: i + 1, maximum(x, m)`` with x quantized: the loop moves the codes."""
+    q, shape = QUANT[dt][0], (4, 64)
+    x = codes(dt, shape)
+    mb = ModelBuilder()
+    i, xi = mb.input("i", (), np.int32), mb.input("x", shape, DTYPES[dt], quant=q)
+    outs = [mb.tensor("i_out", (), np.int32), mb.tensor("x_out", shape, DTYPES[dt], quant=q)]
+    cond = mb.subgraph("cond")
+    ci = cond.input("i", (), np.int32)
+    cond.input("x", shape, DTYPES[dt], quant=q)
+    flag = cond.tensor("flag", (), np.bool_)
+    cond.op("LESS", [ci, cond.const("limit", np.array(3, np.int32))], [flag])
+    cond.output(flag)
+    body = mb.subgraph("body")
+    bi, bx = body.input("i", (), np.int32), body.input("x", shape, DTYPES[dt], quant=q)
+    ni, nx = body.tensor("i1", (), np.int32), body.tensor("x1", shape, DTYPES[dt], quant=q)
+    body.op("ADD", [bi, body.const("one", np.array(1, np.int32))], [ni])
+    body.op("MAXIMUM", [bx, body.const("m", codes(dt, shape, 7), quant=q)], [nx])
+    body.output(ni, nx)
+    mb.op("WHILE", [i, xi], outs, cond_subgraph_index=1, body_subgraph_index=2)
+    mb.output(*outs)
+    assert coverage.row(Op.WHILE).cpu_int8 == "yes"
+    check_op(mb.build(), [np.array(0, np.int32), x], backend)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+@pytest.mark.parametrize("dt", list(DTYPES))
+def test_if_carries_quantized_tensors(dt: str, flag: bool, backend: str) -> None:
+    """``maximum(x, y) if flag else minimum(x, y)`` on quantized tensors."""
+    q, shape = QUANT[dt][0], (4, 64)
+    mb = ModelBuilder()
+    f = mb.input("flag", (1,), np.bool_)
+    xs = [mb.input(n, shape, DTYPES[dt], quant=q) for n in ("x", "y")]
+    out = mb.tensor("out", shape, DTYPES[dt], quant=q)
+    for name, op in (("then", "MAXIMUM"), ("else", "MINIMUM")):
+        sub = mb.subgraph(name)
+        a, b = (sub.input(n, shape, DTYPES[dt], quant=q) for n in ("x", "y"))
+        r = sub.tensor("r", shape, DTYPES[dt], quant=q)
+        sub.op(op, [a, b], [r])
+        sub.output(r)
+    mb.op("IF", [f, *xs], [out], then_subgraph_index=1, else_subgraph_index=2)
+    mb.output(out)
+    assert coverage.row(Op.IF).cpu_int8 == "yes"
+    check_op(mb.build(), [np.array([flag]), codes(dt, shape), codes(dt, shape, 1)], backend)
+
+
+@pytest.mark.parametrize("dt", list(DTYPES))
+def test_resource_variable_holds_quantized_codes(dt: str, backend: str) -> None:
+    """ASSIGN_VARIABLE then READ_VARIABLE of a quantized tensor gives back its codes."""
+    q = QUANT[dt][0]
+    x = codes(dt, (4, 64))
+    mb = ModelBuilder()
+    xi = mb.input("x", x.shape, DTYPES[dt], quant=q)
+    h, v = mb.tensor("h", (), "RESOURCE"), mb.tensor("v", x.shape, DTYPES[dt], quant=q)
+    mb.op("VAR_HANDLE", [], [h], shared_name="v")
+    mb.op("ASSIGN_VARIABLE", [h, xi], [])
+    mb.op("READ_VARIABLE", [h], [v])
+    mb.output(v)
+    assert coverage.row(Op.ASSIGN_VARIABLE).cpu_int8 == "yes"
+    check(Op.READ_VARIABLE, mb.build(), [x], backend)

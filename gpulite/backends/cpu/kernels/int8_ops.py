@@ -31,6 +31,8 @@ INT8_OPS = (
     # ignored (tests/ops/test_int8_codes.py, every 8-bit code against ai-edge-litert)
     Op.TOPK_V2, Op.MATRIX_DIAG, Op.MATRIX_SET_DIAG, Op.FILL, Op.SCATTER_ND, Op.DYNAMIC_UPDATE_SLICE,
     Op.SPARSE_TO_DENSE, Op.DILATE, Op.REVERSE_SEQUENCE, Op.REDUCE_WINDOW, Op.HASHTABLE_LOOKUP, Op.CAST,
-    Op.RIGHT_SHIFT, Op.BITWISE_XOR,
+    Op.RIGHT_SHIFT, Op.BITWISE_XOR, Op.BITCAST,
+    # control flow and resource variables carry quantized tensors unchanged
+    Op.IF, Op.WHILE, Op.READ_VARIABLE, Op.ASSIGN_VARIABLE,
 )
 declare_int8("cpu", *INT8_OPS)
