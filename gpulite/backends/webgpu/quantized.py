@@ -12,7 +12,8 @@
   the model's operators) convert at the edges, on the GPU, so a full-int8 model with int8 I/O
   runs as one GPU partition;
 - the model's own QUANTIZE and DEQUANTIZE nodes, ops that read a quantized tensor's codes
-  rather than its value (:data:`RAW_OPS`, custom ops) and nodes that will run on the CPU
+  rather than its value (:data:`RAW_OPS`, custom ops, and ops that copy codes between two
+  quantizations, as LiteRT's reshape.cc or topk_v2.cc do) and nodes that will run on the CPU
   fallback (no WebGPU kernel, or ``cpu_ops``: LiteRT's integer kernels run them exactly) keep
   integer tensors, with the same edge conversions around them: the requantization points the converter placed (a
   QUANTIZE between two scales, the input QUANTIZE of a float-I/O model) still round to
@@ -82,6 +83,28 @@ def _compares_codes(graph: Graph, node: Node) -> bool:
     return is_quantized(info) and not rescaled(node.op, info)
 
 
+# Ops whose LiteRT kernels copy or pick codes without reading the quantization (reshape.cc,
+# gather.cc, topk_v2.cc, ...; the others refuse differing quantizations at prepare).
+_COPY_OPS = frozenset({
+    Op.RESHAPE, Op.SQUEEZE, Op.EXPAND_DIMS, Op.TRANSPOSE, Op.GATHER, Op.GATHER_ND, Op.EMBEDDING_LOOKUP, Op.TILE,
+    Op.BROADCAST_TO, Op.REVERSE_V2, Op.SLICE, Op.STRIDED_SLICE, Op.SPLIT, Op.SPLIT_V, Op.PACK, Op.UNPACK,
+    Op.DEPTH_TO_SPACE, Op.SPACE_TO_DEPTH, Op.SELECT, Op.SELECT_V2, Op.RESIZE_NEAREST_NEIGHBOR, Op.TOPK_V2,
+    Op.DYNAMIC_UPDATE_SLICE, Op.MATRIX_DIAG, Op.MATRIX_SET_DIAG, Op.REVERSE_SEQUENCE, Op.SPARSE_TO_DENSE,
+    Op.DILATE, Op.FILL})
+
+
+def _copies_across_scales(graph: Graph, node: Node) -> bool:
+    """A code-copying op (:data:`_COPY_OPS`) with a quantized input whose scale or zero point differs
+    from its output's: LiteRT's output holds the input's codes, which a float rewrite would
+    requantize to other codes, so its tensors stay integer."""
+    if node.op not in _COPY_OPS or not node.outputs or not is_quantized(out := graph.tensors[node.outputs[0]]):
+        return False
+
+    def key(t: TensorInfo) -> tuple:
+        return tuple(np.ravel(t.quant.scale).tolist()), tuple(np.ravel(t.quant.zero_point).tolist())
+    return any(i >= 0 and is_quantized(graph.tensors[i]) and key(graph.tensors[i]) != key(out) for i in node.inputs)
+
+
 def _checks_domain(graph: Graph, node: Node) -> bool:
     """An int8 / int16 RSQRT or SQRT whose input can hold codes below its zero point (negative
     values: LiteRT fails the invoke, ``cpu/kernels/math_ops.input_domain``)."""
@@ -106,7 +129,7 @@ def float_graph(graph: Graph, on_cpu: Callable[[Node], bool] = lambda n: False) 
     g = copy_graph(graph)
     # Decided once, on the unrewritten graph (the rewrite below retypes and renumbers tensors).
     raw_nodes = {id(n) for n in g.nodes if n.op in RAW_OPS or not isinstance(n.op, Op) or n.op.is_custom
-                 or on_cpu(n) or _compares_codes(graph, n)}
+                 or on_cpu(n) or _compares_codes(graph, n) or _copies_across_scales(graph, n)}
 
     def _raw(node: Node) -> bool:
         return id(node) in raw_nodes
