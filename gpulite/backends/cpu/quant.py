@@ -216,17 +216,23 @@ class NeonRequantizer:
     gemmlowp's ``SaturatingRoundingDoublingHighMul`` rounds them away from zero) and ``vrshl``
     right by ``max(-shift, 0)`` (halves up again, where ``RoundingDivideByPOT`` rounds them away
     from zero); the other channels take ``MultiplyByQuantizedMultiplier`` (:class:`Requantizer`).
-    The two differ only on a negative tie, which LiteRT's outputs show (corpus/unet_int8).
+    The two differ only on a negative tie, which LiteRT's outputs show (corpus/unet_int8). Its
+    int8 DEPTHWISE_CONV_2D's general path (``DepthwiseConvGeneral``'s output stage) rounds the same
+    way in the same blocks of 8 output channels.
 
-    Parameters as :class:`Requantizer`'s (``multiplier``, ``shift`` length 1 or the channel count).
+    ``all_channels`` takes the NEON rounding on every channel: ruy's, behind LiteRT's optimized
+    int8 / uint8 CONV_2D and FULLY_CONNECTED (``cpu_backend_gemm``), whose kernels round halves up
+    in both steps on any channel count.
+
+    Other parameters as :class:`Requantizer`'s (``multiplier``, ``shift`` length 1 or the channel count).
     """
 
     def __init__(self, shape: tuple[int, ...], multiplier: np.ndarray, shift: np.ndarray,
-                 zero_point: int, lo: int, hi: int) -> None:
-        self.rest = Requantizer(shape, multiplier, shift, zero_point, lo, hi)
+                 zero_point: int, lo: int, hi: int, all_channels: bool = False) -> None:
         channels = shape[-1]
         s = np.broadcast_to(np.asarray(shift, np.int64).reshape(-1), (channels,))
-        self.n = channels // 8 * 8
+        self.n = channels if all_channels else channels // 8 * 8
+        self.rest = Requantizer(shape, multiplier, shift, zero_point, lo, hi) if self.n < channels else None
         self.mult = np.broadcast_to(np.asarray(multiplier, np.int64).reshape(-1), (channels,))[:self.n]
         self.left, right = np.maximum(s, 0)[:self.n], np.maximum(-s, 0)[:self.n]
         # vrshl by e: (h + 2**(e - 1)) >> e without overflow, as (h >> e) + ((h >> (e - 1)) & 1)
@@ -249,7 +255,8 @@ class NeonRequantizer:
         np.add(t, u, out=t)
         np.add(t, self.zero_point, out=t)
         np.clip(t, self.lo, self.hi, out=t)
-        self.rest(acc, out)
+        if self.rest is not None:
+            self.rest(acc, out)
         out[..., :self.n] = t
 
 

@@ -5,12 +5,14 @@ float64 (every product and partial sum is an integer far below 2**53), reusing t
 kernels' im2col and tap loops: the input is padded with its own zero point and multiplied
 by ``w - zp_w``, and ``-zp_in * sum(w - zp_w)`` per output channel is added afterwards, so
 padded pixels contribute nothing, as in TFLite. The float64 result is then cast to int64
-and rescaled as LiteRT's default interpreter rescales it: the int8 convolutions its XNNPACK
-delegate takes (:func:`xnnpack_conv`: int8 codes, filter zero points 0, a constant bias; its
-TRANSPOSE_CONV too, in ``transpose_conv.py``) with
-XNNPACK's float32 requantization (:class:`gpulite.backends.cpu.quant.Fp32Requantizer`), the
-rest (uint8, the 16x8 mode) with TFLite's fixed-point ``MultiplyByQuantizedMultiplier``
-(:class:`gpulite.backends.cpu.quant.Requantizer`), as its builtin kernels do. Both ops are registered here, choosing
+and rescaled as LiteRT's default interpreter rescales it (:func:`conv_rescale`): the convolutions
+its XNNPACK delegate takes (:func:`xnnpack_conv`: int8 codes, or uint8 ones for CONV_2D, a
+constant bias, a fused activation XNNPACK has; its TRANSPOSE_CONV too, in ``transpose_conv.py``)
+with XNNPACK's float32 requantization (:class:`gpulite.backends.cpu.quant.Fp32Requantizer`), the
+rest as its builtin optimized kernels do: ruy's rounding for CONV_2D, LiteRT's NEON output
+stage for int8 DEPTHWISE_CONV_2D (:class:`gpulite.backends.cpu.quant.NeonRequantizer`), TFLite's
+fixed-point ``MultiplyByQuantizedMultiplier`` (:class:`gpulite.backends.cpu.quant.Requantizer`)
+for uint8 DEPTHWISE_CONV_2D, grouped CONV_2D and the 16x8 mode. Both ops are registered here, choosing
 the float32 kernel of :mod:`.conv` / :mod:`.depthwise`, the hybrid one of :mod:`.hybrid`
 (float input, int8 filter) or the integer one by dtypes.
 """
@@ -113,16 +115,41 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
 
 def xnnpack_conv(node, ctx, zp_w: np.ndarray, inputs: tuple[int, int] = (0, 2)) -> bool:
     """Whether default LiteRT runs this CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV in its
-    XNNPACK delegate (``qs8`` / ``qs8_qc8w`` convolutions and deconvolutions): int8 input,
-    filter zero points 0, the bias constant (or none), a fused activation XNNPACK has as an
-    output range (not TANH or SIGN_BIT, which the delegate declines). ``inputs``: the input's
-    and the bias's indices (TRANSPOSE_CONV's are 2 and 3). Measured with ai-edge-litert 2.3:
-    rescaling those ops as XNNPACK does makes them equal default LiteRT's outputs (the op
-    suite's cases, and every node of tests/data's full-int8 models checked); uint8 and 16x8
-    ones keep the builtin kernels' fixed point."""
+    XNNPACK delegate (``qs8`` / ``qs8_qc8w`` / ``qu8`` convolutions and deconvolutions): int8
+    input with filter zero points 0, or uint8 input (any filter zero point) except for
+    DEPTHWISE_CONV_2D, which the delegate declines in uint8; the bias constant (or none); a fused
+    activation XNNPACK has as an output range (not TANH or SIGN_BIT, which the delegate declines).
+    ``inputs``: the input's and the bias's indices (TRANSPOSE_CONV's are 2 and 3). Measured with
+    ai-edge-litert 2.3 (tests/ops/test_conv.py: the interpreter's DELEGATE node, and rescaling
+    those ops as XNNPACK does makes them equal default LiteRT's outputs on the op suite's cases
+    and every node of tests/data's full-int8 models checked)."""
     x, b = inputs
-    return (ctx.in_info(x).dtype == np.int8 and not np.any(zp_w) and node.activation in _XNNPACK_ACTIVATIONS
+    dtype = ctx.in_info(x).dtype
+    codes = (dtype == np.int8 and not np.any(zp_w)) or (dtype == np.uint8 and node.op != Op.DEPTHWISE_CONV_2D)
+    return (codes and node.activation in _XNNPACK_ACTIVATIONS
             and (not ctx.has_input(b) or ctx.const(b) is not None))
+
+
+def conv_rescale(node, ctx, zp_w: np.ndarray) -> str:
+    """How default LiteRT rescales this integer CONV_2D / DEPTHWISE_CONV_2D: ``"fp32"``, XNNPACK's
+    float32 requantization where its delegate takes the op (:func:`xnnpack_conv`); else its
+    builtin optimized kernel's: an ungrouped 8-bit CONV_2D ``"ruy"`` (im2col and
+    ``cpu_backend_gemm``: ruy's rounding, halves up on every channel,
+    ``NeonRequantizer(all_channels=True)``), an int8 DEPTHWISE_CONV_2D ``"neon"`` (its general
+    path's NEON output stage: halves up in whole blocks of 8 channels, the rest as the reference
+    kernel, :class:`gpulite.backends.cpu.quant.NeonRequantizer`); ``"double"``, the reference
+    kernels' ``MultiplyByQuantizedMultiplier``, for uint8 DEPTHWISE_CONV_2D (whose optimized
+    kernel rounds so), a grouped CONV_2D (the optimized kernel has no groups) and ``"int64"`` for
+    the 16x8 mode. Measured with ai-edge-litert 2.3 on x86 (``OpResolverType.BUILTIN`` against
+    ``BUILTIN_REF``, power-of-two scales making ties: tests/ops/test_conv.py)."""
+    x, w = ctx.in_info(0), ctx.in_info(1)
+    if x.dtype == np.int16:
+        return "int64"
+    if xnnpack_conv(node, ctx, zp_w):
+        return "fp32"
+    if node.op == Op.CONV_2D:
+        return "ruy" if x.shape[-1] == w.shape[-1] else "double"
+    return "neon" if x.dtype == np.int8 else "double"
 
 
 def xnnpack_transpose_conv(node, ctx, zp_w: np.ndarray) -> bool:
@@ -165,11 +192,15 @@ def transpose_conv_requantizer(node, ctx, channels: int, shape: tuple[int, ...])
 
 def conv_requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...]):
     """The output rescale of an integer CONV_2D / DEPTHWISE_CONV_2D as default LiteRT does it
-    (:func:`xnnpack_conv`), its filter zero points and the input's zero point."""
-    _, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, channels, axis)
-    if not xnnpack_conv(node, ctx, zp_w):
-        return requantizer(node, ctx, channels, axis, shape)
-    return Fp32Requantizer(shape, conv_scales(ctx), zp_out, lo, hi), zp_w, zp_in
+    (:func:`conv_rescale`), its filter zero points and the input's zero point."""
+    real, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, channels, axis)
+    form = conv_rescale(node, ctx, zp_w)
+    if form == "fp32":
+        return Fp32Requantizer(shape, conv_scales(ctx), zp_out, lo, hi), zp_w, zp_in
+    if form in ("ruy", "neon"):
+        rq = NeonRequantizer(shape, *quantize_multipliers(real), zp_out, lo, hi, all_channels=form == "ruy")
+        return rq, zp_w, zp_in
+    return requantizer(node, ctx, channels, axis, shape)
 
 
 def conv_scales(ctx, x_index: int = 0) -> np.ndarray:
