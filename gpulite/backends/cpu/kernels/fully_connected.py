@@ -5,8 +5,10 @@ TFLite flattens every leading input dimension into rows of ``in`` features (weig
 ``[out, in]``); ``keep_num_dims`` only changes the output's stored shape, which the
 output array already has, so both cases are one (rows, in) @ (in, out) matmul. The
 quantized path computes the integer accumulator exactly in float64 like
-quantized_conv.py and rescales with TFLite's fixed-point multiplier, rounding once as
-LiteRT's FC does (the reference convs round twice; see :mod:`gpulite.backends.cpu.quant`).
+quantized_conv.py and rescales it as default LiteRT does (:func:`fc_rescale`): XNNPACK's float32
+requantization where its delegate takes the op, else ruy's rounding (LiteRT's optimized builtin
+kernel); the 16x8 op (which XNNPACK declines) with TFLite's fixed-point multiplier, rounding once
+(see :mod:`gpulite.backends.cpu.quant`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import numpy as np
 
 from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.cpu.kernels.hybrid import hybrid_fully_connected
-from gpulite.backends.cpu.kernels.quantized_conv import epilogue, requantizer
+from gpulite.backends.cpu.kernels.quantized_conv import conv_scales, epilogue, requantizer, rescale_factors
+from gpulite.backends.cpu.quant import Fp32Requantizer, NeonRequantizer, quantize_multipliers
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.model.opdefs import Op
@@ -64,15 +67,34 @@ def fully_connected(node, ctx):
     return run
 
 
+def fc_rescale(node, ctx) -> str:
+    """How default LiteRT rescales this 8-bit FULLY_CONNECTED: ``"fp32"``, XNNPACK's float32
+    requantization, where its delegate takes the op (int8 weights with zero points 0, or uint8
+    ones; a constant bias or none: measured with ai-edge-litert 2.3, which declines a bias fed at
+    run time or an int8 weight zero point); else ``"ruy"``, its builtin optimized kernel's
+    (``cpu_backend_gemm``: ruy's rounding, halves up on every channel)."""
+    w = ctx.in_info(1)
+    xnnpack = (w.dtype == np.uint8 or not np.any(w.quant.zero_point)) and (
+        not ctx.has_input(2) or ctx.const(2) is not None)
+    return "fp32" if xnnpack else "ruy"
+
+
 def _quantized(node, ctx, rows: int, depth: int, units: int):
     x, w, out = ctx.input(0), ctx.input(1), ctx.output(0)
     if ctx.const(1) is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", "quantized fully connected needs constant weights")
     per_channel = w.dtype == np.int8 and ctx.in_info(1).quant is not None and ctx.in_info(1).quant.scale.size > 1
     # fully_connected.cc: per-tensor weights go through GetQuantizedConvolutionMultipler; the
-    # rescale rounds once (unlike conv), matching LiteRT's reference FC bit for bit.
+    # reference kernel rounds once (unlike conv); the 16x8 op has no other kernel
     rq, zp_w, zp_in = requantizer(node, ctx, units, 0, (rows, units), float_product=not per_channel,
                                   single_rounding=True, int64=False)
+    if x.dtype != np.int16:
+        real = rescale_factors(node, ctx, units, 0, float_product=not per_channel)[0]
+        if fc_rescale(node, ctx) == "fp32":
+            rq = Fp32Requantizer((rows, units), conv_scales(ctx), rq.zero_point, rq.lo, rq.hi)
+        else:
+            rq = NeonRequantizer((rows, units), *quantize_multipliers(real), rq.zero_point, rq.lo, rq.hi,
+                                 all_channels=True)
     wq = w.astype(np.int64) - zp_w.reshape(-1, 1)
     wt = np.ascontiguousarray(wq.T, dtype=np.float64)
     corr = -zp_in * wq.sum(axis=1)
