@@ -1,11 +1,11 @@
 """Integer CONV_2D (grouped too), DEPTHWISE_CONV_2D and TRANSPOSE_CONV on the GPU under
 ``quantized="exact"``: int8 / uint8 codes (int8 weights per tensor or per channel, uint8 per
 tensor) and the 16x8 mode (int16 codes, int8 weights, int64 bias), bit for bit the CPU kernels
-(``quantized_conv.py``, ``transpose_conv.py``): exact sums, the int8 CONV_2D / DEPTHWISE_CONV_2D /
-TRANSPOSE_CONV that default LiteRT runs in XNNPACK rescaled with its float32 requantization, the
-other int8 TRANSPOSE_CONVs as LiteRT's optimized builtin kernel (``q_mbqm_neon``), the other
-8-bit convs with double rounding, the 16x8 ones with the int64
-``MultiplyByQuantizedMultiplier``. Filters are read in place, as the model stores them (OHWI;
+(``quantized_conv.py``, ``transpose_conv.py``): exact sums, the convs that default LiteRT runs in
+XNNPACK rescaled with its float32 requantization, the other 8-bit ones as LiteRT's optimized
+builtin kernels (``q_mbqm_neon``: on every channel for CONV_2D, in blocks of 8 for int8
+DEPTHWISE_CONV_2D and TRANSPOSE_CONV; double rounding for uint8 DEPTHWISE_CONV_2D and grouped
+CONV_2D), the 16x8 ones with the int64 ``MultiplyByQuantizedMultiplier``. Filters are read in place, as the model stores them (OHWI;
 depthwise [1, KH, KW, C*M]). The output side and the slicing of long dot products:
 kernels/qgemm.py.
 """
@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.backends.cpu.kernels.quantized_conv import (
+    conv_rescale,
     conv_scales,
     rescale_factors,
     transpose_conv_rescale,
-    xnnpack_conv,
 )
 from gpulite.backends.cpu.kernels.transpose_conv import transpose_padding
 from gpulite.backends.kernels import register_case
@@ -51,16 +51,12 @@ def _operands(ctx: GpuContext, w_index: int, x: TensorRef, out: TensorRef) -> np
     return w
 
 
-def _form(x: TensorRef) -> str:
-    return "int64" if x.dtype == np.int16 else "double"
-
-
-def _rescale(node: Node, ctx: GpuContext, x: TensorRef, reals: np.ndarray, zp_w: np.ndarray) -> tuple[np.ndarray, str]:
+def _rescale(node: Node, ctx: GpuContext, reals: np.ndarray, zp_w: np.ndarray) -> tuple[np.ndarray, str]:
     """The factors and rescale form of a CONV_2D / DEPTHWISE_CONV_2D as the CPU kernel's
-    ``conv_requantizer``: XNNPACK's float32 scales for the convs it takes, else the fixed point."""
-    if xnnpack_conv(node, ctx, zp_w):
-        return conv_scales(ctx), "fp32"
-    return reals, _form(x)
+    ``conv_requantizer`` (``quantized_conv.conv_rescale``): XNNPACK's float32 scales for the
+    convs it takes, else the fixed point."""
+    form = conv_rescale(node, ctx, zp_w)
+    return (conv_scales(ctx), form) if form == "fp32" else (reals, form)
 
 
 @register_case(Op.CONV_2D, "webgpu", exact_case(0))
@@ -73,7 +69,7 @@ def conv2d(node: Node, ctx: GpuContext) -> list[Program]:
     reals, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, cout, 0)
     if np.any(zp_w != zp_w[0]):
         raise ctx.unsupported("filter zero points differ by channel")
-    reals, form = _rescale(node, ctx, x, reals, zp_w)
+    reals, form = _rescale(node, ctx, reals, zp_w)
     params = _window(ctx, node.options or sg.Conv2DOptions(), x, out, kh, kw)
     depth = kh * kw * cg
     group_out = cout // (x.shape[3] // cg)
@@ -107,7 +103,7 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> list[Program]:
     reals, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, cout, 3)
     if np.any(zp_w != zp_w[0]):
         raise ctx.unsupported("filter zero points differ by channel")
-    reals, form = _rescale(node, ctx, x, reals, zp_w)
+    reals, form = _rescale(node, ctx, reals, zp_w)
     params = [*_window(ctx, node.options or sg.DepthwiseConv2DOptions(), x, out, kh, kw),
               ("mult", "u32", cout // x.shape[3]), ("w_off", "u32", ctx.input(1).offset)]
     # four channels a word, register-blocked (a window past one thread's share takes the generic path)

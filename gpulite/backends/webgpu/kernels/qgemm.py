@@ -7,10 +7,11 @@ with int8 / uint8 / int16 codes under ``quantized="exact"``, and computes what i
 (``backends/cpu/kernels/fully_connected.py``, ``batch_matmul.py``, ``quantized_conv.py``,
 ``transpose_conv.py``) computes, bit for bit: the sums of ``(x - zp_x) * (w - zp_w)`` in
 TFLite's int32 accumulator (int64 for int16 inputs), plus the int32 / int64 bias, rescaled by
-the op's own ``MultiplyByQuantizedMultiplier`` form (:data:`RESCALES`: conv double rounding,
-FULLY_CONNECTED single rounding, the 16x8 convs the int64 overload; wgsl/qmath.wgsl) or, for
-the int8 convs LiteRT's default interpreter runs in XNNPACK, XNNPACK's float32 requantization
-(``q_fp32``), plus the output zero point, clamped to the fused activation's range. The
+the rescale default LiteRT applies (:data:`RESCALES`: for the 8-bit convs and FULLY_CONNECTED
+its XNNPACK delegate takes, XNNPACK's float32 requantization, ``q_fp32``; for those it runs on
+its optimized builtin kernels, their NEON / ruy rounding, ``q_mbqm_neon``; else a
+``MultiplyByQuantizedMultiplier`` form: double rounding, single rounding, the int64 overload;
+wgsl/qmath.wgsl), plus the output zero point, clamped to the fused activation's range. The
 multipliers are the CPU kernels' own factors (``quantized_conv.rescale_factors`` /
 ``conv_scales``, ``batch_matmul.quantized_rescale``).
 
@@ -39,13 +40,17 @@ QTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 RESCALES = {
     "double": ("q_mbqm(bitcast<i32>(a.x), m, s)", "double"),  # 8-bit convs, BATCH_MATMUL with RHS zero point
     "single": ("q_mbqm_single(bitcast<i32>(a.x), m, s)", "single"),  # 8-bit FC, BATCH_MATMUL
-    # int8 TRANSPOSE_CONV in LiteRT's builtin kernel (quantized_conv.transpose_conv_rescale): the
-    # channels of whole blocks of 8 take the NEON loop's rounding, the rest q_mbqm's
+    # int8 TRANSPOSE_CONV and DEPTHWISE_CONV_2D in LiteRT's builtin kernels (quantized_conv's
+    # transpose_conv_rescale, conv_rescale): the channels of whole blocks of 8 take the NEON
+    # loop's rounding, the rest q_mbqm's
     "neon": ("select(q_mbqm(bitcast<i32>(a.x), m, s), q_mbqm_neon(bitcast<i32>(a.x), m, s), "
              "c < (P.out_c & ~7u))", "double"),
+    # 8-bit CONV_2D and FULLY_CONNECTED in LiteRT's builtin kernels (ruy): every channel so
+    "ruy": ("q_mbqm_neon(bitcast<i32>(a.x), m, s)", "double"),
     "int64": ("q_sat32(q_mbqm_i64(a, m, s))", "int64"),  # 16x8 convs, int16 BATCH_MATMUL
     "single64": ("q_sat32(q_mbqm_single64(a, m, s))", "single"),  # 16x8 FULLY_CONNECTED
-    # int8 convs XNNPACK takes (quantized_conv.xnnpack_conv): m holds the float32 scale's bits
+    # 8-bit convs and FULLY_CONNECTED XNNPACK takes (quantized_conv.xnnpack_conv,
+    # fully_connected.fc_rescale): m holds the float32 scale's bits
     "fp32": ("q_fp32(bitcast<i32>(a.x), bitcast<f32>(m), P.out_zp, P.lo, P.hi) - P.out_zp", None),
 }
 _UNPACK = {np.dtype(np.int8): "q_unpack_i8x4", np.dtype(np.uint8): "q_unpack_u8x4"}

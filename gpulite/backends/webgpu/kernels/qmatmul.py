@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.backends.cpu.kernels.batch_matmul import quantized_rescale
-from gpulite.backends.cpu.kernels.quantized_conv import rescale_factors
+from gpulite.backends.cpu.kernels.fully_connected import fc_rescale
+from gpulite.backends.cpu.kernels.quantized_conv import conv_scales, rescale_factors
 from gpulite.backends.kernels import register_case
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.batch_matmul import dimensions
@@ -21,8 +22,9 @@ from gpulite.model.opdefs import Op
 
 @register_case(Op.FULLY_CONNECTED, "webgpu", exact_case(0))
 def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
-    """FULLY_CONNECTED as ``fully_connected.py``'s ``_quantized``: single rounding; per-tensor
-    weights take the float32 product of the scales."""
+    """FULLY_CONNECTED as ``fully_connected.py``'s ``_quantized``: 8-bit codes rescaled as default
+    LiteRT does (``fc_rescale``: XNNPACK's float32 requantization or ruy's rounding), int16 ones
+    with single rounding; per-tensor weights take the float32 product of the scales."""
     x, out = ctx.input(0), ctx.output(0)
     w = ctx.const(1)
     if w is None or w.ndim != 2 or getattr(node.options, "weights_format", 0) != 0:
@@ -37,6 +39,8 @@ def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
     reals, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, units, 0, float_product=not per_channel)
     if np.any(zp_w != zp_w[0]):
         raise ctx.unsupported("filter zero points differ by channel")
+    form = "single64" if x.dtype == np.int16 else fc_rescale(node, ctx)
+    reals = conv_scales(ctx) if form == "fp32" else reals
     word_path = x.dtype != np.int16 and depth % 4 == 0 and units % 4 == 0
     if word_path:  # the weights as [depth, units]: a word holds four units' weights of one feature
         params = [("w_off", "u32", ctx.upload(np.ascontiguousarray(w.T)).offset)]
@@ -47,7 +51,7 @@ def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
     return product_programs(node, ctx, f"fully_connected {x.dtype} {x.shape}x{w.shape}",
                             "qmatmul4" if word_path else "qmatmul", params, x=x, w_dtype=w.dtype, depth=depth,
                             reals=reals, bias_index=2, x_zp=zp_in, w_zp=int(zp_w[0]), word_path=word_path,
-                            form="single64" if x.dtype == np.int16 else "single", zp_out=zp_out, lo=lo, hi=hi)
+                            form=form, zp_out=zp_out, lo=lo, hi=hi)
 
 
 @register_case(Op.BATCH_MATMUL, "webgpu", exact_case(0))
