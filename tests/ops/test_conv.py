@@ -51,11 +51,10 @@ CASES = {
 QUANT_CASES = ["k3-s1-same-relu6", "k3-s2-valid-relu", "k3-d2-same-relu_n1_to_1", "k3-d2-valid-tanh",
                "k1-s1-valid", "k1-s2-same", "k2-s1-same-even", "nobias", "batch2"]
 QUANT_KINDS = ["int8-per-channel", "int8-per-tensor", "uint8-per-tensor"]
-# Cases where default LiteRT (XNNPACK / ruy) puts a few outputs one code away from TFLite's
-# reference kernels (quant_ref.OPTIMIZED_ROUNDING). gpulite matches default LiteRT exactly in
-# the int8 cases (XNNPACK's float32 requantization: quantized_conv.xnnpack_conv) and the
-# reference kernels in the uint8 ones. Measured with ai-edge-litert 2.3.0; everywhere else
-# both must agree exactly.
+# Cases where default LiteRT (XNNPACK, or its optimized builtin kernels) puts a few outputs one
+# code away from TFLite's reference kernels (quant_ref.OPTIMIZED_ROUNDING). gpulite matches
+# default LiteRT exactly (quantized_conv.conv_rescale). Measured with ai-edge-litert 2.3.0;
+# everywhere else both must agree exactly.
 OPTIMIZED_ROUNDING_CASES = {
     ("CONV_2D", "k1-s1-valid", "uint8-per-tensor"), ("CONV_2D", "k1-s2-same", "uint8-per-tensor"),
     ("CONV_2D", "k2-s1-same-even", "int8-per-tensor"), ("CONV_2D", "nobias", "int8-per-tensor"),
@@ -67,13 +66,6 @@ OPTIMIZED_ROUNDING_CASES = {
     ("DEPTHWISE_CONV_2D", "batch2", "int8-per-channel"), ("DEPTHWISE_CONV_2D", "mult2-s2-valid", "int8-per-channel"),
     ("DEPTHWISE_CONV_2D", "mult3-d2", "int8-per-channel"), ("DEPTHWISE_CONV_2D", "mult3-d2", "int8-per-tensor"),
 }
-
-
-def _oracle(activation: str, kind: str) -> str:
-    """The LiteRT kernels a quantized conv of ``kind`` with fused ``activation`` matches exactly:
-    int8 ones XNNPACK's (default LiteRT), uint8 ones and those with a fused TANH (XNNPACK
-    declines them) the reference kernels."""
-    return "default" if kind.startswith("int8") and activation != "TANH" else "reference"
 
 
 def _out_hw(case):
@@ -202,8 +194,7 @@ def test_conv2d_quantized(case: str, kind: str, backend: str) -> None:
     model, x = _quant_model("CONV_2D", CASES[case], kind, 12)
     ref_model = _quant_model("CONV_2D", CASES[case], kind, 12, zero_bias=True)[0]
     tol = int(("CONV_2D", case, kind) in OPTIMIZED_ROUNDING_CASES)
-    check_quantized(model, [x], backend, int_tol=tol, ref_model=ref_model,
-                    oracle=_oracle(cases[case][6], kind))
+    check_quantized(model, [x], backend, int_tol=tol, ref_model=ref_model, oracle="default")
 
 
 @pytest.mark.parametrize("kind", QUANT_KINDS)
@@ -213,8 +204,7 @@ def test_depthwise_quantized(case: str, kind: str, backend: str) -> None:
     model, x = _quant_model("DEPTHWISE_CONV_2D", DW_CASES[case], kind, 13)
     ref_model = _quant_model("DEPTHWISE_CONV_2D", DW_CASES[case], kind, 13, zero_bias=True)[0]
     tol = int(("DEPTHWISE_CONV_2D", case, kind) in OPTIMIZED_ROUNDING_CASES)
-    check_quantized(model, [x], backend, int_tol=tol, ref_model=ref_model,
-                    oracle=_oracle(cases[case][6], kind))
+    check_quantized(model, [x], backend, int_tol=tol, ref_model=ref_model, oracle="default")
 
 
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
@@ -295,7 +285,7 @@ def test_transpose_conv_int8(case: str, backend: str) -> None:
     """Per-channel int8 weights (a constant output shape): exact against default LiteRT (XNNPACK's
     fp32 rescale), within one code of its reference kernel."""
     model, x = _tconv_quant_model(case, "int8", True, np.random.default_rng(16))
-    check_quantized(model, [x], backend, int_tol=1, oracle=_oracle(TCONV_CASES[case][7], "int8"))
+    check_quantized(model, [x], backend, int_tol=1, oracle="default")
 
 
 def _tconv_shape_at_run_time_model(rng) -> tuple[bytes, np.ndarray]:
@@ -394,9 +384,9 @@ def test_wrong_stored_output_shape_is_rejected_at_allocate() -> None:
 @pytest.mark.parametrize("op", ["CONV_2D", "DEPTHWISE_CONV_2D"])
 def test_rescale_rounding_matches_litert_on_many_outputs(op: str, dtype: str, backend: str) -> None:
     """32K outputs with small output scales: enough exact-half cases that a wrong rescale misses
-    some. int8: default LiteRT's XNNPACK float32 requantization, exactly (the reference kernels'
-    double rounding differs on some); uint8: the reference kernels' double rounding (a
-    single-rounding rescale, what LiteRT's FC uses, would miss ~0.2% of them)."""
+    some. Exact against default LiteRT: XNNPACK's float32 requantization for CONV_2D and int8
+    DEPTHWISE_CONV_2D, the optimized builtin kernel's double rounding for uint8 DEPTHWISE_CONV_2D
+    (the reference kernels' double rounding differs on some of the former)."""
     dt = np.dtype(dtype).type
     rng = np.random.default_rng(17)
     wz, oz = (0, 0) if dt == np.int8 else (128, 128)
@@ -418,7 +408,66 @@ def test_rescale_rounding_matches_litert_on_many_outputs(op: str, dtype: str, ba
     info = np.iinfo(dt)
     xv = rng.integers(info.min, info.max + 1, mb._tensors[x].shape).astype(dt)
     # The kernels not followed round some of these differently: see OPTIMIZED_ROUNDING_CASES.
-    check_quantized(mb.build(), [xv], backend, int_tol=1, oracle="default" if dt == np.int8 else "reference")
+    check_quantized(mb.build(), [xv], backend, int_tol=1, oracle="default")
+
+
+def _tie_model(op: str, dt, act: str, groups: int, rng) -> tuple[bytes, np.ndarray]:
+    """A CONV_2D / DEPTHWISE_CONV_2D whose scales are powers of two (rescale factors 2**-2 ..
+    2**-4, per channel for int8) and products small, so many accumulators land on a tie of the
+    rescale's roundings, where XNNPACK's float32 requantization (halves to even), the optimized
+    builtin kernels' NEON / ruy rounding (halves up) and the reference kernels' (away from zero)
+    part. 13 input channels (depthwise: 13 outputs, one block of 8 and a tail of 5); ``groups``
+    splits a CONV_2D's 12 input channels."""
+    uint = dt == np.uint8
+    zin, zw, zout = (131, 133, 123) if uint else (3, 0, -5)
+    ci = 12 if groups > 1 else 13
+    co = ci if op == "DEPTHWISE_CONV_2D" else 18
+    s_w = np.float32(2.0) ** -(5 + np.arange(1 if uint else co) % 3).astype(np.float32)
+    wshape, axis = ((1, 3, 3, co), 3) if op == "DEPTHWISE_CONV_2D" else ((co, 3, 3, ci // groups), 0)
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 5, 9, ci), dt, quant=(0.0625, zin))
+    w = mb.const("w", (rng.integers(-4, 5, wshape) + zw).astype(dt),
+                 quant=Quant(s_w, np.full(s_w.size, zw, np.int64), axis=axis))
+    b = mb.const("b", rng.integers(-20, 20, co).astype(np.int32), quant=Quant(np.float32(0.0625) * s_w, 0))
+    y = mb.tensor("y", (1, 5, 9, co), dt, quant=(2.0 ** -7, zout))
+    opts = {"depth_multiplier": 1} if op == "DEPTHWISE_CONV_2D" else {}
+    mb.op(op, [x, w, b], [y], padding="SAME", stride_h=1, stride_w=1, fused_activation_function=act, **opts)
+    mb.output(y)
+    return mb.build(), (rng.integers(-40, 40, (1, 5, 9, ci)) + zin).astype(dt)
+
+
+def litert_kernel(model: bytes) -> str:
+    """``"xnnpack"`` if default LiteRT hands the model's op to its XNNPACK delegate, else ``"builtin"``."""
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+
+    it = LiteRT(model_content=bytes(model))
+    it.allocate_tensors()
+    return "xnnpack" if any(d["op_name"] == "DELEGATE" for d in it._get_ops_details()) else "builtin"
+
+
+# (op, dtype, fused activation, groups) -> the kernel default LiteRT 2.3 runs it on
+TIE_CASES = {
+    ("CONV_2D", "int8", "RELU6", 1): "xnnpack", ("CONV_2D", "int8", "TANH", 1): "builtin",
+    ("CONV_2D", "uint8", "NONE", 1): "xnnpack", ("CONV_2D", "uint8", "TANH", 1): "builtin",
+    ("CONV_2D", "int8", "TANH", 3): "builtin", ("CONV_2D", "uint8", "TANH", 3): "builtin",
+    ("DEPTHWISE_CONV_2D", "int8", "NONE", 1): "xnnpack", ("DEPTHWISE_CONV_2D", "int8", "TANH", 1): "builtin",
+    ("DEPTHWISE_CONV_2D", "uint8", "RELU", 1): "builtin", ("DEPTHWISE_CONV_2D", "uint8", "TANH", 1): "builtin",
+}
+
+
+@pytest.mark.parametrize("case", TIE_CASES, ids=["-".join(map(str, c)) for c in TIE_CASES])
+def test_rescale_ties_match_default_litert(case, backend: str) -> None:
+    """Exact against default LiteRT on ties, whichever kernel it runs (the table is asserted):
+    XNNPACK's float32 requantization; its optimized builtin CONV_2D's ruy rounding (halves up,
+    every channel), int8 DEPTHWISE_CONV_2D's NEON output stage (halves up in whole blocks of 8
+    channels, away from zero in the rest); uint8 depthwise and grouped convs round as the
+    reference kernels. Where default LiteRT and the reference kernels differ, the case shows it."""
+    op, dtype, act, groups = case
+    model, x = _tie_model(op, np.dtype(dtype).type, act, groups, np.random.default_rng(49))
+    assert litert_kernel(model) == TIE_CASES[case]
+    ref = check_quantized(model, [x], backend, int_tol=1, oracle="default")
+    rounds_as_reference = TIE_CASES[case] == "builtin" and (groups > 1 or (op, dtype) == ("DEPTHWISE_CONV_2D", "uint8"))
+    assert np.array_equal(ref, run_litert(model, [x])[0]) == rounds_as_reference, "no tie: the case proves nothing"
 
 
 def test_conv2d_runtime_filter_and_bias(backend: str) -> None:

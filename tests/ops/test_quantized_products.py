@@ -1,6 +1,7 @@
 """Quantized matrix products at the edges of the WebGPU integer kernels (kernels/qgemm.py,
-qconv.py), bit for bit against LiteRT's reference kernels or, for the int8 convs whose rescale
-gpulite takes from XNNPACK, default LiteRT (``test_conv._oracle``), on every backend.
+qconv.py), bit for bit against default LiteRT for the convs (XNNPACK or its optimized builtin
+kernels: ``quantized_conv.conv_rescale``) and LiteRT's reference kernels for the rest, on every
+backend.
 
 - dot products longer than one thread's share (1024 products): the two-pass path (64-bit
   partial sums, then the rescale);
@@ -19,7 +20,7 @@ import pytest
 from gpulite.testing.tflite_writer import ModelBuilder, Quant
 from tests.ops.harness import check_op
 from tests.ops.quant_ref import check_quantized
-from tests.ops.test_conv import TCONV_CASES, _oracle, _quant_model, _tconv_quant_model
+from tests.ops.test_conv import TCONV_CASES, _quant_model, _tconv_quant_model
 
 # (input NHWC, kernel, out channels / depth multiplier, stride, dilation, padding, activation, bias)
 CONV_EDGES = {
@@ -44,7 +45,7 @@ KINDS = ["int8-per-channel", "int8-per-tensor", "uint8-per-tensor", "int16x8-per
 def test_conv_edges(case: str, kind: str, backend: str) -> None:
     model, x = _quant_model("CONV_2D", CONV_EDGES[case], kind, 41)
     ref_model = _quant_model("CONV_2D", CONV_EDGES[case], kind, 41, zero_bias=True)[0]
-    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model, oracle=_oracle(CONV_EDGES[case][6], kind))
+    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model, oracle="default")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -52,7 +53,7 @@ def test_conv_edges(case: str, kind: str, backend: str) -> None:
 def test_depthwise_edges(case: str, kind: str, backend: str) -> None:
     model, x = _quant_model("DEPTHWISE_CONV_2D", DW_EDGES[case], kind, 42)
     ref_model = _quant_model("DEPTHWISE_CONV_2D", DW_EDGES[case], kind, 42, zero_bias=True)[0]
-    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model, oracle=_oracle(DW_EDGES[case][6], kind))
+    check_quantized(model, [x], backend, int_tol=1, ref_model=ref_model, oracle="default")
 
 
 def _fc(dt, w_scale, act: str, x_codes: np.ndarray, w_codes: np.ndarray, s_out: float, rng) -> bytes:
@@ -142,7 +143,7 @@ def test_transpose_conv_long(kind: str, backend: str, monkeypatch) -> None:
     """K = 3 * 3 * 120 = 1080 products per output (two slices), 5 channels, fused RELU6."""
     monkeypatch.setitem(TCONV_CASES, "long", ((1, 3, 4, 120), (3, 3), 5, (2, 2), "SAME", (6, 8), True, "RELU6"))
     model, x = _tconv_quant_model("long", kind, True, np.random.default_rng(46))
-    check_quantized(model, [x], backend, int_tol=1, oracle=_oracle("RELU6", kind))
+    check_quantized(model, [x], backend, int_tol=1, oracle="default")
 
 
 def test_conv_int16_sums_past_int32(backend: str) -> None:
