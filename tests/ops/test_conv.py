@@ -411,19 +411,22 @@ def test_rescale_rounding_matches_litert_on_many_outputs(op: str, dtype: str, ba
     check_quantized(mb.build(), [xv], backend, int_tol=1, oracle="default")
 
 
-def _tie_model(op: str, dt, act: str, groups: int, rng) -> tuple[bytes, np.ndarray]:
+def _tie_model(op: str, dt, act: str, variant: str, rng) -> tuple[bytes, np.ndarray]:
     """A CONV_2D / DEPTHWISE_CONV_2D whose scales are powers of two (rescale factors 2**-2 ..
     2**-4, per channel for int8) and products small, so many accumulators land on a tie of the
     rescale's roundings, where XNNPACK's float32 requantization (halves to even), the optimized
     builtin kernels' NEON / ruy rounding (halves up) and the reference kernels' (away from zero)
-    part. 13 input channels (depthwise: 13 outputs, one block of 8 and a tail of 5); ``groups``
-    splits a CONV_2D's 12 input channels."""
+    part. 13 input channels (depthwise: 13 outputs, one block of 8 and a tail of 5). ``variant``
+    ``"groups3"`` splits a CONV_2D's 12 input channels in 3 groups, ``"axis3"`` stores a uint8
+    depthwise filter's per-tensor quantization on dimension 3."""
     uint = dt == np.uint8
     zin, zw, zout = (131, 133, 123) if uint else (3, 0, -5)
+    groups = 3 if variant == "groups3" else 1
     ci = 12 if groups > 1 else 13
     co = ci if op == "DEPTHWISE_CONV_2D" else 18
     s_w = np.float32(2.0) ** -(5 + np.arange(1 if uint else co) % 3).astype(np.float32)
     wshape, axis = ((1, 3, 3, co), 3) if op == "DEPTHWISE_CONV_2D" else ((co, 3, 3, ci // groups), 0)
+    axis = 0 if uint and variant != "axis3" else axis
     mb = ModelBuilder()
     x = mb.input("x", (1, 5, 9, ci), dt, quant=(0.0625, zin))
     w = mb.const("w", (rng.integers(-4, 5, wshape) + zw).astype(dt),
@@ -445,29 +448,33 @@ def litert_kernel(model: bytes) -> str:
     return "xnnpack" if any(d["op_name"] == "DELEGATE" for d in it._get_ops_details()) else "builtin"
 
 
-# (op, dtype, fused activation, groups) -> the kernel default LiteRT 2.3 runs it on
+# (op, dtype, fused activation, variant) -> the kernel default LiteRT 2.3 runs it on, and whether
+# that rounds the ties as the reference kernels do
 TIE_CASES = {
-    ("CONV_2D", "int8", "RELU6", 1): "xnnpack", ("CONV_2D", "int8", "TANH", 1): "builtin",
-    ("CONV_2D", "uint8", "NONE", 1): "xnnpack", ("CONV_2D", "uint8", "TANH", 1): "builtin",
-    ("CONV_2D", "int8", "TANH", 3): "builtin", ("CONV_2D", "uint8", "TANH", 3): "builtin",
-    ("DEPTHWISE_CONV_2D", "int8", "NONE", 1): "xnnpack", ("DEPTHWISE_CONV_2D", "int8", "TANH", 1): "builtin",
-    ("DEPTHWISE_CONV_2D", "uint8", "RELU", 1): "builtin", ("DEPTHWISE_CONV_2D", "uint8", "TANH", 1): "builtin",
+    ("CONV_2D", "int8", "RELU6", ""): ("xnnpack", False), ("CONV_2D", "int8", "TANH", ""): ("builtin", False),
+    ("CONV_2D", "uint8", "NONE", ""): ("xnnpack", False), ("CONV_2D", "uint8", "TANH", ""): ("builtin", False),
+    ("CONV_2D", "int8", "TANH", "groups3"): ("builtin", True), ("CONV_2D", "uint8", "TANH", "groups3"): ("builtin", True),
+    ("DEPTHWISE_CONV_2D", "int8", "NONE", ""): ("xnnpack", False),
+    ("DEPTHWISE_CONV_2D", "int8", "TANH", ""): ("builtin", False),
+    ("DEPTHWISE_CONV_2D", "uint8", "RELU", ""): ("xnnpack", False),
+    ("DEPTHWISE_CONV_2D", "uint8", "RELU", "axis3"): ("builtin", True),
+    ("DEPTHWISE_CONV_2D", "uint8", "TANH", ""): ("builtin", True),
 }
 
 
-@pytest.mark.parametrize("case", TIE_CASES, ids=["-".join(map(str, c)) for c in TIE_CASES])
+@pytest.mark.parametrize("case", TIE_CASES, ids=["-".join(filter(None, c)) for c in TIE_CASES])
 def test_rescale_ties_match_default_litert(case, backend: str) -> None:
     """Exact against default LiteRT on ties, whichever kernel it runs (the table is asserted):
     XNNPACK's float32 requantization; its optimized builtin CONV_2D's ruy rounding (halves up,
     every channel), int8 DEPTHWISE_CONV_2D's NEON output stage (halves up in whole blocks of 8
     channels, away from zero in the rest); uint8 depthwise and grouped convs round as the
     reference kernels. Where default LiteRT and the reference kernels differ, the case shows it."""
-    op, dtype, act, groups = case
-    model, x = _tie_model(op, np.dtype(dtype).type, act, groups, np.random.default_rng(49))
-    assert litert_kernel(model) == TIE_CASES[case]
+    op, dtype, act, variant = case
+    kernel, as_reference = TIE_CASES[case]
+    model, x = _tie_model(op, np.dtype(dtype).type, act, variant, np.random.default_rng(49))
+    assert litert_kernel(model) == kernel
     ref = check_quantized(model, [x], backend, int_tol=1, oracle="default")
-    rounds_as_reference = TIE_CASES[case] == "builtin" and (groups > 1 or (op, dtype) == ("DEPTHWISE_CONV_2D", "uint8"))
-    assert np.array_equal(ref, run_litert(model, [x])[0]) == rounds_as_reference, "no tie: the case proves nothing"
+    assert np.array_equal(ref, run_litert(model, [x])[0]) == as_reference, "no tie: the case proves nothing"
 
 
 def test_conv2d_runtime_filter_and_bias(backend: str) -> None:

@@ -70,11 +70,13 @@ def fully_connected(node, ctx):
 def fc_rescale(node, ctx) -> str:
     """How default LiteRT rescales this 8-bit FULLY_CONNECTED: ``"fp32"``, XNNPACK's float32
     requantization, where its delegate takes the op (int8 weights with zero points 0, or uint8
-    ones; a constant bias or none: measured with ai-edge-litert 2.3, which declines a bias fed at
-    run time or an int8 weight zero point); else ``"ruy"``, its builtin optimized kernel's
-    (``cpu_backend_gemm``: ruy's rounding, halves up on every channel)."""
+    ones quantized along dimension 0; a constant bias or none: measured with ai-edge-litert 2.3,
+    which declines a bias fed at run time, an int8 weight zero point or a uint8 weight's other
+    quantized dimension); else ``"ruy"``, its builtin optimized kernel's (``cpu_backend_gemm``:
+    ruy's rounding, halves up on every channel)."""
     w = ctx.in_info(1)
-    xnnpack = (w.dtype == np.uint8 or not np.any(w.quant.zero_point)) and (
+    codes = w.quant.axis == 0 if w.dtype == np.uint8 else not np.any(w.quant.zero_point)
+    xnnpack = codes and (
         not ctx.has_input(2) or ctx.const(2) is not None)
     return "fp32" if xnnpack else "ruy"
 

@@ -6,8 +6,8 @@ kernels' im2col and tap loops: the input is padded with its own zero point and m
 by ``w - zp_w``, and ``-zp_in * sum(w - zp_w)`` per output channel is added afterwards, so
 padded pixels contribute nothing, as in TFLite. The float64 result is then cast to int64
 and rescaled as LiteRT's default interpreter rescales it (:func:`conv_rescale`): the convolutions
-its XNNPACK delegate takes (:func:`xnnpack_conv`: int8 codes, or uint8 ones for CONV_2D, a
-constant bias, a fused activation XNNPACK has; its TRANSPOSE_CONV too, in ``transpose_conv.py``)
+its XNNPACK delegate takes (:func:`xnnpack_conv`: int8 codes, or uint8 ones, a constant bias, a
+fused activation XNNPACK has; its TRANSPOSE_CONV too, in ``transpose_conv.py``)
 with XNNPACK's float32 requantization (:class:`gpulite.backends.cpu.quant.Fp32Requantizer`), the
 rest as its builtin optimized kernels do: ruy's rounding for CONV_2D, LiteRT's NEON output
 stage for int8 DEPTHWISE_CONV_2D (:class:`gpulite.backends.cpu.quant.NeonRequantizer`), TFLite's
@@ -116,16 +116,17 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
 def xnnpack_conv(node, ctx, zp_w: np.ndarray, inputs: tuple[int, int] = (0, 2)) -> bool:
     """Whether default LiteRT runs this CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV in its
     XNNPACK delegate (``qs8`` / ``qs8_qc8w`` / ``qu8`` convolutions and deconvolutions): int8
-    input with filter zero points 0, or uint8 input (any filter zero point) except for
-    DEPTHWISE_CONV_2D, which the delegate declines in uint8; the bias constant (or none); a fused
-    activation XNNPACK has as an output range (not TANH or SIGN_BIT, which the delegate declines).
+    input with filter zero points 0, or uint8 input (any filter zero point) whose filter's
+    quantized dimension is 0 (the delegate declines a uint8 filter stored with another: a
+    DEPTHWISE_CONV_2D's channel axis 3, say); the bias constant (or none); a fused activation
+    XNNPACK has as an output range (not TANH or SIGN_BIT, which the delegate declines).
     ``inputs``: the input's and the bias's indices (TRANSPOSE_CONV's are 2 and 3). Measured with
     ai-edge-litert 2.3 (tests/ops/test_conv.py: the interpreter's DELEGATE node, and rescaling
     those ops as XNNPACK does makes them equal default LiteRT's outputs on the op suite's cases
     and every node of tests/data's full-int8 models checked)."""
     x, b = inputs
     dtype = ctx.in_info(x).dtype
-    codes = (dtype == np.int8 and not np.any(zp_w)) or (dtype == np.uint8 and node.op != Op.DEPTHWISE_CONV_2D)
+    codes = (dtype == np.int8 and not np.any(zp_w)) or (dtype == np.uint8 and ctx.in_info(1).quant.axis == 0)
     return (codes and node.activation in _XNNPACK_ACTIVATIONS
             and (not ctx.has_input(b) or ctx.const(b) is not None))
 
