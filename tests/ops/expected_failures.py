@@ -52,6 +52,9 @@ GPU_GAPS: list[tuple[str, str]] = [
      "hybrid CONV_2D (int8 filter): runs on the CPU fallback"),
     ("test_hybrid.py::test_hybrid_depthwise[*]", "hybrid DEPTHWISE_CONV_2D (int8 filter): runs on the CPU fallback"),
     ("test_hybrid.py::test_hybrid_batch_matmul[*]", "hybrid BATCH_MATMUL (int8 RHS): runs on the CPU fallback"),
+    ("test_fc.py::test_fc_rescale_ties_match_default_litert[int8-bias-at-run-time]",
+     "integer FULLY_CONNECTED with a bias computed at run time: the WebGPU kernel takes a constant bias; "
+     "runs on the CPU fallback"),
     ("test_layout.py::test_concat_declared_activation_runs_as_xnnpack[*]",
      "CONCATENATION with a fused activation declared in its options (LiteRT's XNNPACK drops it): the WebGPU "
      "kernel declines it; runs on the CPU fallback"),

@@ -8,7 +8,7 @@ import pytest
 from gpulite import Interpreter
 from gpulite.errors import UnsupportedOpError
 from gpulite.testing.tflite_writer import ModelBuilder, Quant
-from tests.ops.harness import check_op
+from tests.ops.harness import check_op, run_litert
 from tests.ops.quant_ref import check_quantized
 
 # id: (input shape, units, keep_num_dims, bias, activation)
@@ -107,8 +107,8 @@ def _fc_quant_model(case, kind: str, seed: int) -> tuple[bytes, np.ndarray]:
     return mb.build(), rng.integers(lo, hi, shape).astype(dt)
 
 
-# Default LiteRT (XNNPACK fp32 requantization) puts a few outputs of these one code away from
-# TFLite's reference kernels, which gpulite matches exactly (see tests/ops/quant_ref.py).
+# Default LiteRT (XNNPACK fp32 requantization), which gpulite matches exactly, puts a few outputs
+# of these one code away from TFLite's reference kernels (see tests/ops/quant_ref.py).
 FC_OPTIMIZED_ROUNDING = set()
 
 
@@ -117,7 +117,7 @@ FC_OPTIMIZED_ROUNDING = set()
                                   "nobias", "hand-landmark"])
 def test_fully_connected_quantized(case: str, kind: str, backend: str) -> None:
     model, x = _fc_quant_model(case, kind, 32)
-    check_quantized(model, [x], backend, int_tol=int((case, kind) in FC_OPTIMIZED_ROUNDING))
+    check_quantized(model, [x], backend, int_tol=int((case, kind) in FC_OPTIMIZED_ROUNDING), oracle="default")
 
 
 @pytest.mark.parametrize("kind", ["int16x8-per-tensor", "int16x8-per-channel"])
@@ -178,9 +178,10 @@ def test_batch_matmul(case: str, backend: str) -> None:
 
 
 @pytest.mark.parametrize("kind", ["int8-per-tensor", "int8-per-channel", "uint8-per-tensor"])
-def test_fc_rescale_rounding_matches_reference_on_many_outputs(kind: str, backend: str) -> None:
-    """32K outputs: enough exact-half cases that conv's double rounding would miss ~0.2% of
-    them; LiteRT's FC rounds once, and so must gpulite's."""
+def test_fc_rescale_rounding_matches_litert_on_many_outputs(kind: str, backend: str) -> None:
+    """32K outputs: enough exact-half cases that a wrong rescale misses some; exact against
+    default LiteRT (XNNPACK's float32 requantization), within a code of the reference kernel's
+    single rounding."""
     dt = np.uint8 if kind.startswith("uint8") else np.int8
     rng = np.random.default_rng(34)
     wz, oz = (0, 0) if dt == np.int8 else (128, 128)
@@ -198,7 +199,45 @@ def test_fc_rescale_rounding_matches_reference_on_many_outputs(kind: str, backen
     mb.output(y)
     info = np.iinfo(dt)
     xv = rng.integers(info.min, info.max + 1, (512, 2)).astype(dt)
-    check_quantized(mb.build(), [xv], backend, int_tol=1)  # default LiteRT: XNNPACK fp32 rescale
+    check_quantized(mb.build(), [xv], backend, int_tol=1, oracle="default")
+
+
+# variant -> the kernel default LiteRT 2.3 runs the FULLY_CONNECTED on
+FC_TIE_CASES = {"int8-per-channel": "xnnpack", "int8-per-tensor": "xnnpack", "uint8": "xnnpack",
+                "int8-bias-at-run-time": "builtin", "int8-weight-zero-point": "builtin", "uint8-axis1": "builtin"}
+
+
+@pytest.mark.parametrize("variant", FC_TIE_CASES)
+def test_fc_rescale_ties_match_default_litert(variant: str, backend: str) -> None:
+    """Power-of-two scales (rescale factors 2**-2 .. 2**-4) and small products: many ties of the
+    rescale's roundings. Exact against default LiteRT, whichever kernel it runs (asserted):
+    XNNPACK's float32 requantization (halves to even), or where its delegate declines the op (a
+    bias fed at run time, an int8 weight zero point, a uint8 weight quantized along dimension 1)
+    the optimized builtin kernel's ruy rounding (halves up), where the reference kernel rounds
+    once away from zero."""
+    from tests.ops.test_conv import litert_kernel
+
+    rng = np.random.default_rng(50)
+    uint = variant.startswith("uint8")
+    dt = np.uint8 if uint else np.int8
+    zin, zw, zout = (131, 133, 123) if uint else (3, 2 if variant.endswith("zero-point") else 0, -5)
+    units, depth = 13, 24
+    s_w = np.float32(2.0) ** -(5 + np.arange(units if variant == "int8-per-channel" else 1) % 3).astype(np.float32)
+    mb = ModelBuilder()
+    x = mb.input("x", (6, depth), dt, quant=(0.0625, zin))
+    w = mb.const("w", (rng.integers(-4, 5, (units, depth)) + zw).astype(dt),
+                 quant=Quant(s_w, np.full(s_w.size, zw, np.int64), axis=1 if variant == "uint8-axis1" else 0))
+    bq, bv = Quant(np.float32(0.0625) * s_w, np.zeros(s_w.size, np.int64)), rng.integers(-20, 20, units).astype(np.int32)
+    runtime_bias = variant == "int8-bias-at-run-time"
+    b = mb.input("b", (units,), np.int32, quant=bq) if runtime_bias else mb.const("b", bv, quant=bq)
+    y = mb.tensor("y", (6, units), dt, quant=(2.0 ** -7, zout))
+    mb.op("FULLY_CONNECTED", [x, w, b], [y])
+    mb.output(y)
+    model = mb.build()
+    assert litert_kernel(model) == FC_TIE_CASES[variant]
+    inputs = [(rng.integers(-40, 40, (6, depth)) + zin).astype(dt), *([bv] if runtime_bias else [])]
+    ref = check_quantized(model, inputs, backend, int_tol=1, oracle="default")
+    assert not np.array_equal(ref, run_litert(model, inputs)[0]), "no tie: the case proves nothing"
 
 
 @pytest.mark.parametrize("keep", [False, True])
