@@ -1,15 +1,14 @@
-"""Quantized op checks against LiteRT's *reference* kernels, bit for bit.
+"""Quantized op checks against LiteRT, bit for bit.
 
 LiteRT's default interpreter rescales quantized conv/fully-connected outputs with XNNPACK
-(fp32 requantization: ``lrintf(acc * float_scale)``) or ruy (single-rounding fixed point),
-both of which can land one code away from TFLite's reference kernels
-(``reference_integer_ops``: gemmlowp's double-rounding ``MultiplyByQuantizedMultiplier``),
-which gpulite follows except where default LiteRT runs XNNPACK: the int8 CONV_2D and
-DEPTHWISE_CONV_2D, whose rescale gpulite takes from XNNPACK
-(``quantized_conv.xnnpack_conv``). So a quantized case is checked twice: exactly against the
-kernels gpulite follows (LiteRT built with ``OpResolverType.BUILTIN_REF``, or the default
-LiteRT for ``oracle="default"``), and within ``int_tol`` against the other.
-"""
+(fp32 requantization: ``lrintf(acc * float_scale)``) or, where its delegate declines the op,
+its optimized builtin kernels (NEON / ruy: halves rounded up), both of which can land one code
+away from TFLite's reference kernels (``reference_integer_ops``: gemmlowp's double-rounding
+``MultiplyByQuantizedMultiplier``, halves away from zero). gpulite's conv-like kernels follow
+default LiteRT (``quantized_conv.conv_rescale``, ``fully_connected.fc_rescale``); other ops
+the reference kernels. So a quantized case is checked twice: exactly against the kernels
+gpulite follows (LiteRT built with ``OpResolverType.BUILTIN_REF``, or the default LiteRT for
+``oracle="default"``), and within ``int_tol`` against the other."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ from tests.compare import assert_same
 from tests.ops.harness import run_gpulite, run_litert
 
 # Why the default-LiteRT comparison may be off by one code for conv / depthwise / FC.
-OPTIMIZED_ROUNDING = ("LiteRT's default kernels (XNNPACK fp32 requantization, ruy single-rounding) "
+OPTIMIZED_ROUNDING = ("LiteRT's default kernels (XNNPACK fp32 requantization, NEON / ruy rounding) "
                       "round some outputs one code differently from TFLite's reference kernels")
 
 
