@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpulite import Interpreter
-from gpulite.errors import ShapeError
+from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph.shape_rules.conv import out_size
 from gpulite.model.schema_gen import Padding
 from gpulite.testing.tflite_writer import ModelBuilder, Quant
@@ -320,6 +320,21 @@ def test_transpose_conv_int8_shape_at_run_time(backend: str) -> None:
     model, x = _tconv_shape_at_run_time_model(np.random.default_rng(48))
     ref = check_quantized(model, [x], backend, int_tol=1, oracle="default")
     assert not np.array_equal(ref, run_litert(model, [x])[0]), "no tie: the case proves nothing"
+
+
+def test_transpose_conv_uint8_is_refused(backend: str) -> None:
+    """uint8 TRANSPOSE_CONV: no kernel follows LiteRT's for it (XNNPACK takes some, its
+    optimized builtin kernel the rest), so allocate_tensors refuses it on every backend (the
+    GPU's exact kernel took it with the int8 rounding, off default LiteRT on ties)."""
+    mb = ModelBuilder()
+    x = mb.input("x", (1, 4, 5, 6), np.uint8, quant=(0.0625, 131))
+    oshape = mb.const("output_shape", np.array([1, 8, 10, 10], np.int32))
+    w = mb.const("w", np.full((10, 2, 2, 6), 3, np.uint8), quant=Quant(np.float32(2 ** -5), 0))
+    y = mb.tensor("y", (1, 8, 10, 10), np.uint8, quant=(2.0 ** -7, 123))
+    mb.op("TRANSPOSE_CONV", [oshape, w, x, -1], [y], padding="SAME", stride_h=2, stride_w=2, op_version=4)
+    mb.output(y)
+    with pytest.raises(UnsupportedOpError, match="got input uint8"):
+        Interpreter(model_content=mb.build(), backend=backend).allocate_tensors()  # webgpu: quantized="exact"
 
 
 @pytest.mark.parametrize("case", TCONV_CASES)

@@ -120,6 +120,8 @@ def transpose_conv(node: Node, ctx: GpuContext) -> list[Program]:
     """int8 and 16x8 TRANSPOSE_CONV as ``transpose_conv.py``'s ``_int8`` (filter zero points 0;
     rescaled as default LiteRT does, ``quantized_conv.transpose_conv_rescale``)."""
     x, out = ctx.input(2), ctx.output(0)
+    if x.dtype == np.uint8:  # as the cpu kernel, which follows no LiteRT kernel for it
+        raise ctx.unsupported("uint8 TRANSPOSE_CONV")
     w = _operands(ctx, 1, x, out)
     shape_c = ctx.const(0)
     cout, kh, kw, cin = w.shape
