@@ -10,6 +10,7 @@ from gpulite import Interpreter
 from gpulite.errors import UnsupportedOpError
 from gpulite.testing.tflite_writer import ModelBuilder
 from tests.ops.harness import check_op
+from tests.ops.quant_ref import run_litert_reference
 from tests.ops.single_op import C, In, single_op
 
 RNG = np.random.default_rng(7)
@@ -184,11 +185,20 @@ def test_reduce_max_min_quantized_codes(op, dtype, backend):
     check_op(*single_op(op, [In(x, (0.3, 7)), C(_axes([-1]))], keep_dims=True), backend)
 
 
-def test_reduce_max_quantized_scale_change_rejected():
-    x = RNG.integers(-128, 128, (2, 6)).astype(np.int8)
-    model, _ = single_op("REDUCE_MAX", [In(x, (0.3, 7)), C(_axes([1]))], out_quant=(0.6, 7), out_shape=(2,))
-    with pytest.raises(UnsupportedOpError, match="quantization differ"):
-        Interpreter(model_content=model).allocate_tensors()
+@pytest.mark.parametrize("op", ["REDUCE_MAX", "REDUCE_MIN"])
+@pytest.mark.parametrize(("dtype", "q_out"), [(np.int8, (0.6, -7)), (np.uint8, (0.031, 120))], ids=["int8", "uint8"])
+@pytest.mark.parametrize(("axes", "keep"), [([1], False), ([0, 2], True), ([-1], True)], ids=["mid", "two", "last"])
+def test_reduce_max_min_across_quantizations_keep_codes(op, dtype, q_out, axes, keep, backend):
+    """An 8-bit output of another scale / zero point: LiteRT's builtin kernel refuses it, its default
+    (XNNPACK) returns the extreme code unchanged, scales ignored; so does gpulite."""
+    info = np.iinfo(dtype)
+    x = RNG.integers(info.min, info.max + 1, (4, 64, 3)).astype(dtype)
+    shape = np.max(x, axis=tuple(axes), keepdims=keep).shape
+    model, feeds = single_op(op, [In(x, (0.05, 3 if dtype == np.int8 else 130)), C(_axes(axes))], out_quant=q_out,
+                             out_shape=shape, keep_dims=keep)
+    with pytest.raises(RuntimeError, match="scale"):
+        run_litert_reference(model, feeds)
+    check_op(model, feeds, backend)
 
 
 def test_reduce_runtime_axes_rejected_at_allocate():

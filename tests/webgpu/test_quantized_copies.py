@@ -1,5 +1,5 @@
 """quantized="float" and ops that copy codes between two quantizations: LiteRT's RESHAPE, GATHER,
-TOPK_V2 and the like copy an int8 input's codes into an output of another scale or zero point
+TOPK_V2 and the like (and XNNPACK's 8-bit REDUCE_MAX / MIN) copy an int8 input's codes into an output of another scale or zero point
 (their kernels never read the quantization), so the float rewrite keeps such nodes integer
 instead of requantizing the values (which gave other codes)."""
 
@@ -26,6 +26,9 @@ CASES = {  # op -> (inputs, options); each accepted by LiteRT with the two quant
     "GATHER_ND": ([In(X, QI), C(np.array([[0, 1], [0, 3]], I32))], {}),
     "TILE": ([In(X, QI), C(np.array([1, 2, 1, 1], I32))], {}),
     "REVERSE_V2": ([In(X, QI), C(np.array([1], I32))], {}),
+    # LiteRT's builtin kernels refuse these two, its default (XNNPACK) returns the extreme code
+    "REDUCE_MAX": ([In(X, QI), C(np.array([1], I32))], {"keep_dims": False, "out_shape": (1, 8, 8)}),
+    "REDUCE_MIN": ([In(X, QI), C(np.array([3], I32))], {"keep_dims": True, "out_shape": (1, 4, 8, 1)}),
 }
 
 

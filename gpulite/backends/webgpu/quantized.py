@@ -84,13 +84,14 @@ def _compares_codes(graph: Graph, node: Node) -> bool:
 
 
 # Ops whose LiteRT kernels copy or pick codes without reading the quantization (reshape.cc,
-# gather.cc, topk_v2.cc, ...; the others refuse differing quantizations at prepare).
+# gather.cc, topk_v2.cc, XNNPACK's 8-bit REDUCE_MAX / MIN, ...; the others refuse differing
+# quantizations at prepare).
 _COPY_OPS = frozenset({
     Op.RESHAPE, Op.SQUEEZE, Op.EXPAND_DIMS, Op.TRANSPOSE, Op.GATHER, Op.GATHER_ND, Op.EMBEDDING_LOOKUP, Op.TILE,
     Op.BROADCAST_TO, Op.REVERSE_V2, Op.SLICE, Op.STRIDED_SLICE, Op.SPLIT, Op.SPLIT_V, Op.PACK, Op.UNPACK,
     Op.DEPTH_TO_SPACE, Op.SPACE_TO_DEPTH, Op.SELECT, Op.SELECT_V2, Op.RESIZE_NEAREST_NEIGHBOR, Op.TOPK_V2,
     Op.DYNAMIC_UPDATE_SLICE, Op.MATRIX_DIAG, Op.MATRIX_SET_DIAG, Op.REVERSE_SEQUENCE, Op.SPARSE_TO_DENSE,
-    Op.DILATE, Op.FILL})
+    Op.DILATE, Op.FILL, Op.REDUCE_MAX, Op.REDUCE_MIN})
 
 
 def _copies_across_scales(graph: Graph, node: Node) -> bool:
