@@ -4,15 +4,16 @@ TFLite turns a real rescale factor into a Q31 ``multiplier`` and a power-of-two 
 (``QuantizeMultiplier``), then rescales an int32 accumulator with
 ``MultiplyByQuantizedMultiplier``: a saturating rounding doubling high multiply followed by
 a rounding right shift (gemmlowp's two roundings; the default build, not
-``TFLITE_SINGLE_ROUNDING``). Not every LiteRT kernel does that: its FULLY_CONNECTED
-rescales with one rounding, ``(x * multiplier + 2**(30 - shift)) >> (31 - shift)`` (ruy's
-form), which :func:`multiply_by_quantized_multiplier_single` gives — measured against
-LiteRT 2.3's reference kernels: single rounding matches FC bit for bit and misses ~0.2% of
-conv outputs, double rounding the reverse. Everything here is vectorised over int64 arrays
-so per-channel multipliers broadcast, and :class:`Requantizer` does the whole int32 →
-int8/uint8 step into preallocated scratch so kernels allocate nothing per invoke.
-:class:`Fp32Requantizer` is XNNPACK's float32 rescale instead, which LiteRT's default
-interpreter applies to the int8 convolutions its XNNPACK delegate runs.
+``TFLITE_SINGLE_ROUNDING``). Not every LiteRT kernel does that: its reference
+FULLY_CONNECTED rescales with one rounding, ``(x * multiplier + 2**(30 - shift)) >> (31 - shift)``,
+which :func:`multiply_by_quantized_multiplier_single` gives — measured against LiteRT 2.3's
+reference kernels: single rounding matches FC bit for bit and misses ~0.2% of conv outputs,
+double rounding the reverse. Everything here is vectorised over int64 arrays so per-channel
+multipliers broadcast, and :class:`Requantizer` does the whole int32 → int8/uint8 step into
+preallocated scratch so kernels allocate nothing per invoke. LiteRT's default interpreter
+rescales its 8-bit convolutions and FULLY_CONNECTED otherwise: :class:`Fp32Requantizer` is
+XNNPACK's float32 rescale, for those its XNNPACK delegate runs, :class:`NeonRequantizer` the
+NEON / ruy rounding of its optimized builtin kernels, for those the delegate declines.
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ class Requantizer:
     zero_point, lo, hi : int
         Output zero point and the (activation-clamped) quantized range.
     single_rounding : bool
-        Use :func:`multiply_by_quantized_multiplier_single` instead (LiteRT's FC).
+        Use :func:`multiply_by_quantized_multiplier_single` instead (LiteRT's reference FC).
     int64 : bool
         TFLite's ``MultiplyByQuantizedMultiplier(int64_t x, ...)`` overload instead (16x8 ops, whose
         accumulators are int64): the multiplier rounded to Q15 first, then one rounding shift.

@@ -95,7 +95,7 @@ def requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...],
     """The output rescale of a quantized conv-like node (:func:`rescale_factors`), its filter
     zero points and the input's.
 
-    ``single_rounding`` selects the rescale LiteRT's FULLY_CONNECTED uses (see
+    ``single_rounding`` selects the rescale LiteRT's reference FULLY_CONNECTED uses (see
     :mod:`gpulite.backends.cpu.quant`). ``int64`` selects the int64
     ``MultiplyByQuantizedMultiplier`` (default: for int16 input, as the 16x8 convs use;
     LiteRT's 16x8 FULLY_CONNECTED rounds once with the full multiplier instead).

@@ -154,7 +154,8 @@ fn q_mbqm(x: i32, m: i32, shift: i32) -> i32 {
     return q_rdbpot(q_srdhm(x << u32(max(shift, 0)), m), max(-shift, 0));
 }
 
-// TFLite's optimized per-channel Quantize, its NEON loop (LiteRT's builtin int8 TRANSPOSE_CONV;
+// TFLite's optimized per-channel Quantize, its NEON loop (LiteRT's builtin int8 TRANSPOSE_CONV
+// and DEPTHWISE_CONV_2D; ruy's rounding, its builtin 8-bit CONV_2D and FULLY_CONNECTED;
 // cpu quant.NeonRequantizer): x << max(shift, 0) (wrapping), vqrdmulh by m ((x * m + 2^30) >> 31)
 // and vrshl right by max(-shift, 0), both rounding halves up where q_mbqm rounds them away from zero.
 fn q_mbqm_neon(x: i32, m: i32, shift: i32) -> i32 {
@@ -167,7 +168,7 @@ fn q_mbqm_neon(x: i32, m: i32, shift: i32) -> i32 {
     return (h >> u32(e)) + ((h >> u32(e - 1)) & 1);  // (h + 2^(e-1)) >> e without overflow
 }
 
-// The single-rounding form (ruy, TFLITE_SINGLE_ROUNDING; LiteRT's FULLY_CONNECTED):
+// The single-rounding form (TFLITE_SINGLE_ROUNDING's; LiteRT's reference FULLY_CONNECTED):
 // (x * m + 2^(30 - shift)) >> (31 - shift) in 64 bits, shift in -31..30. The 64-bit result;
 // q_mbqm_single gives it saturated to int32.
 fn q_mbqm_single64(x: vec2<u32>, m: i32, shift: i32) -> vec2<u32> {
