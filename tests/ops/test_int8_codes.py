@@ -340,3 +340,30 @@ def test_resource_variable_holds_quantized_codes(dt: str, backend: str) -> None:
     mb.output(v)
     assert coverage.row(Op.ASSIGN_VARIABLE).cpu_int8 == "yes"
     check(Op.READ_VARIABLE, mb.build(), [x], backend)
+
+
+SAME_QUANT_CASES = {  # op -> (input shape, constant inputs, output shape, options)
+    "EXPAND_DIMS": ((1, 4, 4, 8), [np.array(0, np.int32)], (1, 1, 4, 4, 8), {}),
+    "MIRROR_PAD": ((1, 4, 4, 8), [np.array([[0, 0], [1, 1], [0, 0], [0, 0]], np.int32)], (1, 6, 4, 8),
+                   {"mode": "REFLECT"}),
+    "BATCH_TO_SPACE_ND": ((4, 1, 4, 8), [np.array([2, 2], np.int32), np.zeros((2, 2), np.int32)], (1, 2, 8, 8), {}),
+    "SPACE_TO_BATCH_ND": ((1, 4, 4, 8), [np.array([2, 2], np.int32), np.zeros((2, 2), np.int32)], (4, 2, 2, 8), {}),
+}
+
+
+@pytest.mark.parametrize("differ", ["scale", "zero-point"])
+@pytest.mark.parametrize("op", list(SAME_QUANT_CASES))
+def test_code_moves_refuse_another_output_quantization(op: str, differ: str) -> None:
+    """LiteRT's Prepare refuses an output quantized otherwise than the input (it copies codes and
+    cannot rescale); so does gpulite, at allocate, rather than returning codes on another grid."""
+    from gpulite import Interpreter
+    from gpulite.errors import UnsupportedOpError
+    from tests.ops.single_op import _build
+
+    shape, consts, out_shape, options = SAME_QUANT_CASES[op]
+    qo = (0.1, 3) if differ == "scale" else (0.05, -7)
+    m = _build(op, [In(np.zeros(shape, I8), (0.05, 3)), *map(C, consts)], out_shape, I8, qo, options)
+    with pytest.raises(RuntimeError, match="params"):
+        run_litert(m, [np.zeros(shape, I8)])
+    with pytest.raises(UnsupportedOpError, match="quantized differently"):
+        Interpreter(model_content=m, backend="cpu").allocate_tensors()

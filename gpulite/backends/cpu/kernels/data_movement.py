@@ -33,8 +33,9 @@ def _same_dtype(node: Node, ctx: CpuContext, inputs, outputs, allowed: tuple[np.
         raise unsupported(node, f"dtype {dts[0]}; LiteRT's kernel takes {', '.join(map(str, allowed))}")
 
 
-def _same_quant(node: Node, ctx: CpuContext, inputs, outputs) -> None:
-    """PACK / UNPACK: LiteRT does not rescale, so it requires one scale and zero point throughout."""
+def same_quant(node: Node, ctx: CpuContext, inputs, outputs) -> None:
+    """PACK, UNPACK, MIRROR_PAD, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND (and EXPAND_DIMS): LiteRT does
+    not rescale, so its Prepare requires one scale and zero point throughout."""
     def key(q):
         return None if q is None or not q.scale.size else (q.scale.tolist(), q.zero_point.tolist())
     qs = {repr(key(ctx.in_info(i).quant)) for i in inputs} | {repr(key(ctx.out_info(i).quant)) for i in outputs}
@@ -49,7 +50,7 @@ def pack(node: Node, ctx: CpuContext) -> Callable[[], None]:
     n = len(node.inputs)
     arity(node, n)
     _same_dtype(node, ctx, range(n), [0])
-    _same_quant(node, ctx, range(n), [0])
+    same_quant(node, ctx, range(n), [0])
     xs, out = [ctx.input(i) for i in range(n)], ctx.output(0)
     check_out(node, out, dl.pack_shape(node, [x.shape for x in xs]))
     axis = normalize_axis(int(node.options.axis), xs[0].ndim + 1, node)
@@ -64,7 +65,7 @@ def unpack(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Split the input along ``axis`` into ``num`` outputs, that dim removed."""
     arity(node, 1, len(node.outputs))
     _same_dtype(node, ctx, [0], range(len(node.outputs)), _UNPACK_DTYPES)
-    _same_quant(node, ctx, [0], range(len(node.outputs)))
+    same_quant(node, ctx, [0], range(len(node.outputs)))
     x = ctx.input(0)
     shapes = dl.unpack_shapes(node, x.shape, len(node.outputs))
     axis = normalize_axis(int(node.options.axis), x.ndim, node)
@@ -147,6 +148,7 @@ def mirror_pad(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Pad by mirroring: REFLECT leaves the edge out, SYMMETRIC repeats it."""
     arity(node, 2)
     _same_dtype(node, ctx, [0], [0])
+    same_quant(node, ctx, [0], [0])
     x, out = ctx.input(0), ctx.output(0)
     pads = dl.mirror_pad_amounts(node, x.shape, ctx.const(1))
     check_out(node, out, tuple(d + a + b for d, (a, b) in zip(x.shape, pads, strict=True)))
@@ -167,6 +169,7 @@ def space_to_batch_nd(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Pad the spatial dims, then move ``block_shape`` tiles of them into the batch."""
     arity(node, 3)
     _same_dtype(node, ctx, [0], [0])
+    same_quant(node, ctx, [0], [0])
     x, out = ctx.input(0), ctx.output(0)
     block, pads, shape = dl.space_to_batch_shape(node, x.shape, ctx.const(1), ctx.const(2))
     check_out(node, out, shape)
@@ -192,6 +195,7 @@ def batch_to_space_nd(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Move ``block_shape`` tiles from the batch into the spatial dims, then crop."""
     arity(node, 3)
     _same_dtype(node, ctx, [0], [0])
+    same_quant(node, ctx, [0], [0])
     x, out = ctx.input(0), ctx.output(0)
     block, crops, shape = dl.batch_to_space_shape(node, x.shape, ctx.const(1), ctx.const(2))
     check_out(node, out, shape)
