@@ -265,10 +265,11 @@ def test_batch_matmul_resized_input(backend: str) -> None:
     check_op(mb.build(), [rng.standard_normal((5, 7, 4)).astype(np.float32)], backend)
 
 
-# (dtype, (s_lhs, zp_lhs, s_rhs, zp_rhs, s_out, zp_out)): LiteRT rescales int8 once where the RHS
-# zero point is 0 (optimized kernel) and twice (reference kernel) otherwise; int16 with the
-# int64 overload's 16-bit multiplier. 64K outputs each, so a wrong rounding shows (measured:
-# dozens of codes differ between the two int8 forms).
+# (dtype, (s_lhs, zp_lhs, s_rhs, zp_rhs, s_out, zp_out)): LiteRT rescales int8 with XNNPACK's
+# float32 requantization where the RHS zero point is 0 (its delegate takes those) and twice
+# (reference kernel) otherwise; int16 with the int64 overload's 16-bit multiplier. 64K outputs
+# each, so a wrong rounding shows (measured: dozens of codes differ between single and double
+# rounding; ties of the float32 requantization: test_batch_matmul_int8_ties_match_default_litert).
 QBMM_CASES = {
     "int8-rhs-zp0": (np.int8, (0.02, -10, 0.03, 0, 0.4, 7)),
     "int8-rhs-zp0-lhs-zp0": (np.int8, (0.013, 0, 0.021, 0, 0.9, 0)),
@@ -291,3 +292,24 @@ def test_batch_matmul_quantized(case: str, const_rhs: bool, backend: str) -> Non
     mb.op("BATCH_MATMUL", [a, b], [y])
     mb.output(y)
     check_op(mb.build(), [lhs] if const_rhs else [lhs, rhs], backend)
+
+
+@pytest.mark.parametrize("const_rhs", [False, True], ids=["rhs-input", "rhs-const"])
+def test_batch_matmul_int8_ties_match_default_litert(const_rhs: bool, backend: str) -> None:
+    """int8 BATCH_MATMUL with RHS zero point 0, which default LiteRT runs in XNNPACK: power-of-two
+    scales (rescale factor 2**-4) and small products put many sums on a tie, where XNNPACK's
+    float32 requantization (halves to even) parts from the reference kernel's single rounding."""
+    from tests.ops.test_conv import litert_kernel
+
+    rng = np.random.default_rng(51)
+    lhs, rhs = rng.integers(-40, 40, (2, 6, 16)).astype(np.int8), rng.integers(-9, 9, (2, 16, 10)).astype(np.int8)
+    mb = ModelBuilder()
+    a = mb.input("a", lhs.shape, np.int8, quant=(0.0625, 3))
+    b = mb.const("b", rhs, quant=(2.0 ** -5, 0)) if const_rhs else mb.input("b", rhs.shape, np.int8, quant=(2.0 ** -5, 0))
+    y = mb.tensor("y", (2, 6, 10), np.int8, quant=(2.0 ** -7, -5))
+    mb.op("BATCH_MATMUL", [a, b], [y])
+    mb.output(y)
+    model, inputs = mb.build(), [lhs] if const_rhs else [lhs, rhs]
+    assert litert_kernel(model) == "xnnpack"
+    ref = check_quantized(model, inputs, backend, int_tol=1, oracle="default")
+    assert not np.array_equal(ref, run_litert(model, inputs)[0]), "no tie: the case proves nothing"

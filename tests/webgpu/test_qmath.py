@@ -185,7 +185,6 @@ def test_multiply_by_quantized_multiplier_single(gpu):
     args = _grid(_edges(), _multipliers(), np.arange(-31, 31))
     want = quant.multiply_by_quantized_multiplier_single(args[:, 0], args[:, 1], args[:, 2])
     np.testing.assert_array_equal(gpu("q_mbqm_single64(q_i64(a), b, c)", args), want)
-    np.testing.assert_array_equal(gpu("q_i64(q_mbqm_single(a, b, c))", args), np.clip(want, MIN, MAX))
     # int64 accumulators (the 16x8 FULLY_CONNECTED): products wrap modulo 2^64 as numpy's
     rng = np.random.default_rng(3)
     x = np.concatenate([[-(1 << 40), (1 << 40) - 1], rng.integers(-(1 << 40), 1 << 40, 6)])

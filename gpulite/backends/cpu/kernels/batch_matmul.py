@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.backends.cpu.kernels.hybrid import hybrid_batch_matmul
-from gpulite.backends.cpu.quant import QRANGE, Requantizer, per_tensor, quantize_multiplier
+from gpulite.backends.cpu.quant import QRANGE, Fp32Requantizer, Requantizer, per_tensor, quantize_multiplier, xnnpack_scales
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.model.opdefs import Op
@@ -64,13 +64,24 @@ def quantized_rescale(node, ctx) -> tuple[float, int, int, int]:
     return float(np.float32(sl) * np.float32(sr)) / float(np.float32(so)), zl, zr, zo
 
 
+def xnnpack_fp32(ctx, zr: int) -> bool:
+    """Whether default LiteRT runs this integer BATCH_MATMUL in XNNPACK (int8, RHS zero point 0)."""
+    return ctx.out_info(0).dtype == np.int8 and zr == 0
+
+
+def batch_matmul_scale(ctx) -> np.ndarray:
+    """XNNPACK's float32 requantization scale ``s_l * s_r / s_out`` of an int8 BATCH_MATMUL."""
+    return xnnpack_scales(ctx.in_info(0).quant.scale[0], ctx.in_info(1).quant.scale[0], ctx.out_info(0).quant.scale[0])
+
+
 def _quantized(node, ctx, av: np.ndarray, bv: np.ndarray):
     """int8 / int16 BATCH_MATMUL as LiteRT computes it: ``sum((l - zp_l) * (r - zp_r))`` exactly
     (float64), rescaled by ``double(float(s_l * s_r)) / s_out`` (``GetQuantizedConvolutionMultipler``)
     plus the output zero point, clamped to the dtype.
 
-    The rescale, measured against LiteRT 2.3: int8 with RHS zero point 0 runs its optimized
-    kernel, rounding once; with another RHS zero point, the reference kernel's double-rounding
+    The rescale, measured against LiteRT 2.3: int8 with RHS zero point 0 runs in its XNNPACK
+    delegate (any adj_x / adj_y, broadcast, constant or not), XNNPACK's float32 requantization
+    (:func:`xnnpack_fp32`); with another RHS zero point, the reference kernel's double-rounding
     ``MultiplyByQuantizedMultiplier``; int16 (zero points 0) the int64 overload, which rounds
     the multiplier to 16 bits first (:func:`_rescale_int64`).
     """
@@ -78,8 +89,10 @@ def _quantized(node, ctx, av: np.ndarray, bv: np.ndarray):
     real, zl, zr, zo = quantized_rescale(node, ctx)
     mult, shift = quantize_multiplier(real)
     lo, hi = QRANGE[out.dtype]
-    rescale = Requantizer(out.shape, np.array([mult]), np.array([shift]), zo, lo, hi, single_rounding=zr == 0,
-                          int64=out.dtype == np.int16)
+    if xnnpack_fp32(ctx, zr):
+        rescale = Fp32Requantizer(out.shape, batch_matmul_scale(ctx), zo, lo, hi)
+    else:
+        rescale = Requantizer(out.shape, np.array([mult]), np.array([shift]), zo, lo, hi, int64=out.dtype == np.int16)
     lhs = np.empty(av.shape, np.float64)
     rhs = np.empty(bv.shape, np.float64)
     acc64 = np.empty(out.shape, np.float64)

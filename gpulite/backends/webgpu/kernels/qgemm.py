@@ -10,7 +10,7 @@ TFLite's int32 accumulator (int64 for int16 inputs), plus the int32 / int64 bias
 the rescale default LiteRT applies (:data:`RESCALES`: for the 8-bit convs and FULLY_CONNECTED
 its XNNPACK delegate takes, XNNPACK's float32 requantization, ``q_fp32``; for those it runs on
 its optimized builtin kernels, their NEON / ruy rounding, ``q_mbqm_neon``; else a
-``MultiplyByQuantizedMultiplier`` form: double rounding, single rounding, the int64 overload;
+``MultiplyByQuantizedMultiplier`` form: double rounding, single rounding (16x8 FC), the int64 overload;
 wgsl/qmath.wgsl), plus the output zero point, clamped to the fused activation's range. The
 multipliers are the CPU kernels' own factors (``quantized_conv.rescale_factors`` /
 ``conv_scales``, ``batch_matmul.quantized_rescale``).
@@ -38,8 +38,7 @@ BLOCK = 4  # pixels one thread of a register-blocked program computes
 QTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 # The rescale of the 64-bit total `a` by multiplier m and shift s, per CPU kernel (qmath.wgsl).
 RESCALES = {
-    "double": ("q_mbqm(bitcast<i32>(a.x), m, s)", "double"),  # 8-bit convs, BATCH_MATMUL with RHS zero point
-    "single": ("q_mbqm_single(bitcast<i32>(a.x), m, s)", "single"),  # 8-bit FC, BATCH_MATMUL
+    "double": ("q_mbqm(bitcast<i32>(a.x), m, s)", "double"),  # reference-kernel convs, BATCH_MATMUL with RHS zero point
     # int8 TRANSPOSE_CONV and DEPTHWISE_CONV_2D in LiteRT's builtin kernels (quantized_conv's
     # transpose_conv_rescale, conv_rescale): the channels of whole blocks of 8 take the NEON
     # loop's rounding, the rest q_mbqm's
@@ -49,8 +48,8 @@ RESCALES = {
     "ruy": ("q_mbqm_neon(bitcast<i32>(a.x), m, s)", "double"),
     "int64": ("q_sat32(q_mbqm_i64(a, m, s))", "int64"),  # 16x8 convs, int16 BATCH_MATMUL
     "single64": ("q_sat32(q_mbqm_single64(a, m, s))", "single"),  # 16x8 FULLY_CONNECTED
-    # 8-bit convs and FULLY_CONNECTED XNNPACK takes (quantized_conv.xnnpack_conv,
-    # fully_connected.fc_rescale): m holds the float32 scale's bits
+    # 8-bit convs, FULLY_CONNECTED and BATCH_MATMUL XNNPACK takes (quantized_conv.xnnpack_conv,
+    # fully_connected.fc_rescale, batch_matmul.xnnpack_fp32): m holds the float32 scale's bits
     "fp32": ("q_fp32(bitcast<i32>(a.x), bitcast<f32>(m), P.out_zp, P.lo, P.hi) - P.out_zp", None),
 }
 _UNPACK = {np.dtype(np.int8): "q_unpack_i8x4", np.dtype(np.uint8): "q_unpack_u8x4"}

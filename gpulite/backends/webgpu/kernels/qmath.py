@@ -41,7 +41,7 @@ def qrange(dtype: Any) -> tuple[int, int]:
 
 def multiplier(real: float, form: str = "double") -> tuple[int, int]:
     """``(multiplier, shift)`` of ``real`` (TFLite's ``QuantizeMultiplier``), checked to fit the
-    rescale ``form`` of qmath.wgsl (``"double"``: ``q_mbqm``, ``"single"``: ``q_mbqm_single``,
+    rescale ``form`` of qmath.wgsl (``"double"``: ``q_mbqm``, ``"single"``: ``q_mbqm_single64``,
     ``"int64"``: ``q_mbqm_i64``).
 
     Raises

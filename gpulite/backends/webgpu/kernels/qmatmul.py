@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.batch_matmul import quantized_rescale
+from gpulite.backends.cpu.kernels.batch_matmul import batch_matmul_scale, quantized_rescale, xnnpack_fp32
 from gpulite.backends.cpu.kernels.fully_connected import fc_rescale
 from gpulite.backends.cpu.kernels.quantized_conv import conv_scales, rescale_factors
 from gpulite.backends.kernels import register_case
@@ -57,7 +57,8 @@ def fully_connected(node: Node, ctx: GpuContext) -> list[Program]:
 @register_case(Op.BATCH_MATMUL, "webgpu", exact_case(0))
 def batch_matmul(node: Node, ctx: GpuContext) -> list[Program]:
     """int8 / int16 BATCH_MATMUL as ``batch_matmul.py``'s ``_quantized`` (adj_x / adj_y, batch
-    dims broadcast): single rounding with RHS zero point 0, else double; int16 the int64 form."""
+    dims broadcast): XNNPACK's float32 requantization with RHS zero point 0 (default LiteRT runs
+    those in XNNPACK), else double rounding; int16 the int64 form."""
     a, b, out = ctx.input(0), ctx.input(1), ctx.output(0)
     if not (a.dtype == b.dtype == out.dtype and a.dtype in (np.int8, np.int16)) or len(a.shape) < 2 \
             or len(b.shape) < 2:
@@ -70,7 +71,8 @@ def batch_matmul(node: Node, ctx: GpuContext) -> list[Program]:
               ("sb", "vec4u", [0] * pad + [s * k * n for s in sb]),
               ("a_m", "u32", 1 if adj_x else k), ("a_k", "u32", m if adj_x else 1),
               ("b_k", "u32", 1 if adj_y else n), ("b_n", "u32", k if adj_y else 1), ("w_off", "u32", b.offset)]
-    form = "int64" if a.dtype == np.int16 else "single" if zr == 0 else "double"
+    form = "int64" if a.dtype == np.int16 else "fp32" if xnnpack_fp32(ctx, zr) else "double"
+    reals = batch_matmul_scale(ctx) if form == "fp32" else np.array([real])
     return product_programs(node, ctx, f"batch_matmul {a.dtype} {a.shape}x{b.shape}", "qmatmul", params, x=a,
-                            w_dtype=b.dtype, depth=k, reals=np.array([real]), form=form, bias_index=-1, x_zp=zl,
+                            w_dtype=b.dtype, depth=k, reals=reals, form=form, bias_index=-1, x_zp=zl,
                             w_zp=zr, zp_out=zo, lo=qrange(out.dtype)[0], hi=qrange(out.dtype)[1])

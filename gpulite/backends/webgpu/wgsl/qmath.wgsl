@@ -169,16 +169,11 @@ fn q_mbqm_neon(x: i32, m: i32, shift: i32) -> i32 {
 }
 
 // The single-rounding form (TFLITE_SINGLE_ROUNDING's; LiteRT's reference FULLY_CONNECTED):
-// (x * m + 2^(30 - shift)) >> (31 - shift) in 64 bits, shift in -31..30. The 64-bit result;
-// q_mbqm_single gives it saturated to int32.
+// (x * m + 2^(30 - shift)) >> (31 - shift) in 64 bits, shift in -31..30. The 64-bit result
+// (the 16x8 FULLY_CONNECTED saturates it with q_sat32).
 fn q_mbqm_single64(x: vec2<u32>, m: i32, shift: i32) -> vec2<u32> {
     let total = u32(31 - shift);
     return q_shr64(q_add64(q_mul64(x, m), q_pow2_64(total - 1u)), total);
-}
-
-fn q_mbqm_single(x: i32, m: i32, shift: i32) -> i32 {
-    let total = u32(31 - shift);
-    return q_sat32(q_shr64(q_add64(q_mul_wide(x, m), q_pow2_64(total - 1u)), total));
 }
 
 // TFLite's MultiplyByQuantizedMultiplier(int64 x, int32 multiplier, shift) (the 16x8 ops):
