@@ -37,10 +37,12 @@ LITERT_FLOAT_ONLY = frozenset({
     Op.FLOOR, Op.CEIL, Op.ROUND, Op.SIN, Op.COS, Op.SQUARE, Op.SIGN, Op.ZEROS_LIKE, Op.POW, Op.ADD_N, Op.ATAN2,
     Op.CUMSUM, Op.SEGMENT_SUM, Op.UNSORTED_SEGMENT_SUM, Op.UNSORTED_SEGMENT_PROD, Op.UNSORTED_SEGMENT_MAX,
     Op.UNSORTED_SEGMENT_MIN, Op.BUCKETIZE, Op.LOCAL_RESPONSE_NORMALIZATION, Op.L2_POOL_2D, Op.CONV_3D,
-    Op.REDUCE_ANY, Op.REDUCE_ALL})
+    Op.CONV_3D_TRANSPOSE, Op.REDUCE_ANY, Op.REDUCE_ALL, Op.RFFT2D, Op.NON_MAX_SUPPRESSION_V4,
+    Op.NON_MAX_SUPPRESSION_V5, Op.MULTINOMIAL, Op.RANDOM_UNIFORM, Op.RANDOM_STANDARD_NORMAL})
 # Ops whose tensors are never quantized: the int8 columns do not apply.
 NOT_QUANTIZED = frozenset({Op.LOGICAL_AND, Op.LOGICAL_OR, Op.LOGICAL_NOT, Op.SHAPE, Op.RANK, Op.RANGE,
-                           Op.BROADCAST_ARGS, Op.WHERE, Op.ONE_HOT, Op.VAR_HANDLE, Op.CALL_ONCE}) | LITERT_FLOAT_ONLY
+                           Op.BROADCAST_ARGS, Op.WHERE, Op.ONE_HOT, Op.VAR_HANDLE, Op.CALL_ONCE,
+                           Op.IMAG, Op.REAL, Op.COMPLEX_ABS}) | LITERT_FLOAT_ONLY  # complex64/128 inputs
 # Why an op is not covered, by name prefix (the first match wins).
 _WHY_NOT = (
     ("STABLEHLO_", "StableHLO op (JAX / ai-edge-torch StableHLO export, not TFLiteConverter's builtins)"),

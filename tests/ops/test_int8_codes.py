@@ -216,10 +216,13 @@ def test_bit_ops_quantized(op: Op, dt: str, backend: str) -> None:
 
 
 # Ops whose LiteRT kernels refuse int8, uint8 and int16 inputs alike: ``gpulite ops`` marks their
-# int8 columns n/a (coverage.LITERT_FLOAT_ONLY)
+# int8 columns n/a (coverage.LITERT_FLOAT_ONLY). CONTROL: the same model in a dtype LiteRT runs
+CONTROL = ("float32", "bool")
+
+
 def _refusal_case(op: Op, dt: str) -> bytes:
-    q = QUANT[dt][0]
-    x = np.zeros((1, 4, 4, 4), DTYPES[dt])
+    q = QUANT.get(dt, (None,))[0]
+    x = np.zeros((1, 4, 4, 4), dt if dt in CONTROL else DTYPES[dt])
     ins: list = [In(x, q)]
     opts: dict = {}
     shape = x.shape
@@ -240,15 +243,59 @@ def _refusal_case(op: Op, dt: str) -> bytes:
         opts = {"padding": "VALID", "stride_h": 1, "stride_w": 1, "filter_height": 2, "filter_width": 2}
         shape = (1, 3, 3, 4)
     elif op == Op.CONV_3D:
-        ins = [In(np.zeros((1, 2, 4, 4, 4), DTYPES[dt]), q), C(np.ones((1, 1, 1, 4, 2), DTYPES[dt]), q), None]
-        opts, shape = {"padding": "VALID"}, (1, 2, 4, 4, 2)
+        ins = [In(np.zeros((1, 2, 4, 4, 4), x.dtype), q), C(np.ones((1, 1, 1, 4, 2), x.dtype), q), None]
+        opts = {"padding": "VALID", "stride_d": 1, "stride_h": 1, "stride_w": 1, "dilation_d_factor": 1,
+                "dilation_h_factor": 1, "dilation_w_factor": 1}
+        shape = (1, 2, 4, 4, 2)
     elif op in (Op.REDUCE_ANY, Op.REDUCE_ALL):
         ins.append(C(np.array([1], np.int32)))
         shape = (1, 4, 4)
+    elif op == Op.CONV_3D_TRANSPOSE:
+        ins = [C(np.array([1, 2, 4, 4, 2], np.int32)), C(np.ones((1, 1, 1, 2, 4), x.dtype), q),
+               In(np.zeros((1, 2, 4, 4, 4), x.dtype), q)]
+        opts, shape = {"padding": "VALID", "stride_d": 1, "stride_h": 1, "stride_w": 1}, (1, 2, 4, 4, 2)
     from tests.ops.single_op import _build
 
-    out_dtype = np.int32 if op == Op.BUCKETIZE else DTYPES[dt]
+    out_dtype = np.int32 if op == Op.BUCKETIZE else x.dtype
     return _build(op.value, ins, shape, out_dtype, None if op == Op.BUCKETIZE else q, opts)
+
+
+def _other_refusal_case(op: Op, dt: str) -> tuple[bytes, list[np.ndarray]]:
+    """RFFT2D, NON_MAX_SUPPRESSION_V4 / V5, MULTINOMIAL, RANDOM_*: 8/16-bit quantized where LiteRT wants float32."""
+    q, t = QUANT.get(dt, (None,))[0], np.dtype(dt if dt in CONTROL else DTYPES[dt])
+    mb = ModelBuilder()
+    if op == Op.RFFT2D:
+        x = mb.input("x", (4, 4), t, quant=q)
+        outs = [mb.tensor("y", (4, 3), np.complex64)]
+        mb.op("RFFT2D", [x, mb.const("n", np.array([4, 4], np.int32))], outs)
+        feeds = [np.zeros((4, 4), t)]
+    elif op in (Op.NON_MAX_SUPPRESSION_V4, Op.NON_MAX_SUPPRESSION_V5):
+        b, sc = mb.input("boxes", (3, 4), t, quant=q), mb.input("scores", (3,), t, quant=q)
+        ins = [b, sc, mb.const("n", np.array(2, np.int32)), mb.const("iou", np.array(0.5, np.float32)),
+               mb.const("thr", np.array(0.0, np.float32))]
+        outs = [mb.tensor("idx", (2,), np.int32), mb.tensor("count", (), np.int32)]
+        if op == Op.NON_MAX_SUPPRESSION_V5:
+            ins.append(mb.const("sigma", np.array(0.5, np.float32)))
+            outs.insert(1, mb.tensor("kept", (2,), t, quant=q))
+        mb.op(op.value, ins, outs)
+        feeds = [np.zeros((3, 4), t), np.zeros(3, t)]
+    elif op == Op.MULTINOMIAL:
+        x = mb.input("logits", (2, 4), t, quant=q)
+        outs = [mb.tensor("y", (2, 3), np.int32)]
+        mb.op("MULTINOMIAL", [x, mb.const("n", np.array(3, np.int32))], outs, seed=1, seed2=2)
+        feeds = [np.zeros((2, 4), t)]
+    else:  # RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL into a quantized output
+        x = mb.input("x", (1,), np.float32)
+        outs = [mb.tensor("y", (2, 3), t, quant=q), mb.tensor("z", (1,), np.float32)]
+        mb.op(op.value, [mb.const("shape", np.array([2, 3], np.int32))], outs[:1], seed=1, seed2=2)
+        mb.op("ADD", [x, x], outs[1:])
+        feeds = [np.zeros(1, np.float32)]
+    mb.output(*outs)
+    return mb.build(), feeds
+
+
+_OTHER = (Op.RFFT2D, Op.NON_MAX_SUPPRESSION_V4, Op.NON_MAX_SUPPRESSION_V5, Op.MULTINOMIAL, Op.RANDOM_UNIFORM,
+          Op.RANDOM_STANDARD_NORMAL)
 
 
 @pytest.mark.parametrize("dt", list(DTYPES))
@@ -257,11 +304,20 @@ def test_litert_refuses_8_and_16_bit(op: Op, dt: str) -> None:
     """The audit behind the n/a marks: LiteRT fails such a model at allocate or invoke."""
     r = coverage.row(op)
     assert (r.cpu_int8, r.webgpu_int8, r.webgpu_exact) == ("n/a", "n/a", "n/a"), r
-    m = _refusal_case(op, dt)
-    feeds = [np.zeros((1, 2, 4, 4, 4) if op == Op.CONV_3D else (1, 4, 4, 4), DTYPES[dt])]
-    feeds += [feeds[0]] * (op in (Op.POW, Op.ADD_N, Op.ATAN2))
-    with pytest.raises((RuntimeError, ValueError)):
-        run_litert(m, feeds)
+    control = "bool" if op in (Op.REDUCE_ANY, Op.REDUCE_ALL) else "float32"
+    for d in (control, dt):  # the control runs: the refusal is the dtype's
+        if op in _OTHER:
+            m, feeds = _other_refusal_case(op, d)
+        else:
+            m = _refusal_case(op, d)
+            big = op in (Op.CONV_3D, Op.CONV_3D_TRANSPOSE)
+            feeds = [np.zeros((1, 2, 4, 4, 4) if big else (1, 4, 4, 4), d if d in CONTROL else DTYPES[d])]
+            feeds += [feeds[0]] * (op in (Op.POW, Op.ADD_N, Op.ATAN2))
+        if d == control:
+            run_litert(m, feeds)
+            continue
+        with pytest.raises((RuntimeError, ValueError)):
+            run_litert(m, feeds)
 
 
 @pytest.mark.parametrize("dt", list(DTYPES))
