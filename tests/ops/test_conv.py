@@ -190,7 +190,6 @@ def _quant_model(op: str, case, kind: str, seed: int, zero_bias: bool = False) -
 @pytest.mark.parametrize("kind", QUANT_KINDS)
 @pytest.mark.parametrize("case", QUANT_CASES)
 def test_conv2d_quantized(case: str, kind: str, backend: str) -> None:
-    cases = CASES
     model, x = _quant_model("CONV_2D", CASES[case], kind, 12)
     ref_model = _quant_model("CONV_2D", CASES[case], kind, 12, zero_bias=True)[0]
     tol = int(("CONV_2D", case, kind) in OPTIMIZED_ROUNDING_CASES)
@@ -200,7 +199,6 @@ def test_conv2d_quantized(case: str, kind: str, backend: str) -> None:
 @pytest.mark.parametrize("kind", QUANT_KINDS)
 @pytest.mark.parametrize("case", [*QUANT_CASES, "mult2-s2-valid", "mult3-d2"])
 def test_depthwise_quantized(case: str, kind: str, backend: str) -> None:
-    cases = DW_CASES
     model, x = _quant_model("DEPTHWISE_CONV_2D", DW_CASES[case], kind, 13)
     ref_model = _quant_model("DEPTHWISE_CONV_2D", DW_CASES[case], kind, 13, zero_bias=True)[0]
     tol = int(("DEPTHWISE_CONV_2D", case, kind) in OPTIMIZED_ROUNDING_CASES)
@@ -468,7 +466,8 @@ def litert_kernel(model: bytes) -> str:
 TIE_CASES = {
     ("CONV_2D", "int8", "RELU6", ""): ("xnnpack", False), ("CONV_2D", "int8", "TANH", ""): ("builtin", False),
     ("CONV_2D", "uint8", "NONE", ""): ("xnnpack", False), ("CONV_2D", "uint8", "TANH", ""): ("builtin", False),
-    ("CONV_2D", "int8", "TANH", "groups3"): ("builtin", True), ("CONV_2D", "uint8", "TANH", "groups3"): ("builtin", True),
+    ("CONV_2D", "int8", "TANH", "groups3"): ("builtin", True),
+    ("CONV_2D", "uint8", "TANH", "groups3"): ("builtin", True),
     ("DEPTHWISE_CONV_2D", "int8", "NONE", ""): ("xnnpack", False),
     ("DEPTHWISE_CONV_2D", "int8", "TANH", ""): ("builtin", False),
     ("DEPTHWISE_CONV_2D", "uint8", "RELU", ""): ("xnnpack", False),

@@ -227,7 +227,8 @@ def test_fc_rescale_ties_match_default_litert(variant: str, backend: str) -> Non
     x = mb.input("x", (6, depth), dt, quant=(0.0625, zin))
     w = mb.const("w", (rng.integers(-4, 5, (units, depth)) + zw).astype(dt),
                  quant=Quant(s_w, np.full(s_w.size, zw, np.int64), axis=1 if variant == "uint8-axis1" else 0))
-    bq, bv = Quant(np.float32(0.0625) * s_w, np.zeros(s_w.size, np.int64)), rng.integers(-20, 20, units).astype(np.int32)
+    bq = Quant(np.float32(0.0625) * s_w, np.zeros(s_w.size, np.int64))
+    bv = rng.integers(-20, 20, units).astype(np.int32)
     runtime_bias = variant == "int8-bias-at-run-time"
     b = mb.input("b", (units,), np.int32, quant=bq) if runtime_bias else mb.const("b", bv, quant=bq)
     y = mb.tensor("y", (6, units), dt, quant=(2.0 ** -7, zout))
@@ -305,7 +306,8 @@ def test_batch_matmul_int8_ties_match_default_litert(const_rhs: bool, backend: s
     lhs, rhs = rng.integers(-40, 40, (2, 6, 16)).astype(np.int8), rng.integers(-9, 9, (2, 16, 10)).astype(np.int8)
     mb = ModelBuilder()
     a = mb.input("a", lhs.shape, np.int8, quant=(0.0625, 3))
-    b = mb.const("b", rhs, quant=(2.0 ** -5, 0)) if const_rhs else mb.input("b", rhs.shape, np.int8, quant=(2.0 ** -5, 0))
+    bq = (2.0 ** -5, 0)
+    b = mb.const("b", rhs, quant=bq) if const_rhs else mb.input("b", rhs.shape, np.int8, quant=bq)
     y = mb.tensor("y", (2, 6, 10), np.int8, quant=(2.0 ** -7, -5))
     mb.op("BATCH_MATMUL", [a, b], [y])
     mb.output(y)

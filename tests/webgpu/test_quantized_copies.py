@@ -1,5 +1,6 @@
 """quantized="float" and ops that copy codes between two quantizations: LiteRT's RESHAPE, GATHER,
-TOPK_V2 and the like (and XNNPACK's 8-bit REDUCE_MAX / MIN) copy an int8 input's codes into an output of another scale or zero point
+TOPK_V2 and the like (and XNNPACK's 8-bit REDUCE_MAX / MIN) copy an int8 input's codes into an
+output of another scale or zero point
 (their kernels never read the quantization), so the float rewrite keeps such nodes integer
 instead of requantizing the values (which gave other codes)."""
 

@@ -11,7 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from gpulite.backends.cpu.kernels.hybrid import hybrid_batch_matmul
-from gpulite.backends.cpu.quant import QRANGE, Fp32Requantizer, Requantizer, per_tensor, quantize_multiplier, xnnpack_scales
+from gpulite.backends.cpu.quant import (
+    QRANGE,
+    Fp32Requantizer,
+    Requantizer,
+    per_tensor,
+    quantize_multiplier,
+    xnnpack_scales,
+)
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.model.opdefs import Op

@@ -5,7 +5,8 @@ tensor) and the 16x8 mode (int16 codes, int8 weights, int64 bias), bit for bit t
 XNNPACK rescaled with its float32 requantization, the other 8-bit ones as LiteRT's optimized
 builtin kernels (``q_mbqm_neon``: on every channel for CONV_2D, in blocks of 8 for int8
 DEPTHWISE_CONV_2D and TRANSPOSE_CONV; double rounding for uint8 DEPTHWISE_CONV_2D and grouped
-CONV_2D), the 16x8 ones with the int64 ``MultiplyByQuantizedMultiplier``. Filters are read in place, as the model stores them (OHWI;
+CONV_2D), the 16x8 ones with the int64 ``MultiplyByQuantizedMultiplier``. Filters are read in
+place, as the model stores them (OHWI;
 depthwise [1, KH, KW, C*M]). The output side and the slicing of long dot products:
 kernels/qgemm.py.
 """
