@@ -44,6 +44,7 @@ from pathlib import Path
 from gpulite import zoo
 from gpulite.errors import GpuliteError, ModelError
 from gpulite.model.metadata import unzip
+from gpulite.model.reader import Model, load
 
 # A member larger than this (uncompressed) is refused: the zip's declared size must not decide
 # how much memory is taken. The largest MediaPipe bundle member is a few hundred MB.
@@ -153,6 +154,12 @@ class Bundle:
                                      f"{', '.join(self.files)}.")
         return self.files[name]
 
+    def model(self, name: str) -> bytes:
+        """The ``.tflite`` member ``name``, checked to be a whole model (:func:`check_model`)."""
+        data = self.file(name)
+        check_model(data, name)
+        return data
+
     def has(self, name: str) -> bool:
         return name in self.files
 
@@ -173,10 +180,16 @@ def assemble(members: dict[str, bytes]) -> bytes:
     return zoo.zip_members(members)
 
 
-def check_model(data: bytes, what: str = "model") -> None:
-    """Raise MediaPipe's error for bytes that are not a ``.tflite`` (e.g. a ``.task`` given to a
-    single-model task): :class:`ModelError`, a ``ValueError``."""
+def check_model(data: bytes, what: str = "model") -> Model:
+    """The model in ``data``, read whole; MediaPipe's error for bytes that are not a ``.tflite``
+    (e.g. a ``.task`` given to a single-model task) or a truncated or corrupt one:
+    :class:`ModelError`, a ``ValueError``."""
     if len(data) < 8 or bytes(data[4:8]) not in (b"TFL3", b"\0\0\0\0"):
         head = bytes(data[4:8]) if len(data) >= 8 else f"{len(data)} bytes"
         raise ModelError(f"The model is not a valid Flatbuffer buffer: the {what} has no TFL3 identifier "
                          f"(bytes 4-8: {head!r}); a .task bundle needs the task it was made for")
+    try:
+        return load(data)
+    except ModelError as e:
+        raise ModelError(f"The model is not a valid Flatbuffer buffer: the {what} ({len(data)} bytes) is "
+                         f"truncated or corrupt: {e}") from None

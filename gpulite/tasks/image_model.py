@@ -29,7 +29,6 @@ import numpy as np
 from gpulite.errors import ModelError
 from gpulite.interpreter import Interpreter
 from gpulite.model import metadata as tfmeta
-from gpulite.model.reader import load
 from gpulite.pipeline.calculators.image_to_tensor import ImageToTensorOptions, image_to_tensor
 from gpulite.pipeline.calculators.types import ImageTransform, NormalizedRect
 from gpulite.tasks.bundle import AssetNotFoundError, check_model
@@ -109,8 +108,7 @@ class ImageModel:
     """
 
     def __init__(self, data: bytes, *, backend: str = "cpu", num_threads: int | None = None) -> None:
-        check_model(data)
-        model = load(data)
+        model = check_model(data)
         self.metadata = tfmeta.load_metadata(model)
         self.spec = input_spec(model, self.metadata)
         self.model = model

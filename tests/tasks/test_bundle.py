@@ -98,3 +98,33 @@ def test_assemble_round_trip():
     data = assemble({"a.tflite": b"x" * 10, "b.binarypb": b""})
     assert zipfile.ZipFile(__import__("io").BytesIO(data)).infolist()[0].compress_type == zipfile.ZIP_STORED
     assert Bundle.open(data).files == {"a.tflite": b"x" * 10, "b.binarypb": b""}
+
+
+def test_a_truncated_model_is_refused_when_the_task_is_made(face_task):
+    """A .tflite cut short (or a bundle member that is) has the identifier but not the tables:
+    it is refused at create_from_options, as MediaPipe refuses it, not at the first detect()."""
+    from gpulite.tasks.python import vision
+    from gpulite.tasks.python.core.base_options import BaseOptions
+
+    detector = model_path("blaze_face_short_range").read_bytes()
+    with pytest.raises(ModelError, match="The model is not a valid Flatbuffer buffer.*truncated"):
+        check_model(detector[:3000], "face detector model")
+    with pytest.raises(ModelError, match="The model is not a valid Flatbuffer buffer"):
+        vision.FaceDetector.create_from_options(vision.FaceDetectorOptions(
+            base_options=BaseOptions(model_asset_buffer=detector[:3000])))
+    for member in ("face_landmarks_detector.tflite", "face_blendshapes.tflite"):
+        files = dict(Bundle.open(face_task).files)
+        files[member] = files[member][:5000]
+        with pytest.raises(ModelError, match=f"The model is not a valid Flatbuffer buffer: the {member}"):
+            vision.FaceLandmarker.create_from_options(vision.FaceLandmarkerOptions(
+                base_options=BaseOptions(model_asset_buffer=assemble(files)), output_face_blendshapes=True))
+    hand = dict(open_bundle("hand_landmarker").files)
+    hand["hand_detector.tflite"] = b"garbage!" * 10
+    with pytest.raises(ModelError, match="The model is not a valid Flatbuffer buffer: the hand_detector.tflite"):
+        vision.HandLandmarker.create_from_options(vision.HandLandmarkerOptions(
+            base_options=BaseOptions(model_asset_buffer=assemble(hand))))
+    pose = dict(open_bundle("pose_landmarker_full").files)
+    pose["pose_landmarks_detector.tflite"] = pose["pose_landmarks_detector.tflite"][:-1000]
+    with pytest.raises(ModelError, match="The model is not a valid Flatbuffer buffer: the pose_landmarks_detector"):
+        vision.PoseLandmarker.create_from_options(vision.PoseLandmarkerOptions(
+            base_options=BaseOptions(model_asset_buffer=assemble(pose))))

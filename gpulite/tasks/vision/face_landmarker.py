@@ -234,8 +234,8 @@ class FaceLandmarker(GraphTask):
         confidences = [check_unit(getattr(options, n), n) for n in (
             "min_face_detection_confidence", "min_face_presence_confidence", "min_tracking_confidence")]
         bundle = Bundle.open(read_asset(options.base_options.model_asset_path, options.base_options.model_asset_buffer))
-        models = {"detector_inference": bundle.file(DETECTOR), "landmark_inference": bundle.file(LANDMARKS)}
-        blendshapes = bundle.file(BLENDSHAPES) if options.output_face_blendshapes else None
+        models = {"detector_inference": bundle.model(DETECTOR), "landmark_inference": bundle.model(LANDMARKS)}
+        blendshapes = bundle.model(BLENDSHAPES) if options.output_face_blendshapes else None
         geometry = bundle.file(GEOMETRY) if options.output_facial_transformation_matrixes else None
         super().__init__(options)
         cfg = face_landmarker_config(tracking=self.tracking, num_faces=num_faces, min_detection=confidences[0],

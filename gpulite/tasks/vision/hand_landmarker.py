@@ -114,7 +114,7 @@ class HandLandmarker(GraphTask):
         detection, presence, tracking = (check_unit(getattr(options, n), n) for n in (
             "min_hand_detection_confidence", "min_hand_presence_confidence", "min_tracking_confidence"))
         bundle = Bundle.open(read_asset(options.base_options.model_asset_path, options.base_options.model_asset_buffer))
-        models = {"palm_inference": bundle.file(DETECTOR), "landmark_inference": bundle.file(LANDMARKS)}
+        models = {"palm_inference": bundle.model(DETECTOR), "landmark_inference": bundle.model(LANDMARKS)}
         super().__init__(options)
         cfg = hands_config(static_image_mode=not self.tracking, max_hands=num_hands, model_complexity=1,
                            min_detection_confidence=detection, min_tracking_confidence=presence)

@@ -160,7 +160,7 @@ class PoseLandmarker(GraphTask):
         presence = check_unit(options.min_pose_presence_confidence, "min_pose_presence_confidence")
         check_unit(options.min_tracking_confidence, "min_tracking_confidence")
         bundle = pose_bundle(options.base_options.model_asset_path, options.base_options.model_asset_buffer)
-        models = {"detection_inference": bundle.file(DETECTOR), "landmark_inference": bundle.file(LANDMARKS)}
+        models = {"detection_inference": bundle.model(DETECTOR), "landmark_inference": bundle.model(LANDMARKS)}
         super().__init__(options)
         self._masks = bool(options.output_segmentation_masks)
         cfg = pose_config(static_image_mode=not self.tracking, model_complexity=1, enable_segmentation=self._masks,
