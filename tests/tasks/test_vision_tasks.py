@@ -427,6 +427,10 @@ def test_pose_landmarker_assembled_bundles(frames):
     (vision.HandLandmarker, "selfie_segmenter", FileNotFoundError, "No file with name: hand_detector.tflite"),
     (vision.ImageSegmenter, "hand_landmarker", ValueError, "The model is not a valid Flatbuffer buffer"),
     (vision.ImageSegmenter, "efficientnet_lite0", ValueError, r"expected a \(1, H, W, 3\) image input"),
+    # MediaPipe: a RuntimeError from its TensorsToDetectionsCalculator at the first detect()
+    (vision.FaceDetector, "efficientnet_lite0", ValueError,
+     r"BlazeFace short range.*input \[1, 128, 128, 3\].*got input \[1, 224, 224, 3\], outputs \[1, 1000\]"),
+    (vision.FaceDetector, "selfie_segmenter", ValueError, r"outputs \[1, 896, 16\] and \[1, 896, 1\]"),
 ])
 def test_a_model_for_another_task_is_refused(task, model, error, match):
     with pytest.raises(error, match=match):

@@ -21,6 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpulite.errors import ModelError
+from gpulite.model.reader import Model
 from gpulite.pipeline.graphs import load_config
 from gpulite.solutions.base import set_options
 from gpulite.tasks.bundle import check_model, read_asset
@@ -35,6 +37,10 @@ from gpulite.tasks.vision.core.image_processing_options import ImageProcessingOp
 from gpulite.tasks.vision.core.vision_task_running_mode import VisionTaskRunningMode
 
 FaceDetectorResult = DetectionResult
+
+# What the face_detection graph (its letterbox, anchors and decoding) takes: BlazeFace short range.
+MODEL_INPUT = (1, 128, 128, 3)
+MODEL_OUTPUTS = ((1, 896, 16), (1, 896, 1))  # box regressors, scores
 
 
 @dataclasses.dataclass
@@ -60,6 +66,19 @@ def pixel_detection(d, width: int, height: int) -> Detection:
                                 for x, y in d.keypoints])
 
 
+def check_shapes(model: Model) -> None:
+    """Refuse, when the task is made, a model the graph cannot decode (MediaPipe fails its first
+    detect() with a RuntimeError from TensorsToDetectionsCalculator)."""
+    sg = model.subgraphs[0]
+    inputs = [list(sg.tensors[i].shape) for i in sg.inputs]
+    outputs = [list(sg.tensors[i].shape) for i in sg.outputs]
+    if inputs != [list(MODEL_INPUT)] or outputs != [list(s) for s in MODEL_OUTPUTS]:
+        raise ModelError(f"FaceDetector runs BlazeFace short range (blaze_face_short_range.tflite): expected "
+                         f"a model with input {list(MODEL_INPUT)} and outputs {list(MODEL_OUTPUTS[0])} and "
+                         f"{list(MODEL_OUTPUTS[1])}, got input {', '.join(map(str, inputs))}, outputs "
+                         f"{', '.join(map(str, outputs))}")
+
+
 class FaceDetector(GraphTask):
     """Faces in images, videos and live streams."""
 
@@ -75,7 +94,7 @@ class FaceDetector(GraphTask):
         score = check_unit(options.min_detection_confidence, "min_detection_confidence")
         nms = check_unit(options.min_suppression_threshold, "min_suppression_threshold")
         model = read_asset(options.base_options.model_asset_path, options.base_options.model_asset_buffer)
-        check_model(model, "face detector model")
+        check_shapes(check_model(model, "face detector model"))
         super().__init__(options)
         cfg = set_options(load_config("face_detection"), {"TensorsToDetections.min_score_thresh": score,
                                                           "NonMaxSuppression.min_suppression_threshold": nms})
