@@ -21,6 +21,7 @@ from pathlib import Path
 from gpulite.commands.common import (
     EXIT_INPUT,
     EXIT_OK,
+    InputError,
     check_backend,
     check_output,
     input_kind,
@@ -39,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     gr.add_argument("--output", help="annotated video (.mp4, .mkv, ...), a folder for PNG frames, "
                     "or an image file for an image input")
     gr.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu", "litert"))
-    gr.add_argument("--max-frames", type=int, default=-1, help="stop after N frames")
+    gr.add_argument("--max-frames", type=int, default=-1, help="stop after N frames (N >= 1; default: all)")
     gr.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     gr.set_defaults(run=run)
 
@@ -48,6 +49,8 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     """``gpulite graph run``: check the paths, run the graph with a progress bar, print the summary."""
     from gpulite.pipeline.graphs import config_path, run_media
 
+    if args.max_frames < 1 and args.max_frames != -1:
+        raise InputError(f"--max-frames must be at least 1, got {args.max_frames}")
     config_path(args.graph)  # an unknown graph is an input error before any file is opened
     check_output(input_kind(args.input), args.output, args.input, frames_folder=True)
     check_backend(args.backend)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from gpulite import zoo
-from gpulite.errors import GpuliteError
+from gpulite.errors import GpuliteError, ModelError
 from gpulite.graph.plan import plan_memory, topological_order
 from gpulite.interpreter import Interpreter
 from gpulite.model import metadata as tfmeta
@@ -109,7 +109,7 @@ def inspect_model(model: str, backend: str = "cpu", out: Callable[[str], None] =
     """
     path = zoo.resolve(model)
     data = path.read_bytes()
-    if data[4:8] != b"TFL3" and zipfile.is_zipfile(path):
+    if data[4:8] != b"TFL3" and (data[:4] == b"PK\x03\x04" or zipfile.is_zipfile(path)):
         _inspect_bundle(path, data, out)
         return
     m = load(data)
@@ -168,9 +168,12 @@ def inspect_model(model: str, backend: str = "cpu", out: Callable[[str], None] =
 
 
 def _inspect_bundle(path, data: bytes, out: Callable[[str], None]) -> None:
-    from gpulite.tasks.bundle import Bundle  # the tasks package is only needed for bundles
+    from gpulite.tasks.bundle import Bundle, BundleError  # the tasks package is only needed for bundles
 
-    b = Bundle.open(data)
+    try:
+        b = Bundle.open(data)
+    except BundleError as e:  # a truncated or damaged .task: the user's input, not a failure
+        raise ModelError(f"{str(path)!r}: {e}") from None
     out(f"bundle     {path} ({len(data):,} bytes), {len(b.files)} files")
     for name, body in b.files.items():
         out(f"  {name:<46} {len(body):>12,} bytes")

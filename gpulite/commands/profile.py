@@ -25,7 +25,7 @@ from collections import defaultdict
 from typing import Any
 
 from gpulite import zoo
-from gpulite.commands.common import InputError, seeded_inputs
+from gpulite.commands.common import InputError, check_writable, seeded_inputs
 from gpulite.graph.cost import bytes_moved, flops
 from gpulite.interpreter import Interpreter
 
@@ -48,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     if args.batch < 1 or args.runs < 1 or args.top < 0:
         raise InputError(f"gpulite profile: --batch and --runs must be at least 1 and --top at least 0, got "
                          f"batch={args.batch}, runs={args.runs}, top={args.top}")
+    if args.json:
+        check_writable(args.json, option="--json")
     prof = profile_model(args.model, backend=args.backend, batch=args.batch, runs=args.runs)
     print(format_profile(prof, top=args.top))
     if args.json:

@@ -202,6 +202,9 @@ class _Reader:
         ident = bytes(buf.data[4:8])  # checked before any offset is followed
         if ident not in (b"TFL3", b"\0\0\0\0"):
             found = f"bytes 4-8 are {ident!r}" if buf.size >= 8 else f"the file has only {buf.size} bytes"
+            if bytes(buf.data[:4]) == b"PK\x03\x04":
+                found += (" (a zip archive: a MediaPipe Tasks .task bundle holds .tflite models, which "
+                          "`gpulite inspect` lists and gpulite.tasks runs)")
             raise ModelError(f"not a .tflite file (no TFL3 identifier): {found}, expected b'TFL3'")
         root = buf.root("Model")
         buffers = [self.buffer(i, t) for i, t in enumerate(root.tables(4, "Buffer"))]

@@ -12,6 +12,7 @@ import pytest
 from gpulite.cli import build_parser, main
 from gpulite.errors import ModelError, UnsupportedOpError
 from gpulite.model.reader import load
+from gpulite.tasks.bundle import assemble
 from tests.cli.support import ASTRONAUT, error_lines, gpulite, write_image
 
 
@@ -29,6 +30,9 @@ def _input_errors(tmp: Path) -> dict[str, list[str]]:
         "graph run, no such graph": ["graph", "run", "no_such_graph", "--input", str(png)],
         "graph run, no such input": ["graph", "run", "face_detection", "--input", str(tmp / "none.mp4")],
         "demo, no such image": ["demo", "--image", str(tmp / "none.png")],
+        "graph run, --max-frames 0": ["graph", "run", "face_detection", "--input", str(png), "--max-frames", "0"],
+        "profile, --json under a file": ["profile", "face_detection_short_range", "--backend", "cpu",
+                                         "--json", str(png / "profile.json")],
         "bench, runs below 1": ["bench", "face_detection_short_range", "--runs", "0"],
         "argparse, unknown option": ["info", "--no-such-option"],
         "argparse, no command": [],
@@ -70,6 +74,21 @@ def test_inspect_a_png_says_it_is_not_a_tflite_file(tmp_path: Path):
     assert error_lines(r.stderr) == ["gpulite: error: not a .tflite file (no TFL3 identifier): "
                                      "bytes 4-8 are b'\\r\\n\\x1a\\n', expected b'TFL3'"]
     assert r.stdout == ""
+
+
+def test_a_task_bundle_is_named_as_one(tmp_path: Path, capsys):
+    """A .task where a .tflite goes, and a damaged .task, are named for what they are."""
+    bundle = assemble({"face_detector.tflite": b"x" * 1000, "labels.txt": b"a\nb\n"})
+    whole, cut = tmp_path / "whole.task", tmp_path / "cut.task"
+    whole.write_bytes(bundle)
+    cut.write_bytes(bundle[:700])
+    png = write_image(tmp_path / "in.png")
+    assert main(["run", str(whole), "--input", str(png)]) == 2
+    assert "a zip archive: a MediaPipe Tasks .task bundle" in error_lines(capsys.readouterr().err)[0]
+    assert main(["inspect", str(cut)]) == 2
+    assert error_lines(capsys.readouterr().err) == [
+        f"gpulite: error: {str(cut)!r}: Unable to open zip archive: the 700-byte model asset is not a zip archive "
+        "(a .task bundle), or it is truncated"]
 
 
 @pytest.mark.parametrize("data", [ASTRONAUT.read_bytes(), b"", b"TFL", b"\x10\x00\x00\x00ABCD" + bytes(64)])

@@ -11,6 +11,7 @@ import zipfile
 import pytest
 
 from gpulite import GpuliteError, ModelError, zoo
+from gpulite.tasks import python
 from gpulite.tasks.bundle import (
     AssetNotFoundError,
     AssetOptionsError,
@@ -21,6 +22,7 @@ from gpulite.tasks.bundle import (
     open_bundle,
     read_asset,
 )
+from gpulite.tasks.python import vision
 from tests.assets import model_path
 
 FACE = ["face_detector.tflite", "face_landmarks_detector.tflite", "geometry_pipeline_metadata_landmarks.binarypb",
@@ -103,28 +105,25 @@ def test_assemble_round_trip():
 def test_a_truncated_model_is_refused_when_the_task_is_made(face_task):
     """A .tflite cut short (or a bundle member that is) has the identifier but not the tables:
     it is refused at create_from_options, as MediaPipe refuses it, not at the first detect()."""
-    from gpulite.tasks.python import vision
-    from gpulite.tasks.python.core.base_options import BaseOptions
-
     detector = model_path("blaze_face_short_range").read_bytes()
-    with pytest.raises(ModelError, match="The model is not a valid Flatbuffer buffer.*truncated"):
+    with pytest.raises(ModelError, match=r"The model is not a valid Flatbuffer buffer.*truncated"):
         check_model(detector[:3000], "face detector model")
     with pytest.raises(ModelError, match="The model is not a valid Flatbuffer buffer"):
         vision.FaceDetector.create_from_options(vision.FaceDetectorOptions(
-            base_options=BaseOptions(model_asset_buffer=detector[:3000])))
+            base_options=python.BaseOptions(model_asset_buffer=detector[:3000])))
     for member in ("face_landmarks_detector.tflite", "face_blendshapes.tflite"):
         files = dict(Bundle.open(face_task).files)
         files[member] = files[member][:5000]
         with pytest.raises(ModelError, match=f"The model is not a valid Flatbuffer buffer: the {member}"):
             vision.FaceLandmarker.create_from_options(vision.FaceLandmarkerOptions(
-                base_options=BaseOptions(model_asset_buffer=assemble(files)), output_face_blendshapes=True))
+                base_options=python.BaseOptions(model_asset_buffer=assemble(files)), output_face_blendshapes=True))
     hand = dict(open_bundle("hand_landmarker").files)
     hand["hand_detector.tflite"] = b"garbage!" * 10
-    with pytest.raises(ModelError, match="The model is not a valid Flatbuffer buffer: the hand_detector.tflite"):
+    with pytest.raises(ModelError, match=r"The model is not a valid Flatbuffer buffer: the hand_detector\.tflite"):
         vision.HandLandmarker.create_from_options(vision.HandLandmarkerOptions(
-            base_options=BaseOptions(model_asset_buffer=assemble(hand))))
+            base_options=python.BaseOptions(model_asset_buffer=assemble(hand))))
     pose = dict(open_bundle("pose_landmarker_full").files)
     pose["pose_landmarks_detector.tflite"] = pose["pose_landmarks_detector.tflite"][:-1000]
     with pytest.raises(ModelError, match="The model is not a valid Flatbuffer buffer: the pose_landmarks_detector"):
         vision.PoseLandmarker.create_from_options(vision.PoseLandmarkerOptions(
-            base_options=BaseOptions(model_asset_buffer=assemble(pose))))
+            base_options=python.BaseOptions(model_asset_buffer=assemble(pose))))
