@@ -16,7 +16,8 @@ options at ``allocate_tensors``; the op suite says which). int8 coverage:
   ``backends/webgpu/kernels/int8_ops.py``); otherwise the node runs on the CPU fallback.
 
 ``n/a``: the op's tensors are never quantized (bool, shape and index ops, and ops whose LiteRT
-kernels take no int8, uint8 or int16 tensors: :data:`LITERT_FLOAT_ONLY`).
+kernels take no int8, uint8 or int16 tensors: :data:`~gpulite.model.opdefs.LITERT_FLOAT_ONLY`,
+which every backend refuses quantized).
 :func:`markdown` renders docs/ops.md from the same rows.
 """
 
@@ -25,20 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpulite.backends.kernels import get_kernel, takes_int8
-from gpulite.model.opdefs import RAW_OPS, Op
+from gpulite.model.opdefs import LITERT_FLOAT_ONLY, RAW_OPS, Op
 
 BACKENDS = ("cpu", "webgpu")
 # Codes in the op table that are no operators a model runs.
 NOT_OPERATORS = frozenset({Op.CUSTOM, Op.DELEGATE, Op.PLACEHOLDER_FOR_GREATER_OP_CODES})
-# Ops whose LiteRT kernels refuse int8, uint8 and int16 inputs alike (float, int32/int64 or bool
-# only; audited with ai-edge-litert 2.3, tests/ops/test_int8_codes.py checks each refusal): no
-# model LiteRT runs feeds them quantized tensors.
-LITERT_FLOAT_ONLY = frozenset({
-    Op.FLOOR, Op.CEIL, Op.ROUND, Op.SIN, Op.COS, Op.SQUARE, Op.SIGN, Op.ZEROS_LIKE, Op.POW, Op.ADD_N, Op.ATAN2,
-    Op.CUMSUM, Op.SEGMENT_SUM, Op.UNSORTED_SEGMENT_SUM, Op.UNSORTED_SEGMENT_PROD, Op.UNSORTED_SEGMENT_MAX,
-    Op.UNSORTED_SEGMENT_MIN, Op.BUCKETIZE, Op.LOCAL_RESPONSE_NORMALIZATION, Op.L2_POOL_2D, Op.CONV_3D,
-    Op.CONV_3D_TRANSPOSE, Op.REDUCE_ANY, Op.REDUCE_ALL, Op.RFFT2D, Op.NON_MAX_SUPPRESSION_V4,
-    Op.NON_MAX_SUPPRESSION_V5, Op.MULTINOMIAL, Op.RANDOM_UNIFORM, Op.RANDOM_STANDARD_NORMAL})
 # Ops whose tensors are never quantized: the int8 columns do not apply.
 NOT_QUANTIZED = frozenset({Op.LOGICAL_AND, Op.LOGICAL_OR, Op.LOGICAL_NOT, Op.SHAPE, Op.RANK, Op.RANGE,
                            Op.BROADCAST_ARGS, Op.WHERE, Op.ONE_HOT, Op.VAR_HANDLE, Op.CALL_ONCE,

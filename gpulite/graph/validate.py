@@ -10,6 +10,8 @@ constness the table promises. What it checks, for every node:
 - tensors that must share a dtype do, and index inputs (shapes, axes, ...) are int32/int64;
 - a bias holds one value per output channel, of the type the input's calls for;
 - inputs gpulite's kernels need constant are constant (once shape computations are folded);
+- quantized tensors LiteRT's Prepare refuses (``Operands.quant_refused``, ``same_quant``): an
+  :class:`~gpulite.errors.UnsupportedOpError` on every backend, before webgpu's float rewrite;
 - (in :mod:`~gpulite.graph.resolve`) every stored output shape is the one the op's shape rule
   gives, but for the dimensions the shape signature leaves open (-1);
 - a control-flow node (WHILE, IF, CALL_ONCE) names subgraphs the model has, whose inputs and
@@ -85,16 +87,7 @@ def _check_operands(g: Graph, n: Node, spec: Operands, backend: str) -> None:
     for pos, t in enumerate(n.inputs):
         if t < 0 and pos not in spec.optional:
             raise ModelError(f"node {n.index} ({n.op}): input {pos} is omitted (-1), but {n.op} needs it")
-    named = []
-    for key in spec.same_dtype:
-        if key == "i*":
-            named += [(f"input {p}", t) for p, t in enumerate(n.inputs)]
-            continue
-        seq = n.inputs if key[0] == "i" else n.outputs
-        pos = int(key[1:])
-        if pos < len(seq):
-            named.append((f"{'input' if key[0] == 'i' else 'output'} {pos}", seq[pos]))
-    named = [(label, t) for label, t in named if t >= 0]
+    named = _named(n, spec.same_dtype)
     for label, t in named[1:]:
         first, t0 = named[0]
         if g.tensors[t].dtype != g.tensors[t0].dtype:
@@ -113,6 +106,44 @@ def _check_operands(g: Graph, n: Node, spec: Operands, backend: str) -> None:
         if t >= 0 and not g.tensors[t].is_const:
             raise UnsupportedOpError(n.op, n.index, backend, f"input {pos} ({_where(g, t)}) is computed at run "
                                      "time; gpulite's kernels need it constant")
+    _check_quantization(g, n, spec, backend)
+
+
+def _named(n: Node, keys: tuple[str, ...]) -> list[tuple[str, int]]:
+    """``(label, tensor)`` for the keys ``"i0"``, ``"o0"``, ``"i*"``, ``"o*"`` (omitted inputs skipped)."""
+    named = []
+    for key in keys:
+        seq, what = (n.inputs, "input") if key[0] == "i" else (n.outputs, "output")
+        if key[1:] == "*":
+            named += [(f"{what} {p}", t) for p, t in enumerate(seq)]
+        elif int(key[1:]) < len(seq):
+            named.append((f"{what} {key[1:]}", seq[int(key[1:])]))
+    return [(label, t) for label, t in named if t >= 0]
+
+
+def _quantized(g: Graph, t: int) -> bool:
+    info = g.tensors[t]
+    return info.quant is not None and bool(np.size(info.quant.scale)) and info.dtype.kind in "iu"
+
+
+def _check_quantization(g: Graph, n: Node, spec: Operands, backend: str) -> None:
+    """LiteRT's Prepare refusals of quantized tensors (:class:`~gpulite.model.opdefs.Operands`'
+    ``quant_refused`` and ``same_quant``), checked on the model's own dtypes for every backend."""
+    for label, t in _named(n, ("i*", "o*")):
+        if g.tensors[t].dtype.name in spec.quant_refused and _quantized(g, t):
+            raise UnsupportedOpError(n.op, n.index, backend, f"{label} ({_where(g, t)}) is quantized "
+                                     f"{g.tensors[t].dtype}; LiteRT's kernel refuses quantized "
+                                     f"{'/'.join(spec.quant_refused)} tensors")
+    named = [(label, t) for label, t in _named(n, spec.same_quant) if _quantized(g, t)]
+    if not named or g.tensors[named[0][1]].dtype.name not in spec.same_quant_dtypes:
+        return
+    def key(t: int) -> str:
+        q = g.tensors[t].quant
+        return f"scale {np.ravel(q.scale).tolist()}, zero point {np.ravel(q.zero_point).tolist()}"
+    if len({key(t) for _, t in named}) > 1:
+        got = "; ".join(f"{label} {key(t)}" for label, t in named)
+        raise UnsupportedOpError(n.op, n.index, backend, f"inputs and outputs are quantized differently ({got}); "
+                                 "LiteRT's kernel copies codes and requires one scale and zero point")
 
 
 _BIAS_DTYPES = {"float32": ("float32",), "int8": ("int32",), "uint8": ("int32",), "int16": ("int32", "int64")}

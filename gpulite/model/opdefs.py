@@ -331,6 +331,15 @@ class Operands:
     const_inputs : tuple of int
         Inputs gpulite's kernels need constant (known at load); LiteRT may take them at run
         time, so a variable one is an :class:`~gpulite.errors.UnsupportedOpError`, not a malformed file.
+    same_quant : tuple of str
+        Quantized tensors (keys as ``same_dtype``, ``"o*"`` for every output) that LiteRT's Prepare
+        requires to share one scale and zero point (its kernel copies codes and cannot rescale),
+        for inputs of the dtypes ``same_quant_dtypes``.
+    quant_refused : tuple of str
+        The 8/16-bit dtypes of which LiteRT's kernel refuses quantized tensors at prepare (any
+        input or output with a scale). Both refusals are
+        :class:`~gpulite.errors.UnsupportedOpError` on every backend, also where webgpu's
+        ``quantized="float"`` would compute the node in float.
     """
 
     inputs: tuple[int, int | None]
@@ -340,6 +349,9 @@ class Operands:
     index_inputs: tuple[int, ...] = ()
     const_inputs: tuple[int, ...] = ()
     bias: int | None = None
+    same_quant: tuple[str, ...] = ()
+    same_quant_dtypes: tuple[str, ...] = ("int8", "uint8", "int16")
+    quant_refused: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -408,7 +420,10 @@ _OPERANDS: dict[str, Operands] = {
     "PRELU": Operands((2, 2), same_dtype=("i0", "o0")),  # int16 input, int8 alpha in the 16x8 mode
     **dict.fromkeys(("LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL", "LOGICAL_AND",
                      "LOGICAL_OR"), _COMPARE),
-    **dict.fromkeys(("MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN"), _REDUCE),
+    **dict.fromkeys(("MEAN", "SUM"), _REDUCE),
+    # 8-bit ones across quantizations run in XNNPACK (the extreme code); reduce.cc refuses int16 ones
+    **dict.fromkeys(("REDUCE_MAX", "REDUCE_MIN"), dataclasses.replace(_REDUCE, same_quant=("i0", "o0"),
+                                                                       same_quant_dtypes=("int16",))),
     **dict.fromkeys(("REDUCE_PROD", "REDUCE_ANY", "REDUCE_ALL"), Operands((2, 2), same_dtype=("i0", "o0"),
                                                                         index_inputs=(1,))),
     **dict.fromkeys(("ARG_MAX", "ARG_MIN"), Operands((2, 2), index_inputs=(1,), const_inputs=(1,))),
@@ -416,35 +431,36 @@ _OPERANDS: dict[str, Operands] = {
                                                                             index_inputs=(1,))),
     **dict.fromkeys(("PAD", "PADV2"), Operands((2, 3), same_dtype=("i0", "i2", "o0"), const_inputs=(1,))),
     "CONCATENATION": Operands((1, None), same_dtype=("i*", "o0")),
-    "PACK": Operands((1, None), same_dtype=("i*", "o0")),
-    "UNPACK": Operands((1, 1), (1, None)),
+    "PACK": Operands((1, None), same_dtype=("i*", "o0"), same_quant=("i*", "o0")),
+    "UNPACK": Operands((1, 1), (1, None), same_quant=("i0", "o*")),
     "CONV_2D": Operands((2, 3), optional=(2,), same_dtype=("i0", "o0"), bias=2),
     "DEPTHWISE_CONV_2D": Operands((2, 3), optional=(2,), same_dtype=("i0", "o0"), const_inputs=(1, 2), bias=2),
     "TRANSPOSE_CONV": Operands((3, 4), optional=(3,), index_inputs=(0,), const_inputs=(1, 3), bias=3),
     "FULLY_CONNECTED": Operands((2, 3), (1, 2), optional=(2,), bias=2),
     "BATCH_MATMUL": Operands((2, 2)),
     "RESHAPE": Operands((1, 2), optional=(1,), same_dtype=("i0", "o0"), index_inputs=(1,)),
-    "EXPAND_DIMS": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,), const_inputs=(1,)),
+    "EXPAND_DIMS": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,), const_inputs=(1,),
+                            same_quant=("i0", "o0")),
     "TRANSPOSE": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,), const_inputs=(1,)),
     "GATHER": Operands((2, 2), same_dtype=("i0", "o0")),
     "SLICE": Operands((3, 3), same_dtype=("i0", "o0"), index_inputs=(1, 2), const_inputs=(1, 2)),
     "STRIDED_SLICE": Operands((4, 4), same_dtype=("i0", "o0"), index_inputs=(1, 2, 3), const_inputs=(1, 2, 3)),
     "TILE": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
     "BROADCAST_TO": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
-    "MIRROR_PAD": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
+    "MIRROR_PAD": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,), same_quant=("i0", "o0")),
     "FILL": Operands((2, 2), index_inputs=(0,)),
     "SPLIT": Operands((2, 2), (1, None), index_inputs=(0,)),
     "SPLIT_V": Operands((3, 3), (1, None), index_inputs=(1, 2)),
     "SELECT": Operands((3, 3), same_dtype=("i1", "i2", "o0")),
     "SELECT_V2": Operands((3, 3), same_dtype=("i1", "i2", "o0")),
-    "SPACE_TO_BATCH_ND": Operands((3, 3), same_dtype=("i0", "o0"), index_inputs=(1, 2)),
-    "BATCH_TO_SPACE_ND": Operands((3, 3), same_dtype=("i0", "o0"), index_inputs=(1, 2)),
+    **dict.fromkeys(("SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND"), Operands(
+        (3, 3), same_dtype=("i0", "o0"), index_inputs=(1, 2), same_quant=("i0", "o0"))),
     "TOPK_V2": Operands((2, 2), (2, 2)),
     "ONE_HOT": Operands((4, 4)),
     "RANGE": Operands((3, 3)),
     "EMBEDDING_LOOKUP": Operands((2, 2)),
     "GATHER_ND": Operands((2, 2)),
-    "SCATTER_ND": Operands((3, 3)),
+    "SCATTER_ND": Operands((3, 3), quant_refused=("int16",)),
     "REVERSE_V2": Operands((2, 2)),
     "CUMSUM": Operands((2, 2)),
     "ADD_N": Operands((2, None), same_dtype=("i*", "o0")),
@@ -460,10 +476,10 @@ _OPERANDS: dict[str, Operands] = {
     "SEGMENT_SUM": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
     **dict.fromkeys(("UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX",
                      "UNSORTED_SEGMENT_MIN"), Operands((3, 3), same_dtype=("i0", "o0"), index_inputs=(1, 2))),
-    "REVERSE_SEQUENCE": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,)),
+    "REVERSE_SEQUENCE": Operands((2, 2), same_dtype=("i0", "o0"), index_inputs=(1,), quant_refused=("int8",)),
     "DYNAMIC_UPDATE_SLICE": Operands((3, 3), same_dtype=("i0", "i1", "o0"), index_inputs=(2,)),
     "BUCKETIZE": Operands((1, 1)),
-    "SPARSE_TO_DENSE": Operands((4, 4), same_dtype=("i2", "i3", "o0"), index_inputs=(0, 1)),
+    "SPARSE_TO_DENSE": Operands((4, 4), same_dtype=("i2", "i3", "o0"), index_inputs=(0, 1), quant_refused=("int16",)),
     **dict.fromkeys(("RANDOM_UNIFORM", "RANDOM_STANDARD_NORMAL"), Operands((1, 1), index_inputs=(0,))),
     "MULTINOMIAL": Operands((2, 2), index_inputs=(1,)),
     "DILATE": Operands((3, 3), same_dtype=("i0", "i2", "o0"), index_inputs=(1,)),
@@ -496,6 +512,17 @@ _OPERANDS: dict[str, Operands] = {
     "MaxPoolingWithArgmax2D": Operands((1, 1), (2, 2)),
     "MaxUnpooling2D": Operands((2, 2)),
 }
+# Ops whose LiteRT kernels refuse int8, uint8 and int16 inputs alike (float, int32/int64 or bool
+# only; audited with ai-edge-litert 2.3, tests/ops/test_int8_codes.py checks each refusal): no
+# model LiteRT runs feeds them quantized tensors (``gpulite ops`` marks their int8 columns n/a).
+LITERT_FLOAT_ONLY = frozenset({
+    Op.FLOOR, Op.CEIL, Op.ROUND, Op.SIN, Op.COS, Op.SQUARE, Op.SIGN, Op.ZEROS_LIKE, Op.POW, Op.ADD_N, Op.ATAN2,
+    Op.CUMSUM, Op.SEGMENT_SUM, Op.UNSORTED_SEGMENT_SUM, Op.UNSORTED_SEGMENT_PROD, Op.UNSORTED_SEGMENT_MAX,
+    Op.UNSORTED_SEGMENT_MIN, Op.BUCKETIZE, Op.LOCAL_RESPONSE_NORMALIZATION, Op.L2_POOL_2D, Op.CONV_3D,
+    Op.CONV_3D_TRANSPOSE, Op.REDUCE_ANY, Op.REDUCE_ALL, Op.RFFT2D, Op.NON_MAX_SUPPRESSION_V4,
+    Op.NON_MAX_SUPPRESSION_V5, Op.MULTINOMIAL, Op.RANDOM_UNIFORM, Op.RANDOM_STANDARD_NORMAL})
+_OPERANDS.update({op.value: dataclasses.replace(_OPERANDS[op.value], quant_refused=("int8", "uint8", "int16"))
+                  for op in LITERT_FLOAT_ONLY})
 
 _CUSTOM = int(sg.BuiltinOperator.CUSTOM)
 _CUSTOM_SPECS = {

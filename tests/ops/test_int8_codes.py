@@ -12,7 +12,7 @@ from gpulite.backends import coverage
 from gpulite.model.opdefs import Op
 from gpulite.testing.tflite_writer import ModelBuilder
 from tests.ops.harness import check_op, run_litert
-from tests.ops.single_op import C, In, single_op
+from tests.ops.single_op import C, In, _build, single_op
 
 I8, U8, I16 = np.int8, np.uint8, np.int16
 DTYPES = {"int8": I8, "uint8": U8, "int16": I16}
@@ -36,6 +36,21 @@ def codes(name: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
         v = rng.integers(info.min, info.max + 1, n)
         v[:2] = (info.min, info.max)[:n]
     return v.astype(dt).reshape(shape)
+
+
+def refused_everywhere(model: bytes, match: str) -> None:
+    """``allocate_tensors`` raises UnsupportedOpError on cpu and, where an adapter exists, on webgpu
+    under both ``quantized`` modes (the float rewrite must not compute what LiteRT refuses)."""
+    from gpulite import Interpreter
+    from gpulite.errors import UnsupportedOpError
+    from tests.webgpu.support import adapter_problem
+
+    options = [{"backend": "cpu"}]
+    if adapter_problem() is None:
+        options += [{"backend": "webgpu", "quantized": mode} for mode in ("float", "exact")]
+    for kw in options:
+        with pytest.raises(UnsupportedOpError, match=match):
+            Interpreter(model_content=model, **kw).allocate_tensors()
 
 
 def check(op: Op, model: bytes, feeds: list[np.ndarray], backend: str) -> None:
@@ -254,8 +269,6 @@ def _refusal_case(op: Op, dt: str) -> bytes:
         ins = [C(np.array([1, 2, 4, 4, 2], np.int32)), C(np.ones((1, 1, 1, 2, 4), x.dtype), q),
                In(np.zeros((1, 2, 4, 4, 4), x.dtype), q)]
         opts, shape = {"padding": "VALID", "stride_d": 1, "stride_h": 1, "stride_w": 1}, (1, 2, 4, 4, 2)
-    from tests.ops.single_op import _build
-
     out_dtype = np.int32 if op == Op.BUCKETIZE else x.dtype
     return _build(op.value, ins, shape, out_dtype, None if op == Op.BUCKETIZE else q, opts)
 
@@ -318,6 +331,43 @@ def test_litert_refuses_8_and_16_bit(op: Op, dt: str) -> None:
             continue
         with pytest.raises((RuntimeError, ValueError)):
             run_litert(m, feeds)
+        refused_everywhere(m, f"is quantized {dt}; LiteRT's kernel refuses")
+
+
+def _refused_dtype_case(case: str) -> tuple[bytes, list[np.ndarray]]:
+    q16, q8 = QUANT["int16"], QUANT["int8"]
+    if case == "REVERSE_SEQUENCE-int8":
+        x, n = codes("int8", (4, 64)), np.array([0, 1, 37, 64], np.int32)
+        return _build("REVERSE_SEQUENCE", [In(x, q8[0]), In(n)], x.shape, I8, q8[0], {"seq_dim": 1, "batch_dim": 0}), [
+            x, n]
+    if case == "SCATTER_ND-int16":
+        idx, upd = np.array([[0], [2]], np.int32), codes("int16", (2, 4))
+        return _build("SCATTER_ND", [In(idx), In(upd, q16[0]), C(np.array([3, 4], np.int32))], (3, 4), I16, q16[0],
+                      {}), [idx, upd]
+    if case == "SPARSE_TO_DENSE-int16":
+        v, d = codes("int16", (2,)), np.array(5, I16)
+        ins = [C(np.array([[0], [2]], np.int32)), C(np.array([4], np.int32)), In(v, q16[0]), In(d, q16[0])]
+        return _build("SPARSE_TO_DENSE", ins, (4,), I16, q16[0], {"validate_indices": True}), [v, d]
+    op = case.split("-")[0]  # REDUCE_MAX / REDUCE_MIN, int16, output quantized otherwise
+    x = codes("int16", (4, 50))
+    return _build(op, [In(x, q16[0]), C(np.array([1], np.int32))], (4,), I16, q16[1], {"keep_dims": False}), [x]
+
+
+REFUSED_DTYPES = {"REVERSE_SEQUENCE-int8": "is quantized int8", "SCATTER_ND-int16": "is quantized int16",
+                  "SPARSE_TO_DENSE-int16": "is quantized int16",
+                  "REDUCE_MAX-int16-requantized": "quantized differently",
+                  "REDUCE_MIN-int16-requantized": "quantized differently"}
+
+
+@pytest.mark.parametrize("case", list(REFUSED_DTYPES))
+def test_quantized_dtypes_litert_refuses(case: str) -> None:
+    """LiteRT refuses these (the 8-bit REDUCE_MAX / MIN across quantizations run, in XNNPACK:
+    tests/ops/test_reduce.py; the uint8 / int16 REVERSE_SEQUENCE and 8-bit SCATTER_ND and
+    SPARSE_TO_DENSE above); gpulite refuses them at allocate on every backend."""
+    m, feeds = _refused_dtype_case(case)
+    with pytest.raises(RuntimeError, match=r"not supported|values->type|params\.scale"):
+        run_litert(m, feeds)
+    refused_everywhere(m, REFUSED_DTYPES[case])
 
 
 @pytest.mark.parametrize("dt", list(DTYPES))
@@ -411,15 +461,11 @@ SAME_QUANT_CASES = {  # op -> (input shape, constant inputs, output shape, optio
 @pytest.mark.parametrize("op", list(SAME_QUANT_CASES))
 def test_code_moves_refuse_another_output_quantization(op: str, differ: str) -> None:
     """LiteRT's Prepare refuses an output quantized otherwise than the input (it copies codes and
-    cannot rescale); so does gpulite, at allocate, rather than returning codes on another grid."""
-    from gpulite import Interpreter
-    from gpulite.errors import UnsupportedOpError
-    from tests.ops.single_op import _build
-
+    cannot rescale); so does gpulite, at allocate, rather than returning codes on another grid
+    (webgpu's float rewrite computed MIRROR_PAD and the batch ops in float)."""
     shape, consts, out_shape, options = SAME_QUANT_CASES[op]
     qo = (0.1, 3) if differ == "scale" else (0.05, -7)
     m = _build(op, [In(np.zeros(shape, I8), (0.05, 3)), *map(C, consts)], out_shape, I8, qo, options)
     with pytest.raises(RuntimeError, match="params"):
         run_litert(m, [np.zeros(shape, I8)])
-    with pytest.raises(UnsupportedOpError, match="quantized differently"):
-        Interpreter(model_content=m, backend="cpu").allocate_tensors()
+    refused_everywhere(m, "quantized differently")

@@ -1,7 +1,9 @@
 """PACK, UNPACK, SPLIT, SPLIT_V, TILE, REVERSE_V2, MIRROR_PAD, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND.
 
 Bytes move, values never change, so every dtype but strings is taken (quantized tensors
-carry their codes; SPACE_TO_BATCH_ND pads with the output's zero point, as LiteRT does).
+carry their codes; SPACE_TO_BATCH_ND pads with the output's zero point, as LiteRT does). A
+quantization that differs between input and output, which LiteRT's Prepare refuses for PACK,
+UNPACK, MIRROR_PAD and the two batch ops, is refused before (``Operands.same_quant``).
 The views each ``run`` copies through (slices, interleaved reshapes) are made once in the
 factory from the constant parameters, checked by :mod:`gpulite.graph.data_layout`.
 """
@@ -33,24 +35,12 @@ def _same_dtype(node: Node, ctx: CpuContext, inputs, outputs, allowed: tuple[np.
         raise unsupported(node, f"dtype {dts[0]}; LiteRT's kernel takes {', '.join(map(str, allowed))}")
 
 
-def same_quant(node: Node, ctx: CpuContext, inputs, outputs) -> None:
-    """PACK, UNPACK, MIRROR_PAD, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND (and EXPAND_DIMS): LiteRT does
-    not rescale, so its Prepare requires one scale and zero point throughout."""
-    def key(q):
-        return None if q is None or not q.scale.size else (q.scale.tolist(), q.zero_point.tolist())
-    qs = {repr(key(ctx.in_info(i).quant)) for i in inputs} | {repr(key(ctx.out_info(i).quant)) for i in outputs}
-    if len(qs) > 1:
-        raise unsupported(node, f"inputs and outputs are quantized differently ({sorted(qs)}); LiteRT requires "
-                          "one scale and zero point")
-
-
 @register_kernel(Op.PACK, "cpu")
 def pack(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Stack the inputs along a new ``axis``."""
     n = len(node.inputs)
     arity(node, n)
     _same_dtype(node, ctx, range(n), [0])
-    same_quant(node, ctx, range(n), [0])
     xs, out = [ctx.input(i) for i in range(n)], ctx.output(0)
     check_out(node, out, dl.pack_shape(node, [x.shape for x in xs]))
     axis = normalize_axis(int(node.options.axis), xs[0].ndim + 1, node)
@@ -65,7 +55,6 @@ def unpack(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Split the input along ``axis`` into ``num`` outputs, that dim removed."""
     arity(node, 1, len(node.outputs))
     _same_dtype(node, ctx, [0], range(len(node.outputs)), _UNPACK_DTYPES)
-    same_quant(node, ctx, [0], range(len(node.outputs)))
     x = ctx.input(0)
     shapes = dl.unpack_shapes(node, x.shape, len(node.outputs))
     axis = normalize_axis(int(node.options.axis), x.ndim, node)
@@ -148,7 +137,6 @@ def mirror_pad(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Pad by mirroring: REFLECT leaves the edge out, SYMMETRIC repeats it."""
     arity(node, 2)
     _same_dtype(node, ctx, [0], [0])
-    same_quant(node, ctx, [0], [0])
     x, out = ctx.input(0), ctx.output(0)
     pads = dl.mirror_pad_amounts(node, x.shape, ctx.const(1))
     check_out(node, out, tuple(d + a + b for d, (a, b) in zip(x.shape, pads, strict=True)))
@@ -169,7 +157,6 @@ def space_to_batch_nd(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Pad the spatial dims, then move ``block_shape`` tiles of them into the batch."""
     arity(node, 3)
     _same_dtype(node, ctx, [0], [0])
-    same_quant(node, ctx, [0], [0])
     x, out = ctx.input(0), ctx.output(0)
     block, pads, shape = dl.space_to_batch_shape(node, x.shape, ctx.const(1), ctx.const(2))
     check_out(node, out, shape)
@@ -195,7 +182,6 @@ def batch_to_space_nd(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Move ``block_shape`` tiles from the batch into the spatial dims, then crop."""
     arity(node, 3)
     _same_dtype(node, ctx, [0], [0])
-    same_quant(node, ctx, [0], [0])
     x, out = ctx.input(0), ctx.output(0)
     block, crops, shape = dl.batch_to_space_shape(node, x.shape, ctx.const(1), ctx.const(2))
     check_out(node, out, shape)

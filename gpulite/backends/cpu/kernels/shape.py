@@ -2,7 +2,7 @@
 
 The output is viewed with the input's shape once, in the factory, so ``run`` is a single
 ``np.copyto``. Quantized tensors just carry their codes across (TFLite does not rescale; for
-EXPAND_DIMS it requires the output's quantization to be the input's).
+EXPAND_DIMS it requires the output's quantization to be the input's: ``Operands.same_quant``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
-from gpulite.backends.cpu.kernels.data_movement import same_quant
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError
 from gpulite.graph import layout
@@ -58,6 +57,5 @@ def squeeze(node: Node, ctx: CpuContext) -> Callable[[], None]:
 @register_kernel(Op.EXPAND_DIMS, "cpu")
 def expand_dims(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Copy the input into the output with a size-1 dim inserted at the constant axis (one
-    scale and zero point on both sides, as expand_dims.cc's Prepare requires)."""
-    same_quant(node, ctx, [0], [0])
+    scale and zero point on both sides, as expand_dims.cc's Prepare requires: graph/validate.py)."""
     return _copy(node, ctx, layout.expand_dims_shape(node, ctx.in_info(0).shape, ctx.const(1)))

@@ -24,7 +24,7 @@ from gpulite.model.opdefs import Op
 _INDEX = (np.dtype(np.int32), np.dtype(np.int64))
 _DUS = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.bool_, np.int8, np.uint8, np.int16, np.uint16,
                                    np.int32, np.uint32, np.int64))
-_REVERSE = tuple(np.dtype(t) for t in (np.float32, np.uint8, np.int8, np.int16, np.int32, np.int64))
+_REVERSE = tuple(np.dtype(t) for t in (np.float32, np.uint8, np.int16, np.int32, np.int64))  # no int8
 
 
 @register_kernel(Op.DYNAMIC_UPDATE_SLICE, "cpu")
