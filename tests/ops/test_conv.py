@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpulite import Interpreter
-from gpulite.errors import ShapeError, UnsupportedOpError
+from gpulite.errors import ShapeError
 from gpulite.graph.shape_rules.conv import out_size
 from gpulite.model.schema_gen import Padding
 from gpulite.testing.tflite_writer import ModelBuilder, Quant
@@ -320,19 +320,49 @@ def test_transpose_conv_int8_shape_at_run_time(backend: str) -> None:
     assert not np.array_equal(ref, run_litert(model, [x])[0]), "no tie: the case proves nothing"
 
 
-def test_transpose_conv_uint8_is_refused(backend: str) -> None:
-    """uint8 TRANSPOSE_CONV: no kernel follows LiteRT's for it (XNNPACK takes some, its
-    optimized builtin kernel the rest), so allocate_tensors refuses it on every backend (the
-    GPU's exact kernel took it with the int8 rounding, off default LiteRT on ties)."""
+# id: (input HW, out channels, fused activation, power-of-two scales) of a uint8 k2 s2 SAME TRANSPOSE_CONV
+# (output sizes 16k + 0, 4, 12 and 8: the builtin kernel's NEON blocks and its scalar tail)
+UINT8_TCONV = {"c10": ((4, 5), 10, "NONE", True), "c3-tail": ((3, 5), 3, "NONE", True),
+               "c7-tail12": ((3, 3), 7, "NONE", True), "c7-relu": ((3, 3), 7, "RELU", True),
+               "c9-scales": ((2, 3), 9, "RELU6", False)}
+
+
+def _tconv_uint8_model(case: str, shape_at_run_time: bool, rng) -> tuple[bytes, np.ndarray]:
+    """uint8 input, per-tensor uint8 filter (zero point 128) and output: with a constant output
+    shape default LiteRT runs it in XNNPACK, with one computed at run time in its builtin optimized
+    kernel. Power-of-two scales (rescale 2**-3) and odd sums land ties in both rounding steps."""
+    (h, w), co, act, pow2 = UINT8_TCONV[case]
+    ci = 6
+    s_x, s_w, s_y = (0.0625, 2.0 ** -5, 2.0 ** -6) if pow2 else (0.043, 0.0071, 0.0131)
     mb = ModelBuilder()
-    x = mb.input("x", (1, 4, 5, 6), np.uint8, quant=(0.0625, 131))
-    oshape = mb.const("output_shape", np.array([1, 8, 10, 10], np.int32))
-    w = mb.const("w", np.full((10, 2, 2, 6), 3, np.uint8), quant=Quant(np.float32(2 ** -5), 0))
-    y = mb.tensor("y", (1, 8, 10, 10), np.uint8, quant=(2.0 ** -7, 123))
-    mb.op("TRANSPOSE_CONV", [oshape, w, x, -1], [y], padding="SAME", stride_h=2, stride_w=2, op_version=4)
+    x = mb.input("x", (1, h, w, ci), np.uint8, quant=(s_x, 131))
+    if shape_at_run_time:
+        shape, scaled, oshape = (mb.tensor(n, (4,), np.int32) for n in ("shape", "scaled", "output_shape"))
+        mb.op("SHAPE", [x], [shape], out_type="INT32")
+        mb.op("MUL", [shape, mb.const("twice", np.array([1, 2, 2, 0], np.int32))], [scaled])
+        mb.op("ADD", [scaled, mb.const("channels", np.array([0, 0, 0, co], np.int32))], [oshape])
+    else:
+        oshape = mb.const("output_shape", np.array([1, 2 * h, 2 * w, co], np.int32))
+    wc = mb.const("w", rng.integers(124, 133, (co, 2, 2, ci)).astype(np.uint8), quant=Quant(np.float32(s_w), 128))
+    b = mb.const("b", rng.integers(-20, 20, co).astype(np.int32), quant=Quant(np.float32(s_x) * np.float32(s_w), 0))
+    y = mb.tensor("y", (1, 2 * h, 2 * w, co), np.uint8, quant=(s_y, 100))
+    mb.op("TRANSPOSE_CONV", [oshape, wc, x, b], [y], padding="SAME", stride_h=2, stride_w=2,
+          fused_activation_function=act, op_version=4)
     mb.output(y)
-    with pytest.raises(UnsupportedOpError, match="got input uint8"):
-        Interpreter(model_content=mb.build(), backend=backend).allocate_tensors()  # webgpu: quantized="exact"
+    return mb.build(), rng.integers(91, 171, (1, h, w, ci)).astype(np.uint8)
+
+
+@pytest.mark.parametrize("shape_at_run_time", [False, True], ids=["xnnpack", "builtin"])
+@pytest.mark.parametrize("case", UINT8_TCONV)
+def test_transpose_conv_uint8(case: str, shape_at_run_time: bool, backend: str) -> None:
+    """uint8 TRANSPOSE_CONV exact against default LiteRT: XNNPACK's fp32 requantization (a constant
+    output shape), or its optimized builtin kernel's Quantize, halves up in both steps on every
+    element (one computed at run time); was refused. The power-of-two cases must differ from the
+    reference kernel somewhere, else they prove nothing."""
+    model, x = _tconv_uint8_model(case, shape_at_run_time, np.random.default_rng(52))
+    ref = check_quantized(model, [x], backend, int_tol=1, oracle="default")
+    if UINT8_TCONV[case][3] and UINT8_TCONV[case][2] == "NONE":
+        assert not np.array_equal(ref, run_litert(model, [x])[0]), "no tie: the case proves nothing"
 
 
 @pytest.mark.parametrize("case", TCONV_CASES)

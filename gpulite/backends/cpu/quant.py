@@ -225,14 +225,21 @@ class NeonRequantizer:
     int8 / uint8 CONV_2D and FULLY_CONNECTED (``cpu_backend_gemm``), whose kernels round halves up
     in both steps on any channel count.
 
+    ``flat16``: TFLite's optimized per-tensor uint8 ``Quantize`` instead (uint8 TRANSPOSE_CONV's
+    builtin kernel), whose NEON loop takes the flat output in blocks of 16 elements: the first
+    ``size // 16 * 16`` round so, the rest as :class:`Requantizer` (per-tensor multiplier).
+
     Other parameters as :class:`Requantizer`'s (``multiplier``, ``shift`` length 1 or the channel count).
     """
 
     def __init__(self, shape: tuple[int, ...], multiplier: np.ndarray, shift: np.ndarray,
-                 zero_point: int, lo: int, hi: int, all_channels: bool = False) -> None:
+                 zero_point: int, lo: int, hi: int, all_channels: bool = False, flat16: bool = False) -> None:
+        self.flat = flat16
+        if flat16:
+            shape = (int(np.prod(shape)),)
         channels = shape[-1]
         s = np.broadcast_to(np.asarray(shift, np.int64).reshape(-1), (channels,))
-        self.n = channels if all_channels else channels // 8 * 8
+        self.n = channels if all_channels else channels // 16 * 16 if flat16 else channels // 8 * 8
         self.rest = Requantizer(shape, multiplier, shift, zero_point, lo, hi) if self.n < channels else None
         self.mult = np.broadcast_to(np.asarray(multiplier, np.int64).reshape(-1), (channels,))[:self.n]
         self.left, right = np.maximum(s, 0)[:self.n], np.maximum(-s, 0)[:self.n]
@@ -244,6 +251,8 @@ class NeonRequantizer:
 
     def __call__(self, acc: np.ndarray, out: np.ndarray) -> None:
         """Rescale ``acc`` (int64, values within int32; clobbered) and write the clamped result into ``out``."""
+        if self.flat:  # both contiguous: views
+            acc, out = acc.reshape(-1), out.reshape(-1)
         t, u = self.t, self.u
         np.left_shift(acc[..., :self.n], self.left, out=t)
         np.copyto(t, _wrap32(t))

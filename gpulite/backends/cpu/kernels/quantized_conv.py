@@ -7,7 +7,7 @@ by ``w - zp_w``, and ``-zp_in * sum(w - zp_w)`` per output channel is added afte
 padded pixels contribute nothing, as in TFLite. The float64 result is then cast to int64
 and rescaled as LiteRT's default interpreter rescales it (:func:`conv_rescale`): the convolutions
 its XNNPACK delegate takes (:func:`xnnpack_conv`: int8 codes, or uint8 ones, a constant bias, a
-fused activation XNNPACK has; its TRANSPOSE_CONV too, in ``transpose_conv.py``)
+fused activation XNNPACK has; its TRANSPOSE_CONV too, in ``transpose_conv.py``, int8 or uint8)
 with XNNPACK's float32 requantization (:class:`gpulite.backends.cpu.quant.Fp32Requantizer`), the
 rest as its builtin optimized kernels do: ruy's rounding for CONV_2D, LiteRT's NEON output
 stage for int8 DEPTHWISE_CONV_2D (:class:`gpulite.backends.cpu.quant.NeonRequantizer`), TFLite's
@@ -169,9 +169,14 @@ def transpose_conv_rescale(node, ctx, zp_w: np.ndarray) -> str:
     (:class:`gpulite.backends.cpu.quant.NeonRequantizer`), for int8 input, and for int16 input
     with an int32 ``quantized_bias_type`` option (TensorFlow's converter writes it when asked
     for int32 biases) and zero points 0; other 16x8 ones run the reference kernel: ``"int64"``,
-    its int64 ``MultiplyByQuantizedMultiplier``."""
+    its int64 ``MultiplyByQuantizedMultiplier``. uint8 input: ``"neon16"``, the per-tensor
+    ``Quantize``, NEON rounding (halves up in both steps) on the flat output's whole blocks of 16
+    elements, ``MultiplyByQuantizedMultiplier`` on the rest (``NeonRequantizer(flat16=True)``;
+    measured with power-of-two scales on output sizes 16k + 0, 4, 8, 12, tests/ops/test_conv.py)."""
     if xnnpack_transpose_conv(node, ctx, zp_w):
         return "fp32"
+    if ctx.in_info(2).dtype == np.uint8:
+        return "neon16"
     if ctx.in_info(2).dtype != np.int16:
         return "neon"
     zero = not (np.any(zp_w) or np.any(ctx.in_info(2).quant.zero_point) or np.any(ctx.out_info(0).quant.zero_point))
@@ -186,8 +191,9 @@ def transpose_conv_requantizer(node, ctx, channels: int, shape: tuple[int, ...])
     form = transpose_conv_rescale(node, ctx, zp_w)
     if form == "fp32":
         return Fp32Requantizer(shape, conv_scales(ctx, 2), zp_out, lo, hi), zp_w, zp_in
-    if form == "neon":
-        return NeonRequantizer(shape, *quantize_multipliers(real), zp_out, lo, hi), zp_w, zp_in
+    if form in ("neon", "neon16"):
+        rq = NeonRequantizer(shape, *quantize_multipliers(real), zp_out, lo, hi, flat16=form == "neon16")
+        return rq, zp_w, zp_in
     return requantizer(node, ctx, channels, 0, shape, inputs=(2, 1))
 
 

@@ -73,17 +73,17 @@ def make_transpose_conv(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, o
 
 @register_kernel(Op.TRANSPOSE_CONV, "cpu")
 def transpose_conv(node, ctx):
-    """TRANSPOSE_CONV: float32, hybrid (float input, int8 filter), int8 or 16x8 (int16 input and
-    output, int8 filter)."""
+    """TRANSPOSE_CONV: float32, hybrid (float input, int8 filter), int8, uint8 or 16x8 (int16
+    input and output, int8 filter)."""
     shape_c, w, x, out = ctx.const(0), ctx.input(1), ctx.input(2), ctx.output(0)
     kind = ("float" if x.dtype == w.dtype == out.dtype == np.float32 else
             "hybrid" if x.dtype == out.dtype == np.float32 and w.dtype == np.int8 else
-            "int8" if x.dtype == w.dtype == out.dtype == np.int8 else
+            "int8" if x.dtype == w.dtype == out.dtype and x.dtype in (np.int8, np.uint8) else
             "int8" if x.dtype == out.dtype == np.int16 and w.dtype == np.int8 else None)
     if kind is None:
-        raise UnsupportedOpError(node.op, node.index, "cpu", f"float32, hybrid (int8 weights), int8 and 16x8 "
-                                 f"(int16 with int8 weights) are supported, got input {x.dtype}, weights {w.dtype}, "
-                                 f"output {out.dtype}")
+        raise UnsupportedOpError(node.op, node.index, "cpu", f"float32, hybrid (int8 weights), int8, uint8 and "
+                                 f"16x8 (int16 with int8 weights) are supported, got input {x.dtype}, weights "
+                                 f"{w.dtype}, output {out.dtype}")
     if ctx.const(1) is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", "needs constant weights")
     if x.ndim != 4 or w.ndim != 4 or out.ndim != 4 or w.shape[3] != x.shape[3] or w.shape[0] != out.shape[3]:
@@ -106,17 +106,18 @@ def transpose_conv(node, ctx):
 
 
 def _int8(node, ctx, sh: int, sw: int, pt: int, pl: int):
-    """int8 (and 16x8) TRANSPOSE_CONV: the exact sums of ``(x - zp_in) * w`` over the taps,
-    plus the int32/int64 bias, rescaled per output channel as default LiteRT does: XNNPACK's
-    float32 requantization where its delegate takes the op, else its builtin kernel's
+    """int8, uint8 (and 16x8) TRANSPOSE_CONV: the exact sums of ``(x - zp_in) * (w - zp_w)`` over
+    the taps, plus the int32/int64 bias, rescaled per output channel as default LiteRT does:
+    XNNPACK's float32 requantization where its delegate takes the op, else its builtin kernel's
     (:func:`transpose_conv_requantizer`)."""
     x, w, out = ctx.input(2), ctx.const(1), ctx.output(0)
     rq, zp_w, zp_in = transpose_conv_requantizer(node, ctx, w.shape[0], out.shape)
-    if np.any(zp_w != 0):
+    if x.dtype != np.uint8 and np.any(zp_w != 0):
         raise UnsupportedOpError(node.op, node.index, "cpu", "int8 filter zero points must be 0")
     centered = np.empty(x.shape, np.float64)
     acc64 = np.empty(out.shape, np.float64)
-    gemm = scatter_gemm(centered, w, acc64, sh, sw, pt, pl, np.float64)
+    gemm = scatter_gemm(centered, w.astype(np.float64) - zp_w.reshape(-1, 1, 1, 1), acc64, sh, sw, pt, pl,
+                        np.float64)
     finish = epilogue(ctx, acc64, np.zeros(1, np.int64), rq, out, bias_index=3)
 
     def run() -> None:

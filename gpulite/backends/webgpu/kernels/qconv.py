@@ -3,10 +3,10 @@
 tensor) and the 16x8 mode (int16 codes, int8 weights, int64 bias), bit for bit the CPU kernels
 (``quantized_conv.py``, ``transpose_conv.py``): exact sums, the convs that default LiteRT runs in
 XNNPACK rescaled with its float32 requantization, the other 8-bit ones as LiteRT's optimized
-builtin kernels (``q_mbqm_neon``: on every channel for CONV_2D, in blocks of 8 for int8
-DEPTHWISE_CONV_2D and TRANSPOSE_CONV; double rounding for uint8 DEPTHWISE_CONV_2D and grouped
-CONV_2D), the 16x8 ones with the int64 ``MultiplyByQuantizedMultiplier``. Filters are read in
-place, as the model stores them (OHWI;
+builtin kernels (``q_mbqm_neon``: on every channel for CONV_2D, in blocks of 8 channels for int8
+DEPTHWISE_CONV_2D and TRANSPOSE_CONV, of 16 flat elements for uint8 TRANSPOSE_CONV; double
+rounding for uint8 DEPTHWISE_CONV_2D and grouped CONV_2D), the 16x8 ones with the int64
+``MultiplyByQuantizedMultiplier``. Filters are read in place, as the model stores them (OHWI;
 depthwise [1, KH, KW, C*M]). The output side and the slicing of long dot products:
 kernels/qgemm.py.
 """
@@ -118,11 +118,9 @@ def depthwise_conv2d(node: Node, ctx: GpuContext) -> list[Program]:
 
 @register_case(Op.TRANSPOSE_CONV, "webgpu", exact_case(2))
 def transpose_conv(node: Node, ctx: GpuContext) -> list[Program]:
-    """int8 and 16x8 TRANSPOSE_CONV as ``transpose_conv.py``'s ``_int8`` (filter zero points 0;
-    rescaled as default LiteRT does, ``quantized_conv.transpose_conv_rescale``)."""
+    """int8, uint8 and 16x8 TRANSPOSE_CONV as ``transpose_conv.py``'s ``_int8`` (filter zero points 0
+    but for uint8; rescaled as default LiteRT does, ``quantized_conv.transpose_conv_rescale``)."""
     x, out = ctx.input(2), ctx.output(0)
-    if x.dtype == np.uint8:  # as the cpu kernel, which follows no LiteRT kernel for it
-        raise ctx.unsupported("uint8 TRANSPOSE_CONV")
     w = _operands(ctx, 1, x, out)
     shape_c = ctx.const(0)
     cout, kh, kw, cin = w.shape
@@ -130,8 +128,8 @@ def transpose_conv(node: Node, ctx: GpuContext) -> list[Program]:
             shape_c is not None and tuple(int(d) for d in np.ravel(shape_c)) != out.shape):
         raise ctx.unsupported(f"filter {w.shape} does not fit input {x.shape} / output {out.shape}")
     reals, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, cout, 0, inputs=(2, 1))
-    if np.any(zp_w != 0):
-        raise ctx.unsupported("filter zero points must be 0")
+    if np.any(zp_w != zp_w[0]) or (x.dtype != np.uint8 and np.any(zp_w != 0)):
+        raise ctx.unsupported("filter zero points must be 0 (one per tensor for uint8)")
     form = transpose_conv_rescale(node, ctx, zp_w)
     reals = conv_scales(ctx, 2) if form == "fp32" else reals
     o = node.options
@@ -143,4 +141,4 @@ def transpose_conv(node: Node, ctx: GpuContext) -> list[Program]:
               ("pad_left", "i32", pl), ("w_off", "u32", ctx.input(1).offset)]
     return product_programs(node, ctx, f"transpose_conv {x.dtype} {x.shape}*{w.shape}->{out.shape}", "qtconv",
                             params, x=x, w_dtype=w.dtype, depth=kh * kw * cin, reals=reals, form=form,
-                            bias_index=3, x_zp=zp_in, w_zp=0, zp_out=zp_out, lo=lo, hi=hi)
+                            bias_index=3, x_zp=zp_in, w_zp=int(zp_w[0]), zp_out=zp_out, lo=lo, hi=hi)

@@ -46,6 +46,10 @@ RESCALES = {
              "c < (P.out_c & ~7u))", "double"),
     # 8-bit CONV_2D and FULLY_CONNECTED in LiteRT's builtin kernels (ruy): every channel so
     "ruy": ("q_mbqm_neon(bitcast<i32>(a.x), m, s)", "double"),
+    # uint8 TRANSPOSE_CONV in LiteRT's builtin kernel: the flat output's whole blocks of 16 elements
+    # take the NEON loop's rounding, the rest q_mbqm's
+    "neon16": ("select(q_mbqm(bitcast<i32>(a.x), m, s), q_mbqm_neon(bitcast<i32>(a.x), m, s), "
+               "e < (P.elems & ~15u))", "double"),
     "int64": ("q_sat32(q_mbqm_i64(a, m, s))", "int64"),  # 16x8 convs, int16 BATCH_MATMUL
     "single64": ("q_sat32(q_mbqm_single64(a, m, s))", "single"),  # 16x8 FULLY_CONNECTED
     # 8-bit convs, FULLY_CONNECTED and BATCH_MATMUL XNNPACK takes (quantized_conv.xnnpack_conv,

@@ -22,7 +22,7 @@ fn dot(e: u32, k0: u32, k1: u32) -> vec2<u32> {
                 && iy < i32(P.in_h) && ix < i32(P.in_w)) {
             let xb = in_index(o.b, u32(iy), u32(ix), P.in_c) - tap * P.in_c;
             for (var kk = k; kk < end; kk++) {
-                acc = acc_add(acc, ($LX(P.x_off, xb + kk) - P.x_zp) * $LW(P.w_off, wb + kk));
+                acc = acc_add(acc, ($LX(P.x_off, xb + kk) - P.x_zp) * ($LW(P.w_off, wb + kk) - P.w_zp));
             }
         }
         k = end;
