@@ -72,6 +72,42 @@ def test_resize_bilinear_float_bit_equal(size, mode, backend):
                               f"max {np.abs(got.astype(np.float64) - want).max():g}")
 
 
+def _size_at_run_time(x: np.ndarray, out: tuple[int, int], align: bool, half: bool) -> bytes:
+    """RESIZE_BILINEAR whose size is ``SHAPE(x)[1:3] + (out - in)``, computed at run time (gpulite
+    folds it at load; XNNPACK declines it)."""
+    mb = ModelBuilder()
+    xi = mb.input("x", x.shape, np.float32)
+    shape, hw, size = mb.tensor("shape", (4,), np.int32), mb.tensor("hw", (2,), np.int32), mb.tensor(
+        "size", (2,), np.int32)
+    mb.op("SHAPE", [xi], [shape], out_type="INT32")
+    mb.op("SLICE", [shape, mb.const("begin", np.array([1], np.int32)), mb.const("len", np.array([2], np.int32))],
+          [hw])
+    mb.op("ADD", [hw, mb.const("grow", np.array(out, np.int32) - np.array(x.shape[1:3], np.int32))], [size])
+    y = mb.tensor("y", (x.shape[0], *out, x.shape[3]), np.float32)
+    mb.op("RESIZE_BILINEAR", [xi, size], [y], align_corners=align, half_pixel_centers=half)
+    mb.output(y)
+    return mb.build()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("size", [*BIT_SIZES, "same"])
+def test_resize_bilinear_size_at_run_time_bit_equal(size, mode, backend):
+    """A size computed at run time: XNNPACK declines the node and default LiteRT runs its optimized
+    builtin kernel (``ResizeBilinear2x2``'s halved sums for exact 2x without align / half pixel,
+    else ``out += in * s`` from zero over the four corners); gpulite follows it bit for bit (it
+    took XNNPACK's blend there, ulps off)."""
+    hw, out, c = BIT_SIZES[size] if size != "same" else ((5, 6), (5, 6), 3)
+    align, half = MODES[mode]
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((2, *hw, c)) * rng.choice([0.01, 1.0, 300.0], (2, *hw, c))).astype(np.float32)
+    model = _size_at_run_time(x, out, align, half)
+    want, got = run_litert(model, [x])[0], run_gpulite(model, [x], backend)[0]
+    assert got.shape == want.shape, (got.shape, want.shape)
+    differ = got != want
+    assert not differ.any(), (f"{int(differ.sum())} of {differ.size} outputs differ from LiteRT's, "
+                              f"max {np.abs(got.astype(np.float64) - want).max():g}")
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint8])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("size", SIZES)

@@ -7,7 +7,9 @@ kernel, which is what LiteRT runs. Bilinear follows LiteRT's default path, XNNPA
 per-row and per-column source indices and weights (float32, the coordinate clamped to the
 input), a horizontal blend of the two source rows, then a vertical one, into buffers made in
 the factory; float32 in XNNPACK's float32 steps (bit-equal to it), 8-bit in its Q11 fixed point
-on the codes; int16 in TFLite's Q10 ``ResizeBilinearInteger`` (XNNPACK takes no int16).
+on the codes; int16 in TFLite's Q10 ``ResizeBilinearInteger`` (XNNPACK takes no int16). A
+float32 one whose size is computed at run time, which XNNPACK declines, follows LiteRT's optimized
+builtin kernel instead (:func:`_bilinear_builtin`).
 """
 
 from __future__ import annotations
@@ -172,10 +174,103 @@ def resize_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]:
         return _bilinear_int16(src, out, align, half)
     if src.dtype != np.float32:
         return _bilinear_q11(src, out, align, half)
+    if not xnnpack_size(ctx):
+        return _bilinear_builtin(src, out, align, half)
     (_, h, w, _), (_, oh, ow, _) = src.shape, out.shape
     if (oh, ow) == (2 * h, 2 * w) and half and not align and h > 1 and w > 1:
         return _upsample2x(src, out, ctx)
     return _bilinear_f32(src, out, align, half)
+
+
+def xnnpack_size(ctx) -> bool:
+    """Whether default LiteRT runs this float32 RESIZE_BILINEAR in XNNPACK: its delegate takes a
+    size constant in the file only; one computed at run time (gpulite folds ``SHAPE``-built ones at
+    load, ``TensorInfo.folded``) runs LiteRT's optimized builtin kernel (:func:`_bilinear_builtin`).
+    Measured with ai-edge-litert 2.3 (tests/ops/test_resize.py)."""
+    size = ctx.in_info(1)
+    return size.is_const and not size.folded
+
+
+def builtin_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
+    """TFLite's ``ComputeInterpolationValues`` for one axis, in float32: per output index the source
+    coordinate ``i * scale`` (``(i + 0.5) * scale - 0.5`` for half-pixel centres, not clamped), its
+    floor (at least 0) and ceiling (at most ``n_in - 1``), and the coordinate less the floor
+    (negative near a half-pixel edge: the weights then extrapolate, as LiteRT's do)."""
+    scale = resize_scale(n_in, n_out, align_corners)
+    i = np.arange(n_out, dtype=F32)
+    src = (i + F32(0.5)) * scale - F32(0.5) if half_pixel else i * scale
+    lo = np.maximum(np.floor(src).astype(np.int64), 0)
+    hi = np.minimum(np.ceil(src).astype(np.int64), n_in - 1)
+    return lo.astype(np.intp), hi.astype(np.intp), (src - lo.astype(F32)).astype(F32)
+
+
+def builtin_weights(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
+    """:func:`builtin_axis`'s indices and the two float32 weights ``1 - d`` and ``d`` of each output index."""
+    lo, hi, d = builtin_axis(n_in, n_out, align_corners, half_pixel)
+    return lo, hi, (F32(1) - d).astype(F32), d
+
+
+def _bilinear_builtin(src: np.ndarray, out: np.ndarray, align: bool, half: bool) -> Callable[[], None]:
+    """float32 bilinear resize as LiteRT's optimized builtin kernel (``optimized/resize_bilinear.h``):
+    exact 2x without align_corners or half-pixel centres as ``ResizeBilinear2x2``
+    (:func:`_builtin_2x`); otherwise ``ResizeBilinearGeneric``: from zero, ``out += in * s`` for the
+    four corners in the order (y0, x0), (y0, x1), (y1, x0), (y1, x1), with ``s`` the float32
+    product of the row's and the column's weight (:func:`builtin_weights`), every step rounded."""
+    n, h, w, c = src.shape
+    _, oh, ow, _ = out.shape
+    if not align and not half and (oh, ow) == (2 * h, 2 * w):
+        return _builtin_2x(src, out)
+    y0, y1, wy0, wy1 = builtin_weights(h, oh, align, half)
+    x0, x1, wx0, wx1 = builtin_weights(w, ow, align, half)
+    corners = [((ya[:, None] * w + xa[None, :]).reshape(-1),
+                np.multiply.outer(sy, sx).astype(F32).reshape(1, oh * ow, 1))
+               for ya, sy in ((y0, wy0), (y1, wy1)) for xa, sx in ((x0, wx0), (x1, wx1))]
+    flat = src.reshape(n, h * w, c)
+    acc, tmp = np.empty((n, oh * ow, c), F32), np.empty((n, oh * ow, c), F32)
+
+    def run() -> None:
+        acc.fill(0)
+        for pixels, scale in corners:
+            np.take(flat, pixels, axis=1, out=tmp, mode="clip")
+            np.multiply(tmp, scale, out=tmp)
+            np.add(acc, tmp, out=acc)
+        np.copyto(out, acc.reshape(out.shape))
+    return run
+
+
+def _builtin_2x(src: np.ndarray, out: np.ndarray) -> Callable[[], None]:
+    """``ResizeBilinear2x2``: output (2y, 2x) is input (y, x) = a; with b its right neighbour, c the
+    one below and d below-right (the edge repeated), (2y, 2x+1) is ``(a + b) / 2``, (2y+1, 2x)
+    ``bl = (a + c) / 2`` and (2y+1, 2x+1) ``(bl + (b + d) / 2) / 2``."""
+    n, h, w, c = src.shape
+    right, below, below_right = (np.empty(src.shape, F32) for _ in range(3))
+    o = out.reshape(n, h, 2, w, 2, c)
+    tl, tr, bl, br = o[:, :, 0, :, 0], o[:, :, 0, :, 1], o[:, :, 1, :, 0], o[:, :, 1, :, 1]
+    half = F32(0.5)
+
+    def shifted(x: np.ndarray, dst: np.ndarray, axis: int) -> None:  # x[k + 1] along axis, the last kept
+        n_ax = x.shape[axis]
+        take = [slice(None)] * 4
+        put = [slice(None)] * 4
+        take[axis], put[axis] = slice(1, n_ax), slice(0, n_ax - 1)
+        dst[tuple(put)] = x[tuple(take)]
+        take[axis] = put[axis] = slice(n_ax - 1, n_ax)
+        dst[tuple(put)] = x[tuple(take)]
+
+    def run() -> None:
+        shifted(src, right, 2)
+        shifted(src, below, 1)
+        shifted(below, below_right, 2)
+        np.copyto(tl, src)
+        np.add(src, right, out=tr)
+        np.multiply(tr, half, out=tr)
+        np.add(src, below, out=bl)
+        np.multiply(bl, half, out=bl)
+        np.add(right, below_right, out=below_right)
+        np.multiply(below_right, half, out=below_right)
+        np.add(bl, below_right, out=br)
+        np.multiply(br, half, out=br)
+    return run
 
 
 def _bilinear_f32(src: np.ndarray, out: np.ndarray, align: bool, half: bool) -> Callable[[], None]:

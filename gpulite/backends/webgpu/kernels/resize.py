@@ -1,11 +1,19 @@
-"""RESIZE_BILINEAR (float32, NHWC, in the cpu kernel's float32 steps; int8/uint8/int16 codes under
+"""RESIZE_BILINEAR (float32, NHWC, in the cpu kernel's float32 steps, XNNPACK's or, for a size computed
+at run time, LiteRT's builtin kernel's; int8/uint8/int16 codes under
 ``quantized="exact"``, as the cpu kernel's fixed point) and RESIZE_NEAREST_NEIGHBOR (any dtype, NHWC)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from gpulite.backends.cpu.kernels.resize import bilinear_source, nearest_axis, q10_axis, q11_axis
+from gpulite.backends.cpu.kernels.resize import (
+    bilinear_source,
+    builtin_weights,
+    nearest_axis,
+    q10_axis,
+    q11_axis,
+    xnnpack_size,
+)
 from gpulite.backends.kernels import declare_int8, register_case, register_kernel
 from gpulite.backends.webgpu.context import GpuContext
 from gpulite.backends.webgpu.kernels.integer import exact_codes, require_codes, words_program
@@ -30,12 +38,15 @@ def _bilinear_options(node: Node, ctx: GpuContext, x, out) -> sg.ResizeBilinearO
 @register_kernel(Op.RESIZE_BILINEAR, "webgpu")
 def resize_bilinear(node: Node, ctx: GpuContext) -> Program:
     """float32: the cpu kernel's (XNNPACK's) float32 steps, bit for bit; each axis's scale and
-    half-pixel offset come from the cpu kernel's :func:`bilinear_source`."""
+    half-pixel offset come from the cpu kernel's :func:`bilinear_source`. A size computed at run
+    time: LiteRT's optimized builtin kernel, as the cpu kernel (:func:`_builtin`)."""
     x, out = ctx.input(0), ctx.output(0)
     ctx.require_f32(x, out)
     o = _bilinear_options(node, ctx, x, out)
     _, ih, iw, c = x.shape
     _, oh, ow, _ = out.shape
+    if not xnnpack_size(ctx):
+        return _builtin(ctx, x, out, o)
     (scale_h, off_h), (scale_w, off_w) = (bilinear_source(n_in, n_out, o.align_corners, o.half_pixel_centers)
                                           for n_in, n_out in ((ih, oh), (iw, ow)))
     params = [
@@ -45,6 +56,24 @@ def resize_bilinear(node: Node, ctx: GpuContext) -> Program:
         ("x_off", "u32", x.offset), ("out_off", "u32", out.offset), ("zero", "u32", 0),
     ]
     return make_program(f"resize_bilinear {x.shape}->{out.shape}", "resize_bilinear", params, out.size)
+
+
+def _builtin(ctx: GpuContext, x, out, o: sg.ResizeBilinearOptions) -> Program:
+    """``resize_bilinear_builtin.wgsl``: the exact-2x case, or per-axis tables of the cpu kernel's
+    :func:`builtin_weights` (indices and float32 weights' bits)."""
+    _, ih, iw, c = x.shape
+    _, oh, ow, _ = out.shape
+    two_x = not o.align_corners and not o.half_pixel_centers and (oh, ow) == (2 * ih, 2 * iw)
+
+    def table(n_in: int, n_out: int) -> int:
+        lo, hi, w0, w1 = builtin_weights(n_in, n_out, o.align_corners, o.half_pixel_centers)
+        rows = np.stack([lo.astype(np.uint32), hi.astype(np.uint32), w0.view(np.uint32), w1.view(np.uint32)], 1)
+        return ctx.upload(rows.astype(np.uint32)).offset
+    params = [("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
+              ("two_x", "u32", int(two_x)), ("ytab_off", "u32", table(ih, oh)), ("xtab_off", "u32", table(iw, ow)),
+              ("x_off", "u32", x.offset), ("out_off", "u32", out.offset), ("zero", "u32", 0)]
+    return make_program(f"resize_bilinear (builtin) {x.shape}->{out.shape}", "resize_bilinear_builtin", params,
+                        out.size)
 
 
 @register_case(Op.RESIZE_BILINEAR, "webgpu", exact_codes)
