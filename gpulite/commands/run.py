@@ -136,6 +136,7 @@ def read_inputs(spec: str, details: list[dict[str, Any]], lo: float, hi: float
                              "give an .npz with one array per input name")
         return [fit(_load_array(p), details[0])], [p.name]
     if suffix == ".npz":
+        _check_magic(p, b"PK", "a NumPy .npz file (a zip archive, as numpy.savez writes)")
         try:
             with np.load(p, allow_pickle=False) as z:
                 given = {k: z[k] for k in z.files}
@@ -155,7 +156,20 @@ def read_inputs(spec: str, details: list[dict[str, Any]], lo: float, hi: float
     raise InputError(f"--input {spec!r}: expected an .npy, an .npz or an image ({', '.join(IMAGE_FORMATS)})")
 
 
+def _check_magic(p: Path, magic: bytes, what: str) -> None:
+    """InputError unless the file starts with ``magic`` (np.load reads anything else as a pickle and
+    says that it holds pickled data)."""
+    try:
+        with open(p, "rb") as f:
+            head = f.read(len(magic))
+    except OSError as e:
+        raise InputError(f"--input {str(p)!r}: cannot read the {p.suffix} file: {e.strerror}") from None
+    if head != magic:
+        raise InputError(f"--input {str(p)!r}: cannot read the {p.suffix} file: not {what}; it starts with {head!r}")
+
+
 def _load_array(p: Path) -> np.ndarray:
+    _check_magic(p, b"\x93NUMPY", "a NumPy .npy file (it does not start with b'\\x93NUMPY', as numpy.save writes)")
     try:
         return np.load(p, allow_pickle=False)
     except (OSError, ValueError) as e:

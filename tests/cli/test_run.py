@@ -70,13 +70,17 @@ def _bad_inputs(tmp: Path) -> dict[str, tuple[str, str]]:
     np.save(tmp / "dtype.npy", np.zeros((1, 128, 128, 3), bool))
     np.savez(tmp / "keys.npz", image=np.zeros((1, 128, 128, 3), np.float32))
     (tmp / "junk.npy").write_bytes(b"not numpy")
+    (tmp / "junk.npz").write_bytes(b"not numpy")
     (tmp / "x.txt").write_text("1 2 3")
     return {
         "shape": ("shape.npy", "input 'input' expects [1, 128, 128, 3] float32, got shape [1, 2]"),
         "dtype": ("dtype.npy", "input 'input' expects [1, 128, 128, 3] float32, got dtype bool"),
         "keys": ("keys.npz", "the .npz must hold exactly the model's inputs ['input']; missing ['input'], "
                              "unknown ['image']"),
-        "junk": ("junk.npy", "cannot read the .npy file"),
+        # np.load takes a file without the magic for a pickle, and said "contains pickled (object) data"
+        "junk": ("junk.npy", "cannot read the .npy file: not a NumPy .npy file (it does not start with "
+                             "b'\\x93NUMPY'"),
+        "junk npz": ("junk.npz", "cannot read the .npz file: not a NumPy .npz file (a zip archive"),
         "suffix": ("x.txt", "expected an .npy, an .npz or an image"),
     }
 
