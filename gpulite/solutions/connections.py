@@ -15,6 +15,8 @@ tuples, as in MediaPipe). The tables are MediaPipe's (Apache License 2.0, Copyri
 MediaPipe Authors), copied from the mediapipe 0.10.14 wheel; tests/solutions/test_mediapipe_api.py
 compares every one with the installed mediapipe. The solution modules re-export them under
 MediaPipe's module names (``gpulite.solutions.hands.HAND_CONNECTIONS``, ...).
+:data:`LISTED_ORDER` keeps the order MediaPipe's source lists each face mesh set in, which its
+Tasks API (mediapipe 1.2.2) keeps in lists and draws in.
 """
 
 from __future__ import annotations
@@ -29,6 +31,17 @@ __all__ = [
     "HAND_PALM_CONNECTIONS", "HAND_PINKY_FINGER_CONNECTIONS", "HAND_RING_FINGER_CONNECTIONS",
     "HAND_THUMB_CONNECTIONS", "POSE_CONNECTIONS", "FaceKeyPoint", "HandLandmark", "PoseLandmark",
 ]
+
+
+# Each face mesh set -> its pairs in the order MediaPipe's source lists them (see _listed).
+LISTED_ORDER: dict[frozenset, tuple[tuple[int, int], ...]] = {}
+
+
+def _listed(pairs: list[tuple[int, int]]) -> frozenset:
+    """``frozenset(pairs)``, with the listed order kept in :data:`LISTED_ORDER`."""
+    edges = frozenset(pairs)
+    LISTED_ORDER[edges] = tuple(pairs)
+    return edges
 
 
 class FaceKeyPoint(enum.IntEnum):
@@ -130,47 +143,47 @@ POSE_CONNECTIONS = frozenset([
 FACEMESH_NUM_LANDMARKS = 468
 FACEMESH_NUM_LANDMARKS_WITH_IRISES = 478
 
-FACEMESH_LIPS = frozenset([
+FACEMESH_LIPS = _listed([
     (61, 146), (146, 91), (91, 181), (181, 84), (84, 17), (17, 314), (314, 405), (405, 321), (321, 375), (375, 291),
     (61, 185), (185, 40), (40, 39), (39, 37), (37, 0), (0, 267), (267, 269), (269, 270), (270, 409), (409, 291), (78,
     95), (95, 88), (88, 178), (178, 87), (87, 14), (14, 317), (317, 402), (402, 318), (318, 324), (324, 308), (78, 191),
     (191, 80), (80, 81), (81, 82), (82, 13), (13, 312), (312, 311), (311, 310), (310, 415), (415, 308)
 ])
 
-FACEMESH_LEFT_EYE = frozenset([
+FACEMESH_LEFT_EYE = _listed([
     (263, 249), (249, 390), (390, 373), (373, 374), (374, 380), (380, 381), (381, 382), (382, 362), (263, 466), (466,
     388), (388, 387), (387, 386), (386, 385), (385, 384), (384, 398), (398, 362)
 ])
 
-FACEMESH_LEFT_IRIS = frozenset([
+FACEMESH_LEFT_IRIS = _listed([
     (474, 475), (475, 476), (476, 477), (477, 474)
 ])
 
-FACEMESH_LEFT_EYEBROW = frozenset([
+FACEMESH_LEFT_EYEBROW = _listed([
     (276, 283), (283, 282), (282, 295), (295, 285), (300, 293), (293, 334), (334, 296), (296, 336)
 ])
 
-FACEMESH_RIGHT_EYE = frozenset([
+FACEMESH_RIGHT_EYE = _listed([
     (33, 7), (7, 163), (163, 144), (144, 145), (145, 153), (153, 154), (154, 155), (155, 133), (33, 246), (246, 161),
     (161, 160), (160, 159), (159, 158), (158, 157), (157, 173), (173, 133)
 ])
 
-FACEMESH_RIGHT_EYEBROW = frozenset([
+FACEMESH_RIGHT_EYEBROW = _listed([
     (46, 53), (53, 52), (52, 65), (65, 55), (70, 63), (63, 105), (105, 66), (66, 107)
 ])
 
-FACEMESH_RIGHT_IRIS = frozenset([
+FACEMESH_RIGHT_IRIS = _listed([
     (469, 470), (470, 471), (471, 472), (472, 469)
 ])
 
-FACEMESH_FACE_OVAL = frozenset([
+FACEMESH_FACE_OVAL = _listed([
     (10, 338), (338, 297), (297, 332), (332, 284), (284, 251), (251, 389), (389, 356), (356, 454), (454, 323), (323,
     361), (361, 288), (288, 397), (397, 365), (365, 379), (379, 378), (378, 400), (400, 377), (377, 152), (152, 148),
     (148, 176), (176, 149), (149, 150), (150, 136), (136, 172), (172, 58), (58, 132), (132, 93), (93, 234), (234, 127),
     (127, 162), (162, 21), (21, 54), (54, 103), (103, 67), (67, 109), (109, 10)
 ])
 
-FACEMESH_NOSE = frozenset([
+FACEMESH_NOSE = _listed([
     (168, 6), (6, 197), (197, 195), (195, 5), (5, 4), (4, 1), (1, 19), (19, 94), (94, 2), (98, 97), (97, 2), (2, 326),
     (326, 327), (327, 294), (294, 278), (278, 344), (344, 440), (440, 275), (275, 4), (4, 45), (45, 220), (220, 115),
     (115, 48), (48, 64), (64, 98)
@@ -182,7 +195,7 @@ FACEMESH_CONTOURS = frozenset().union(*[
 ])
 FACEMESH_IRISES = frozenset().union(*[FACEMESH_LEFT_IRIS, FACEMESH_RIGHT_IRIS])
 
-FACEMESH_TESSELATION = frozenset([
+FACEMESH_TESSELATION = _listed([
     (127, 34), (34, 139), (139, 127), (11, 0), (0, 37), (37, 11), (232, 231), (231, 120), (120, 232), (72, 37), (37,
     39), (39, 72), (128, 121), (121, 47), (47, 128), (232, 121), (121, 128), (128, 232), (104, 69), (69, 67), (67, 104),
     (175, 171), (171, 148), (148, 175), (118, 50), (50, 101), (101, 118), (73, 39), (39, 40), (40, 73), (9, 151), (151,

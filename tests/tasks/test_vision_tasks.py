@@ -357,6 +357,31 @@ def test_drawing_styles_are_mediapipes(oracle):
         assert as_json(getattr(drawing_styles, name)()) == want, name
 
 
+# mediapipe 1.2.2's connection lists (vision.FaceLandmarksConnections, ...): sha256 of
+# json.dumps([[start, end], ...]) in its order (first 16 hex digits), and the length
+CONNECTION_LISTS = {
+    "FACE_LANDMARKS_CONTOURS": ("62a85228a43e287f", 124), "FACE_LANDMARKS_FACE_OVAL": ("df6611798773cefe", 36),
+    "FACE_LANDMARKS_LEFT_EYE": ("54aed7874cea8ddd", 16), "FACE_LANDMARKS_LEFT_EYEBROW": ("cf288726f2aba70b", 8),
+    "FACE_LANDMARKS_LEFT_IRIS": ("f72508317874a98d", 4), "FACE_LANDMARKS_LIPS": ("06ab0a9f6340ff3c", 40),
+    "FACE_LANDMARKS_NOSE": ("117d5c02a04792f3", 25), "FACE_LANDMARKS_RIGHT_EYE": ("3597896310818999", 16),
+    "FACE_LANDMARKS_RIGHT_EYEBROW": ("275ec2ad6008e7b9", 8), "FACE_LANDMARKS_RIGHT_IRIS": ("10ce250bd4ee895e", 4),
+    "FACE_LANDMARKS_TESSELATION": ("af380cdc95dabafe", 2556), "HAND_CONNECTIONS": ("650eb3b0bc257ce3", 21),
+    "HAND_INDEX_FINGER_CONNECTIONS": ("b8bec199589c8967", 3), "HAND_MIDDLE_FINGER_CONNECTIONS": ("75c780496adcc955", 3),
+    "HAND_PALM_CONNECTIONS": ("eac5296d59f3bddc", 6), "HAND_PINKY_FINGER_CONNECTIONS": ("bbe7a6795666527a", 3),
+    "HAND_RING_FINGER_CONNECTIONS": ("99a478c399c7911d", 3), "HAND_THUMB_CONNECTIONS": ("26a702fc1e9a50af", 3),
+    "POSE_LANDMARKS": ("bdf9971c556c7fff", 35),
+}
+
+
+def test_connection_lists_are_mediapipes():
+    """The same pairs in the same order (MediaPipe draws in list order: where two sets' lines cross,
+    the later colour wins; sorted lists drew one pixel of the astronaut's contours differently)."""
+    for name, want in CONNECTION_LISTS.items():
+        group = ("Face" if name.startswith("FACE") else "Hand" if name.startswith("HAND") else "Pose")
+        pairs = [[c.start, c.end] for c in getattr(getattr(vision, f"{group}LandmarksConnections"), name)]
+        assert (hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:16], len(pairs)) == want, name
+
+
 def test_drawing_utils_draw_tasks_results(oracle, frames):
     from gpulite.tasks.python.vision import drawing_styles, drawing_utils
 

@@ -143,7 +143,8 @@ class FaceLandmarksConnections:
 
     @staticmethod
     def _of(edges: frozenset) -> list[FaceLandmarksConnections.Connection]:
-        return [FaceLandmarksConnections.Connection(a, b) for a, b in sorted(edges)]
+        """In MediaPipe's order (its lists, which it draws in): the order its source lists the pairs."""
+        return [FaceLandmarksConnections.Connection(a, b) for a, b in _conn.LISTED_ORDER[edges]]
 
 
 for _name, _edges in (("FACE_LANDMARKS_LIPS", _conn.FACEMESH_LIPS),
@@ -154,9 +155,13 @@ for _name, _edges in (("FACE_LANDMARKS_LIPS", _conn.FACEMESH_LIPS),
                       ("FACE_LANDMARKS_RIGHT_EYEBROW", _conn.FACEMESH_RIGHT_EYEBROW),
                       ("FACE_LANDMARKS_RIGHT_IRIS", _conn.FACEMESH_RIGHT_IRIS),
                       ("FACE_LANDMARKS_FACE_OVAL", _conn.FACEMESH_FACE_OVAL),
-                      ("FACE_LANDMARKS_CONTOURS", _conn.FACEMESH_CONTOURS),
+                      ("FACE_LANDMARKS_NOSE", _conn.FACEMESH_NOSE),
                       ("FACE_LANDMARKS_TESSELATION", _conn.FACEMESH_TESSELATION)):
     setattr(FaceLandmarksConnections, _name, FaceLandmarksConnections._of(_edges))
+FaceLandmarksConnections.FACE_LANDMARKS_CONTOURS = (  # as mediapipe 1.2.2 concatenates them
+    FaceLandmarksConnections.FACE_LANDMARKS_LIPS + FaceLandmarksConnections.FACE_LANDMARKS_LEFT_EYE
+    + FaceLandmarksConnections.FACE_LANDMARKS_LEFT_EYEBROW + FaceLandmarksConnections.FACE_LANDMARKS_RIGHT_EYE
+    + FaceLandmarksConnections.FACE_LANDMARKS_RIGHT_EYEBROW + FaceLandmarksConnections.FACE_LANDMARKS_FACE_OVAL)
 
 
 @dataclasses.dataclass

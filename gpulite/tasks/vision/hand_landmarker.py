@@ -61,9 +61,12 @@ for _name, _edges in (("HAND_PALM_CONNECTIONS", _conn.HAND_PALM_CONNECTIONS),
                       ("HAND_INDEX_FINGER_CONNECTIONS", _conn.HAND_INDEX_FINGER_CONNECTIONS),
                       ("HAND_MIDDLE_FINGER_CONNECTIONS", _conn.HAND_MIDDLE_FINGER_CONNECTIONS),
                       ("HAND_RING_FINGER_CONNECTIONS", _conn.HAND_RING_FINGER_CONNECTIONS),
-                      ("HAND_PINKY_FINGER_CONNECTIONS", _conn.HAND_PINKY_FINGER_CONNECTIONS),
-                      ("HAND_CONNECTIONS", _conn.HAND_CONNECTIONS)):
-    setattr(HandLandmarksConnections, _name, [HandLandmarksConnections.Connection(a, b) for a, b in sorted(_edges)])
+                      ("HAND_PINKY_FINGER_CONNECTIONS", _conn.HAND_PINKY_FINGER_CONNECTIONS)):
+    setattr(HandLandmarksConnections, _name, [HandLandmarksConnections.Connection(a, b) for a, b in _edges])
+HandLandmarksConnections.HAND_CONNECTIONS = (  # mediapipe 1.2.2's order: the sets above, one after another
+    HandLandmarksConnections.HAND_PALM_CONNECTIONS + HandLandmarksConnections.HAND_THUMB_CONNECTIONS
+    + HandLandmarksConnections.HAND_INDEX_FINGER_CONNECTIONS + HandLandmarksConnections.HAND_MIDDLE_FINGER_CONNECTIONS
+    + HandLandmarksConnections.HAND_RING_FINGER_CONNECTIONS + HandLandmarksConnections.HAND_PINKY_FINGER_CONNECTIONS)
 
 
 @dataclasses.dataclass
