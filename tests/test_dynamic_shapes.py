@@ -264,3 +264,23 @@ def test_shapes_given_by_input_values_run_after_each_invoke(backend: str) -> Non
         for k in range(2):
             assert_same(outs[1][k], outs[0][k], what=f"limit {n}, dims {d}, output {k}")
     assert it.get_plan()["cpu_after_invoke"] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("name", ["conv_dynamic", "dense_dynamic"])
+def test_a_batch_of_zero_gives_empty_outputs_as_litert(name: str, backend: str) -> None:
+    """LiteRT's builtin kernels run a batch of 0 to empty outputs; gpulite's cpu conv kernel
+    raised an IndexError from its (empty) list of row chunks."""
+    from ai_edge_litert.interpreter import OpResolverType
+
+    model = _load(name)
+    ref = LiteRT(model_content=model, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    it = Interpreter(model_content=model, backend=backend)
+    shape = [0, *ref.get_input_details()[0]["shape"][1:]]
+    for interp in (ref, it):
+        interp.resize_tensor_input(0, shape)
+        interp.allocate_tensors()
+        interp.set_tensor(interp.get_input_details()[0]["index"], np.zeros(shape, F32))
+        interp.invoke()
+    for mine, theirs in zip(it.get_output_details(), ref.get_output_details(), strict=True):
+        assert it.get_tensor(mine["index"]).shape == ref.get_tensor(theirs["index"]).shape
+        assert 0 in ref.get_tensor(theirs["index"]).shape

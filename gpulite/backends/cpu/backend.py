@@ -137,8 +137,11 @@ class CpuBackend:
         scratch = ScratchPool()
         steps, names = [], []
         for n in graph.nodes:
-            factory = get_kernel(n.op, self.name)
-            run = factory(n, CpuContext(graph, n, arrays, self.num_threads, scratch, resources, plan.extents))
+            if _computes_nothing(graph, n):  # as on webgpu; the kernels assume some work (a conv's row chunks)
+                run = _nothing
+            else:
+                factory = get_kernel(n.op, self.name)
+                run = factory(n, CpuContext(graph, n, arrays, self.num_threads, scratch, resources, plan.extents))
             steps.append(run)
             extra = "".join(f"+{step.kind}" for step in n.epilogue)
             names.append(f"{n.op}#{n.index}{'+pad' if n.pads is not None else ''}{extra}")
@@ -153,6 +156,24 @@ class CpuBackend:
 
     def describe(self) -> dict[str, Any]:
         return {}
+
+
+# Ops with effects beyond their outputs (subgraphs, resources, a generator's state): they run even
+# when every output is empty.
+_EFFECTS = frozenset({"CALL", "IF", "WHILE", "CALL_ONCE", "STABLEHLO_WHILE", "STABLEHLO_CASE", "STABLEHLO_CUSTOM_CALL",
+                      "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "HASHTABLE", "HASHTABLE_FIND",
+                      "HASHTABLE_IMPORT", "HASHTABLE_SIZE", "RANDOM_STANDARD_NORMAL", "RANDOM_UNIFORM", "MULTINOMIAL"})
+
+
+def _computes_nothing(graph: Graph, n: Node) -> bool:
+    """Every output of ``n`` has no elements (a batch, or an image side, of 0), and the op has no
+    other effect."""
+    return (bool(n.outputs) and n.op.value not in _EFFECTS
+            and all(0 in graph.tensors[i].shape for i in n.outputs if i >= 0))
+
+
+def _nothing() -> None:
+    pass
 
 
 def compile_subgraph(graph: Graph, num_threads: int, resources: Resources) -> CpuExecutable:
