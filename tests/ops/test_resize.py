@@ -72,18 +72,18 @@ def test_resize_bilinear_float_bit_equal(size, mode, backend):
                               f"max {np.abs(got.astype(np.float64) - want).max():g}")
 
 
-def _size_at_run_time(x: np.ndarray, out: tuple[int, int], align: bool, half: bool) -> bytes:
+def _size_at_run_time(x: np.ndarray, out: tuple[int, int], align: bool, half: bool, quant=None) -> bytes:
     """RESIZE_BILINEAR whose size is ``SHAPE(x)[1:3] + (out - in)``, computed at run time (gpulite
     folds it at load; XNNPACK declines it)."""
     mb = ModelBuilder()
-    xi = mb.input("x", x.shape, np.float32)
+    xi = mb.input("x", x.shape, x.dtype, quant=quant)
     shape, hw, size = mb.tensor("shape", (4,), np.int32), mb.tensor("hw", (2,), np.int32), mb.tensor(
         "size", (2,), np.int32)
     mb.op("SHAPE", [xi], [shape], out_type="INT32")
     mb.op("SLICE", [shape, mb.const("begin", np.array([1], np.int32)), mb.const("len", np.array([2], np.int32))],
           [hw])
     mb.op("ADD", [hw, mb.const("grow", np.array(out, np.int32) - np.array(x.shape[1:3], np.int32))], [size])
-    y = mb.tensor("y", (x.shape[0], *out, x.shape[3]), np.float32)
+    y = mb.tensor("y", (x.shape[0], *out, x.shape[3]), x.dtype, quant=quant)
     mb.op("RESIZE_BILINEAR", [xi, size], [y], align_corners=align, half_pixel_centers=half)
     mb.output(y)
     return mb.build()
@@ -106,6 +106,20 @@ def test_resize_bilinear_size_at_run_time_bit_equal(size, mode, backend):
     differ = got != want
     assert not differ.any(), (f"{int(differ.sum())} of {differ.size} outputs differ from LiteRT's, "
                               f"max {np.abs(got.astype(np.float64) - want).max():g}")
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("size", ["up2x", "up8x", "up-odd", "down-odd"])
+def test_resize_bilinear_8bit_size_at_run_time(size, mode, dtype, backend):
+    """8-bit with a size computed at run time: LiteRT's builtin kernels, exact (int8: the Q10
+    ResizeBilinearInteger; uint8: ResizeBilinearGenericSmallChannel's float sum plus 0.5, truncated,
+    but its 8x half-pixel case, which rounds as XNNPACK's Q11 blend); was XNNPACK's blend, up to 7
+    codes off."""
+    hw, out, c = {"up2x": ((6, 5), (12, 10), 8), "up8x": ((4, 4), (32, 32), 8), "up-odd": ((7, 9), (100, 51), 5),
+                  "down-odd": ((26, 39), (22, 33), 4)}[size]
+    x = _image(dtype, hw, c)
+    check_op(_size_at_run_time(x, out, *MODES[mode], quant=(0.05, 3)), [x], backend)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint8])

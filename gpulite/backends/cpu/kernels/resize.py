@@ -8,8 +8,8 @@ per-row and per-column source indices and weights (float32, the coordinate clamp
 input), a horizontal blend of the two source rows, then a vertical one, into buffers made in
 the factory; float32 in XNNPACK's float32 steps (bit-equal to it), 8-bit in its Q11 fixed point
 on the codes; int16 in TFLite's Q10 ``ResizeBilinearInteger`` (XNNPACK takes no int16). A
-float32 one whose size is computed at run time, which XNNPACK declines, follows LiteRT's optimized
-builtin kernel instead (:func:`_bilinear_builtin`).
+float32 or 8-bit one whose size is computed at run time, which XNNPACK declines, follows LiteRT's
+optimized builtin kernel instead (:func:`xnnpack_size`).
 """
 
 from __future__ import annotations
@@ -118,7 +118,8 @@ def q10_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
 
 def _bilinear_int16(src: np.ndarray, out: np.ndarray, align: bool, half: bool) -> Callable[[], None]:
     """int16 bilinear resize (16x8 mode) as TFLite's ``ResizeBilinearInteger`` (LiteRT's only int16
-    path): Q10 weights, the four products summed in Q20, rounded half away from zero."""
+    path, and its optimized int8 kernel's): Q10 weights, the four products summed in Q20, rounded
+    half away from zero."""
     _, oh, ow, _ = out.shape
     wy, y0, y1 = q10_axis(src.shape[1], oh, align, half)
     wx, x0, x1 = q10_axis(src.shape[2], ow, align, half)
@@ -170,8 +171,10 @@ def resize_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]:
                                  "int16 are supported")
     if align and half:  # TFLite's Prepare refuses this pair for bilinear (not for nearest)
         raise UnsupportedOpError(node.op, node.index, "cpu", "half_pixel_centers needs align_corners=False")
-    if src.dtype == np.int16:
+    if src.dtype == np.int16 or (src.dtype == np.int8 and not xnnpack_size(ctx)):
         return _bilinear_int16(src, out, align, half)
+    if src.dtype == np.uint8 and not xnnpack_size(ctx) and not uint8_888(src.shape, out.shape, align, half):
+        return _bilinear_small_channel(src, out, align, half)
     if src.dtype != np.float32:
         return _bilinear_q11(src, out, align, half)
     if not xnnpack_size(ctx):
@@ -183,12 +186,53 @@ def resize_bilinear(node: Node, ctx: CpuContext) -> Callable[[], None]:
 
 
 def xnnpack_size(ctx) -> bool:
-    """Whether default LiteRT runs this float32 RESIZE_BILINEAR in XNNPACK: its delegate takes a
-    size constant in the file only; one computed at run time (gpulite folds ``SHAPE``-built ones at
-    load, ``TensorInfo.folded``) runs LiteRT's optimized builtin kernel (:func:`_bilinear_builtin`).
-    Measured with ai-edge-litert 2.3 (tests/ops/test_resize.py)."""
+    """Whether default LiteRT runs this float32 / 8-bit RESIZE_BILINEAR in XNNPACK: its delegate
+    takes a size constant in the file only; one computed at run time (gpulite folds ``SHAPE``-built
+    ones at load, ``TensorInfo.folded``) runs LiteRT's optimized builtin kernel: float32
+    :func:`_bilinear_builtin`; int8 the reference ``ResizeBilinearInteger`` (Q10, as int16); uint8
+    ``ResizeBilinearGenericSmallChannel`` (:func:`_bilinear_small_channel`), but for the 8x
+    half-pixel case of :func:`uint8_888`. Measured with ai-edge-litert 2.3 (tests/ops/test_resize.py)."""
     size = ctx.in_info(1)
     return size.is_const and not size.folded
+
+
+def uint8_888(in_shape: tuple[int, ...], out_shape: tuple[int, ...], align: bool, half: bool) -> bool:
+    """LiteRT's optimized uint8 kernel's ``ResizeBilinear888Uint8`` case (half-pixel centres, exact
+    8x, channels in eights): its 8.8 fixed point holds every intermediate exactly and rounds halves
+    up once, which is what XNNPACK's Q11 blend gives (:func:`_bilinear_q11`; measured equal)."""
+    (_, h, w, c), (_, oh, ow, _) = in_shape, out_shape
+    return half and not align and c % 8 == 0 and oh >= 8 and ow >= 8 and (oh, ow) == (8 * h, 8 * w)
+
+
+def _bilinear_small_channel(src: np.ndarray, out: np.ndarray, align: bool, half: bool) -> Callable[[], None]:
+    """uint8 as TFLite's ``ResizeBilinearGenericSmallChannel``: the codes in float32 times the four
+    corners' float32 weights (:func:`_bilinear_builtin`'s), summed left to right, plus 0.5,
+    truncated."""
+    n, h, w, c = src.shape
+    _, oh, ow, _ = out.shape
+    corners = _builtin_corners(h, w, oh, ow, align, half)
+    flat = np.empty((n, h * w, c), F32)
+    acc, tmp = np.empty((n, oh * ow, c), F32), np.empty((n, oh * ow, c), F32)
+
+    def run() -> None:
+        np.copyto(flat, src.reshape(flat.shape))
+        for k, (pixels, scale) in enumerate(corners):
+            np.take(flat, pixels, axis=1, out=tmp, mode="clip")
+            np.multiply(tmp, scale, out=acc if k == 0 else tmp)
+            if k:
+                np.add(acc, tmp, out=acc)
+        np.add(acc, F32(0.5), out=acc)
+        np.copyto(out, acc.reshape(out.shape), casting="unsafe")
+    return run
+
+
+def _builtin_corners(h: int, w: int, oh: int, ow: int, align: bool, half: bool) -> list:
+    """Per corner (y0, x0), (y0, x1), (y1, x0), (y1, x1): the source pixel of each output pixel
+    (within an image) and the float32 product of the row's and column's weight (:func:`builtin_weights`)."""
+    y0, y1, wy0, wy1 = builtin_weights(h, oh, align, half)
+    x0, x1, wx0, wx1 = builtin_weights(w, ow, align, half)
+    return [((ya[:, None] * w + xa[None, :]).reshape(-1), np.multiply.outer(sy, sx).astype(F32).reshape(1, oh * ow, 1))
+            for ya, sy in ((y0, wy0), (y1, wy1)) for xa, sx in ((x0, wx0), (x1, wx1))]
 
 
 def builtin_axis(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
@@ -220,11 +264,7 @@ def _bilinear_builtin(src: np.ndarray, out: np.ndarray, align: bool, half: bool)
     _, oh, ow, _ = out.shape
     if not align and not half and (oh, ow) == (2 * h, 2 * w):
         return _builtin_2x(src, out)
-    y0, y1, wy0, wy1 = builtin_weights(h, oh, align, half)
-    x0, x1, wx0, wx1 = builtin_weights(w, ow, align, half)
-    corners = [((ya[:, None] * w + xa[None, :]).reshape(-1),
-                np.multiply.outer(sy, sx).astype(F32).reshape(1, oh * ow, 1))
-               for ya, sy in ((y0, wy0), (y1, wy1)) for xa, sx in ((x0, wx0), (x1, wx1))]
+    corners = _builtin_corners(h, w, oh, ow, align, half)
     flat = src.reshape(n, h * w, c)
     acc, tmp = np.empty((n, oh * ow, c), F32), np.empty((n, oh * ow, c), F32)
 

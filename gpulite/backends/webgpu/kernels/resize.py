@@ -12,6 +12,7 @@ from gpulite.backends.cpu.kernels.resize import (
     nearest_axis,
     q10_axis,
     q11_axis,
+    uint8_888,
     xnnpack_size,
 )
 from gpulite.backends.kernels import declare_int8, register_case, register_kernel
@@ -78,8 +79,10 @@ def _builtin(ctx: GpuContext, x, out, o: sg.ResizeBilinearOptions) -> Program:
 
 @register_case(Op.RESIZE_BILINEAR, "webgpu", exact_codes)
 def resize_bilinear_codes(node: Node, ctx: GpuContext) -> Program:
-    """8-bit: XNNPACK's Q11 blend (LiteRT's default path); int16: TFLite's Q10 integer kernel.
-    The per-row and per-column tables come from the cpu kernel's own functions."""
+    """8-bit: XNNPACK's Q11 blend (LiteRT's default path); int16: TFLite's Q10 integer kernel. With
+    a size computed at run time (XNNPACK declines it) as the cpu kernel: int8 in Q10 too, uint8 as
+    ``ResizeBilinearGenericSmallChannel``'s float32 sum (but for :func:`uint8_888`'s case). The
+    per-row and per-column tables come from the cpu kernel's own functions."""
     x, out = ctx.input(0), ctx.output(0)
     require_codes(ctx, x, out)
     if x.dtype != out.dtype:
@@ -87,17 +90,25 @@ def resize_bilinear_codes(node: Node, ctx: GpuContext) -> Program:
     o = _bilinear_options(node, ctx, x, out)
     _, ih, iw, c = x.shape
     _, oh, ow, _ = out.shape
+    builtin = not xnnpack_size(ctx)
+    blend = ("blend_q10" if x.dtype == np.int16 or (builtin and x.dtype == np.int8) else
+             "blend_small" if builtin and not uint8_888(x.shape, out.shape, o.align_corners, o.half_pixel_centers)
+             else "blend_q11")
 
     def table(n_in: int, n_out: int) -> int:
-        if x.dtype == np.int16:
+        if blend == "blend_q10":
             w, lo, hi = q10_axis(n_in, n_out, o.align_corners, o.half_pixel_centers)
+        elif blend == "blend_small":  # the upper index's float32 weight d, as bits (the lower's is 1 - d)
+            lo, hi, _, d = builtin_weights(n_in, n_out, o.align_corners, o.half_pixel_centers)
+            w = d.view(np.int32)
         else:
             lo, hi, w = q11_axis(n_in, n_out, o.align_corners, o.half_pixel_centers)
         return ctx.upload(np.stack([lo, hi, w], axis=1).astype(np.int32)).offset
     params = [("in_h", "u32", ih), ("in_w", "u32", iw), ("c", "u32", c), ("out_h", "u32", oh), ("out_w", "u32", ow),
-              ("ytab_off", "u32", table(ih, oh)), ("xtab_off", "u32", table(iw, ow)), ("x_off", "u32", x.offset)]
+              ("ytab_off", "u32", table(ih, oh)), ("xtab_off", "u32", table(iw, ow)), ("x_off", "u32", x.offset),
+              ("zero", "u32", 0)]
     return words_program(f"resize_bilinear {x.dtype} {x.shape}->{out.shape}", "qresize_bilinear", out, params,
-                         LOAD=load_fn(x.dtype), BLEND="blend_q10" if x.dtype == np.int16 else "blend_q11")
+                         LOAD=load_fn(x.dtype), BLEND=blend)
 
 
 declare_int8("webgpu", Op.RESIZE_BILINEAR)

@@ -1,8 +1,10 @@
 // RESIZE_BILINEAR on integer codes (qwords.wgsl), as the cpu's resize.py: per output row and
 // column the tables at P.ytab_off / P.xtab_off hold (lower source index, upper one, weight of
 // the upper one) as i32. $BLEND: 8-bit in XNNPACK's Q11 (LiteRT's default path), int16 in
-// TFLite's Q10 ResizeBilinearInteger, rounded half away from zero from its 64-bit sum.
+// TFLite's Q10 ResizeBilinearInteger, rounded half away from zero from its 64-bit sum (also int8
+// with a size computed at run time); uint8 with such a size as ResizeBilinearGenericSmallChannel.
 //#include "nhwc.wgsl"
+//#include "qfloat.wgsl"
 
 fn tab(off: u32, i: u32) -> vec3<i32> {
     return vec3<i32>(bitcast<i32>(buf[off + 3u * i]), bitcast<i32>(buf[off + 3u * i + 1u]),
@@ -35,6 +37,21 @@ fn blend_q10(tl: i32, tr: i32, bl: i32, br: i32, ax: i32, ay: i32) -> i32 {
     }
     let d = 512 - a;
     return -(select(d, d - 1, r > 0) >> 10u);
+}
+
+// ResizeBilinearGenericSmallChannel (uint8): ax, ay the upper indices' float32 weights' bits; the
+// codes times the corners' weight products, summed left to right, plus 0.5, truncated; every
+// product rounded on its own (mul_rounded: no FMA), as LiteRT's x86 build.
+fn blend_small(tl: i32, tr: i32, bl: i32, br: i32, ax: i32, ay: i32) -> i32 {
+    let dx = bitcast<f32>(ax);
+    let dy = bitcast<f32>(ay);
+    let ex = 1.0 - dx;
+    let ey = 1.0 - dy;
+    var v = mul_rounded(f32(tl), mul_rounded(ey, ex, P.zero), P.zero)
+        + mul_rounded(f32(tr), mul_rounded(ey, dx, P.zero), P.zero);
+    v = v + mul_rounded(f32(bl), mul_rounded(dy, ex, P.zero), P.zero);
+    v = v + mul_rounded(f32(br), mul_rounded(dy, dx, P.zero), P.zero);
+    return i32(v + 0.5);
 }
 
 fn out_code(e: u32) -> i32 {
