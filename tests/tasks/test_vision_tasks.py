@@ -166,7 +166,8 @@ def test_pose_landmarker_photos(backend, oracle, frames):
             result = landmarker.detect(image(frames[key]))
             check_landmarks(result.pose_landmarks, o[f"pose_landmarker/{key}/landmarks"], frames[key].shape[1], key)
             if not result.pose_landmarks:
-                assert result.pose_world_landmarks == [] and result.segmentation_masks == []
+                # mediapipe 1.2.2: no pose, no mask list (None), with output_segmentation_masks=True
+                assert result.pose_world_landmarks == [] and result.segmentation_masks is None
                 continue
             vis = np.array([[p.visibility, p.presence] for p in result.pose_landmarks[0]])
             assert np.abs(vis - o[f"pose_landmarker/{key}/visibility"][0]).max() <= 0.02
@@ -460,6 +461,20 @@ def test_pose_landmarker_assembled_bundles(frames):
 def test_a_model_for_another_task_is_refused(task, model, error, match):
     with pytest.raises(error, match=match):
         task.create_from_model_path(model)
+
+
+def test_results_without_anything_found_and_options_without_output_are_mediapipes():
+    """mediapipe 1.2.2: no pose gives segmentation_masks None (gpulite gave []); a segmenter asked
+    for no mask is refused when it is made (gpulite returned None and None)."""
+    blank = mp.Image(image_format=mp.ImageFormat.SRGB, data=np.zeros((100, 100, 3), np.uint8))
+    with vision.PoseLandmarker.create_from_options(vision.PoseLandmarkerOptions(
+            base_options=base("pose_landmarker_full", "cpu"), output_segmentation_masks=True)) as landmarker:
+        result = landmarker.detect(blank)
+    assert result.pose_landmarks == [] and result.segmentation_masks is None
+    with pytest.raises(ValueError, match="^At least one of `output_confidence_masks` and `output_category_mask` "
+                                         "must be set.$"):
+        vision.ImageSegmenter.create_from_options(vision.ImageSegmenterOptions(
+            base_options=base("selfie_segmenter", "cpu"), output_confidence_masks=False))
 
 
 @pytest.mark.parametrize(("options", "error", "match"), [

@@ -102,6 +102,8 @@ class ImageSegmenter(GraphTask):
         return cls(options)
 
     def __init__(self, options: ImageSegmenterOptions) -> None:
+        if not (options.output_confidence_masks or options.output_category_mask):  # MediaPipe's check and words
+            raise ValueError("At least one of `output_confidence_masks` and `output_category_mask` must be set.")
         model = read_asset(options.base_options.model_asset_path, options.base_options.model_asset_buffer)
         check_model(model, "segmentation model")
         width, height, output_range, self._labels = _input_spec(model)

@@ -85,7 +85,8 @@ class PoseLandmarkerResult:
     pose_world_landmarks : list of list of Landmark
         33 per pose, in metres, centred between the hips.
     segmentation_masks : list of Image, optional
-        ``output_segmentation_masks``: a VEC32F1 mask per pose, the input's size.
+        ``output_segmentation_masks``: a VEC32F1 mask per pose, the input's size; None when no pose
+        was found (as in mediapipe 1.2.2) or masks were not asked for.
     """
 
     pose_landmarks: list[list[NormalizedLandmark]]
@@ -201,7 +202,7 @@ class PoseLandmarker(GraphTask):
         out = self._frame(rgb, timestamp_ms)
         lms, world = out["pose_landmarks"], out["pose_world_landmarks"]
         if lms is None:
-            return PoseLandmarkerResult([], [], [] if self._masks else None)
+            return PoseLandmarkerResult([], [], None)  # no masks, even when asked for, as in mediapipe 1.2.2
         masks = None
         if self._masks:
             mask = out.get("segmentation_mask")
