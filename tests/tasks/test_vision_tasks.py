@@ -471,8 +471,8 @@ def test_results_without_anything_found_and_options_without_output_are_mediapipe
             base_options=base("pose_landmarker_full", "cpu"), output_segmentation_masks=True)) as landmarker:
         result = landmarker.detect(blank)
     assert result.pose_landmarks == [] and result.segmentation_masks is None
-    with pytest.raises(ValueError, match="^At least one of `output_confidence_masks` and `output_category_mask` "
-                                         "must be set.$"):
+    with pytest.raises(ValueError, match=r"^At least one of `output_confidence_masks` and `output_category_mask` "
+                                         r"must be set\.$"):
         vision.ImageSegmenter.create_from_options(vision.ImageSegmenterOptions(
             base_options=base("selfie_segmenter", "cpu"), output_confidence_masks=False))
 
