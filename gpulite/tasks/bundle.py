@@ -94,6 +94,8 @@ def read_asset(model_asset_path: str | Path | None = None,
         kind = "a directory" if p.is_dir() else "no such file"
         hint = "" if zoo.is_path(model_asset_path) else (
             f" and no zoo model of that name (known: {', '.join(zoo.ALL_NAMES)})")
+        if not p.exists() and p.stem in zoo.ALL_NAMES:  # "face_landmarker.task", copied from MediaPipe's docs
+            hint = f" (the zoo's {p.stem!r}, named without folder or suffix, is fetched and checked)"
         raise AssetNotFoundError(f"Unable to open file at {model_asset_path}: {kind}{hint}")
     path = p if p.is_file() else zoo.resolve(str(model_asset_path))
     try:

@@ -64,6 +64,10 @@ def test_missing_assets_raise_what_mediapipe_raises(tmp_path):
         with pytest.raises(AssetNotFoundError, match="Unable to open file at") as e:
             read_asset(path)
         assert isinstance(e.value, FileNotFoundError)
+    # MediaPipe's examples name the file they downloaded: the message says how to get it from the zoo
+    with pytest.raises(AssetNotFoundError, match=r"^Unable to open file at face_landmarker\.task: no such file "
+                                                 r"\(the zoo's 'face_landmarker', named without folder or suffix"):
+        read_asset("face_landmarker.task")
 
 
 def test_corrupt_bundles_raise_runtime_error(face_task):
