@@ -404,6 +404,12 @@ def test_drawing_utils_draw_tasks_results(oracle, frames):
     drawing_utils.draw_detection(boxed, det)
     b = det.bounding_box
     assert tuple(boxed[b.origin_y, b.origin_x + b.width // 2]) == drawing_utils.WHITE_COLOR
+    # a whole result where one face or one detection goes (MediaPipe: AttributeError, "'list' object has no
+    # attribute 'visibility'" / "'DetectionResult' object has no attribute 'keypoints'")
+    with pytest.raises(TypeError, match=r"one face, hand or pose \(e\.g\. result\.face_landmarks\[0\]\)"):
+        drawing_utils.draw_landmarks(rgb.copy(), [face], connections)
+    with pytest.raises(TypeError, match=r"one Detection \(e\.g\. result\.detections\[0\]\), got DetectionResult"):
+        drawing_utils.draw_detection(rgb.copy(), vision.FaceDetectorResult([det]))
 
 
 def test_image_processing_options_are_refused_not_ignored(frames):

@@ -41,6 +41,9 @@ class _Landmarks:
 
     def __init__(self, points: Any) -> None:
         self.landmark = list(points)
+        if self.landmark and isinstance(self.landmark[0], list | tuple):
+            raise TypeError("landmark_list: expected the landmarks of one face, hand or pose (e.g. "
+                            "result.face_landmarks[0]), got a list of lists (a result's list of them all: draw each)")
 
     def __bool__(self) -> bool:
         return bool(self.landmark)
@@ -74,6 +77,9 @@ def draw_detection(image: np.ndarray, detection: Any, keypoint_drawing_spec: Dra
                    bbox_drawing_spec: DrawingSpec = _WHITE_SPEC) -> None:
     """Draw a Tasks ``Detection`` (its keypoints and its box in pixels) on ``image``, in place."""
     image = _legacy._check_image(image)
+    if not hasattr(detection, "bounding_box"):
+        raise TypeError(f"detection: expected one Detection (e.g. result.detections[0]), got "
+                        f"{type(detection).__name__}")
     h, w = image.shape[:2]
     for k in detection.keypoints or []:
         xy = _normalized_to_pixel_coordinates(k.x, k.y, w, h)
