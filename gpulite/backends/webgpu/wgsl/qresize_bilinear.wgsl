@@ -40,17 +40,18 @@ fn blend_q10(tl: i32, tr: i32, bl: i32, br: i32, ax: i32, ay: i32) -> i32 {
 }
 
 // ResizeBilinearGenericSmallChannel (uint8): ax, ay the upper indices' float32 weights' bits; the
-// codes times the corners' weight products, summed left to right, plus 0.5, truncated; every
-// product rounded on its own (mul_rounded: no FMA), as LiteRT's x86 build.
+// codes times the corners' weight products, summed left to right, plus 0.5, truncated, as LiteRT's
+// x86 build: every product and partial sum rounded on its own (mul_rounded; by 1.0 for the sums,
+// which keeps a compiler from fusing or regrouping them: Mesa's moved the 0.5 into the last add).
 fn blend_small(tl: i32, tr: i32, bl: i32, br: i32, ax: i32, ay: i32) -> i32 {
     let dx = bitcast<f32>(ax);
     let dy = bitcast<f32>(ay);
     let ex = 1.0 - dx;
     let ey = 1.0 - dy;
-    var v = mul_rounded(f32(tl), mul_rounded(ey, ex, P.zero), P.zero)
-        + mul_rounded(f32(tr), mul_rounded(ey, dx, P.zero), P.zero);
-    v = v + mul_rounded(f32(bl), mul_rounded(dy, ex, P.zero), P.zero);
-    v = v + mul_rounded(f32(br), mul_rounded(dy, dx, P.zero), P.zero);
+    var v = mul_rounded(mul_rounded(f32(tl), mul_rounded(ey, ex, P.zero), P.zero)
+                        + mul_rounded(f32(tr), mul_rounded(ey, dx, P.zero), P.zero), 1.0, P.zero);
+    v = mul_rounded(v + mul_rounded(f32(bl), mul_rounded(dy, ex, P.zero), P.zero), 1.0, P.zero);
+    v = mul_rounded(v + mul_rounded(f32(br), mul_rounded(dy, dx, P.zero), P.zero), 1.0, P.zero);
     return i32(v + 0.5);
 }
 

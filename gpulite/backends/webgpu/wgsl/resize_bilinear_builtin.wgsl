@@ -5,7 +5,8 @@
 // Otherwise ResizeBilinearGeneric: per axis a table of [lower index, upper index, weight of the
 // lower, weight of the upper] (the cpu kernel's builtin_weights, f32 bits), and from zero
 // out += in * s over the corners (y0, x0), (y0, x1), (y1, x0), (y1, x1), s the product of the
-// row's and the column's weight; every product rounded on its own (mul_rounded: no FMA).
+// row's and the column's weight; every product and partial sum rounded on its own (mul_rounded,
+// by 1.0 for the sums: no FMA, no regrouping).
 //#include "nhwc.wgsl"
 //#include "qfloat.wgsl"
 
@@ -51,8 +52,7 @@ fn run(i: u32) {
     let wx0 = buf[tx + 2u];
     let wx1 = buf[tx + 3u];
     var acc = corner(p, y0, x0, mul_rounded(wy0, wx0, P.zero));
-    acc = acc + corner(p, y0, x1, mul_rounded(wy0, wx1, P.zero));
-    acc = acc + corner(p, y1, x0, mul_rounded(wy1, wx0, P.zero));
-    acc = acc + corner(p, y1, x1, mul_rounded(wy1, wx1, P.zero));
-    buf[P.out_off + i] = acc;
+    acc = mul_rounded(acc + corner(p, y0, x1, mul_rounded(wy0, wx1, P.zero)), 1.0, P.zero);
+    acc = mul_rounded(acc + corner(p, y1, x0, mul_rounded(wy1, wx0, P.zero)), 1.0, P.zero);
+    buf[P.out_off + i] = acc + corner(p, y1, x1, mul_rounded(wy1, wx1, P.zero));
 }
