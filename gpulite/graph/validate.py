@@ -137,8 +137,10 @@ def _check_quantization(g: Graph, n: Node, spec: Operands, backend: str) -> None
     named = [(label, t) for label, t in _named(n, spec.same_quant) if _quantized(g, t)]
     if not named or g.tensors[named[0][1]].dtype.name not in spec.same_quant_dtypes:
         return
+
     def key(t: int) -> str:
         q = g.tensors[t].quant
+        assert q is not None  # _quantized
         return f"scale {np.ravel(q.scale).tolist()}, zero point {np.ravel(q.zero_point).tolist()}"
     if len({key(t) for _, t in named}) > 1:
         got = "; ".join(f"{label} {key(t)}" for label, t in named)
