@@ -214,6 +214,18 @@ def test_graph_run_on_a_folder_treats_images_as_unrelated_and_keeps_their_names(
         np.testing.assert_array_equal(np.asarray(in_folder), np.asarray(alone))  # not tracked from a.png
 
 
+def test_graph_run_pose_on_a_video_and_an_image(tmp_path: Path, capsys):
+    """The pose graph's own example (`gpulite graph run pose --input video.mp4 ...`) ran only on a
+    folder: a video or an image left its smooth_* side packets unset."""
+    face = np.asarray(Image.open(ASTRONAUT).convert("RGB"))
+    video = write_video(tmp_path / "clip.mp4", frames=2)
+    base = ["graph", "run", "pose", "--backend", "cpu", "--no-progress"]
+    assert main([*base, "--input", str(video), "--output", str(tmp_path / "out.mp4")]) == 0
+    assert main([*base, "--input", str(write_image(tmp_path / "a.png", face)),
+                 "--output", str(tmp_path / "out.png")]) == 0
+    assert "error" not in capsys.readouterr().err
+
+
 # -- noise -------------------------------------------------------------------------------------------
 @pytest.mark.skipif(ctypes.util.find_library("wayland-client") is None, reason="no libwayland-client to ask")
 def test_no_xdg_runtime_dir_complaint_once_the_webgpu_backend_is_imported():

@@ -215,7 +215,8 @@ def run_media(graph: str | Path, input_spec: str, *, output: str | None = None, 
     format (as ``gpulite detect`` writes them); for a video or camera, numbered PNGs
     ``frame_000000.png``, ``frame_000001.png``, ... The images of a folder are unrelated
     (:func:`unrelated_images`: no tracking or smoothing from one to the next); a video's frames
-    are tracked. The graph's first input stream gets the frames; progress counts packets on
+    are tracked (the side packets named ``smooth_*``, pose's smoothing over time, are True). The
+    graph's first input stream gets the frames; progress counts packets on
     its first output stream. The first frame is run to completion on its own, so the
     summary's per-frame figures leave its one-time costs out.
     """
@@ -226,7 +227,8 @@ def run_media(graph: str | Path, input_spec: str, *, output: str | None = None, 
         raise GraphConfigError(f"graph {str(graph)!r} needs an input stream for frames and an output stream")
     image_in, counted = cfg.input_streams[0], cfg.output_streams[0]
     names: dict[int, str] = {}  # a folder's frames: timestamp -> the input file's name
-    side: dict[str, Any] = {}
+    # frames of one video (or one image) are tracked and smoothed, as the solutions do by default
+    side: dict[str, Any] = {name: True for name in cfg.side_packet_names if name.startswith("smooth_")}
     if Path(input_spec).is_dir():
         side = unrelated_images(cfg)
         files = sources.image_files(input_spec)
