@@ -185,14 +185,21 @@ def _write_cache(path: Path, data: dict[str, Any]) -> None:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """Hold ``path.lock`` (an advisory lock; nothing where fcntl is missing)."""
+    """Hold ``path.lock`` (an advisory lock; nothing where fcntl is missing or the lock file
+    cannot be made: a read-only cache folder only costs the cache)."""
     try:
         import fcntl
     except ImportError:  # not on Linux/macOS: measure without taking turns
         yield
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as f:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(path.with_name(path.name + ".lock"), "a")  # noqa: SIM115 (closed by the with below)
+    except OSError as e:
+        log.warning("cannot keep auto-backend measurements in %s (%s); measuring without a cache", path.parent, e)
+        yield
+        return
+    with f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
@@ -272,7 +279,8 @@ def describe(entry: dict[str, Any], path: Path, fresh: bool) -> str:
     when = "just now" if fresh else f"on {entry['measured']}"
     n = max((len(v) for v in entry.get("rounds", {}).values()), default=0)
     parts = [f"auto: measured {when} on this machine ({load_text(entry)}), lower quartile of {n} round(s), ms "
-             f"per {entry.get('unit', 'call')}: {ms}; {entry['chosen']!r} is the fastest (cached in {path})"]
+             f"per {entry.get('unit', 'call')}: {ms}; {entry['chosen']!r} is the fastest "
+             + (f"(cached in {path})" if path.is_file() else f"(not cached: {path} cannot be written)")]
     parts += entry.get("failed", []) + entry.get("not_measured", [])
     return "; ".join(parts)
 

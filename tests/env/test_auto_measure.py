@@ -101,6 +101,20 @@ def test_the_choice_is_cached_and_a_later_process_reuses_it(cache, monkeypatch):
     assert len(_entries(cache)) == 1
 
 
+def test_a_cache_folder_that_cannot_be_written_costs_only_the_cache(tmp_path, monkeypatch):
+    """A read-only or missing-parent cache folder: "auto" still measures and chooses, and says it kept
+    nothing (the lock file's mkdir raised FileNotFoundError out of Interpreter())."""
+    names, _ = measure.candidates()
+    if len(names) < 2:
+        pytest.skip(f"needs two usable backends, have {names}")
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("GPULITE_CACHE_DIR", str(tmp_path / "file" / "cache"))  # under a file: never a folder
+    _fake(monkeypatch, {n: 1.0 if n == names[-1] else 2.0 for n in names})
+    it = gpulite.Interpreter(model_path=str(gpulite.zoo.resolve("face_detection_short_range")), backend="auto")
+    assert it.backend == names[-1]
+    assert it.backend_reason.startswith("auto: measured just now") and "(not cached: " in it.backend_reason
+
+
 def test_other_input_shapes_or_options_are_measured_on_their_own(cache, monkeypatch):
     names, _ = measure.candidates()
     if len(names) < 2:
