@@ -194,7 +194,7 @@ def _locked(path: Path) -> Iterator[None]:
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        f = open(path.with_name(path.name + ".lock"), "a")  # noqa: SIM115 (closed by the with below)
+        f = open(path.with_name(path.name + ".lock"), "a")  # closed by the with below
     except OSError as e:
         log.warning("cannot keep auto-backend measurements in %s (%s); measuring without a cache", path.parent, e)
         yield
