@@ -320,6 +320,13 @@ def fetch(names: Iterable[str] | None = None) -> Path:
     unknown = [n for n in wanted if n not in SOURCE_OF and n not in ASSEMBLED]
     if unknown:
         raise ModelError(f"not zoo models: {unknown}; known names: {', '.join(ALL_NAMES)}")
+    try:  # before any download: a cache that cannot be written is said at once, and why
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=cache_dir()).close()
+    except OSError as e:
+        raise ModelError(f"the model cache {str(cache_dir())!r} cannot be written ({e.strerror or e}); set "
+                         "GPULITE_CACHE_DIR to a writable folder (or GPULITE_MODEL_DIR to one holding the models)"
+                         ) from None
     for src in (*SOURCES, *TASK_SOURCES, *DATA_SOURCES):
         if any(SOURCE_OF.get(n) is src for n in wanted):
             with tempfile.TemporaryDirectory() as tmp:

