@@ -110,12 +110,14 @@ class Image:
         FileNotFoundError
             No such file.
         ImageDecodeError
-            (a ``RuntimeError``) the file is not an image that can be decoded.
+            (a ``RuntimeError``) the file is not an image that can be decoded, or is a folder.
         """
         from PIL import Image as PILImage
         from PIL import UnidentifiedImageError
 
         path = Path(file_name)
+        if path.is_dir():  # MediaPipe: RuntimeError, "Error while reading file: PATH"
+            raise ImageDecodeError(f"Error while reading file: {file_name}: a folder, not an image file")
         if not path.is_file():
             raise FileNotFoundError(f"Can't find file: {file_name}")
         try:
