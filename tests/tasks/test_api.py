@@ -103,7 +103,7 @@ def test_image_from_file(tmp_path):
     (tmp_path / "bad.png").write_bytes(b"not an image")
     with pytest.raises(RuntimeError, match="Failed to load image from file"):
         mp.Image.create_from_file(tmp_path / "bad.png")
-    with pytest.raises(RuntimeError, match="^Error while reading file: .*: a folder"):  # as mediapipe 1.2.2
+    with pytest.raises(RuntimeError, match=r"^Error while reading file: .*: a folder"):  # as mediapipe 1.2.2
         mp.Image.create_from_file(tmp_path)
 
 
