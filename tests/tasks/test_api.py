@@ -95,6 +95,14 @@ def test_image_refuses(fmt, data, match):
     assert isinstance(e.value, ImageFormatError)
 
 
+def test_a_mediapipe_task_gpulite_lacks_is_named_as_such():
+    with pytest.raises(AttributeError, match=r"^mediapipe 1\.2\.2's vision\.GestureRecognizer is not in "
+                                             r"gpulite\.tasks \(yet\); it has FaceDetector, FaceLandmarker"):
+        vision.GestureRecognizer  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'FaceDetecter'"):
+        vision.FaceDetecter  # noqa: B018
+
+
 def test_image_from_file(tmp_path):
     img = mp.Image.create_from_file("tests/data/images/astronaut.png")
     assert (img.width, img.height, img.image_format) == (512, 512, mp.ImageFormat.SRGB)

@@ -41,6 +41,8 @@ _TASKS = {
     "ObjectDetector": "object_detector", "ObjectDetectorOptions": "object_detector",
     "ObjectDetectorResult": "object_detector",
 }
+# mediapipe 1.2.2's vision tasks that gpulite does not have (yet): named as such, not as a typo
+_NOT_HERE = ("GestureRecognizer", "HolisticLandmarker", "InteractiveSegmenter", "InteractiveSegmenterLegacy")
 _SUBMODULES = ("core", "drawing_styles", "drawing_utils", *sorted(set(_TASKS.values())))
 
 __all__ = ["ImageProcessingOptions", "RunningMode", *_TASKS]
@@ -50,6 +52,9 @@ def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     module = _TASKS.get(name)
+    if module is None and name.startswith(_NOT_HERE):
+        raise AttributeError(f"mediapipe 1.2.2's vision.{name} is not in gpulite.tasks (yet); it has "
+                             f"{', '.join(n for n in _TASKS if n.endswith(('er', 'or')))} (docs/tasks.md)")
     if module is None:
         raise AttributeError(f"module 'gpulite.tasks.vision' has no attribute {name!r}")
     try:
