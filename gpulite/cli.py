@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from gpulite.commands.common import report_error
+from gpulite.version import __version__
 
 # Command modules of gpulite.commands, in the order ``gpulite --help`` lists them.
 COMMANDS = ("demo", "detect", "run", "inspect", "ops", "bench", "profile", "info", "models", "graph_run", "batch")
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gpulite", description="Run, inspect and benchmark TFLite models; run "
                                 "solutions and calculator graphs on images, folders and videos.")
     _add_verbose(p, False)
+    p.add_argument("--version", action="version", version=f"gpulite {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"gpulite.commands.{name}").register(sub)

@@ -113,6 +113,13 @@ def test_without_verbose_no_traceback(tmp_path: Path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
+def test_version(capsys):
+    from gpulite import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"gpulite {__version__}\n"
+
+
 def test_verbose_parses_in_either_place():
     p = build_parser()
     assert p.parse_args(["info"]).verbose is False
