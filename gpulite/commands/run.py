@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("model", help="a .tflite path or a zoo name")
     p.add_argument("--input", required=True, metavar="FILE", help="an .npy, an .npz keyed by input name, or an image")
     p.add_argument("--backend", default="auto", choices=("auto", "cpu", "webgpu", "litert"))
-    p.add_argument("--range", default="0,1", metavar="LO,HI",
+    p.add_argument("--range", metavar="LO,HI",
                    help="image into a float input: 0..255 maps to LO..HI (default 0,1; write --range=-1,1 for -1..1)")
     p.add_argument("--runs", type=int, default=1, help="invokes (default 1); the first is timed apart")
     p.add_argument("--threads", type=int, default=None, help="num_threads of the interpreter")
@@ -67,11 +67,16 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     check_backend(args.backend)
     if args.runs < 1:
         raise InputError(f"--runs must be at least 1, got {args.runs}")
-    lo, hi = parse_range(args.range)
+    lo, hi = parse_range(args.range or "0,1")
+    if args.range is not None and Path(args.input).suffix.lower() not in IMAGE_FORMATS:
+        raise InputError(f"--range {args.range!r}: it maps an image's pixels; --input {args.input!r} is not an image")
     path = zoo.resolve(args.model)
     it = Interpreter(model_path=path, backend=args.backend,
                      num_threads=args.threads)
     details = it.get_input_details()
+    if args.range is not None and np.dtype(details[0]["dtype"]).kind != "f":  # an image feeds one input
+        raise InputError(f"--range {args.range!r}: it maps pixels into a float input; {_expects(details[0])}, "
+                         "which takes the pixels as they are (uint8) or minus 128 (int8)")
     arrays, how = read_inputs(args.input, details, lo, hi)
     for d, x in zip(details, arrays, strict=True):
         if tuple(x.shape) != tuple(int(s) for s in d["shape"]):

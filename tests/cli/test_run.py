@@ -94,6 +94,28 @@ def test_bad_inputs_are_clear_errors_with_status_2(tmp_path: Path, capsys):
         assert "output" not in captured.out, name
 
 
+def test_a_range_that_would_do_nothing_is_refused(tmp_path: Path, capsys):
+    """--range maps an image into a float input; given for an array or a uint8 input it was ignored."""
+    from gpulite.testing.tflite_writer import ModelBuilder
+
+    mb = ModelBuilder()
+    x = mb.input("pixels", (1, 8, 8, 3), np.uint8)
+    y = mb.tensor("y", (1, 8, 8, 3), np.float32)
+    mb.op("CAST", [x], [y])
+    mb.output(y)
+    (tmp_path / "u8.tflite").write_bytes(mb.build())
+    np.save(tmp_path / "x.npy", np.zeros((1, 128, 128, 3), np.float32))
+    png = str(ASTRONAUT)
+    for argv, message in (
+            ([str(tmp_path / "u8.tflite"), "--input", png], "--range '-1,1': it maps pixels into a float input; "
+                                                            "input 'pixels' expects [1, 8, 8, 3] uint8"),
+            ([MODEL, "--input", str(tmp_path / "x.npy")], "--range '-1,1': it maps an image's pixels; --input")):
+        assert main(["run", *argv, "--range=-1,1", "--backend", "cpu"]) == 2
+        lines = error_lines(capsys.readouterr().err)
+        assert len(lines) == 1 and message in lines[0], lines
+    assert main(["run", str(tmp_path / "u8.tflite"), "--input", png, "--backend", "cpu"]) == 0  # without: the pixels
+
+
 def test_output_must_be_npz_and_is_checked_before_running(tmp_path: Path, capsys):
     np.save(tmp_path / "x.npy", np.zeros((1, 128, 128, 3), np.float32))
     assert main(["run", MODEL, "--input", str(tmp_path / "x.npy"), "-o", str(tmp_path / "out.txt")]) == 2
