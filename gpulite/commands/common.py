@@ -201,7 +201,16 @@ def check_output(kind: str, output: str | None, input_spec: str, *, frames_folde
         return None
     what = _output_kind(kind, output, input_spec, frames_folder)
     check_writable(output, folder=what == "folder")
+    check_not_input(output, input_spec)
     return what
+
+
+def check_not_input(output: str | Path, input_file: str | Path, option: str = "output") -> None:
+    """InputError when ``output`` is the input file itself (a link to it included): writing it would
+    destroy the input, a video while it is being read."""
+    o, i = Path(output), Path(input_file)
+    if i.is_file() and (o.resolve() == i.resolve() or (o.exists() and o.samefile(i))):
+        raise InputError(f"{option} {str(output)!r} is the input file; it would be overwritten (write elsewhere)")
 
 
 def _output_kind(kind: str, output: str, input_spec: str, frames_folder: bool) -> str:

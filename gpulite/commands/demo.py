@@ -30,7 +30,14 @@ from pathlib import Path
 
 import numpy as np
 
-from gpulite.commands.common import check_backend, check_writable, image_format, read_image, save_image
+from gpulite.commands.common import (
+    check_backend,
+    check_not_input,
+    check_writable,
+    image_format,
+    read_image,
+    save_image,
+)
 from gpulite.errors import GpuliteError
 
 log = logging.getLogger(__name__)
@@ -104,6 +111,8 @@ def run_demo(*, output: str | Path | None = DEFAULT_OUTPUT, backend: str | None 
     if output is not None:  # an unsupported extension or an unwritable place fails before anything runs
         image_format(output)
         check_writable(output)
+        if image is not None:
+            check_not_input(output, image, "-o")
     check_backend(backend)
     rgb = read_image(image or SAMPLE_IMAGE)
     with FaceDetector(backend=backend) as fd:

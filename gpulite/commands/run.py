@@ -35,7 +35,15 @@ from typing import Any
 
 import numpy as np
 
-from gpulite.commands.common import IMAGE_FORMATS, CallTimes, InputError, check_backend, check_writable, read_image
+from gpulite.commands.common import (
+    IMAGE_FORMATS,
+    CallTimes,
+    InputError,
+    check_backend,
+    check_not_input,
+    check_writable,
+    read_image,
+)
 from gpulite.commands.inspect import fmt_shape
 
 
@@ -64,6 +72,7 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
         raise InputError(f"-o {args.output!r}: the outputs are written as .npz (e.g. -o out.npz)")
     if args.output is not None:
         check_writable(args.output, option="-o")
+        check_not_input(args.output, args.input, "-o")
     check_backend(args.backend)
     if args.runs < 1:
         raise InputError(f"--runs must be at least 1, got {args.runs}")

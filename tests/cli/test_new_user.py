@@ -68,6 +68,29 @@ def test_unwritable_outputs_are_refused_before_any_work(tmp_path: Path, where: s
         assert "Traceback" not in r.stderr, what
 
 
+def test_the_input_file_as_the_output_is_refused_and_left_alone(tmp_path: Path, capsys):
+    """-o naming the input (or a link to it) replaced the user's photo or video with the drawing,
+    the video while it was being read."""
+    video = write_video(tmp_path / "in.mp4", frames=2)
+    image = write_image(tmp_path / "in.png")
+    (tmp_path / "link.png").symlink_to(image)
+    np.savez(tmp_path / "x.npz", input=np.zeros((1, 128, 128, 3), np.float32))
+    before = {p: p.read_bytes() for p in (video, image, tmp_path / "x.npz")}
+    runs = {
+        "detect video": ["detect", "pose", str(video), "-o", str(video)],
+        "detect image": ["detect", "face", str(image), "-o", str(image)],
+        "detect, a link": ["detect", "face", str(image), "-o", str(tmp_path / "link.png")],
+        "graph run": ["graph", "run", "face_detection", "--input", str(video), "--output", str(video)],
+        "demo": ["demo", "--image", str(image), "-o", str(image)],
+        "run": ["run", "face_detection_short_range", "--input", str(tmp_path / "x.npz"), "-o", str(tmp_path / "x.npz")],
+    }
+    for what, argv in runs.items():
+        r = _main([*argv, "--backend", "cpu"], capsys)
+        assert r.returncode == 2, (what, r.stderr)
+        assert "is the input file; it would be overwritten" in error_lines(r.stderr)[0], (what, r.stderr)
+    assert {p: p.read_bytes() for p in before} == before
+
+
 def test_an_existing_folder_where_a_file_goes_is_refused(tmp_path: Path):
     (tmp_path / "out.png").mkdir()
     _refused(gpulite("detect", "face", str(write_image(tmp_path / "in.png")), "-o", str(tmp_path / "out.png")),
