@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from gpulite.commands.common import EXIT_INPUT, EXIT_OK, InputError, check_backend, check_writable
+from gpulite.commands.common import EXIT_INPUT, EXIT_OK, InputError, check_backend, check_not_input, check_writable
 from gpulite.commands.detect import TASKS
 from gpulite.pipeline.calculators.sources import IMAGE_SUFFIXES, VIDEO_SUFFIXES, image_files
 
@@ -76,6 +76,7 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     if output.suffix.lower() != ".parquet":
         raise InputError(f"-o {args.output!r}: expected a .parquet file")
     check_writable(output, option="-o")
+    check_not_input(output, args.input, "-o")  # a .parquet list of paths given as the input
     check_backend(args.backend)
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, got {args.workers}")

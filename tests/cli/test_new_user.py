@@ -75,7 +75,8 @@ def test_the_input_file_as_the_output_is_refused_and_left_alone(tmp_path: Path, 
     image = write_image(tmp_path / "in.png")
     (tmp_path / "link.png").symlink_to(image)
     np.savez(tmp_path / "x.npz", input=np.zeros((1, 128, 128, 3), np.float32))
-    before = {p: p.read_bytes() for p in (video, image, tmp_path / "x.npz")}
+    (tmp_path / "list.parquet").write_bytes(b"PAR1 a list of paths")  # refused before it is read
+    before = {p: p.read_bytes() for p in (video, image, tmp_path / "x.npz", tmp_path / "list.parquet")}
     runs = {
         "detect video": ["detect", "pose", str(video), "-o", str(video)],
         "detect image": ["detect", "face", str(image), "-o", str(image)],
@@ -83,6 +84,7 @@ def test_the_input_file_as_the_output_is_refused_and_left_alone(tmp_path: Path, 
         "graph run": ["graph", "run", "face_detection", "--input", str(video), "--output", str(video)],
         "demo": ["demo", "--image", str(image), "-o", str(image)],
         "run": ["run", "face_detection_short_range", "--input", str(tmp_path / "x.npz"), "-o", str(tmp_path / "x.npz")],
+        "batch": ["batch", "face", str(tmp_path / "list.parquet"), "-o", str(tmp_path / "list.parquet")],
     }
     for what, argv in runs.items():
         r = _main([*argv, "--backend", "cpu"], capsys)
