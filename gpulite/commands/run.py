@@ -76,6 +76,8 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     check_backend(args.backend)
     if args.runs < 1:
         raise InputError(f"--runs must be at least 1, got {args.runs}")
+    if args.threads is not None and args.threads < -1:  # the Interpreter's num_threads, as LiteRT's
+        raise InputError(f"--threads must be -1 (the runtime's default) or at least 0, got {args.threads}")
     lo, hi = parse_range(args.range or "0,1")
     if args.range is not None and Path(args.input).suffix.lower() not in IMAGE_FORMATS:
         raise InputError(f"--range {args.range!r}: it maps an image's pixels; --input {args.input!r} is not an image")

@@ -25,6 +25,7 @@ def _input_errors(tmp: Path) -> dict[str, list[str]]:
         "inspect, no such model": ["inspect", str(tmp / "missing.tflite")],
         "run, wrong input shape": ["run", "face_detection_short_range", "--input", str(tmp / "wrong.npy")],
         "run, no such input": ["run", "face_detection_short_range", "--input", str(tmp / "none.npy")],
+        "run, --threads below -1": ["run", "face_detection_short_range", "--input", str(png), "--threads=-3"],
         "detect, no such input": ["detect", "face", str(tmp / "none.png")],
         "detect, option of another task": ["detect", "pose", str(png), "--refine"],
         "graph run, no such graph": ["graph", "run", "no_such_graph", "--input", str(png)],
