@@ -35,7 +35,7 @@ from gpulite.backends import registry
 from gpulite.backends.base import Backend, EagerExecutor, GpuEagerExecutor
 from gpulite.backends.kernels import get_kernels_for_backend
 from gpulite.environment import env
-from gpulite.errors import BackendError, BackendNotFoundError
+from gpulite.errors import BackendError, BackendNotFoundError, FlagError
 from gpulite.tensor import Tensor
 
 log = logging.getLogger(__name__)
@@ -94,6 +94,8 @@ def _start(name: str) -> str:
             return note
     try:
         inst = e.factory()
+    except FlagError:  # a GPULITE_* variable with a bad value: the user's to fix, not the backend's failure
+        raise
     except Exception as exc:  # any failure means "cannot start"; the reason is kept and logged
         _failures[name] = f"{type(exc).__name__}: {exc}"
         return _failures[name]

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from gpulite.errors import BackendNotFoundError, GpuliteError, GraphConfigError, ModelError
+from gpulite.errors import BackendNotFoundError, FlagError, GpuliteError, GraphConfigError, ModelError
 from gpulite.pipeline.calculators.sources import (
     IMAGE_SUFFIXES,
     VIDEO_SUFFIXES,
@@ -41,9 +41,9 @@ class InputError(GpuliteError, ValueError):
 
 def exit_code(e: BaseException) -> int:
     """2 for input and usage errors (including a missing or malformed model file, an image or video
-    that cannot be read, a camera that is not there), else 1."""
+    that cannot be read, a camera that is not there, a GPULITE_* variable with a bad value), else 1."""
     input_errors = (InputError, ModelError, GraphConfigError, BackendNotFoundError, SourceUnavailableError,
-                    FileNotFoundError)
+                    FileNotFoundError, FlagError)
     return EXIT_INPUT if isinstance(e, input_errors) else EXIT_FAILURE
 
 

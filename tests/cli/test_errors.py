@@ -109,6 +109,13 @@ def test_verbose_before_or_after_the_command_prints_the_traceback(tmp_path: Path
     assert error_lines(r.stderr)[-1].startswith("gpulite: error: ")
 
 
+def test_a_bad_environment_variable_is_a_usage_error():
+    r = gpulite("run", "face_detection_short_range", "--input", str(ASTRONAUT), env={"GPULITE_NUM_THREADS": "abc"})
+    assert r.returncode == 2, r.stderr
+    lines = error_lines(r.stderr)
+    assert len(lines) == 1 and lines[0].startswith("gpulite: error: environment variable GPULITE_NUM_THREADS='abc'")
+
+
 def test_without_verbose_no_traceback(tmp_path: Path):
     r = gpulite("inspect", str(write_image(tmp_path / "in.png")))
     assert r.returncode == 2 and "Traceback" not in r.stderr
