@@ -34,6 +34,7 @@ from gpulite.errors import OutOfMemoryError, UnsupportedOpError
 from gpulite.graph import fusion
 from gpulite.graph.ir import Graph, Node
 from gpulite.graph.plan import MemoryPlan, plan_memory
+from gpulite.model.opdefs import Op
 
 
 class CpuExecutable:
@@ -168,7 +169,7 @@ _EFFECTS = frozenset({"CALL", "IF", "WHILE", "CALL_ONCE", "STABLEHLO_WHILE", "ST
 def _computes_nothing(graph: Graph, n: Node) -> bool:
     """Every output of ``n`` has no elements (a batch, or an image side, of 0), and the op has no
     other effect."""
-    return (bool(n.outputs) and n.op.value not in _EFFECTS
+    return (bool(n.outputs) and isinstance(n.op, Op) and n.op.value not in _EFFECTS  # a custom op may have effects
             and all(0 in graph.tensors[i].shape for i in n.outputs if i >= 0))
 
 
