@@ -35,8 +35,8 @@ COLORS = {"gpulite-cpu": "#4C72B0", "gpulite-webgpu": "#DD8452", "LiteRT": "#55A
 CHART_SUFFIXES = (".png", ".svg", ".pdf", ".jpg", ".jpeg")
 
 
-class PlotUnavailableError(GpuliteError, ImportError):
-    """matplotlib is not installed."""
+class PlotUnavailableError(InputError, ImportError):
+    """matplotlib is not installed (an input error, exit status 2, as ``gpulite batch`` without Ray)."""
 
 
 @dataclass

@@ -2,8 +2,8 @@
 
 ``list`` prints every zoo model with its source, the start of its sha256, and where a checked
 copy is (or that none is); ``pull NAME...|--all`` fetches what is missing; ``path NAME``
-prints the file a name resolves to, without downloading. Exit status 2 for an unknown name
-or a missing argument, 1 for a failed download or a model that is not present.
+prints the file a name resolves to, without downloading. Exit status 2 for an unknown name,
+a missing argument or a model that is not present (as in ``gpulite run``), 1 for a failed download.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from gpulite import zoo
-from gpulite.commands.common import InputError
+from gpulite.commands.common import EXIT_FAILURE, EXIT_INPUT, InputError
 from gpulite.errors import ModelError
 
 
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     except ModelError as e:
         hint = f" (gpulite models pull {args.name} downloads it)" if args.models_command == "path" else ""
         print(f"gpulite: error: {e}{hint}", file=sys.stderr)
-        return 1
+        return EXIT_INPUT if args.models_command == "path" else EXIT_FAILURE
     return 0
 
 

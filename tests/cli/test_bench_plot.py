@@ -32,7 +32,7 @@ def test_bench_plot_measures_every_backend_and_writes_a_png(tmp_path, capsys):
         assert (np.abs(img.astype(int) - rgb).sum(axis=2) < 10).sum() > 200, color
 
 
-def test_bench_plot_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path):
+def test_bench_plot_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path, capsys):
     real_import = builtins.__import__
 
     def no_matplotlib(name, *args, **kwargs):
@@ -44,3 +44,6 @@ def test_bench_plot_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path)
     with pytest.raises(bench_plot.PlotUnavailableError, match="pip install matplotlib"):
         bench_plot.bench_plot(["face_detection_short_range"], tmp_path / "x.png", runs=1, threads=1)
     assert not (tmp_path / "x.png").exists()
+    status = main(["bench", "face_detection_short_range", "--runs", "1", "--plot", str(tmp_path / "x.png")])
+    assert status == 2, "a missing optional package is an input error, as `gpulite batch` without Ray"
+    assert capsys.readouterr().err.strip() == "gpulite: error: gpulite bench --plot needs matplotlib: pip install matplotlib"

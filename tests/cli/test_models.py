@@ -48,11 +48,18 @@ def test_path_prints_the_resolved_file(tmp_path):
 
 def test_path_of_a_model_not_present_says_how_to_get_it(tmp_path):
     r = _models("path", "pose_landmark_heavy", GPULITE_CACHE_DIR=str(tmp_path))
-    assert r.returncode == 1
+    assert r.returncode == 2, "an input error, as in `gpulite run` (below)"
     assert "not cached" in r.stderr and "gpulite models pull pose_landmark_heavy" in r.stderr
     assert "GPULITE_OFFLINE" not in r.stderr and "downloads are off" not in r.stderr, "the variable is not set"
     r = _models("path", "pose_landmark_heavy", GPULITE_CACHE_DIR=str(tmp_path), GPULITE_OFFLINE="1")
-    assert r.returncode == 1 and "downloads are off (GPULITE_OFFLINE=1)" in r.stderr, r.stderr
+    assert r.returncode == 2 and "downloads are off (GPULITE_OFFLINE=1)" in r.stderr, r.stderr
+    e = {k: v for k, v in os.environ.items() if not k.startswith("GPULITE_")}
+    e.update(GPULITE_CACHE_DIR=str(tmp_path), GPULITE_OFFLINE="1",
+             PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    ran = subprocess.run([sys.executable, "-m", "gpulite.cli", "run", "pose_landmark_heavy", "--input",
+                          str(ROOT / "tests/data/images/astronaut.png")], cwd=ROOT, env=e,
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == r.returncode and "not cached" in ran.stderr, ran.stderr
 
 
 @pytest.mark.parametrize("args", [("path", "no_such_model"), ("pull", "no_such_model"), ("pull",)])
