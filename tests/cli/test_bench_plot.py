@@ -46,4 +46,5 @@ def test_bench_plot_without_matplotlib_says_how_to_get_it(monkeypatch, tmp_path,
     assert not (tmp_path / "x.png").exists()
     status = main(["bench", "face_detection_short_range", "--runs", "1", "--plot", str(tmp_path / "x.png")])
     assert status == 2, "a missing optional package is an input error, as `gpulite batch` without Ray"
-    assert capsys.readouterr().err.strip() == "gpulite: error: gpulite bench --plot needs matplotlib: pip install matplotlib"
+    err = capsys.readouterr().err.strip()
+    assert err == "gpulite: error: gpulite bench --plot needs matplotlib: pip install matplotlib"
