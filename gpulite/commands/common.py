@@ -307,12 +307,14 @@ def prepared_invoke(it: Any) -> Any:
 
 
 def litert_interpreter(path: Path, threads: int) -> tuple[Any, str]:
-    """(LiteRT interpreter, "") or (None, why not)."""
+    """(LiteRT interpreter, allocated, "") or (None, why not)."""
     try:
         from ai_edge_litert.interpreter import Interpreter as LiteRtInterpreter
     except ImportError:
         return None, "LiteRT (ai-edge-litert) is not installed"
+    from gpulite.backends.litert.quiet import allocated
+
     try:
-        return LiteRtInterpreter(model_path=str(path), num_threads=threads), ""
+        return allocated(LiteRtInterpreter, model_path=str(path), num_threads=threads), ""
     except (RuntimeError, ValueError) as e:
         return None, f"LiteRT: {str(e).splitlines()[0]}"

@@ -8,6 +8,7 @@ calculator instances.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,8 @@ from gpulite.pipeline.packet import Packet
 from gpulite.pipeline.scheduler import Run
 from gpulite.pipeline.tracing import NodeStats, Tracer
 from gpulite.pipeline.validate import check_graph
+
+log = logging.getLogger(__name__)
 
 
 class Graph:
@@ -199,11 +202,15 @@ class Graph:
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if self._run is not None and not self._run.done:
-            if exc is None:
-                self.close()
-            else:
-                try:
-                    self.close(timeout=5.0)
-                except Exception:  # the exception already propagating is the one to show
-                    pass
+        """``close()`` (raising the run's error) unless an exception is leaving the block; then that one
+        propagates, and a different error of the run, which would reach nobody, is logged."""
+        if self._run is None or (self._run.done and self._run.error is None):
+            return
+        if exc is None:
+            self.close()
+            return
+        try:
+            self.close(timeout=5.0)
+        except Exception as e:
+            if e is not exc:
+                log.warning("pipeline stopped: %s", e)

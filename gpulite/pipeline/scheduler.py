@@ -272,7 +272,7 @@ class Run(RunInputs, Propagation):
         first = self.error is None
         if first:
             self.error = err
-            log.warning("pipeline stopped: %s", err)
+            log.debug("pipeline stopped: %s", err)  # debug: add_packet, wait_for and close raise it to the caller
         if node is not None and (first or self.draining) and self.threads_started:
             self.draining = True
             node.failed = True                       # takes no more packets; its outputs end when it closes

@@ -8,6 +8,7 @@ partitions and compared with gpulite's cpu backend.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -22,6 +23,7 @@ from gpulite.model.writer import ModelBuilder
 from tests.assets import model_path
 from tests.compare import assert_same
 from tests.models.test_zoo_models import RTOL, random_input
+from tests.test_hardening import _custom_op_model
 
 litert = pytest.importorskip("ai_edge_litert.interpreter")
 
@@ -231,6 +233,44 @@ def test_without_ai_edge_litert_litert_is_a_clear_error_and_auto_falls_back() ->
     assert "AUTO litert" not in out
     assert "ai-edge-litert is not installed" in out or "AUTO webgpu" in out
 
+
+
+QUIET = {  # the litert backend; the LiteRT reference of `gpulite bench`
+    "backend": """
+import gpulite
+it = gpulite.Interpreter(model_path={path!r}, backend="litert", num_threads=1)
+it.allocate_tensors()
+it.invoke()
+print("ran")
+""",
+    "bench": """
+from gpulite.commands.common import litert_interpreter
+ref, why = litert_interpreter({path!r}, 1)
+assert ref is not None, why
+print("ran")
+"""}
+
+
+@pytest.mark.parametrize("made_by", sorted(QUIET))
+def test_a_litert_interpreter_writes_nothing_to_stderr(made_by: str) -> None:
+    """A fresh process: LiteRT's XNNPACK INFO line (once a process, from C++ on fd 2) is kept off stderr."""
+    code = QUIET[made_by].format(path=str(model_path("hand_recrop")))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ran\n", "")
+
+
+def test_litert_errors_and_warnings_still_reach_the_user(monkeypatch, capfd) -> None:
+    from gpulite.backends.litert import quiet
+
+    monkeypatch.setattr(quiet, "_seen", False)
+    with quiet.without_xnnpack_info():
+        os.write(2, b"WARNING: kept\n" + quiet.XNNPACK_INFO + b"\nERROR: kept too\nno newline")
+    assert capfd.readouterr().err == "WARNING: kept\nERROR: kept too\nno newline"
+    assert quiet._seen, "after the line, nothing more is captured"
+    monkeypatch.setattr(quiet, "_seen", False)
+    with pytest.raises(RuntimeError, match="unresolved custom op: NoSuchOp"):  # LiteRT's refusal, as it raises it
+        quiet.allocated(litert.Interpreter, model_content=_custom_op_model("NoSuchOp", b""))
+    assert "INFO:" not in capfd.readouterr().err
 
 
 def test_quantization_signatures_and_variables_are_written_faithfully() -> None:

@@ -4,6 +4,7 @@ close/drain, sources, tracing."""
 from __future__ import annotations
 
 import json
+import logging
 import random
 import threading
 import time
@@ -280,6 +281,36 @@ def test_calculator_error_names_node_and_stops_graph():
         g.add_packet("x", 1000, timestamp=1000)
     assert [e for e in log if e[0] == "close"] == [("close", 3)]        # close() still ran, once
     assert ("process", 4) not in log
+
+
+def test_a_calculator_error_raised_to_the_caller_is_not_logged_too(caplog):
+    """The error reaches the user once, as the exception; only a graph left by another exception logs it."""
+    def fragile() -> Graph:
+        b = GraphBuilder()
+        b.input_stream("x")
+        b.node("TestRecord", inputs={"IN": "x"}, outputs={"OUT": "y"}, options=RecordOptions(log=[], fail_at=0),
+               name="fragile")
+        return b.build()
+
+    with caplog.at_level("DEBUG", logger="gpulite"), pytest.raises(CalculatorError, match="injected failure"):
+        with fragile() as g:
+            g.add_packet("x", 0, timestamp=0)
+            g.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+    assert any("pipeline stopped" in r.getMessage() for r in caplog.records), "kept at debug level"
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="gpulite"), pytest.raises(KeyError):
+        with fragile() as g:
+            g.add_packet("x", 0, timestamp=0)
+            wait_for(lambda: g._run is not None and g._run.error is not None)
+            raise KeyError("the caller's own error")
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        "pipeline stopped: node 'fragile' (TestRecord) failed in process() at timestamp 0: "
+        "ValueError: injected failure at 0"]
+    with pytest.raises(CalculatorError, match="injected failure"):  # a run that ended failed before the exit
+        with fragile() as g:
+            g.add_packet("x", 0, timestamp=0)
+            wait_for(lambda: g._run is not None and g._run.done)
 
 
 def test_open_error_raises_from_start():

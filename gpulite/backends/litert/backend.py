@@ -27,6 +27,7 @@ when it has finished, its whole time on its last node (0 on the others), and onl
 that leave the partition can be read.
 
 Eager ops run on the cpu backend's eager executor and kernels (copied under this backend's name).
+Interpreters are made by :func:`.quiet.allocated`: LiteRT's XNNPACK INFO line stays off stderr.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from gpulite.backends.cpu.context import CpuContext, ScratchPool
 from gpulite.backends.cpu.eager import CpuEager
 from gpulite.backends.kernels import copy_kernels, get_kernel
 from gpulite.backends.litert import partition as pt
+from gpulite.backends.litert.quiet import allocated
 from gpulite.errors import BackendError, UnsupportedOpError
 from gpulite.graph import cost
 from gpulite.graph.ir import Graph
@@ -160,7 +162,7 @@ class LiteRtBackend:
 
     def __init__(self, num_threads: int | None = None) -> None:
         self.num_threads = max(1, num_threads or 1)
-        self._interpreter = litert_interpreter_class()
+        self._interpreter = partial(allocated, litert_interpreter_class())  # made and allocated quietly
 
     def prepare(self, graph: Graph) -> Graph:
         return copy_graph(graph)
@@ -215,7 +217,6 @@ class LiteRtBackend:
         threads = partition_threads(graph, part, self.num_threads)
         try:
             lite = self._interpreter(model_content=model, num_threads=threads)
-            lite.allocate_tensors()
         except (RuntimeError, ValueError) as e:
             n = part.nodes[0]
             raise UnsupportedOpError(n.op, n.index, self.name,

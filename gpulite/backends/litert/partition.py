@@ -37,7 +37,8 @@ LITERT, CPU = "litert", "cpu"
 
 def runs_on_litert(graph: Graph, node: Node, interpreter: Callable[..., Any]) -> bool:
     """Whether LiteRT runs ``node``: every builtin; a custom op that is not a user's declared one
-    when ``interpreter`` (LiteRT's Interpreter class) prepares a model of that node alone."""
+    when ``interpreter`` (LiteRT's Interpreter class, or :func:`.quiet.allocated` over it) prepares a
+    model of that node alone."""
     if not node.op.is_custom:
         return True
     if isinstance(node.op, CustomOp) and _declared(node.op):
