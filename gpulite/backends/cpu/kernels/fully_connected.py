@@ -17,8 +17,7 @@ import numpy as np
 
 from gpulite.backends.cpu.activation import clamp_fn
 from gpulite.backends.cpu.kernels.hybrid import hybrid_fully_connected
-from gpulite.backends.cpu.kernels.quantized_conv import conv_scales, epilogue, requantizer, rescale_factors
-from gpulite.backends.cpu.quant import Fp32Requantizer, NeonRequantizer, quantize_multipliers
+from gpulite.backends.cpu.kernels.quantized_conv import default_rescaler, epilogue, requantizer, rescale_factors
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.model.opdefs import Op
@@ -76,8 +75,7 @@ def fc_rescale(node, ctx) -> str:
     ruy's rounding, halves up on every channel)."""
     w = ctx.in_info(1)
     codes = w.quant.axis == 0 if w.dtype == np.uint8 else not np.any(w.quant.zero_point)
-    xnnpack = codes and (
-        not ctx.has_input(2) or ctx.const(2) is not None)
+    xnnpack = codes and (not ctx.has_input(2) or ctx.const(2) is not None)
     return "fp32" if xnnpack else "ruy"
 
 
@@ -86,17 +84,15 @@ def _quantized(node, ctx, rows: int, depth: int, units: int):
     if ctx.const(1) is None:
         raise UnsupportedOpError(node.op, node.index, "cpu", "quantized fully connected needs constant weights")
     per_channel = w.dtype == np.int8 and ctx.in_info(1).quant is not None and ctx.in_info(1).quant.scale.size > 1
-    # fully_connected.cc: per-tensor weights go through GetQuantizedConvolutionMultipler; the
-    # reference kernel rounds once (unlike conv); the 16x8 op has no other kernel
-    rq, zp_w, zp_in = requantizer(node, ctx, units, 0, (rows, units), float_product=not per_channel,
-                                  single_rounding=True, int64=False)
-    if x.dtype != np.int16:
-        real = rescale_factors(node, ctx, units, 0, float_product=not per_channel)[0]
-        if fc_rescale(node, ctx) == "fp32":
-            rq = Fp32Requantizer((rows, units), conv_scales(ctx), rq.zero_point, rq.lo, rq.hi)
-        else:
-            rq = NeonRequantizer((rows, units), *quantize_multipliers(real), rq.zero_point, rq.lo, rq.hi,
-                                 all_channels=True)
+    # fully_connected.cc: per-tensor weights go through GetQuantizedConvolutionMultipler; 8-bit
+    # codes rescaled as default LiteRT does (fc_rescale); the 16x8 op has only the reference
+    # kernel, which rounds once (unlike conv)
+    real, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, units, 0, float_product=not per_channel)
+    rq = None if x.dtype == np.int16 else default_rescaler(fc_rescale(node, ctx), ctx, (rows, units), real, zp_out,
+                                                            lo, hi)
+    if rq is None:
+        rq = requantizer(node, ctx, units, 0, (rows, units), float_product=not per_channel, single_rounding=True,
+                         int64=False)[0]
     wq = w.astype(np.int64) - zp_w.reshape(-1, 1)
     wt = np.ascontiguousarray(wq.T, dtype=np.float64)
     corr = -zp_in * wq.sum(axis=1)

@@ -188,26 +188,31 @@ def transpose_conv_requantizer(node, ctx, channels: int, shape: tuple[int, ...])
     """The output rescale of an integer TRANSPOSE_CONV as default LiteRT does it
     (:func:`transpose_conv_rescale`), its filter zero points and the input's zero point."""
     real, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, channels, 0, inputs=(2, 1))
-    form = transpose_conv_rescale(node, ctx, zp_w)
-    if form == "fp32":
-        return Fp32Requantizer(shape, conv_scales(ctx, 2), zp_out, lo, hi), zp_w, zp_in
-    if form in ("neon", "neon16"):
-        rq = NeonRequantizer(shape, *quantize_multipliers(real), zp_out, lo, hi, flat16=form == "neon16")
-        return rq, zp_w, zp_in
-    return requantizer(node, ctx, channels, 0, shape, inputs=(2, 1))
+    rq = default_rescaler(transpose_conv_rescale(node, ctx, zp_w), ctx, shape, real, zp_out, lo, hi, x_index=2)
+    return (rq, zp_w, zp_in) if rq is not None else requantizer(node, ctx, channels, 0, shape, inputs=(2, 1))
 
 
 def conv_requantizer(node, ctx, channels: int, axis: int, shape: tuple[int, ...]):
     """The output rescale of an integer CONV_2D / DEPTHWISE_CONV_2D as default LiteRT does it
     (:func:`conv_rescale`), its filter zero points and the input's zero point."""
     real, zp_w, zp_in, zp_out, lo, hi = rescale_factors(node, ctx, channels, axis)
-    form = conv_rescale(node, ctx, zp_w)
+    rq = default_rescaler(conv_rescale(node, ctx, zp_w), ctx, shape, real, zp_out, lo, hi)
+    return (rq, zp_w, zp_in) if rq is not None else requantizer(node, ctx, channels, axis, shape)
+
+
+def default_rescaler(form: str, ctx, shape: tuple[int, ...], real: np.ndarray, zp_out: int, lo: int, hi: int,
+                     x_index: int = 0) -> Fp32Requantizer | NeonRequantizer | None:
+    """The rescaler of ``form`` (:func:`conv_rescale`, :func:`transpose_conv_rescale`,
+    ``fully_connected.fc_rescale``) where default LiteRT leaves TFLite's reference fixed point:
+    ``"fp32"`` XNNPACK's float32 requantization (the input at ``x_index``), ``"ruy"`` / ``"neon"``
+    / ``"neon16"`` the NEON rounding of its optimized builtin kernels; None for the reference
+    forms (:func:`requantizer`)."""
     if form == "fp32":
-        return Fp32Requantizer(shape, conv_scales(ctx), zp_out, lo, hi), zp_w, zp_in
-    if form in ("ruy", "neon"):
-        rq = NeonRequantizer(shape, *quantize_multipliers(real), zp_out, lo, hi, all_channels=form == "ruy")
-        return rq, zp_w, zp_in
-    return requantizer(node, ctx, channels, axis, shape)
+        return Fp32Requantizer(shape, conv_scales(ctx, x_index), zp_out, lo, hi)
+    if form in ("ruy", "neon", "neon16"):
+        return NeonRequantizer(shape, *quantize_multipliers(real), zp_out, lo, hi, all_channels=form == "ruy",
+                               flat16=form == "neon16")
+    return None
 
 
 def conv_scales(ctx, x_index: int = 0) -> np.ndarray:
