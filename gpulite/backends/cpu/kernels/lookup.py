@@ -24,6 +24,14 @@ def is_quantized(t: TensorInfo) -> bool:
     return t.dtype in _EIGHT_BIT and t.quant is not None and t.quant.scale.size > 0
 
 
+def qparams(t: TensorInfo) -> tuple[float, int] | None:
+    """``(scale, zero_point)`` of a quantized tensor (the first, if per channel); None unquantized."""
+    q = t.quant
+    if q is None or q.scale.size == 0:
+        return None
+    return float(q.scale[0]), int(q.zero_point[0])
+
+
 def scale_zp(node: Node, t: TensorInfo) -> tuple[float, int]:
     """``(scale, zero_point)`` of a per-tensor quantized tensor; UnsupportedOpError otherwise."""
     if t.quant is None or t.quant.scale.size != 1:

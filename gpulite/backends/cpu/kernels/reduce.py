@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.cpu.kernels.lookup import qparams
 from gpulite.backends.cpu.quant import (
     QRANGE,
     multiply_by_quantized_multiplier,
@@ -40,13 +41,6 @@ def _setup(node: Node, ctx: CpuContext):
         raise ShapeError(f"{layout.where(node)}output is {list(out.shape)} {out.dtype}; reducing {list(src.shape)} "
                          f"{src.dtype} over {list(axes)} gives {list(expected)} {src.dtype}")
     return src, out, axes, out.reshape(layout.reduced_shape(src.shape, axes, True))
-
-
-def _qparams(info) -> tuple[float, int] | None:
-    q = info.quant
-    if q is None or q.scale.size == 0:
-        return None
-    return float(q.scale[0]), int(q.zero_point[0])
 
 
 def _unsupported(node: Node, why: str) -> UnsupportedOpError:
@@ -141,10 +135,10 @@ def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Mean over the constant axes: float, int32/int64 (truncating) or int8/uint8/int16 (requantized)."""
     src, _, axes, outk = _setup(node, ctx)
     count = int(np.prod([src.shape[a] for a in axes], dtype=np.int64))
-    if src.dtype in (np.int8, np.uint8) and _qparams(ctx.in_info(0)) is not None:
-        return _eight_bit_reduce(src, axes, outk, _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0)) or (1.0, 0), True)
-    if src.dtype == np.int16 and _qparams(ctx.in_info(0)) is not None and _qparams(ctx.out_info(0)) is not None:
-        return _int16_mean(src, axes, outk, _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0)))
+    if src.dtype in (np.int8, np.uint8) and qparams(ctx.in_info(0)) is not None:
+        return _eight_bit_reduce(src, axes, outk, qparams(ctx.in_info(0)), qparams(ctx.out_info(0)) or (1.0, 0), True)
+    if src.dtype == np.int16 and qparams(ctx.in_info(0)) is not None and qparams(ctx.out_info(0)) is not None:
+        return _int16_mean(src, axes, outk, qparams(ctx.in_info(0)), qparams(ctx.out_info(0)))
     if src.dtype.kind == "f":
         middle = _middle_sum(src, axes, outk)
         if middle is not None:
@@ -174,7 +168,7 @@ def mean(node: Node, ctx: CpuContext) -> Callable[[], None]:
 def sum_(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """Sum over the constant axes (float, int32/int64, and 8-bit or int16 requantized)."""
     src, _, axes, outk = _setup(node, ctx)
-    q_in, q_out = _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0))
+    q_in, q_out = qparams(ctx.in_info(0)), qparams(ctx.out_info(0))
     if src.dtype in (np.int8, np.uint8) and q_in is not None and q_out is not None:
         return _eight_bit_reduce(src, axes, outk, q_in, q_out, False)
     if src.dtype == np.int16 and q_in is not None and q_out is not None:
@@ -220,7 +214,7 @@ def quantized_prod(node: Node, ctx: CpuContext) -> Callable[[], None]:
     ``s_in / s_out ** (1 / N)`` (``GetQuantProdScaling``, in double; N the reduced count) with
     the int64 ``MultiplyByQuantizedMultiplier``, then once more, plus ``zp_out``, clamped."""
     src, out, axes, _ = _setup(node, ctx)
-    q_in, q_out = _qparams(ctx.in_info(0)), _qparams(ctx.out_info(0))
+    q_in, q_out = qparams(ctx.in_info(0)), qparams(ctx.out_info(0))
     if src.dtype not in (np.int8, np.int16) or q_in is None or q_out is None:
         raise _unsupported(node, f"quantized REDUCE_PROD takes int8 or int16 in and out, got {src.dtype}")
     kept = [a for a in range(src.ndim) if a not in axes]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from gpulite.backends.cpu.backend import CpuContext
+from gpulite.backends.cpu.kernels.lookup import qparams
 from gpulite.backends.kernels import register_kernel
 from gpulite.errors import ShapeError, UnsupportedOpError
 from gpulite.graph import data_layout as dl
@@ -80,14 +81,6 @@ def _check_dims(node: Node, dims: np.ndarray, out: np.ndarray, what: str) -> Non
                          "input data)")
 
 
-def _scale_zp(t) -> tuple[float, int]:
-    """The tensor's first scale and zero point as LiteRT's ``params`` hold them (0 and 0 unquantized)."""
-    q = t.quant
-    if q is None or not np.size(q.scale):
-        return 0.0, 0
-    return float(np.float32(np.ravel(q.scale)[0])), int(np.ravel(q.zero_point)[0]) if np.size(q.zero_point) else 0
-
-
 @register_kernel(Op.FILL, "cpu")
 def fill(node: Node, ctx: CpuContext) -> Callable[[], None]:
     """The output filled with the scalar ``value`` (dtypes of LiteRT's fill.cc, strings aside)."""
@@ -98,7 +91,8 @@ def fill(node: Node, ctx: CpuContext) -> Callable[[], None]:
                           f"{', '.join(map(str, _FILL_DTYPES))}; got {di.dtype} dims, {vi.dtype} -> {out.dtype}")
     if len(vi.shape) != 0:
         raise ShapeError(f"{where(node)}value must be a scalar, got shape {list(vi.shape)}")
-    (vs, vz), (os_, oz) = _scale_zp(vi), _scale_zp(ctx.out_info(0))
+    # as LiteRT's params hold them: 0 and 0 unquantized
+    (vs, vz), (os_, oz) = qparams(vi) or (0.0, 0), qparams(ctx.out_info(0)) or (0.0, 0)
     if (vs, vz) != (os_, oz) or (out.dtype == np.int16 and vz != 0):  # fill.cc's Prepare
         raise unsupported(node, f"the value and the output must share scale and zero point (the codes are copied; "
                           f"int16 zero point 0), got scale {vs:g}, zero point {vz} -> scale {os_:g}, zero point {oz}")
