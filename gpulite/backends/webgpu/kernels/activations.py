@@ -17,6 +17,7 @@ import numpy as np
 from gpulite.backends.cpu.kernels.math_ops import input_domain
 from gpulite.backends.kernels import register_kernel
 from gpulite.backends.webgpu.context import GpuContext
+from gpulite.backends.webgpu.kernels.code_table import domain_check
 from gpulite.backends.webgpu.kernels.mapping import map_program
 from gpulite.backends.webgpu.program import Program, make_program, wgsl_clamp
 from gpulite.graph.ir import Node
@@ -62,13 +63,10 @@ def _checked(node: Node, ctx: GpuContext, params: list, expr: str) -> Program:
     info, size = node.quantized_input, ctx.input(0).size
     domain = input_domain(node, info)
     assert domain is not None, "float_graph marks only nodes whose input can hold codes below the zero point"
-    least, error = domain
-
-    def decode(w: np.ndarray) -> Exception | None:
-        return None if w[0] == 0 else error(int(w[0]), size, least - int(w[1]))
-    check = ctx.arena.add_check(2, decode, sticky=True)
+    least = domain[0]
     params = [*params, ("inv_scale", "f32", float(np.float32(1) / np.float32(info.quant.scale[0]))),
-              ("depth", "u32", least - int(np.iinfo(info.dtype).min)), ("check_off", "u32", check.offset // 4)]
+              ("depth", "u32", least - int(np.iinfo(info.dtype).min)),
+              ("check_off", "u32", domain_check(ctx, *domain, size))]
     return make_program(f"{node.op.lower()} {ctx.input(0).shape} of {info.dtype} codes", "unary_domain", params,
                         size, word="u32", atomics=True, OP=expr)
 

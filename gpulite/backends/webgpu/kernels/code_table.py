@@ -98,6 +98,16 @@ def domain(node: Node, ctx: GpuContext) -> tuple[int, Callable[[int, int, int], 
     return input_domain(node, ii) if node.op in DOMAIN_MESSAGES and _quantized(ii) else None
 
 
+def domain_check(ctx: GpuContext, least: int, error: Callable[[int, int, int], Exception], size: int) -> int:
+    """A sticky check's two words (module docstring) for an input of ``size`` codes whose least
+    valid code is ``least``: the kernel adds the count of codes below it to the first and raises
+    the second to how far below ``least`` they went; the invoke then raises ``error``. Returns
+    the words' offset in u32 words."""
+    def decode(w: np.ndarray) -> Exception | None:
+        return None if w[0] == 0 else error(int(w[0]), size, least - int(w[1]))
+    return ctx.arena.add_check(2, decode, sticky=True).offset // 4
+
+
 def code_table(node: Node, ctx: GpuContext, size: int,
                least: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """``(table, tail)``: the output code of every input code, indexed by the code's bits, from the
@@ -147,12 +157,8 @@ def table_kernel(node: Node, ctx: GpuContext) -> Program:
     flip = -lowest  # bits ^ flip: a code's rank from the dtype's least (0 for unsigned dtypes)
     least_rank, check_off = 0, 0  # rank 0: no code lies below, nothing is flagged
     if dom is not None:
-        least, error = dom
-        least_rank = least - lowest
-
-        def decode(w: np.ndarray) -> Exception | None:
-            return None if w[0] == 0 else error(int(w[0]), x.size, least - int(w[1]))
-        check_off = ctx.arena.add_check(2, decode, sticky=True).offset // 4
+        least_rank = dom[0] - lowest
+        check_off = domain_check(ctx, *dom, x.size)
     params = [("elems", "u32", out.size), ("x_off", "u32", x.offset), ("out_off", "u32", out.offset),
               ("t_off", "u32", stored.offset), ("body", "u32", body), ("tail", "u32", n),
               ("flip", "u32", flip), ("least_rank", "u32", least_rank), ("check_off", "u32", check_off)]
